@@ -1,0 +1,69 @@
+"""Errors raised by the MCP client. Integrations translate these at one boundary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class McpError(Exception):
+    """Base class for everything the MCP client raises."""
+
+
+class McpConnectionError(McpError):
+    """The server could not be reached, or the transport failed mid-call.
+
+    `status` is the HTTP status when the server did answer (a 5xx, or a 404 for the endpoint).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class McpTimeoutError(McpConnectionError):
+    """The server did not answer within the call's timeout."""
+
+
+class McpAuthError(McpError):
+    """The server refused our credentials (HTTP 401 or 403)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class McpRateLimitError(McpError):
+    """The server asked us to slow down (HTTP 429)."""
+
+    def __init__(self, message: str, *, retry_after: float | None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class McpProtocolError(McpError):
+    """The reply is not valid MCP: malformed JSON, a missing response, a wrong content type.
+
+    `status` is the HTTP status when the server refused the request (e.g. 400, 406).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class McpRpcError(McpError):
+    """The server answered with a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (JSON-RPC {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class McpToolError(McpError):
+    """A tool call completed with `isError: true`; `result` is the parsed ToolResult."""
+
+    def __init__(self, message: str, result: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
