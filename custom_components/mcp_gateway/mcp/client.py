@@ -63,6 +63,9 @@ _MAX_RESUMES: Final = 5
 _MAX_PAGES: Final = 1000
 _CLOSE_TIMEOUT: Final = 5.0
 
+# The wait before resuming a stream; a module attribute so tests can watch it without waiting.
+_sleep = asyncio.sleep
+
 
 # ---------------------------------------------------------------------------------------------
 # Authentication
@@ -643,7 +646,7 @@ class McpClient:
             resumes += 1
             delay = (decoder.retry if decoder.retry is not None else _DEFAULT_RETRY_MS) / 1000
             _LOGGER.debug("%s: the stream ended early; resuming in %.3f s", label, delay)
-            await asyncio.sleep(delay)
+            await _sleep(delay)
             current = await self._resume(decoder.last_event_id, label, state)
 
     async def _resume(
