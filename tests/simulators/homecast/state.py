@@ -1,0 +1,531 @@
+"""The simulated account: homes, tokens, pending writes and recorded history.
+
+`HomecastSim` is what tests reach through `app[HOMECAST]`: plain methods to inspect state and
+to make the outside world happen (someone presses a switch, pairs or removes an accessory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+import json
+from pathlib import Path
+import random
+import secrets
+from typing import Any
+
+from tests.simulators.base import SimClock
+
+from .model import (
+    CURRENT,
+    CURRENT_NAMES,
+    LEGACY,
+    LEGACY_NAMES,
+    Accessory,
+    Home,
+    Room,
+    Scene,
+    Virtual,
+    apply_values,
+    deslug,
+    generate_homes,
+    make_accessory,
+    uuid_with_tail,
+)
+
+READ_SCOPE = "mcp:read"
+WRITE_SCOPE = "mcp:write"
+ADMIN_SCOPE = "mcp:admin"
+VIEW = "view"
+CONTROL = "control"
+ACCESS_TOKEN_LIFETIME = 3600.0
+
+# get_state key -> characteristic type the history store records it under.
+HISTORY_CHARS = {
+    "on": "power_state",
+    "active": "active",
+    "current_temp": "current_temperature",
+    "relative_humidity": "relative_humidity",
+    "motion": "motion_detected",
+    "contact": "contact_state",
+    "locked": "lock_current_state",
+    "brightness": "brightness",
+    "speed": "rotation_speed",
+    "current_position": "current_position",
+    "hvac_mode": "target_heater_cooler_state",
+    "alarm_state": "security_system_current_state",
+    "current_ambient_light_level": "current_ambient_light_level",
+    "volume": "volume",
+}
+NUMERIC_CHARS = frozenset(
+    {
+        "current_temperature",
+        "relative_humidity",
+        "brightness",
+        "rotation_speed",
+        "current_position",
+        "current_ambient_light_level",
+        "volume",
+    }
+)
+HISTORY_DAYS = 7
+
+
+@dataclass
+class Grant:
+    """What one credential may do: scopes and per-home rights (home UUID -> view/control)."""
+
+    scopes: frozenset[str]
+    homes: dict[str, str] | None = None  # None: every home, with control
+    expires_at: float | None = None  # SimClock timestamp; None: until revoked
+    client_id: str | None = None
+
+    def right(self, home: Home) -> str | None:
+        """The right on `home`, or None when the home is invisible to this credential."""
+        if self.homes is None:
+            return CONTROL
+        return self.homes.get(home.uuid)
+
+    def can_write(self, home: Home) -> bool:
+        """Whether mutating tools may touch `home`."""
+        return self.right(home) == CONTROL and bool({WRITE_SCOPE, ADMIN_SCOPE} & self.scopes)
+
+
+@dataclass
+class Record:
+    """One recorded characteristic change."""
+
+    at: float
+    accessory: str  # UUID
+    characteristic: str
+    value: Any
+
+
+@dataclass
+class Session:
+    """One MCP session."""
+
+    id: str
+    protocol_version: str
+    created_at: float
+    queues: list[asyncio.Queue[dict[str, Any] | None]] = field(default_factory=list)
+
+
+class HomecastSim:
+    """The whole simulated Homecast account."""
+
+    def __init__(
+        self,
+        *,
+        clock: SimClock,
+        seed: int = 1,
+        homes: int = 2,
+        accessories_per_home: int = 24,
+        vocabulary: str = CURRENT,
+        state_file: str | Path | None = None,
+        write_delay: float = 0.1,
+        token: str = "hc_test_token",
+        analytics: bool = True,
+    ) -> None:
+        self.clock = clock
+        self.rng = random.Random(seed * 7919 + 1)
+        self.seed = seed
+        self.write_delay = write_delay
+        if state_file is not None:
+            self.homes, self.vocabulary = load_state_file(Path(state_file), self.rng)
+        else:
+            if vocabulary not in (CURRENT, LEGACY):
+                raise ValueError(f"unknown vocabulary {vocabulary!r}")
+            self.homes = generate_homes(seed, homes, accessories_per_home, analytics=analytics)
+            self.vocabulary = vocabulary
+        self.tokens: dict[str, Grant] = {}
+        if token:
+            self.add_token(token)
+        self.clients: dict[str, dict[str, Any]] = {}
+        self.codes: dict[str, dict[str, Any]] = {}
+        self.refresh_tokens: dict[str, dict[str, Any]] = {}
+        # Consent the simulated user gives on the OAuth screen: home key -> view/control.
+        self.consent: dict[str, str] | None = None
+        self.sessions: dict[str, Session] = {}
+        self.history: dict[str, list[Record]] = {}
+        self._history_ready: set[str] = set()
+        self._pending: list[asyncio.TimerHandle] = []
+        self._pending_apply: list[Callable[[], None]] = []
+        self.listeners: list[Callable[[Home, Accessory, dict[str, Any]], None]] = []
+
+    # ------------------------------------------------------------------ lookup
+
+    def home(self, ref: str) -> Home:
+        """A home by key, display name or UUID (KeyError when unknown)."""
+        needle = ref.strip().lower()
+        for home in self.homes:
+            if needle in (home.slug, home.name.lower(), home.uuid.lower()):
+                return home
+        raise KeyError(ref)
+
+    def accessory(self, home: str, ref: str) -> Accessory:
+        """An accessory by key, name or UUID within a home (KeyError when unknown)."""
+        found = self.home(home).find(ref)
+        if found is None:
+            raise KeyError(ref)
+        return found
+
+    def values(self, home: str, ref: str) -> dict[str, Any]:
+        """A copy of an accessory's stored values (current vocabulary)."""
+        return dict(self.accessory(home, ref).values)
+
+    # ------------------------------------------------------------------ outside world
+
+    def external_change(self, home: str, ref: str, **values: Any) -> None:
+        """Someone changes a device by hand (or a sensor fires): immediate, recorded."""
+        h = self.home(home)
+        acc = self.accessory(home, ref)
+        changed = apply_values(acc, values)
+        self.record(h, acc, changed)
+
+    def press(self, home: str, ref: str, event: int = 0) -> None:
+        """A doorbell ring or button press (0 single, 1 double, 2 long)."""
+        self.external_change(home, ref, programmable_switch_event=event)
+
+    def set_reachable(self, home: str, ref: str, reachable: bool) -> None:
+        """Make an accessory stop (or resume) answering the hub."""
+        self.accessory(home, ref).reachable = reachable
+
+    def pair_accessory(self, home: str, room: str, name: str, kind: str, variant: int = 0) -> str:
+        """A new accessory paired in the Home app; returns its key."""
+        h = self.home(home)
+        target = h.find_room(room)
+        if target is None:
+            target = Room(uuid=uuid_with_tail(self.rng), name=room)
+            h.rooms.append(target)
+        acc = make_accessory(self.rng, target, kind, name, variant)
+        target.accessories.append(acc)
+        self.notify_tools_changed()
+        return acc.slug
+
+    def remove_accessory(self, home: str, ref: str) -> None:
+        """An accessory removed from the Home app (groups lose it as a member)."""
+        h = self.home(home)
+        acc = self.accessory(home, ref)
+        for room in h.rooms:
+            room.accessories = [a for a in room.accessories if a is not acc]
+            for other in room.accessories:
+                if other.members and acc in other.members:
+                    other.members = [m for m in other.members if m is not acc]
+            room.accessories = [a for a in room.accessories if a.members != []]
+
+    def rename_accessory(self, home: str, ref: str, name: str) -> str:
+        """Renamed in the Home app: the key changes with the name; returns the new key."""
+        acc = self.accessory(home, ref)
+        acc.name = name
+        return acc.slug
+
+    def add_home(self, name: str) -> str:
+        """A home shared with the account; returns its key."""
+        home = Home(uuid=uuid_with_tail(self.rng), name=name, analytics=False)
+        home.virtual_room_uuid = uuid_with_tail(self.rng)
+        home.rooms.append(Room(uuid=uuid_with_tail(self.rng), name="Living Room"))
+        self.homes.append(home)
+        self.notify_tools_changed()
+        return home.slug
+
+    # ------------------------------------------------------------------ writes with delay
+
+    def schedule(self, apply: Callable[[], None]) -> None:
+        """Run a relay write after the configured delay (immediately with delay 0)."""
+        if self.write_delay <= 0:
+            apply()
+            return
+        self._pending_apply.append(apply)
+
+        def _run() -> None:
+            if apply in self._pending_apply:
+                self._pending_apply.remove(apply)
+                apply()
+
+        self._pending.append(asyncio.get_running_loop().call_later(self.write_delay, _run))
+
+    @property
+    def pending_writes(self) -> int:
+        """Writes accepted but not yet visible in get_state."""
+        return len(self._pending_apply)
+
+    def flush(self) -> None:
+        """Apply every pending write now (tests drive the delay with this)."""
+        while self._pending_apply:
+            self._pending_apply.pop(0)()
+        for handle in self._pending:
+            handle.cancel()
+        self._pending.clear()
+
+    def write(self, home: Home, acc: Accessory, changes: dict[str, Any]) -> None:
+        """Schedule validated changes of one accessory (a group writes to each member)."""
+        targets = acc.members if acc.members else [acc]
+
+        def _apply() -> None:
+            for target in targets:
+                self.record(home, target, apply_values(target, changes))
+
+        self.schedule(_apply)
+
+    # ------------------------------------------------------------------ history
+
+    def record(self, home: Home, acc: Accessory, changed: dict[str, tuple[Any, Any]]) -> None:
+        """Store changes in the history (when Analytics is on) and tell listeners."""
+        now = self.clock.now().timestamp()
+        if home.analytics:
+            self.ensure_history(home)
+            for key, (_, new) in changed.items():
+                char = HISTORY_CHARS.get(key)
+                if char is not None:
+                    self.history[home.uuid].append(Record(now, acc.uuid, char, new))
+        if changed:
+            for listener in list(self.listeners):
+                listener(home, acc, {k: new for k, (_, new) in changed.items()})
+
+    def ensure_history(self, home: Home) -> list[Record]:
+        """Synthesize a week of past readings on first use (deterministic per seed)."""
+        if home.uuid in self._history_ready:
+            return self.history[home.uuid]
+        self._history_ready.add(home.uuid)
+        rng = random.Random(f"{self.seed}-{home.uuid}")
+        end = self.clock.now().timestamp()
+        start = end - HISTORY_DAYS * 86400
+        records: list[Record] = []
+        for acc in home.devices():
+            if "current_temp" in acc.values:
+                base = float(acc.values["current_temp"])
+                t = start
+                while t < end:
+                    records.append(
+                        Record(
+                            t, acc.uuid, "current_temperature", round(base + rng.uniform(-2, 2), 1)
+                        )
+                    )
+                    t += 1800
+            if acc.kind in ("light", "switch", "outlet"):
+                t, on = start + rng.uniform(0, 3600), False
+                while t < end:
+                    on = not on
+                    records.append(Record(t, acc.uuid, "power_state", on))
+                    t += rng.uniform(1800, 6 * 3600)
+            if acc.kind == "motion":
+                t = start + rng.uniform(0, 3600)
+                while t < end:
+                    records.append(Record(t, acc.uuid, "motion_detected", True))
+                    records.append(Record(t + 60, acc.uuid, "motion_detected", False))
+                    t += rng.uniform(900, 4 * 3600)
+        records.sort(key=lambda r: r.at)
+        self.history.setdefault(home.uuid, [])
+        self.history[home.uuid] = records + self.history[home.uuid]
+        return self.history[home.uuid]
+
+    # ------------------------------------------------------------------ credentials
+
+    def add_token(
+        self,
+        token: str,
+        *,
+        scopes: tuple[str, ...] = (READ_SCOPE, WRITE_SCOPE),
+        homes: dict[str, str] | None = None,
+        lifetime: float | None = None,
+        client_id: str | None = None,
+    ) -> Grant:
+        """Accept `token`; `homes` maps home keys/names to view/control (None: all, control)."""
+        rights = None
+        if homes is not None:
+            rights = {self.home(ref).uuid: right for ref, right in homes.items()}
+        expires = None if lifetime is None else self.clock.now().timestamp() + lifetime
+        grant = Grant(frozenset(scopes), rights, expires, client_id)
+        self.tokens[token] = grant
+        return grant
+
+    def revoke_token(self, token: str) -> None:
+        """Refuse an access token from now on."""
+        self.tokens.pop(token, None)
+
+    def revoke_refresh_token(self, token: str) -> None:
+        """Refuse a refresh token from now on."""
+        self.refresh_tokens.pop(token, None)
+
+    def revoke_client(self, client_id: str) -> None:
+        """The user removes an OAuth app: its access and refresh tokens stop working."""
+        self.tokens = {k: g for k, g in self.tokens.items() if g.client_id != client_id}
+        self.refresh_tokens = {
+            k: v for k, v in self.refresh_tokens.items() if v["client_id"] != client_id
+        }
+
+    def grant_for(self, token: str) -> Grant | None:
+        """The grant of a live token, or None (unknown, revoked or expired)."""
+        grant = self.tokens.get(token)
+        if grant is None:
+            return None
+        if grant.expires_at is not None and self.clock.now().timestamp() >= grant.expires_at:
+            return None
+        return grant
+
+    def issue_oauth(
+        self, client_id: str, scopes: frozenset[str], homes: dict[str, str] | None
+    ) -> dict[str, Any]:
+        """A fresh access + refresh token pair for an OAuth client."""
+        access = "hca_" + secrets.token_urlsafe(24)
+        refresh = "hcr_" + secrets.token_urlsafe(32)
+        self.tokens[access] = Grant(
+            scopes, homes, self.clock.now().timestamp() + ACCESS_TOKEN_LIFETIME, client_id
+        )
+        self.refresh_tokens[refresh] = {"client_id": client_id, "scopes": scopes, "homes": homes}
+        return {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": int(ACCESS_TOKEN_LIFETIME),
+            "refresh_token": refresh,
+            "scope": " ".join(sorted(scopes)),
+        }
+
+    # ------------------------------------------------------------------ sessions
+
+    def expire_sessions(self) -> int:
+        """Forget every MCP session (the next request with an old id gets 404)."""
+        count = len(self.sessions)
+        for session in self.sessions.values():
+            for queue in session.queues:
+                queue.put_nowait(None)
+        self.sessions.clear()
+        return count
+
+    def notify_tools_changed(self) -> None:
+        """Tell open GET streams that tools/list changed (descriptions embed homes and rooms)."""
+        message = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        for session in self.sessions.values():
+            for queue in session.queues:
+                queue.put_nowait(message)
+
+    def visible_homes(self, grant: Grant) -> list[Home]:
+        """Homes this credential can see."""
+        return [h for h in self.homes if grant.right(h) is not None]
+
+    def now_iso(self) -> str:
+        """Current simulated time, ISO-8601."""
+        return self.clock.now().isoformat(timespec="seconds")
+
+    def shift(self, seconds: float) -> datetime:
+        """The simulated time `seconds` from now."""
+        return self.clock.now() + timedelta(seconds=seconds)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading a get_state-shaped file
+
+_LEGACY_MARKERS = frozenset(CURRENT_NAMES)
+
+
+def load_state_file(path: Path, rng: random.Random) -> tuple[list[Home], str]:
+    """Homes from a saved get_state answer; the vocabulary is the one the file uses."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    uuids: dict[str, str] = data.get("_homes", {})
+    legacy = _uses_legacy(data)
+    homes: list[Home] = []
+    for home_key, body in data.items():
+        if home_key.startswith("_") or not isinstance(body, dict):
+            continue
+        tail = home_key.rsplit("_", 1)[-1]
+        home_uuid = uuids.get(home_key) or uuid_with_tail(rng, tail)
+        home = Home(uuid=home_uuid, name=deslug(home_key))
+        home.virtual_room_uuid = uuid_with_tail(rng)
+        for room_key, accessories in body.items():
+            if room_key.startswith("_") or not isinstance(accessories, dict):
+                continue
+            room = Room(
+                uuid=uuid_with_tail(rng, room_key.rsplit("_", 1)[-1]), name=deslug(room_key)
+            )
+            home.rooms.append(room)
+            for acc_key, props in accessories.items():
+                acc = _load_accessory(rng, home, room, acc_key, props, legacy=legacy)
+                room.accessories.append(acc)
+                if props.get("virtual"):
+                    home.virtual_room_uuid = room.uuid
+        for name in body.get("_scenes", []):
+            home.scenes.append(Scene(uuid_with_tail(rng), name, []))
+        homes.append(home)
+    return homes, LEGACY if legacy else CURRENT
+
+
+def _uses_legacy(node: Any) -> bool:
+    if isinstance(node, dict):
+        return bool(_LEGACY_MARKERS & node.keys()) or any(_uses_legacy(v) for v in node.values())
+    return False
+
+
+def _load_accessory(
+    rng: random.Random, home: Home, room: Room, key: str, props: dict[str, Any], *, legacy: bool
+) -> Accessory:
+    names = str(props.get("name", "")).split(".")
+    display = names[-1] if len(names) >= 3 else deslug(key)
+    if len(names) >= 3:
+        home.name, room.name = names[0], names[1]
+    values: dict[str, Any] = {}
+    for k, v in props.items():
+        if k.startswith("_") or k in ("type", "name", "group", "accessories", "virtual", "id"):
+            continue
+        if k in (
+            "virtual_type",
+            "options",
+            "min",
+            "max",
+            "step",
+            "unit",
+            "duration",
+            "controllable",
+        ):
+            continue
+        values[k] = v
+    if legacy:
+        values = _from_legacy(values)
+    settable = [CURRENT_NAMES.get(k, k) if legacy else k for k in props.get("_settable", [])]
+    acc = Accessory(
+        uuid=str(props.get("id") or uuid_with_tail(rng, key.rsplit("_", 1)[-1])),
+        name=display,
+        kind=str(props.get("type", "other")),
+        values=values,
+        settable=settable,
+        room_uuid=room.uuid,
+    )
+    for opt_key, allowed in props.get("_options", {}).items():
+        if legacy and opt_key == "target_heater_cooler_state":
+            acc.options["hvac_mode"] = ["auto", "heat", "cool"]
+        else:
+            acc.options[CURRENT_NAMES.get(opt_key, opt_key) if legacy else opt_key] = allowed
+    if props.get("virtual"):
+        acc.kind = str(props.get("virtual_type", props.get("type", "switch")))
+        acc.virtual = Virtual(
+            kind=acc.kind,
+            options=list(props.get("options", [])),
+            minimum=props.get("min"),
+            maximum=props.get("max"),
+            step=props.get("step"),
+            unit=props.get("unit"),
+            duration=props.get("duration"),
+            controllable=bool(props.get("controllable", True)),
+        )
+    if props.get("group") and isinstance(props.get("accessories"), dict):
+        acc.members = [
+            _load_accessory(rng, home, room, k, v, legacy=legacy)
+            for k, v in props["accessories"].items()
+        ]
+    return acc
+
+
+def _from_legacy(values: dict[str, Any]) -> dict[str, Any]:
+    inverse_modes = {0: "auto", 1: "heat", 2: "cool"}
+    inverse_states = {0: "inactive", 1: "idle", 2: "heating", 3: "cooling"}
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if key == LEGACY_NAMES["hvac_mode"]:
+            out["hvac_mode"] = inverse_modes.get(value, "auto")
+        elif key == LEGACY_NAMES["hvac_state"]:
+            out["hvac_state"] = inverse_states.get(value, "inactive")
+        else:
+            out[CURRENT_NAMES.get(key, key)] = value
+    return out
