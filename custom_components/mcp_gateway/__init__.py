@@ -1,0 +1,56 @@
+"""MCP Gateway: MCP backends as Home Assistant entities, and one MCP endpoint inside HA."""
+
+from __future__ import annotations
+
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.device_registry import DeviceEntry
+from homeassistant.helpers.typing import ConfigType
+
+from .backends import runtime_class
+from .backends.base import McpGatewayConfigEntry
+from .const import CONF_BACKEND, DOMAIN
+from .gateway import async_setup_gateway
+from .services import async_setup_services
+
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """Register the gateway endpoint and the integration's actions once."""
+    await async_setup_gateway(hass)
+    async_setup_services(hass)
+    return True
+
+
+async def async_setup_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -> bool:
+    """Connect to one backend and publish its entities."""
+    runtime = runtime_class(entry.data[CONF_BACKEND]).from_entry(hass, entry)
+    await runtime.async_setup()
+    entry.runtime_data = runtime
+    runtime.publisher.async_refresh()
+    await hass.config_entries.async_forward_entry_setups(entry, runtime.platforms)
+    entry.async_on_unload(entry.add_update_listener(_async_options_updated))
+    return True
+
+
+async def async_unload_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -> bool:
+    """Unload the platforms, then let the backend release what it holds."""
+    runtime = entry.runtime_data
+    platforms: tuple[Platform, ...] = runtime.platforms
+    if unloaded := await hass.config_entries.async_unload_platforms(entry, platforms):
+        await runtime.async_shutdown()
+    return unloaded
+
+
+async def async_remove_config_entry_device(
+    hass: HomeAssistant, entry: McpGatewayConfigEntry, device: DeviceEntry
+) -> bool:
+    """Let a user delete a device only once the backend no longer has it."""
+    return not entry.runtime_data.publisher.has_device(set(device.identifiers))
+
+
+async def _async_options_updated(hass: HomeAssistant, entry: McpGatewayConfigEntry) -> None:
+    """Options change polling and entity mapping: reload to apply them."""
+    await hass.config_entries.async_reload(entry.entry_id)

@@ -1,0 +1,104 @@
+"""What every backend gives the rest of the integration (it is `entry.runtime_data`)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant
+
+if TYPE_CHECKING:
+    from ..mcp.client import McpClient, ToolResult
+    from ..publisher import EntityPublisher
+
+
+type McpGatewayConfigEntry = ConfigEntry[BackendRuntime]
+
+
+class ToolTier(StrEnum):
+    """How much trust a backend tool needs, from least to most."""
+
+    READ = "read"
+    CONTROL = "control"
+    ADMIN = "admin"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolClass:
+    """A backend tool's place in the permission model."""
+
+    tier: ToolTier
+    # Destructive tools also need `confirm: true` from the caller.
+    destructive: bool = False
+
+
+@dataclass(slots=True)
+class BackendHealth:
+    """What `list_backends` reports for one entry."""
+
+    available: bool
+    protocol_version: str | None
+    latency_ms: float | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class BackendRuntime(ABC):
+    """One configured backend: its client, coordinators, entities and gateway hooks."""
+
+    kind: ClassVar[str]
+    platforms: ClassVar[tuple[Platform, ...]]
+
+    def __init__(
+        self, hass: HomeAssistant, entry: McpGatewayConfigEntry, client: McpClient
+    ) -> None:
+        self.hass = hass
+        self.entry = entry
+        self.client = client
+        self.publisher: EntityPublisher  # set by the subclass before platforms load
+
+    @classmethod
+    @abstractmethod
+    def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
+        """Build the runtime (and its MCP client on HA's shared session) from an entry."""
+
+    @abstractmethod
+    async def async_setup(self) -> None:
+        """Connect and load the first data; raise ConfigEntryNotReady / ConfigEntryAuthFailed."""
+
+    async def async_shutdown(self) -> None:
+        """Release what setup took (the shared HTTP session is HA's and stays open)."""
+        await self.client.close()
+
+    # --- gateway hooks -------------------------------------------------------------------
+
+    @abstractmethod
+    async def async_list_tools(self) -> list[dict[str, Any]]:
+        """The backend's own tools, one level deep (gateways flattened), with schemas."""
+
+    @abstractmethod
+    async def async_call_tool(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """Call one of the backend's tools, adding what the backend needs (keys, revisions)."""
+
+    @abstractmethod
+    def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
+        """Classify a tool from `async_list_tools` for the permission policy."""
+
+    def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
+        """The device keys (as used in EntitySpec.device.key) that a tool call addresses.
+
+        The gateway maps them to entities and checks the caller's control permission on each.
+        """
+        return []
+
+    @abstractmethod
+    def health(self) -> BackendHealth:
+        """Current reachability and protocol facts, for `list_backends`."""
+
+    @abstractmethod
+    def diagnostics(self) -> dict[str, Any]:
+        """What a user can attach to a bug report: no secrets (diagnostics.py redacts again)."""

@@ -1,0 +1,39 @@
+"""Binary sensors: contact, motion, water, presence, health and the like."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from homeassistant.components.binary_sensor import (
+    BinarySensorEntity,
+    BinarySensorEntityDescription,
+)
+from homeassistant.const import Platform
+
+from .entity import GatewayEntity, GatewayEntityDescription
+from .publisher import platform_setup
+
+PARALLEL_UPDATES = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayBinarySensorDescription(GatewayEntityDescription, BinarySensorEntityDescription):
+    """How a binary sensor reads a native object."""
+
+    is_on_fn: Callable[[Any], bool | None]
+
+
+class GatewayBinarySensor(GatewayEntity, BinarySensorEntity):
+    """A backend binary sensor."""
+
+    entity_description: GatewayBinarySensorDescription
+
+    @property
+    def is_on(self) -> bool | None:
+        """Whether the sensed condition holds."""
+        return self.read(self.entity_description.is_on_fn)
+
+
+async_setup_entry = platform_setup(Platform.BINARY_SENSOR, GatewayBinarySensor)

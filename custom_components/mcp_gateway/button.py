@@ -1,0 +1,36 @@
+"""Buttons: one-shot actions such as running a rule or snoozing an alarm."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from homeassistant.components.button import ButtonEntity, ButtonEntityDescription
+from homeassistant.const import Platform
+
+from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from .publisher import platform_setup
+
+PARALLEL_UPDATES = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayButtonDescription(GatewayEntityDescription, ButtonEntityDescription):
+    """What pressing the button does."""
+
+    press_fn: Callable[[Any, Any], Awaitable[Any]]
+
+
+class GatewayButton(GatewayEntity, ButtonEntity):
+    """A backend button."""
+
+    entity_description: GatewayButtonDescription
+
+    @translate_errors
+    async def async_press(self) -> None:
+        """Press it."""
+        await self.entity_description.press_fn(self.runtime, self.native)
+
+
+async_setup_entry = platform_setup(Platform.BUTTON, GatewayButton)

@@ -1,0 +1,87 @@
+"""Config flow: a menu of backends; each backend's steps live in backends/<name>/config_flow.py."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+import logging
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry, ConfigFlowResult, OptionsFlow
+from homeassistant.core import callback
+from homeassistant.helpers import config_entry_oauth2_flow
+import voluptuous as vol
+
+from .backends import BACKENDS
+from .backends.homecast.config_flow import HomecastFlowMixin, homecast_options_schema
+from .backends.hubitat.config_flow import HubitatFlowMixin, hubitat_options_schema
+from .backends.robine_wake.config_flow import RobineWakeFlowMixin, robine_wake_options_schema
+from .const import (
+    BACKEND_HOMECAST,
+    BACKEND_HUBITAT,
+    BACKEND_ROBINE_WAKE,
+    CONF_BACKEND,
+    CONF_GATEWAY_EXPOSED,
+    DOMAIN,
+)
+
+_OPTIONS_SCHEMAS = {
+    BACKEND_HUBITAT: hubitat_options_schema,
+    BACKEND_HOMECAST: homecast_options_schema,
+    BACKEND_ROBINE_WAKE: robine_wake_options_schema,
+}
+
+
+class McpGatewayConfigFlow(
+    HubitatFlowMixin,
+    HomecastFlowMixin,
+    RobineWakeFlowMixin,
+    config_entry_oauth2_flow.AbstractOAuth2FlowHandler,
+    domain=DOMAIN,
+):
+    """One flow class for every backend; the OAuth2 base serves Homecast's OAuth login."""
+
+    VERSION = 1
+    DOMAIN = DOMAIN
+
+    @property
+    def logger(self) -> logging.Logger:
+        """Logger the OAuth2 base class uses."""
+        return logging.getLogger(__name__)
+
+    async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Ask which kind of backend to add."""
+        return self.async_show_menu(step_id="user", menu_options=list(BACKENDS))
+
+    async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
+        """Dispatch a reauth to the backend's own step."""
+        step = getattr(self, f"async_step_{entry_data[CONF_BACKEND]}_reauth")
+        return await step()
+
+    async def async_step_reconfigure(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Dispatch a reconfigure to the backend's own step."""
+        kind = self._get_reconfigure_entry().data[CONF_BACKEND]
+        step = getattr(self, f"async_step_{kind}_reconfigure")
+        return await step()
+
+    @staticmethod
+    @callback
+    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+        """Options: the backend's own, plus whether the gateway exposes it."""
+        return McpGatewayOptionsFlow()
+
+
+class McpGatewayOptionsFlow(OptionsFlow):
+    """One options form: the backend's fields first, then whether the gateway exposes it."""
+
+    async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Show and store the options."""
+        if user_input is not None:
+            return self.async_create_entry(data=user_input)
+        options = self.config_entry.options
+        fields = _OPTIONS_SCHEMAS[self.config_entry.data[CONF_BACKEND]](self.config_entry)
+        fields[
+            vol.Optional(CONF_GATEWAY_EXPOSED, default=options.get(CONF_GATEWAY_EXPOSED, True))
+        ] = bool
+        return self.async_show_form(step_id="init", data_schema=vol.Schema(fields))

@@ -1,0 +1,43 @@
+"""Date-times: virtual date accessories."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from homeassistant.components.datetime import DateTimeEntity, DateTimeEntityDescription
+from homeassistant.const import Platform
+
+from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from .publisher import platform_setup
+
+PARALLEL_UPDATES = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayDateTimeDescription(GatewayEntityDescription, DateTimeEntityDescription):
+    """How a date-time entity reads and sets a native object."""
+
+    value_fn: Callable[[Any], datetime | None]
+    set_fn: Callable[[Any, Any, datetime], Awaitable[Any]]
+
+
+class GatewayDateTime(GatewayEntity, DateTimeEntity):
+    """A backend date-time value."""
+
+    entity_description: GatewayDateTimeDescription
+
+    @property
+    def native_value(self) -> datetime | None:
+        """The current value (timezone-aware)."""
+        return self.read(self.entity_description.value_fn)
+
+    @translate_errors
+    async def async_set_value(self, value: datetime) -> None:
+        """Set the value."""
+        await self.entity_description.set_fn(self.runtime, self.native, value)
+
+
+async_setup_entry = platform_setup(Platform.DATETIME, GatewayDateTime)

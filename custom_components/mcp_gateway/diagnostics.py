@@ -1,0 +1,46 @@
+"""Diagnostics for a config entry: the backend's own facts, with every secret redacted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.components.diagnostics import async_redact_data
+from homeassistant.core import HomeAssistant
+
+from .backends.base import McpGatewayConfigEntry
+
+# Keys that may hold credentials or identify a person, wherever they appear.
+TO_REDACT = {
+    "token",
+    "access_token",
+    "refresh_token",
+    "password",
+    "url",
+    "host",
+    "auth_implementation",
+    "client_secret",
+    "bestPracticeKey",
+    "latitude",
+    "longitude",
+}
+
+
+async def async_get_config_entry_diagnostics(
+    hass: HomeAssistant, entry: McpGatewayConfigEntry
+) -> dict[str, Any]:
+    """Return redacted diagnostics for one entry."""
+    runtime = entry.runtime_data
+    health = runtime.health()
+    return async_redact_data(
+        {
+            "entry": {"data": dict(entry.data), "options": dict(entry.options)},
+            "health": {
+                "available": health.available,
+                "protocol_version": health.protocol_version,
+                "latency_ms": health.latency_ms,
+                "details": health.details,
+            },
+            "backend": runtime.diagnostics(),
+        },
+        TO_REDACT,
+    )

@@ -1,0 +1,169 @@
+"""The generic entity base and the specs backends use to describe their entities."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+import functools
+from typing import TYPE_CHECKING, Any, Concatenate
+
+from homeassistant.const import Platform
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers.device_registry import DeviceInfo
+from homeassistant.helpers.entity import EntityDescription
+from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
+
+from .const import DOMAIN
+from .mcp.errors import McpAuthError, McpConnectionError, McpError, McpRateLimitError
+
+if TYPE_CHECKING:
+    from .backends.base import BackendRuntime
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayEntityDescription(EntityDescription):
+    """What every platform description adds to HA's: attributes and availability from the native."""
+
+    attributes_fn: Callable[[Any], Mapping[str, Any] | None] | None = None
+    available_fn: Callable[[Any], bool] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceSpec:
+    """A device in HA's registry, as a backend describes it."""
+
+    key: str  # unique within the entry, from native ids
+    name: str
+    manufacturer: str | None = None
+    model: str | None = None
+    sw_version: str | None = None
+    hw_version: str | None = None
+    suggested_area: str | None = None
+    via: DeviceSpec | None = None  # the hub/bridge this device is reached through
+    configuration_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntitySpec:
+    """One entity a backend wants to exist, bound to the native object it reads."""
+
+    platform: Platform
+    key: str  # unique within the entry, from native ids (never from display names)
+    device: DeviceSpec
+    description: EntityDescription
+    coordinator: DataUpdateCoordinator[Any]
+    # Returns the native object the description's callables read, or None when it is gone.
+    source: Callable[[], Any]
+    # A display name for entities whose name is not a translation (e.g. an alarm's label).
+    name: str | None = None
+
+
+def device_identifier(entry_uid: str, device_key: str) -> tuple[str, str]:
+    """The registry identifier of a device of an entry."""
+    return (DOMAIN, f"{entry_uid}_{device_key}")
+
+
+def device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
+    """DeviceInfo for a DeviceSpec."""
+    info = DeviceInfo(
+        identifiers={device_identifier(entry_uid, spec.key)},
+        name=spec.name,
+        manufacturer=spec.manufacturer,
+        model=spec.model,
+        sw_version=spec.sw_version,
+        hw_version=spec.hw_version,
+        suggested_area=spec.suggested_area,
+        configuration_url=spec.configuration_url,
+    )
+    if spec.via is not None:
+        info["via_device"] = device_identifier(entry_uid, spec.via.key)
+    return info
+
+
+class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
+    """Base of every entity: naming, device, availability from the native object."""
+
+    _attr_has_entity_name = True
+
+    def __init__(self, runtime: BackendRuntime, spec: EntitySpec) -> None:
+        super().__init__(spec.coordinator)
+        self.runtime = runtime
+        self.spec = spec
+        self.entity_description = spec.description
+        uid = runtime.entry.unique_id or runtime.entry.entry_id
+        self._attr_unique_id = f"{uid}_{spec.key}"
+        self._attr_device_info = device_info(uid, spec.device)
+        if spec.name is not None:
+            self._attr_name = spec.name
+
+    @property
+    def native(self) -> Any:
+        """The backend's current object for this entity, or None when it is gone."""
+        return self.spec.source()
+
+    @property
+    def available(self) -> bool:
+        """Unavailable while the coordinator fails, the native is gone or says it is unreachable."""
+        if not super().available or (native := self.native) is None:
+            return False
+        available_fn = getattr(self.entity_description, "available_fn", None)
+        return available_fn(native) if available_fn else True
+
+    @property
+    def extra_state_attributes(self) -> Mapping[str, Any] | None:
+        """Attributes the backend derives from the native object (e.g. a rule's definition)."""
+        attributes_fn = getattr(self.entity_description, "attributes_fn", None)
+        if attributes_fn is None or (native := self.native) is None:
+            return None
+        return attributes_fn(native)
+
+    def read[T](self, value_fn: Callable[[Any], T] | None) -> T | None:
+        """Apply a read callable to the native object; None when either is missing."""
+        if value_fn is None or (native := self.native) is None:
+            return None
+        return value_fn(native)
+
+
+def translate_errors[E: GatewayEntity, **P](
+    func: Callable[Concatenate[E, P], Awaitable[Any]],
+) -> Callable[Concatenate[E, P], Coroutine[Any, Any, None]]:
+    """Turn backend failures of an entity action into the errors HA shows a user.
+
+    After a successful action the entity's listeners are refreshed, so an optimistic
+    change the backend applied to its data shows at once.
+    """
+
+    @functools.wraps(func)
+    async def wrapper(self: E, *args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            await func(self, *args, **kwargs)
+        except ValueError as err:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="invalid_value",
+                translation_placeholders={"error": str(err)},
+            ) from err
+        except McpAuthError as err:
+            self.runtime.entry.async_start_reauth(self.hass)
+            raise HomeAssistantError(
+                translation_domain=DOMAIN, translation_key="auth_failed"
+            ) from err
+        except McpRateLimitError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN, translation_key="rate_limited"
+            ) from err
+        except McpConnectionError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="communication_error",
+                translation_placeholders={"error": str(err)},
+            ) from err
+        except McpError as err:  # tool results with isError, JSON-RPC errors, bad replies
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="command_failed",
+                translation_placeholders={"error": str(err)},
+            ) from err
+        self.coordinator.async_update_listeners()
+
+    return wrapper

@@ -1,0 +1,47 @@
+"""Switches: anything with an on/off state a backend can set (plugs, rules, automations, alarms)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from homeassistant.components.switch import SwitchEntity, SwitchEntityDescription
+from homeassistant.const import Platform
+
+from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from .publisher import platform_setup
+
+PARALLEL_UPDATES = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewaySwitchDescription(GatewayEntityDescription, SwitchEntityDescription):
+    """How a switch reads and sets a native object."""
+
+    is_on_fn: Callable[[Any], bool | None]
+    set_fn: Callable[[Any, Any, bool], Awaitable[Any]]
+
+
+class GatewaySwitch(GatewayEntity, SwitchEntity):
+    """A backend switch."""
+
+    entity_description: GatewaySwitchDescription
+
+    @property
+    def is_on(self) -> bool | None:
+        """Whether it is on."""
+        return self.read(self.entity_description.is_on_fn)
+
+    @translate_errors
+    async def async_turn_on(self, **kwargs: Any) -> None:
+        """Turn it on."""
+        await self.entity_description.set_fn(self.runtime, self.native, True)
+
+    @translate_errors
+    async def async_turn_off(self, **kwargs: Any) -> None:
+        """Turn it off."""
+        await self.entity_description.set_fn(self.runtime, self.native, False)
+
+
+async_setup_entry = platform_setup(Platform.SWITCH, GatewaySwitch)

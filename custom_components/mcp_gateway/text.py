@@ -1,0 +1,42 @@
+"""Texts: virtual text accessories."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from homeassistant.components.text import TextEntity, TextEntityDescription
+from homeassistant.const import Platform
+
+from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from .publisher import platform_setup
+
+PARALLEL_UPDATES = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayTextDescription(GatewayEntityDescription, TextEntityDescription):
+    """How a text entity reads and sets a native object."""
+
+    value_fn: Callable[[Any], str | None]
+    set_fn: Callable[[Any, Any, str], Awaitable[Any]]
+
+
+class GatewayText(GatewayEntity, TextEntity):
+    """A backend text value."""
+
+    entity_description: GatewayTextDescription
+
+    @property
+    def native_value(self) -> str | None:
+        """The current text."""
+        return self.read(self.entity_description.value_fn)
+
+    @translate_errors
+    async def async_set_value(self, value: str) -> None:
+        """Set the text."""
+        await self.entity_description.set_fn(self.runtime, self.native, value)
+
+
+async_setup_entry = platform_setup(Platform.TEXT, GatewayText)

@@ -1,0 +1,284 @@
+"""The generic entity framework: publishing, removal, availability, error translation, events.
+
+A small in-memory backend stands in for the real ones, so these tests pin the framework's own
+behaviour independently of any backend's wire format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+import logging
+from typing import Any, Self
+from unittest.mock import patch
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.const import STATE_OFF, STATE_ON, STATE_UNAVAILABLE, Platform
+from homeassistant.core import Event, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.mcp_gateway.backends.base import (
+    BackendHealth,
+    BackendRuntime,
+    ToolClass,
+    ToolTier,
+)
+from custom_components.mcp_gateway.binary_sensor import GatewayBinarySensorDescription
+from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
+from custom_components.mcp_gateway.event import EventOccurrence, GatewayEventDescription
+from custom_components.mcp_gateway.mcp.errors import (
+    McpAuthError,
+    McpConnectionError,
+    McpToolError,
+)
+from custom_components.mcp_gateway.publisher import EntityPublisher
+from custom_components.mcp_gateway.switch import GatewaySwitchDescription
+
+HUB = DeviceSpec(key="hub", name="Fake hub", manufacturer="Test")
+
+
+@dataclass
+class Plug:
+    """A native object of the fake backend."""
+
+    id: str
+    name: str
+    on: bool = False
+    reachable: bool = True
+    presses: list[str] = field(default_factory=list)
+
+
+class FakeClient:
+    """Only what BackendRuntime.async_shutdown needs."""
+
+    closed = False
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def _set_plug(runtime: FakeRuntime, plug: Plug, on: bool) -> None:
+    if runtime.fail_with is not None:
+        raise runtime.fail_with
+    plug.on = on  # optimistic, as real backends do
+
+
+SWITCH = GatewaySwitchDescription(key="power", name=None, is_on_fn=lambda p: p.on, set_fn=_set_plug)
+REACHABLE = GatewayBinarySensorDescription(
+    key="reachable",
+    translation_key="reachable",
+    is_on_fn=lambda p: p.reachable,
+    available_fn=lambda _: True,
+)
+PRESSES = GatewayEventDescription(
+    key="button",
+    translation_key="button",
+    event_types=["pushed"],
+    events_fn=lambda p: [EventOccurrence(marker, "pushed", {"n": marker}) for marker in p.presses],
+)
+
+
+class FakeRuntime(BackendRuntime):
+    """An in-memory backend with plugs, polled by a coordinator."""
+
+    kind = "fake"
+    platforms = (Platform.SWITCH, Platform.BINARY_SENSOR, Platform.EVENT)
+    plugs: dict[str, Plug]
+    fail_with: Exception | None = None
+    poll_error: Exception | None = None
+
+    @classmethod
+    def from_entry(cls, hass: HomeAssistant, entry: Any) -> Self:
+        runtime = cls(hass, entry, FakeClient())  # type: ignore[arg-type]
+        runtime.plugs = {"1": Plug("1", "Lamp"), "2": Plug("2", "Kettle")}
+        return runtime
+
+    async def _poll(self) -> dict[str, Plug]:
+        if self.poll_error is not None:
+            raise self.poll_error
+        return dict(self.plugs)
+
+    async def async_setup(self) -> None:
+        self.coordinator = DataUpdateCoordinator(
+            self.hass,
+            logging.getLogger(__name__),
+            config_entry=self.entry,
+            name="fake",
+            update_method=self._poll,
+            update_interval=timedelta(seconds=30),
+        )
+        self.publisher = EntityPublisher(self.hass, self, self._specs)
+        await self.coordinator.async_config_entry_first_refresh()
+        self.coordinator.async_add_listener(self.publisher.async_refresh)
+
+    def _specs(self) -> list[EntitySpec]:
+        specs = []
+        for plug_id in self.coordinator.data:
+            device = DeviceSpec(
+                key=f"plug_{plug_id}",
+                name=self.plugs.get(plug_id, Plug(plug_id, "?")).name,
+                via=HUB,
+            )
+
+            def source(plug_id: str = plug_id) -> Plug | None:
+                return self.coordinator.data.get(plug_id)
+
+            for platform, description in (
+                (Platform.SWITCH, SWITCH),
+                (Platform.BINARY_SENSOR, REACHABLE),
+                (Platform.EVENT, PRESSES),
+            ):
+                specs.append(
+                    EntitySpec(
+                        platform=platform,
+                        key=f"{plug_id}_{description.key}",
+                        device=device,
+                        description=description,
+                        coordinator=self.coordinator,
+                        source=source,
+                    )
+                )
+        return specs
+
+    async def async_list_tools(self) -> list[dict[str, Any]]:
+        return []
+
+    async def async_call_tool(self, name: str, arguments: Any) -> Any:
+        raise NotImplementedError
+
+    def tool_class(self, tool: Any) -> ToolClass:
+        return ToolClass(ToolTier.ADMIN)
+
+    def health(self) -> BackendHealth:
+        return BackendHealth(available=True, protocol_version=None, latency_ms=None)
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {"plugs": len(self.plugs)}
+
+
+@pytest.fixture
+async def entry(hass: HomeAssistant) -> MockConfigEntry:
+    """A loaded entry of the fake backend."""
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "fake"}, unique_id="fake-1")
+    entry.add_to_hass(hass)
+    with patch("custom_components.mcp_gateway.runtime_class", return_value=FakeRuntime):
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+    return entry
+
+
+async def _poll(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    await entry.runtime_data.coordinator.async_refresh()
+    await hass.async_block_till_done()
+
+
+async def test_entities_and_devices_follow_the_backend(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """Entities get stable unique ids; new plugs appear and gone ones leave, without a reload."""
+    entities = er.async_get(hass)
+    devices = dr.async_get(hass)
+    lamp = entities.async_get_entity_id("switch", DOMAIN, "fake-1_1_power")
+    assert lamp is not None
+    assert hass.states.get(lamp).state == STATE_OFF
+    lamp_device = devices.async_get_device(identifiers={(DOMAIN, "fake-1_plug_1")})
+    assert lamp_device is not None
+    hub = devices.async_get_device(identifiers={(DOMAIN, "fake-1_hub")})
+    assert hub is not None and lamp_device.via_device_id == hub.id
+
+    runtime: FakeRuntime = entry.runtime_data
+    runtime.plugs["3"] = Plug("3", "Fan")
+    del runtime.plugs["2"]
+    await _poll(hass, entry)
+
+    assert entities.async_get_entity_id("switch", DOMAIN, "fake-1_3_power") is not None
+    assert entities.async_get_entity_id("switch", DOMAIN, "fake-1_2_power") is None
+    assert devices.async_get_device(identifiers={(DOMAIN, "fake-1_plug_2")}) is None
+    assert devices.async_get_device(identifiers={(DOMAIN, "fake-1_plug_3")}) is not None
+
+
+async def test_action_applies_optimistically_and_translates_errors(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """A successful write shows at once; each failure kind becomes the HA error a user sees."""
+    lamp = er.async_get(hass).async_get_entity_id("switch", DOMAIN, "fake-1_1_power")
+    await hass.services.async_call("switch", "turn_on", {"entity_id": lamp}, blocking=True)
+    assert hass.states.get(lamp).state == STATE_ON
+
+    runtime: FakeRuntime = entry.runtime_data
+    cases: list[tuple[Exception, type[Exception], str]] = [
+        (ValueError("bad level"), ServiceValidationError, "invalid_value"),
+        (McpConnectionError("down"), HomeAssistantError, "communication_error"),
+        (McpToolError("refused"), HomeAssistantError, "command_failed"),
+    ]
+    for error, expected, key in cases:
+        runtime.fail_with = error
+        with pytest.raises(expected) as caught:
+            await hass.services.async_call("switch", "turn_off", {"entity_id": lamp}, blocking=True)
+        assert caught.value.translation_key == key
+    assert hass.states.get(lamp).state == STATE_ON  # nothing changed on failure
+
+
+async def test_auth_error_on_action_starts_reauth(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """A 401 during an action asks the user to re-authenticate."""
+    lamp = er.async_get(hass).async_get_entity_id("switch", DOMAIN, "fake-1_1_power")
+    entry.runtime_data.fail_with = McpAuthError("no", status=401)
+    with (
+        patch.object(entry, "async_start_reauth") as start_reauth,
+        pytest.raises(HomeAssistantError),
+    ):
+        await hass.services.async_call("switch", "turn_on", {"entity_id": lamp}, blocking=True)
+    start_reauth.assert_called_once()
+
+
+async def test_unavailable_while_polls_fail_and_back(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """A failing poll makes entities unavailable; the next good poll brings them back."""
+    lamp = er.async_get(hass).async_get_entity_id("switch", DOMAIN, "fake-1_1_power")
+    runtime: FakeRuntime = entry.runtime_data
+    runtime.poll_error = UpdateFailed("unreachable")
+    await _poll(hass, entry)
+    assert hass.states.get(lamp).state == STATE_UNAVAILABLE
+    runtime.poll_error = None
+    await _poll(hass, entry)
+    assert hass.states.get(lamp).state == STATE_OFF
+
+
+async def test_event_fires_new_occurrences_once(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """Presses before start are not replayed; each new press fires exactly once."""
+    runtime: FakeRuntime = entry.runtime_data
+    event_id = er.async_get(hass).async_get_entity_id("event", DOMAIN, "fake-1_1_button")
+    assert event_id is not None
+    fired: list[Event] = []
+    hass.bus.async_listen(
+        "state_changed", lambda e: fired.append(e) if e.data["entity_id"] == event_id else None
+    )
+
+    runtime.plugs["1"].presses.append("a")
+    await _poll(hass, entry)
+    runtime.plugs["1"].presses.append("b")
+    await _poll(hass, entry)
+    await _poll(hass, entry)  # nothing new: nothing fires
+
+    assert [e.data["new_state"].attributes["n"] for e in fired] == ["a", "b"]
+    assert hass.states.get(event_id).attributes["event_type"] == "pushed"
+
+
+async def test_unload_releases_the_client(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    """Unloading removes the entities from the state machine and closes the client."""
+    client = entry.runtime_data.client
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await hass.async_block_till_done()
+    assert client.closed
+    assert entry.state is ConfigEntryState.NOT_LOADED

@@ -1,0 +1,4 @@
+"""Faithful simulators of the three MCP backends (aiohttp apps, also runnable standalone).
+
+They import nothing from custom_components/, so a bug shared by both sides of the wire cannot hide.
+"""
