@@ -1,4 +1,4 @@
-"""Copy strings.json to translations/en.json, as HA's translation tooling does for core integrations."""
+"""Copy strings.json to translations/en.json, as HA's tooling does for core integrations."""
 
 from pathlib import Path
 import shutil

@@ -190,7 +190,8 @@ async def test_entities_and_devices_follow_the_backend(
     lamp_device = devices.async_get_device(identifiers={(DOMAIN, "fake-1_plug_1")})
     assert lamp_device is not None
     hub = devices.async_get_device(identifiers={(DOMAIN, "fake-1_hub")})
-    assert hub is not None and lamp_device.via_device_id == hub.id
+    assert hub is not None
+    assert lamp_device.via_device_id == hub.id
 
     runtime: FakeRuntime = entry.runtime_data
     runtime.plugs["3"] = Plug("3", "Fan")

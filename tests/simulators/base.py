@@ -176,7 +176,7 @@ async def fault_middleware(request: web.Request, handler: Handler) -> web.Stream
 
 
 async def _control_faults(request: web.Request) -> web.Response:
-    """POST /_sim/faults {switches} sets fault switches; GET reads them (for the demo and manual tests)."""
+    """POST /_sim/faults {switches} sets fault switches; GET reads them (demo, manual tests)."""
     faults = request.app[FAULTS]
     if request.method == "POST":
         try:
