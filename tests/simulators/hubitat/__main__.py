@@ -1,0 +1,48 @@
+"""Run the Hubitat simulator on its own: python -m tests.simulators.hubitat --port P --devices N."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ..base import run_standalone, standalone_parser
+from .server import OPTIONS, create_app, mcp_path
+
+
+def main() -> None:
+    parser = standalone_parser("Simulated Hubitat hub with the MCP Rule Server app", 8081)
+    parser.add_argument("--devices", type=int, default=40, help="number of selected devices")
+    parser.add_argument("--token", default="sim-token", help="the app's access token")
+    parser.add_argument("--app-id", default="42")
+    parser.add_argument("--hub-name", default="Home Hub")
+    parser.add_argument("--flat", action="store_true", help="list every tool (gateways off)")
+    parser.add_argument("--no-gate", action="store_true", help="switch the write-key gate off")
+    parser.add_argument("--command-delay", type=float, default=0.1, help="seconds")
+    parser.add_argument("--write-cap", type=int, default=2)
+    parser.add_argument("--structured", action="store_true", help="add structuredContent")
+    args = parser.parse_args()
+    if args.host not in ("127.0.0.1", "localhost"):
+        parser.error("the simulator binds loopback only")
+    app = create_app(
+        devices=args.devices,
+        seed=args.seed,
+        token=args.token,
+        app_id=args.app_id,
+        hub_name=args.hub_name,
+        gateways=not args.flat,
+        best_practice_gate=not args.no_gate,
+        command_delay=args.command_delay,
+        write_cap=args.write_cap,
+        structured_content=args.structured,
+    )
+    options = app[OPTIONS]
+
+    async def _endpoint(_: web.Application) -> None:
+        url = f"http://{args.host}:{args.port}{mcp_path(options.app_id)}"
+        print(f"Hubitat MCP endpoint: {url}?access_token={options.token}", flush=True)
+
+    app.on_startup.append(_endpoint)
+    run_standalone(app, args.host, args.port, "Hubitat simulator")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,545 @@
+"""The state of the simulated hub and the plain-Python hooks tests use to inspect and change it."""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
+import random
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ..base import SimClock
+from .devices import (
+    KINDS,
+    ROOMS,
+    VIRTUAL_KINDS,
+    WEIGHTS,
+    Attribute,
+    Device,
+    Event,
+    Stage,
+    build_device,
+    effect_for,
+)
+
+# Button attributes report every press, even when the number repeats.
+ALWAYS_EVENT = frozenset({"pushed", "held", "doubleTapped", "released"})
+HSM_ARM = {"armAway": "armedAway", "armHome": "armedHome", "armNight": "armedNight"}
+_ACTIVITY_CAP = 200_000
+
+
+@dataclass
+class Room:
+    id: int
+    name: str
+    device_ids: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Mode:
+    id: int
+    name: str
+    icon: str | None = None
+
+
+@dataclass
+class Rule:
+    """A native (Rule Machine, Room Lighting...) app instance the MCP app can run or pause."""
+
+    id: int
+    name: str
+    app_type: str
+    actions: list[tuple[int, str, list[Any]]]
+    paused: bool = False
+    disabled: bool = False
+    private_boolean: bool = True
+    last_run: datetime | None = None
+    run_count: int = 0
+
+
+@dataclass
+class CustomRule:
+    id: str
+    name: str
+    enabled: bool
+    triggers: list[dict[str, Any]]
+    actions: list[dict[str, Any]]
+    test_rule: bool = False
+    last_triggered: datetime | None = None
+
+
+@dataclass
+class Variable:
+    name: str
+    type: str
+    value: Any
+
+
+def hub_time(when: datetime, tz: tzinfo) -> str:
+    """Second precision with Java's XXX offset (`Z` for UTC), as lastActivity is reported."""
+    local = when.astimezone(tz)
+    offset = local.strftime("%z")
+    suffix = "Z" if offset == "+0000" else f"{offset[:3]}:{offset[3:]}"
+    return local.strftime("%Y-%m-%dT%H:%M:%S") + suffix
+
+
+def event_time(when: datetime, tz: tzinfo) -> str:
+    """Millisecond precision with Java's Z offset (`-0600`, no colon), as event dates are."""
+    local = when.astimezone(tz)
+    return f"{local.strftime('%Y-%m-%dT%H:%M:%S')}.{local.microsecond // 1000:03d}{local:%z}"
+
+
+def epoch_ms(when: datetime) -> int:
+    return int(when.timestamp() * 1000)
+
+
+class Hub:
+    """Devices, rooms, modes, HSM, rules and variables of one hub, driven by a SimClock."""
+
+    def __init__(
+        self,
+        clock: SimClock,
+        *,
+        devices: int = 40,
+        seed: int = 1,
+        hub_id: str | None = None,
+        hub_name: str = "Home Hub",
+        command_delay: float | None = 0.1,
+        timezone: str = "America/Chicago",
+        hidden_devices: int = 2,
+        backup_age_hours: float | None = 3.0,
+    ) -> None:
+        self.clock = clock
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.hub_name = hub_name
+        self.hub_id = hub_id or "%08x-%04x-4%03x-a%03x-%012x" % (  # noqa: UP031
+            self.rng.getrandbits(32),
+            self.rng.getrandbits(16),
+            self.rng.getrandbits(12),
+            self.rng.getrandbits(12),
+            self.rng.getrandbits(48),
+        )
+        self.mac = ":".join(f"{self.rng.getrandbits(8):02X}" for _ in range(2))
+        self.mac = "34:E1:D1:80:" + self.mac
+        self.command_delay = command_delay
+        self.tz: tzinfo = ZoneInfo(timezone)
+        self.devices: dict[int, Device] = {}
+        self.rooms: dict[int, Room] = {}
+        self.modes = [Mode(1, "Day"), Mode(2, "Evening"), Mode(3, "Night"), Mode(4, "Away")]
+        self.current_mode = 1
+        self.hsm_status: str | None = "disarmed"
+        self.hsm_alert: str | None = None
+        self.location_events: deque[Event] = deque(maxlen=1000)
+        self.rules: dict[int, Rule] = {}
+        self.custom_rules: dict[str, CustomRule] = {}
+        self.variables: dict[str, Variable] = {}
+        self.variable_changes: deque[dict[str, Any]] = deque(maxlen=200)
+        self.files: dict[str, str] = {}
+        self.admin_calls: list[tuple[str, dict[str, Any]]] = []
+        self.log_level = "info"
+        self.debug_logs: list[dict[str, Any]] = []
+        now = self.now()
+        self.last_backup: datetime | None = (
+            None if backup_age_hours is None else now - timedelta(hours=backup_age_hours)
+        )
+        self.boot_time = now - timedelta(days=6, hours=3)
+        self.mcp_requests = 0
+        self.mcp_tool_calls = 0
+        self.writes_in_flight = 0
+        self.write_hold: asyncio.Event | None = None  # tests hold writes open with this
+        # (epoch ms, device id) per device event, sorted: changedSince costs O(changed).
+        self._activity: list[tuple[int, int]] = []
+        self._activity_horizon = 0
+        self._pending: list[tuple[float, int, int, dict[str, Any]]] = []
+        self._pending_seq = 0
+        self._change = asyncio.Event()
+        self._next_id = 3 + self.rng.randint(0, 6)
+        self._next_room = 1
+        self._populate(devices, hidden_devices)
+
+    # ---- time ----
+
+    def now(self) -> datetime:
+        """Clock time truncated to milliseconds (the hub's resolution)."""
+        now = self.clock.now()
+        return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+    # ---- population ----
+
+    def _new_id(self) -> int:
+        device_id = self._next_id
+        # Real hubs show gaps where devices were removed.
+        self._next_id += 1 if self.rng.random() < 0.85 else self.rng.randint(2, 5)
+        return device_id
+
+    def add_room(self, name: str) -> Room:
+        room = Room(self._next_room, name)
+        self._next_room += 1
+        self.rooms[room.id] = room
+        return room
+
+    def _populate(self, count: int, hidden: int) -> None:
+        rng = self.rng
+        now = self.now()
+        room_count = max(3, min(len(ROOMS), count // 4))
+        rooms = [self.add_room(name) for name in ROOMS[:room_count]]
+        kinds = list(WEIGHTS)[:count]
+        kinds += rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()), k=count - len(kinds))
+        labels: set[str] = set()
+        # A few devices exist on the hub but were not selected in the MCP app.
+        kinds += [("switch", "motion")[i % 2] for i in range(hidden)]
+        for index, kind_key in enumerate(kinds):
+            kind = KINDS[kind_key]
+            room: Room | None
+            if kind_key == "garage" and any(r.name == "Garage" for r in rooms):
+                room = next(r for r in rooms if r.name == "Garage")
+            elif kind_key == "presence" or rng.random() < 0.06:
+                room = None  # phones and some forgotten devices sit in no room
+            else:
+                room = rng.choice(rooms)
+            base = f"{room.name} {kind.noun}" if room else kind.noun
+            label, n = base, 2
+            while label in labels:
+                label, n = f"{base} {n}", n + 1
+            labels.add(label)
+            age = timedelta(seconds=rng.uniform(60, 3 * 86400))
+            if rng.random() < 0.08:
+                age = timedelta(days=rng.uniform(10, 40))  # a stale battery device
+            when = now - age
+            when = when.replace(microsecond=when.microsecond // 1000 * 1000)
+            device = build_device(
+                kind_key, self._new_id(), label, rng, room_id=room.id if room else None, when=when
+            )
+            device.selected = index < count
+            if index == count // 2 and count >= 20:
+                # A device that was paired but never reported anything.
+                for attr in device.attributes.values():
+                    attr.value = attr.date = None
+                device.last_activity = None
+            self.devices[device.id] = device
+            if room:
+                room.device_ids.append(device.id)
+            for attr in device.attributes.values():
+                if attr.value is not None and attr.date is not None:
+                    self._store_event(device, attr, attr.value, attr.date, True)
+        self._populate_rules()
+        self.variables = {
+            "awayTimeout": Variable("awayTimeout", "integer", 30),
+            "guestMode": Variable("guestMode", "boolean", False),
+            "houseStatus": Variable("houseStatus", "string", "normal"),
+        }
+        self.files = {
+            "notes.txt": "Hub notes\n",
+            "mcp_rule_backup_porch_20261101.json": '{"name": "Porch lights"}',
+        }
+
+    def _populate_rules(self) -> None:
+        lights = [d for d in self.devices.values() if d.selected and "Switch" in d.capabilities]
+        locks = [d for d in self.devices.values() if d.selected and d.kind == "lock"]
+        goodnight = [(d.id, "off", []) for d in lights[:6]] + [(d.id, "lock", []) for d in locks]
+        welcome = [(d.id, "on", []) for d in lights[:2]]
+        for rule in (
+            Rule(101, "Goodnight", "Rule-5.1", goodnight),
+            Rule(102, "Welcome Home", "Rule-5.1", welcome),
+            Rule(103, "Hallway Motion Lighting", "Room Lights", welcome[:1]),
+            Rule(104, "Vacation Lights", "Rule-5.1", [], paused=True),
+        ):
+            self.rules[rule.id] = rule
+        self.custom_rules["1"] = CustomRule(
+            "1",
+            "Porch light at sunset",
+            True,
+            [{"type": "sunset", "offset": 0}],
+            [{"type": "device_command", "deviceId": str(welcome[0][0]) if welcome else "0"}],
+        )
+
+    # ---- events ----
+
+    def _store_event(
+        self, device: Device, attr: Attribute, value: Any, when: datetime, changed: bool
+    ) -> Event:
+        unit = attr.unit
+        text = f"{device.display} {attr.name} is {value}{unit or ''}"
+        event = Event(attr.name, str(value), unit, text, when, changed)
+        device.events.append(event)
+        device.last_activity = when
+        entry = (epoch_ms(when), device.id)
+        if not self._activity or entry >= self._activity[-1]:
+            self._activity.append(entry)
+        else:
+            bisect.insort(self._activity, entry)
+        if len(self._activity) > _ACTIVITY_CAP:
+            cut = len(self._activity) // 2
+            self._activity_horizon = self._activity[cut][0]
+            del self._activity[:cut]
+        return event
+
+    def set_attribute(self, device_id: int, name: str, value: Any) -> Event | None:
+        """Something happened at the device (a person, a sensor, a command taking effect).
+
+        Like the hub, a report that does not change the value makes no event, except buttons.
+        """
+        device = self.devices[device_id]
+        attr = device.attributes.get(name)
+        if attr is None:
+            dtype = "NUMBER" if isinstance(value, int | float) else "STRING"
+            attr = device.attributes[name] = Attribute(name, dtype, None)
+        changed = attr.value != value
+        if not changed and name not in ALWAYS_EVENT:
+            return None
+        when = self.now()
+        attr.value, attr.date = value, when
+        event = self._store_event(device, attr, value, when, True)
+        self.notify()
+        return event
+
+    def location_event(self, name: str, value: Any, description: str) -> Event:
+        event = Event(name, str(value), None, description, self.now(), True)
+        self.location_events.append(event)
+        self.notify()
+        return event
+
+    def notify(self) -> None:
+        """Wake blocking attribute waits."""
+        change, self._change = self._change, asyncio.Event()
+        change.set()
+
+    async def wait_change(self, seconds: float) -> None:
+        """Wait until something changes or `seconds` pass (no error when nothing changed)."""
+        change = self._change
+        try:
+            await asyncio.wait_for(change.wait(), max(seconds, 0))
+        except TimeoutError:
+            return
+
+    def changed_since(self, since_ms: int) -> list[Device]:
+        """Devices with activity strictly after `since_ms`, in id order; cost ~ changes."""
+        if since_ms < self._activity_horizon:
+            ids = {d.id for d in self.devices.values()}
+        else:
+            start = bisect.bisect_right(self._activity, (since_ms, 1 << 62))
+            ids = {device_id for _, device_id in self._activity[start:]}
+        out = []
+        for device_id in sorted(ids):
+            device = self.devices.get(device_id)
+            if device and device.last_activity and epoch_ms(device.last_activity) > since_ms:
+                out.append(device)
+        return out
+
+    # ---- commands ----
+
+    def run_command(self, device: Device, command: str, params: list[Any]) -> None:
+        """Start a command; it takes effect after the command delay (raises on driver errors)."""
+        if device.broken:
+            raise RuntimeError(f"{device.display} did not respond (driver error)")
+        stages = effect_for(device, command)(device, params)
+        self.schedule(device.id, stages)
+
+    def schedule(self, device_id: int, stages: list[Stage]) -> None:
+        delay = self.command_delay
+        for factor, changes in stages:
+            if delay is None:
+                self._pending_seq += 1
+                self._pending.append((factor, self._pending_seq, device_id, changes))
+            elif delay == 0:
+                self._apply(device_id, changes)
+            else:
+                asyncio.get_running_loop().call_later(
+                    delay * factor, self._apply, device_id, changes
+                )
+
+    def _apply(self, device_id: int, changes: dict[str, Any]) -> None:
+        if device_id not in self.devices:
+            return  # removed while the command travelled
+        for name, value in changes.items():
+            self.set_attribute(device_id, name, value)
+
+    def apply_pending(self) -> int:
+        """With command_delay=None: let every queued command stage take effect now, in order."""
+        pending, self._pending = sorted(self._pending), []
+        for _, _, device_id, changes in pending:
+            if device_id < 0:
+                self._apply_location(changes)
+            else:
+                self._apply(device_id, changes)
+        return len(pending)
+
+    def _apply_location(self, changes: dict[str, Any]) -> None:
+        if "hsmStatus" in changes:
+            self.set_hsm_status(changes["hsmStatus"])
+
+    # ---- location ----
+
+    def mode_by(self, ref: str) -> Mode | None:
+        ref = str(ref).strip().lower()
+        return next((m for m in self.modes if str(m.id) == ref or m.name.lower() == ref), None)
+
+    def set_mode(self, name: str) -> None:
+        mode = self.mode_by(name)
+        if mode is None:
+            raise KeyError(name)
+        if mode.id != self.current_mode:
+            self.current_mode = mode.id
+            self.location_event("mode", mode.name, f"Mode changed to {mode.name}")
+
+    @property
+    def mode_name(self) -> str:
+        return next(m.name for m in self.modes if m.id == self.current_mode)
+
+    def set_hsm_status(self, status: str) -> None:
+        if status != self.hsm_status:
+            self.hsm_status = status
+            if status in ("disarmed", "allDisarmed"):
+                self.hsm_alert = None
+            self.location_event("hsmStatus", status, f"HSM status is {status}")
+
+    def arm_hsm(self, command: str) -> None:
+        """Arming passes through arming* (exit delay) before armed*; all asynchronous."""
+        if command == "disarm":
+            stages: list[Stage] = [(1.0, {"hsmStatus": "disarmed"})]
+        else:
+            target = HSM_ARM[command]
+            stages = [(1.0, {"hsmStatus": target.replace("armed", "arming")})]
+            stages.append((4.0, {"hsmStatus": target}))
+        delay = self.command_delay
+        for factor, changes in stages:
+            if delay is None:
+                self._pending_seq += 1
+                self._pending.append((factor, self._pending_seq, -1, changes))
+            elif delay == 0:
+                self._apply_location(changes)
+            else:
+                asyncio.get_running_loop().call_later(delay * factor, self._apply_location, changes)
+
+    def trigger_hsm_alert(self, alert: str) -> None:
+        """An intrusion / water / smoke alert raised by HSM."""
+        self.hsm_alert = alert
+        self.location_event("hsmAlert", alert, f"HSM alert: {alert}")
+
+    def set_variable(self, name: str, value: Any) -> None:
+        variable = self.variables[name]
+        old, variable.value = variable.value, value
+        self.variable_changes.append(
+            {"name": name, "oldValue": old, "value": value, "time": epoch_ms(self.now())}
+        )
+        self.location_event(f"variable:{name}", value, f"Variable {name} set to {value}")
+
+    # ---- devices ----
+
+    def visible(self, device_id: Any) -> Device | None:
+        """The device if the MCP app may see it (selected, or its own child device)."""
+        try:
+            key = int(str(device_id).strip())
+        except ValueError:
+            return None
+        device = self.devices.get(key)
+        if device is None or not (device.selected or device.mcp_managed):
+            return None
+        return device
+
+    def visible_devices(self) -> list[Device]:
+        return [d for d in self.devices.values() if d.selected or d.mcp_managed]
+
+    def room_of(self, device: Device) -> Room | None:
+        return self.rooms.get(device.room_id) if device.room_id is not None else None
+
+    def room_by(self, ref: str) -> Room | None:
+        ref = str(ref).strip().lower()
+        return next(
+            (r for r in self.rooms.values() if str(r.id) == ref or r.name.lower() == ref), None
+        )
+
+    def move_device(self, device: Device, room: Room | None) -> None:
+        old = self.room_of(device)
+        if old:
+            old.device_ids.remove(device.id)
+        device.room_id = room.id if room else None
+        if room:
+            room.device_ids.append(device.id)
+
+    def pair_device(
+        self,
+        kind: str,
+        label: str,
+        room: str | None = None,
+        *,
+        selected: bool = True,
+    ) -> Device:
+        """A new device joins the hub (selected=True: the owner also adds it to the MCP app)."""
+        target = self.room_by(room) if room else None
+        if room and target is None:
+            target = self.add_room(room)
+        device = build_device(kind, self._new_id(), label, self.rng, when=self.now())
+        device.selected = selected
+        self.devices[device.id] = device
+        self.move_device(device, target)
+        for attr in device.attributes.values():
+            if attr.value is not None:
+                self._store_event(
+                    device, attr, attr.value, device.last_activity or self.now(), True
+                )
+        self.notify()
+        return device
+
+    def create_virtual(self, driver_type: str, label: str, namespace: str = "hubitat") -> Device:
+        kind = VIRTUAL_KINDS.get(driver_type, "switch")
+        device = build_device(kind, self._new_id(), label, self.rng, when=self.now())
+        device.name = device.driver = driver_type
+        device.mcp_managed = True
+        device.selected = False
+        device.driver_namespace = namespace
+        stamp = epoch_ms(self.now())
+        device.dni = f"mcp-virtual-{stamp:x}-{self.rng.getrandbits(16):04x}"
+        self.devices[device.id] = device
+        return device
+
+    def remove_device(self, device_id: int) -> Device:
+        """The device is excluded/deleted from the hub."""
+        device = self.devices.pop(device_id)
+        room = self.room_of(device)
+        if room and device_id in room.device_ids:
+            room.device_ids.remove(device_id)
+        self.notify()
+        return device
+
+    def break_device(self, device_id: int, broken: bool = True) -> None:
+        """Make the device's driver throw on every command (a dead Z-Wave node)."""
+        self.devices[device_id].broken = broken
+
+    def find(self, *, kind: str | None = None, capability: str | None = None) -> list[Device]:
+        """Visible devices of a kind or with a capability (a test convenience)."""
+        return [
+            d
+            for d in self.visible_devices()
+            if (kind is None or d.kind == kind)
+            and (capability is None or capability in d.capabilities)
+        ]
+
+    # ---- rules ----
+
+    def run_rule(self, rule: Rule) -> list[str]:
+        """Run a rule's actions; returns the errors of actions that could not run."""
+        errors = []
+        rule.last_run = self.now()
+        rule.run_count += 1
+        for device_id, command, params in rule.actions:
+            device = self.devices.get(device_id)
+            if device is None:
+                errors.append(f"device {device_id} is gone")
+                continue
+            try:
+                self.run_command(device, command, params)
+            except Exception as err:
+                errors.append(str(err))
+        return errors
+
+    # ---- writes ----
+
+    async def wait_writes_in_flight(self, count: int) -> None:
+        """Return once at least `count` writes are in flight (tests of the write cap)."""
+        while self.writes_in_flight < count:
+            await self.wait_change(1.0)

@@ -1,0 +1,461 @@
+"""HTTP and JSON-RPC layer of the simulated Hubitat MCP Rule Server (stateless, no SSE)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+import json
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from ..base import (
+    CLOCK,
+    FAULTS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    STATS,
+    RpcFailure,
+    SimClock,
+    make_app,
+    parse_json_body,
+    rpc_error,
+    rpc_result,
+)
+from .catalog import list_tools
+from .hub import Hub
+from .tools import SERVER_VERSION, ToolError, Tools
+
+_LOGGER = logging.getLogger(__name__)
+
+SERVER_NAME = "hubitat-mcp-rule-server"
+MODERN = "2026-07-28"
+SUPPORTED_VERSIONS = (MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+INITIALIZE_VERSIONS = SUPPORTED_VERSIONS[1:]
+HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+RESOURCE_NOT_FOUND = -32002
+RESULT_LIMIT = 120_000  # a tools/call result above this is replaced by a notice
+RESPONSE_LIMIT = 124_000  # any response above this becomes -32603
+TTL_MS = 300_000
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+INSTRUCTIONS = (
+    "Hubitat Elevation hub. Device tools sit behind hub_read_devices / hub_manage_devices. "
+    "Every write tool needs bestPracticeKey (see hub_get_tool_guide best_practices). "
+    "Batch multi-device commands; at most 2 writes may run at once."
+)
+GUIDE_SECTIONS = ("best_practices", "devices", "gateways", "safety")
+
+
+@dataclass
+class Options:
+    """What create_app was given (reachable as app[OPTIONS])."""
+
+    token: str
+    app_id: str
+    structured_content: bool
+    enforce_origin: bool
+
+
+HUB = web.AppKey("hubitat_hub", Hub)
+TOOLS = web.AppKey("hubitat_tools", Tools)
+OPTIONS = web.AppKey("hubitat_options", Options)
+
+
+def create_app(
+    *,
+    devices: int = 40,
+    seed: int = 1,
+    token: str = "sim-token",
+    app_id: str | int = "42",
+    hub_id: str | None = None,
+    hub_name: str = "Home Hub",
+    gateways: bool = True,
+    best_practice_gate: bool = True,
+    command_delay: float | None = 0.1,
+    write_cap: int = 2,
+    structured_content: bool = False,
+    enforce_origin: bool = False,
+    timezone: str = "America/Chicago",
+    hidden_devices: int = 2,
+    backup_age_hours: float | None = 3.0,
+    clock: SimClock | None = None,
+) -> web.Application:
+    """A simulated hub serving `/apps/api/<app_id>/mcp`.
+
+    command_delay: seconds until a command takes effect; 0 = at once (after the reply's
+    snapshot), None = queued until `app[HUB].apply_pending()`.
+    """
+    app = make_app(clock)
+    hub = Hub(
+        app[CLOCK],
+        devices=devices,
+        seed=seed,
+        hub_id=hub_id,
+        hub_name=hub_name,
+        command_delay=command_delay,
+        timezone=timezone,
+        hidden_devices=hidden_devices,
+        backup_age_hours=backup_age_hours,
+    )
+    app[HUB] = hub
+    app[TOOLS] = Tools(
+        hub,
+        gateways=gateways,
+        best_practice_gate=best_practice_gate,
+        write_cap=write_cap,
+        app_id=str(app_id),
+    )
+    app[OPTIONS] = Options(token, str(app_id), structured_content, enforce_origin)
+    app.router.add_route("*", "/apps/api/{app_id}/mcp", _handle)
+    app.router.add_route("*", "/_sim/hubitat/{action}", _control)
+    return app
+
+
+def mcp_path(app_id: str | int = "42") -> str:
+    return f"/apps/api/{app_id}/mcp"
+
+
+# ---- HTTP ----
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        status=status, body=json.dumps(body).encode(), content_type="application/json"
+    )
+
+
+def _authorized(request: web.Request, options: Options) -> bool:
+    token = request.query.get("access_token")
+    header = request.headers.get("Authorization", "")
+    if header[:7].lower() == "bearer ":
+        token = token or header[7:].strip()
+    return token == options.token
+
+
+async def _handle(request: web.Request) -> web.StreamResponse:
+    app = request.app
+    options = app[OPTIONS]
+    hub = app[HUB]
+    if request.match_info["app_id"] != options.app_id:
+        return web.Response(status=404, text="App not found")
+    if app[FAULTS].revoked or not _authorized(request, options):
+        # The platform's OAuth layer answers before the app sees the request.
+        return _json({"error": True, "type": "AccessDenied", "message": "Unauthorized"}, 401)
+    if request.method != "POST":
+        return web.Response(status=405, headers={"Allow": "POST"}, text="Method Not Allowed")
+    origin = request.headers.get("Origin")
+    if origin and not _origin_ok(origin):
+        if options.enforce_origin:
+            return _json(rpc_error(None, INVALID_REQUEST, "Origin not allowed"), 403)
+        _LOGGER.error("Origin %s is not a known identity of this hub (served anyway)", origin)
+    hub.mcp_requests += 1
+    raw = await request.read()
+    try:
+        body = parse_json_body(raw)
+    except RpcFailure as err:
+        return _json(rpc_error(None, err.code, err.message))
+    version = request.headers.get("MCP-Protocol-Version")
+    if version is not None and version not in SUPPORTED_VERSIONS:
+        return _json(
+            rpc_error(
+                _id_of(body),
+                UNSUPPORTED_VERSION,
+                f"Unsupported protocol version: {version}",
+                {"requested": version, "supported": list(SUPPORTED_VERSIONS)},
+            ),
+            400,
+        )
+    modern = version == MODERN
+    stats = app[STATS]
+    if isinstance(body, list):
+        if modern:
+            return _json(rpc_error(None, INVALID_REQUEST, "Batch bodies need a legacy era"), 400)
+        if not body:
+            return _json(rpc_error(None, INVALID_REQUEST, "Empty batch"))
+        replies = []
+        for message in body:
+            stats.record_message(message)
+            reply, _ = await _process(app, message, modern=False)
+            if reply is not None:
+                replies.append(reply)
+        return _guard(replies) if replies else web.Response(status=202)
+    stats.record_message(body)
+    if modern and isinstance(body, dict) and "id" in body:
+        mismatch = _header_mismatch(request, body)
+        if mismatch:
+            return _json(rpc_error(body.get("id"), HEADER_MISMATCH, mismatch), 400)
+    reply, status = await _process(app, body, modern=modern)
+    if reply is None:
+        return web.Response(status=202)
+    return _guard(reply, status)
+
+
+def _guard(reply: Any, status: int = 200) -> web.Response:
+    """The universal response-size guard (replaces the body, drops a derived status)."""
+    data = json.dumps(reply).encode()
+    if len(data) > RESPONSE_LIMIT:
+        request_id = reply.get("id") if isinstance(reply, dict) else None
+        return _json(
+            rpc_error(
+                request_id,
+                INTERNAL_ERROR,
+                "Response too large",
+                {"estimatedBytes": len(data), "sizeLimitBytes": RESPONSE_LIMIT},
+            )
+        )
+    return web.Response(status=status, body=data, content_type="application/json")
+
+
+def _origin_ok(origin: str) -> bool:
+    host = origin.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower()
+    return host in ("127.0.0.1", "localhost", "cloud.hubitat.com")
+
+
+def _id_of(body: Any) -> Any:
+    return body.get("id") if isinstance(body, dict) else None
+
+
+def _decode_name(value: str) -> str:
+    """`=?base64?...?=` sentinels carry names that are not header-safe."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2]).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            return value
+    return value
+
+
+def _header_mismatch(request: web.Request, body: dict[str, Any]) -> str | None:
+    method = body.get("method")
+    header_method = request.headers.get("Mcp-Method")
+    if header_method is None or header_method != method:
+        return f"Mcp-Method header '{header_method}' does not match body method '{method}'"
+    params = body.get("params") if isinstance(body.get("params"), dict) else {}
+    field = {"tools/call": "name", "resources/read": "uri"}.get(str(method))
+    if field:
+        name = request.headers.get("Mcp-Name")
+        if name is None or _decode_name(name) != params.get(field):
+            return f"Mcp-Name header does not match params.{field}"
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    if META_VERSION in meta and meta[META_VERSION] != MODERN:
+        return "params._meta protocol version does not match MCP-Protocol-Version"
+    return None
+
+
+# ---- JSON-RPC ----
+
+
+async def _process(
+    app: web.Application, message: Any, *, modern: bool
+) -> tuple[dict[str, Any] | None, int]:
+    """One message -> (reply or None for a notification, HTTP status)."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return rpc_error(_id_of(message), INVALID_REQUEST, "Invalid Request"), 200
+    method = message.get("method")
+    if "id" not in message:
+        return None, 202
+    request_id = message["id"]
+    if not isinstance(method, str):
+        return rpc_error(request_id, INVALID_REQUEST, "Invalid Request: method missing"), 200
+    params = message.get("params") or {}
+    if not isinstance(params, dict):
+        return rpc_error(request_id, INVALID_PARAMS, "params must be an object"), 200
+    try:
+        result = await _dispatch(app, method, params)
+    except RpcFailure as err:
+        status = 404 if modern and err.code == METHOD_NOT_FOUND else 200
+        return rpc_error(request_id, err.code, err.message, err.data), status
+    except Exception as err:
+        _LOGGER.exception("Simulated hub failed on %s", method)
+        return rpc_error(request_id, INTERNAL_ERROR, f"Internal error: {err}"), 200
+    meta = dict(result.get("_meta") or {})
+    meta["io.modelcontextprotocol/serverInfo"] = {"name": SERVER_NAME, "version": SERVER_VERSION}
+    result["_meta"] = meta
+    if modern:
+        result["resultType"] = "complete"
+    return rpc_result(request_id, result), 200
+
+
+def _server_info() -> dict[str, str]:
+    return {"name": SERVER_NAME, "version": SERVER_VERSION}
+
+
+def _capabilities() -> dict[str, Any]:
+    return {"tools": {}, "resources": {"subscribe": False, "listChanged": False}}
+
+
+async def _dispatch(app: web.Application, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    tools = app[TOOLS]
+    if method == "initialize":
+        requested = params.get("protocolVersion")
+        version = requested if requested in INITIALIZE_VERSIONS else INITIALIZE_VERSIONS[0]
+        return {
+            "protocolVersion": version,
+            "capabilities": _capabilities(),
+            "serverInfo": _server_info(),
+            "instructions": INSTRUCTIONS,
+        }
+    if method == "server/discover":
+        return {
+            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "capabilities": _capabilities(),
+            "serverInfo": _server_info(),
+            "instructions": INSTRUCTIONS,
+            "resultType": "complete",
+            "ttlMs": TTL_MS,
+            "cacheScope": "server",
+        }
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        # The whole catalog in one page; a stale cursor gets the same full list.
+        return {
+            "tools": list_tools(gateways=tools.gateways),
+            "ttlMs": TTL_MS,
+            "cacheScope": "server",
+        }
+    if method == "tools/call":
+        return await _call_tool(app, params)
+    if method == "resources/list":
+        return {"resources": _resources(), "ttlMs": TTL_MS, "cacheScope": "server"}
+    if method == "resources/templates/list":
+        return {"resourceTemplates": [], "ttlMs": TTL_MS, "cacheScope": "server"}
+    if method == "resources/read":
+        return await _read_resource(app, str(params.get("uri", "")))
+    raise RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+async def _call_tool(app: web.Application, params: dict[str, Any]) -> dict[str, Any]:
+    name = params.get("name")
+    if not isinstance(name, str) or not name:
+        raise RpcFailure(INVALID_PARAMS, "params.name is required")
+    args = params.get("arguments")
+    args = {} if args is None else args
+    hub = app[HUB]
+    hub.mcp_tool_calls += 1
+    is_error = False
+    try:
+        payload = await app[TOOLS].call(name, args)
+    except ToolError as err:
+        payload, is_error = err.payload, True
+    text = json.dumps(payload)
+    if len(text.encode()) > RESULT_LIMIT:
+        payload = {
+            "response_too_large": True,
+            "truncated": True,
+            "estimatedBytes": len(text.encode()),
+            "sizeLimitBytes": RESULT_LIMIT,
+            "tool": str(args.get("tool") or name) if isinstance(args, dict) else name,
+            "suggestion": "Ask for less: a smaller limit, format='ids' or 'summary', or filters "
+            "such as changedSince, roomFilter or capabilityFilter.",
+        }
+        text = json.dumps(payload)
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    if is_error:
+        result["isError"] = True
+    if app[OPTIONS].structured_content:
+        result["structuredContent"] = payload
+    return result
+
+
+def _resources() -> list[dict[str, Any]]:
+    guide = [
+        {
+            "uri": f"hubitat://guide/{section}",
+            "name": f"Tool guide: {section}",
+            "mimeType": "text/markdown",
+        }
+        for section in GUIDE_SECTIONS
+    ]
+    return [
+        *guide,
+        {"uri": "hubitat://context-summary", "name": "Hub summary", "mimeType": "text/plain"},
+        {"uri": "hubitat://context", "name": "Hub context", "mimeType": "application/json"},
+    ]
+
+
+async def _read_resource(app: web.Application, uri: str) -> dict[str, Any]:
+    tools = app[TOOLS]
+    hub = app[HUB]
+    if uri.startswith("hubitat://guide/") and uri.rsplit("/", 1)[-1] in GUIDE_SECTIONS:
+        guide = await tools.call("hub_get_tool_guide", {"section": uri.rsplit("/", 1)[-1]})
+        contents = {"uri": uri, "mimeType": "text/markdown", "text": guide["content"]}
+    elif uri == "hubitat://context-summary":
+        text = (
+            f"{hub.hub_name}: {len(hub.visible_devices())} devices, {len(hub.rooms)} rooms, "
+            f"mode {hub.mode_name}, HSM {hub.hsm_status}"
+        )
+        contents = {"uri": uri, "mimeType": "text/plain", "text": text}
+    elif uri == "hubitat://context":
+        data = {
+            "mode": hub.mode_name,
+            "hsm": hub.hsm_status,
+            "rooms": [{"id": str(r.id), "name": r.name} for r in hub.rooms.values()],
+            "deviceCount": len(hub.visible_devices()),
+        }
+        contents = {"uri": uri, "mimeType": "application/json", "text": json.dumps(data)}
+    else:
+        raise RpcFailure(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+    return {"contents": [contents], "ttlMs": 0, "cacheScope": "server"}
+
+
+# ---- control routes ----
+
+
+async def _control(request: web.Request) -> web.Response:
+    """Inject what happens outside MCP: POST /_sim/hubitat/<action> with a JSON body.
+
+    attribute {deviceId, attribute, value} | button {deviceId, button, action} |
+    pair {kind, label, room?} | remove {deviceId} | mode {mode} | hsm_alert {alert} |
+    advance {seconds} | apply (queued commands) ; GET /_sim/hubitat/state.
+    """
+    hub = request.app[HUB]
+    action = request.match_info["action"]
+    if action == "state":
+        return web.json_response(
+            {
+                "devices": len(hub.visible_devices()),
+                "mode": hub.mode_name,
+                "hsm": hub.hsm_status,
+                "adminCalls": [name for name, _ in hub.admin_calls],
+                "writesInFlight": hub.writes_in_flight,
+            }
+        )
+    if request.method != "POST":
+        return web.json_response({"error": "POST a JSON body"}, status=405)
+    try:
+        body = await request.json()
+        if action == "attribute":
+            event = hub.set_attribute(int(body["deviceId"]), body["attribute"], body["value"])
+            return web.json_response({"event": event is not None})
+        if action == "button":
+            attr = {"push": "pushed", "hold": "held", "doubleTap": "doubleTapped"}.get(
+                body.get("action", "push"), "released"
+            )
+            hub.set_attribute(int(body["deviceId"]), attr, int(body.get("button", 1)))
+            return web.json_response({"event": True})
+        if action == "pair":
+            device = hub.pair_device(body["kind"], body["label"], body.get("room"))
+            return web.json_response({"deviceId": str(device.id)})
+        if action == "remove":
+            hub.remove_device(int(body["deviceId"]))
+            return web.json_response({"removed": True})
+        if action == "mode":
+            hub.set_mode(body["mode"])
+            return web.json_response({"mode": hub.mode_name})
+        if action == "hsm_alert":
+            hub.trigger_hsm_alert(body["alert"])
+            return web.json_response({"alert": hub.hsm_alert})
+        if action == "advance":
+            hub.clock.advance(float(body["seconds"]))
+            return web.json_response({"now": hub.now().isoformat()})
+        if action == "apply":
+            return web.json_response({"applied": hub.apply_pending()})
+    except (KeyError, ValueError, TypeError) as err:
+        return web.json_response({"error": f"bad request: {err!r}"}, status=400)
+    return web.json_response({"error": f"unknown action {action}"}, status=404)
