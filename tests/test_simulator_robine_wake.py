@@ -16,6 +16,9 @@ from typing import Any
 
 import aiohttp
 from aiohttp.test_utils import TestClient
+import httpx
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
 import pytest
 
 from tests.simulators.base import FAULTS, STATS, SimClock
@@ -1242,3 +1245,29 @@ def test_timezone_arithmetic_helper_keeps_instants() -> None:
     first = device.next_occurrences(alarm, start, 1)[0]
     assert first - start == timedelta(minutes=5)  # 02:00 does not exist: 03:00 CEST
     assert first.utcoffset() == timedelta(hours=2)
+
+
+async def test_official_sdk_client_interoperates(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """The MCP SDK's own client (an independent peer) negotiates, lists and calls tools."""
+    sim = await make_sim(password="pw")
+    url = str(sim.client.make_url("/mcp"))
+    async with (
+        streamablehttp_client(url, auth=httpx.BasicAuth("admin", "pw")) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        init = await session.initialize()
+        assert init.protocolVersion in SUPPORTED_VERSIONS
+        assert init.capabilities.tools is not None
+        tools = await session.list_tools()
+        assert {tool.name for tool in tools.tools} == TOOL_NAMES
+        listed = await session.call_tool("list_alarms", {})
+        assert listed.isError is False
+        assert listed.structuredContent is not None
+        assert len(listed.structuredContent["alarms"]) == 3
+        failed = await session.call_tool("dismiss_session", {})
+        assert failed.isError is True
+        assert failed.structuredContent == {
+            "error": {"code": "no_active_session", "message": "No wake session is active."}
+        }
+    stats = sim.client.server.app[STATS]
+    assert stats.tools == {"list_alarms": 1, "dismiss_session": 1}
