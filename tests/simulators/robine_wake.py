@@ -6,6 +6,15 @@ Domain: alarms with revisions (optimistic concurrency), safety ceilings, retired
 vibration profiles, next occurrences in the device's time zone, and wake sessions that ring, snooze,
 time out and get dismissed. Time comes from a SimClock and is evaluated lazily (`tick()`), so no
 background task and no sleeping is needed to make alarms ring.
+
+In a test:
+    clock = SimClock(); clock.set(datetime(2026, 11, 30, 5, 0, tzinfo=UTC))
+    app = create_app(clock=clock, command_delay=0)      # options: see RobineWake
+    device = app[ROBINE]                                # inspect state, act as a person:
+    device.press_snooze(); device.press_dismiss(); device.edit_alarm(alarm_id, label="x")
+    clock.advance(45 * 60)                              # the 06:45 alarm rings on the next request
+Standalone: python -m tests.simulators.robine_wake --port 8793 [--password PW] [--timezone TZ]
+Demo control: POST /_sim/clock {"advance": s} | {"set": iso}; GET/POST /_sim/device {"action": ...}.
 """
 
 from __future__ import annotations
@@ -967,7 +976,7 @@ class RobineWake:
             "device": self.device_info(),
             "health": {
                 "status": "ok" if healthy else "degraded",
-                "uptime_s": int((now - self.booted_at).total_seconds()),
+                "uptime_s": max(0, int((now - self.booted_at).total_seconds())),
                 "time_synced": self.time_synced,
                 "firmware": self.firmware,
                 "storage_ok": self.storage_ok,
