@@ -595,12 +595,14 @@ async def test_write_cap(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
     await client.connect()
     sent_before = client.stats.requests
     tasks = [asyncio.create_task(client.call_tool("w", kind="write")) for _ in range(3)]
-    await two_arrived.wait()
-    # The third write is queued inside the client: it has not even been sent.
-    assert client.stats.requests - sent_before == 2
-    assert not any(task.done() for task in tasks)
-    gate.set()
-    results = await asyncio.gather(*tasks)
+    try:
+        await two_arrived.wait()
+        # The third write is queued inside the client: it has not even been sent.
+        assert client.stats.requests - sent_before == 2
+        assert not any(task.done() for task in tasks)
+    finally:
+        gate.set()
+        results = await asyncio.gather(*tasks)
     assert [r.text for r in results] == ["done"] * 3
     assert most == 2
     assert len(fake.posts("tools/call")) == 3
