@@ -1,0 +1,184 @@
+"""Who may use which gateway tool, and the audit trail of what they changed.
+
+Home Assistant access tokens carry no scopes, so the gateway derives trust from the user behind
+the token: owner and administrators reach every tier, ordinary users read and control, members
+of HA's read-only group only read. Entity-level rights stay HA's own: writes run as HA service
+calls under the caller's context, and backend calls that address devices are checked against
+the entities those devices became.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any, Final
+
+from homeassistant.auth.const import GROUP_ID_READ_ONLY
+from homeassistant.auth.models import User
+from homeassistant.auth.permissions.const import POLICY_CONTROL, POLICY_READ
+from homeassistant.core import Context, HomeAssistant, callback
+
+from ..backends.base import ToolClass, ToolTier
+from ..const import DOMAIN
+
+# Fired for every write made through the gateway; logbook.py turns it into a logbook line.
+EVENT_GATEWAY_WRITE: Final = f"{DOMAIN}_write"
+
+ATTR_USER_NAME: Final = "user_name"
+ATTR_CLIENT_NAME: Final = "client_name"
+ATTR_TOOL: Final = "tool"
+ATTR_BACKEND: Final = "backend"
+ATTR_SUMMARY: Final = "summary"
+ATTR_SUCCESS: Final = "success"
+
+
+class Role(StrEnum):
+    """The three kinds of Home Assistant user the gateway distinguishes."""
+
+    ADMIN = "admin"
+    USER = "user"
+    READ_ONLY = "read_only"
+
+
+_TIERS: Final[Mapping[Role, frozenset[ToolTier]]] = {
+    Role.ADMIN: frozenset(ToolTier),
+    Role.USER: frozenset({ToolTier.READ, ToolTier.CONTROL}),
+    Role.READ_ONLY: frozenset({ToolTier.READ}),
+}
+
+
+class PermissionDenied(Exception):
+    """The caller may not do this; the message says why, for the AI and the user."""
+
+    code = "forbidden"
+
+
+class ConfirmationRequired(PermissionDenied):
+    """A destructive tool was called without `confirm: true`."""
+
+    code = "confirmation_required"
+
+
+def user_role(user: User) -> Role:
+    """Owner/admin beats read-only when a user is in both groups (HA merges policies too)."""
+    if user.is_admin:
+        return Role.ADMIN
+    if any(group.id == GROUP_ID_READ_ONLY for group in user.groups):
+        return Role.READ_ONLY
+    return Role.USER
+
+
+def allowed_tiers(user: User) -> frozenset[ToolTier]:
+    """The tool tiers a user may call."""
+    if not user.is_active:
+        return frozenset()
+    return _TIERS[user_role(user)]
+
+
+def may_use_tier(user: User, tier: ToolTier) -> bool:
+    """Whether a user may call tools of a tier."""
+    return tier in allowed_tiers(user)
+
+
+def may_use_gateway(user: User, allow_non_admin: bool) -> bool:
+    """The gateway-wide switch: non-admins may be kept out entirely."""
+    return user.is_active and (allow_non_admin or user.is_admin)
+
+
+def require_tier(user: User, tier: ToolTier, what: str) -> None:
+    """Raise PermissionDenied naming the tool and the tier it needs."""
+    if may_use_tier(user, tier):
+        return
+    role = user_role(user)
+    raise PermissionDenied(
+        f"Permission denied: {what} needs the '{tier}' tier, and a Home Assistant "
+        f"{role.replace('_', '-')} user may only use: "
+        f"{', '.join(sorted(allowed_tiers(user))) or 'nothing'}."
+    )
+
+
+def require_confirmation(tool_class: ToolClass, arguments: Mapping[str, Any], what: str) -> None:
+    """Destructive tools run only with an explicit `confirm: true` from the caller."""
+    if tool_class.destructive and arguments.get("confirm") is not True:
+        raise ConfirmationRequired(
+            f'{what} is destructive: repeat the call with "confirm": true once the user '
+            "has agreed to it."
+        )
+
+
+def can_read_entity(user: User, entity_id: str) -> bool:
+    """HA's own entity read permission."""
+    return user.permissions.check_entity(entity_id, POLICY_READ)
+
+
+def can_control_entity(user: User, entity_id: str) -> bool:
+    """HA's own entity control permission."""
+    return user.permissions.check_entity(entity_id, POLICY_CONTROL)
+
+
+def require_control(user: User, entity_ids: Iterable[str], what: str) -> None:
+    """Every addressed entity must be controllable by the caller."""
+    denied = sorted(eid for eid in entity_ids if not can_control_entity(user, eid))
+    if denied:
+        raise PermissionDenied(
+            f"Permission denied: {what} addresses {', '.join(denied)}, which this Home "
+            "Assistant user may not control."
+        )
+
+
+def classify(
+    tool: Mapping[str, Any], table: Mapping[str, ToolClass], *, default_read_only: bool = True
+) -> ToolClass:
+    """The class of a backend tool from its backend's table.
+
+    A tool missing from the table is admin, unless the backend marks it read-only (and the
+    caller lets that hint count): new backend tools must never silently become controllable.
+    """
+    name = tool.get("name")
+    if isinstance(name, str) and name in table:
+        return table[name]
+    annotations = tool.get("annotations")
+    if (
+        default_read_only
+        and isinstance(annotations, Mapping)
+        and annotations.get("readOnlyHint") is True
+    ):
+        return ToolClass(ToolTier.READ)
+    return ToolClass(ToolTier.ADMIN)
+
+
+def user_display_name(user: User) -> str:
+    """A name for logbook lines: the user's name, else their id."""
+    return user.name or user.id
+
+
+@callback
+def async_record_write(
+    hass: HomeAssistant,
+    *,
+    user: User,
+    client_name: str | None,
+    tool: str,
+    summary: str,
+    success: bool,
+    backend: str | None = None,
+    entity_id: str | None = None,
+    context: Context | None = None,
+) -> None:
+    """Put one gateway write on the event bus; logbook.py describes it in the logbook.
+
+    The context carries the user id, so HA's logbook also attributes the line to the user; pass
+    the context the write itself ran under to link both.
+    """
+    data: dict[str, Any] = {
+        ATTR_USER_NAME: user_display_name(user),
+        ATTR_CLIENT_NAME: client_name or "unknown client",
+        ATTR_TOOL: tool,
+        ATTR_SUMMARY: summary,
+        ATTR_SUCCESS: success,
+    }
+    if backend is not None:
+        data[ATTR_BACKEND] = backend
+    if entity_id is not None:
+        data["entity_id"] = entity_id
+    hass.bus.async_fire(EVENT_GATEWAY_WRITE, data, context=context or Context(user_id=user.id))

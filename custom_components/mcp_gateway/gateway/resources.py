@@ -1,0 +1,136 @@
+"""The gateway's resources: a usage guide and a live, permission-filtered context snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import json
+from typing import Any, Final
+
+from homeassistant.auth.models import User
+from homeassistant.const import ATTR_FRIENDLY_NAME
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import area_registry as ar
+
+from ..backends.base import ToolTier
+from .catalog import GatewayCatalog
+from .policy import allowed_tiers, user_role
+from .tools import readable_entities
+
+GUIDE_URI: Final = "mcp-gateway://guide"
+CONTEXT_URI: Final = "mcp-gateway://context"
+# The snapshot is a primer, not a dump: beyond this get_state pages through the rest.
+CONTEXT_MAX_ENTITIES: Final = 300
+
+RESOURCES: Final[tuple[dict[str, Any], ...]] = (
+    {
+        "uri": GUIDE_URI,
+        "name": "guide",
+        "title": "How to use this gateway",
+        "description": "Tools, tiers and conventions of this Home Assistant MCP gateway.",
+        "mimeType": "text/markdown",
+    },
+    {
+        "uri": CONTEXT_URI,
+        "name": "context",
+        "title": "Home context",
+        "description": "Backends and the states of the entities you may read, by area.",
+        "mimeType": "application/json",
+    },
+)
+
+
+def list_resources() -> list[dict[str, Any]]:
+    """The resource list (the same for every user; contents are filtered when read)."""
+    return [dict(resource) for resource in RESOURCES]
+
+
+async def async_read_resource(hass: HomeAssistant, user: User, uri: str) -> dict[str, Any] | None:
+    """The ReadResourceResult of a URI, or None when it is not ours."""
+    if uri == GUIDE_URI:
+        text, mime = await _async_guide(hass, user), "text/markdown"
+    elif uri == CONTEXT_URI:
+        snapshot = await async_context_snapshot(hass, user)
+        text, mime = json.dumps(snapshot, separators=(",", ":")), "application/json"
+    else:
+        return None
+    return {"contents": [{"uri": uri, "mimeType": mime, "text": text}]}
+
+
+async def _async_guide(hass: HomeAssistant, user: User) -> str:
+    tiers = allowed_tiers(user)
+    visible = await GatewayCatalog.get(hass).async_visible(user)
+    gateways = "\n".join(
+        f"- `{backend.gateway_name}`: {backend.kind.replace('_', ' ')} “{backend.entry.title}”, "
+        f"{len(tools)} tools for you"
+        for backend, _, tools in visible
+    )
+    lines = [
+        "# Home Assistant MCP gateway",
+        "",
+        f"You act as a Home Assistant {user_role(user).replace('_', '-')} user; tiers you may "
+        f"use: {', '.join(sorted(tiers)) or 'none'}. Everything you do runs with that user's "
+        "Home Assistant permissions and is written to Home Assistant's logbook.",
+        "",
+        "## Core tools",
+        "- `search_tools {query}`: find any tool (core or backend) by what it does.",
+        "- `get_state`: entity states; filter by backend, area, domain, name; pick fields.",
+    ]
+    if ToolTier.CONTROL in tiers:
+        lines.append(
+            "- `set_state {updates: [...]}`: change entities (state on/off, brightness %, "
+            "position, temperature, value, …), many per call."
+        )
+    lines += [
+        "- `get_history`: recorded state changes of entities.",
+        "- `list_backends`: health and latency of each backend.",
+        "",
+        "## Backend gateways",
+        "Call a gateway tool with `{}` for its tools and their input schemas, then with "
+        '`{"tool": name, "args": {...}}`. Destructive tools also need `"confirm": true`: ask '
+        "the user first. Prefer `set_state` for entities; use a backend's own tools for what "
+        "Home Assistant does not model (rules, scenes, alarms, …).",
+        "",
+        gateways or "No backend is exposed.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+async def async_context_snapshot(hass: HomeAssistant, user: User) -> dict[str, Any]:
+    """Backends plus `{area: {entity_id: [name, state]}}` for what the user may read."""
+    visible = await GatewayCatalog.get(hass).async_visible(user)
+    backends = [
+        {
+            "gateway_tool": backend.gateway_name,
+            "title": backend.entry.title,
+            "backend": backend.kind,
+            "connected": backend.runtime is not None,
+        }
+        for backend, _, _ in visible
+    ]
+    refs = sorted(readable_entities(hass, user), key=lambda ref: ref.entity_id)
+    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
+    areas: dict[str, dict[str, list[Any]]] = {}
+    for ref in refs[:CONTEXT_MAX_ENTITIES]:
+        state = hass.states.get(ref.entity_id)
+        area = area_names.get(ref.area_id or "", "No area")
+        name = state.attributes.get(ATTR_FRIENDLY_NAME) if state else None
+        areas.setdefault(area, {})[ref.entity_id] = [
+            name,
+            state.state if state is not None else "unknown",
+        ]
+    snapshot: dict[str, Any] = {
+        "role": str(user_role(user)),
+        "backends": backends,
+        "areas": areas,
+        "entities": len(refs),
+    }
+    if len(refs) > CONTEXT_MAX_ENTITIES:
+        snapshot["truncated"] = _truncation_note(refs)
+    return snapshot
+
+
+def _truncation_note(refs: Sequence[Any]) -> str:
+    return (
+        f"Only the first {CONTEXT_MAX_ENTITIES} of {len(refs)} entities are shown; use "
+        "get_state with filters for the rest."
+    )
