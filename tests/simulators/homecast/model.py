@@ -411,11 +411,11 @@ def generate_homes(
 
 
 def _add_group(rng: random.Random, home: Home) -> None:
-    """A service group of the first room's lights, as the Home app lets a person make."""
-    room = home.rooms[0]
-    lights = [a for a in room.accessories if a.kind == "light"][:2]
+    """A service group of two lights; it is listed in the room of its first member."""
+    lights = [a for a in home.all_accessories() if a.kind == "light"][:2]
     if len(lights) < 2:
         return
+    room = home.room_of(lights[0])
     group = Accessory(
         uuid=uuid_with_tail(rng),
         name=f"{room.name} Lights",

@@ -446,6 +446,11 @@ def load_state_file(path: Path, rng: random.Random) -> tuple[list[Home], str]:
                 room.accessories.append(acc)
                 if props.get("virtual"):
                     home.virtual_room_uuid = room.uuid
+        # A group's members are also listed on their own: share one object so writes agree.
+        standalone = {a.slug: a for a in home.all_accessories() if a.members is None}
+        for acc in home.all_accessories():
+            if acc.members:
+                acc.members = [standalone.get(m.slug, m) for m in acc.members]
         for name in body.get("_scenes", []):
             home.scenes.append(Scene(uuid_with_tail(rng), name, []))
         homes.append(home)

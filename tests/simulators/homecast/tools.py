@@ -168,7 +168,7 @@ def _iso(ts: float) -> str:
 def _char_matches(char: str, wanted: list[str]) -> bool:
     for raw in wanted:
         w = raw.strip().lower()
-        if w in (char, HISTORY_CHARS.get(w)):
+        if char in (w, HISTORY_CHARS.get(w)):
             return True
     return False
 
