@@ -8,6 +8,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.device_registry import DeviceEntry
 from homeassistant.helpers.typing import ConfigType
 
+from .availability import async_track_unreachable
 from .backends import runtime_class
 from .backends.base import McpGatewayConfigEntry
 from .const import CONF_BACKEND, DOMAIN
@@ -30,6 +31,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -
     await runtime.async_setup()
     entry.runtime_data = runtime
     runtime.publisher.async_refresh()
+    coordinators = {id(spec.coordinator): spec.coordinator for spec in runtime.publisher.specs}
+    entry.async_on_unload(async_track_unreachable(hass, entry, coordinators.values()))
     await hass.config_entries.async_forward_entry_setups(entry, runtime.platforms)
     entry.async_on_unload(entry.add_update_listener(_async_options_updated))
     return True

@@ -12,14 +12,19 @@ import logging
 from typing import Any, Self
 from unittest.mock import patch
 
+from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import STATE_OFF, STATE_ON, STATE_UNAVAILABLE, Platform
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
-from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers import (
+    device_registry as dr,
+    entity_registry as er,
+    issue_registry as ir,
+)
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from custom_components.mcp_gateway.backends.base import (
     BackendHealth,
@@ -283,3 +288,28 @@ async def test_unload_releases_the_client(hass: HomeAssistant, entry: MockConfig
     await hass.async_block_till_done()
     assert client.closed
     assert entry.state is ConfigEntryState.NOT_LOADED
+
+
+async def test_repair_issue_when_unreachable_for_long(
+    hass: HomeAssistant, entry: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """Half an hour of failed polls raises a repair issue; the first good poll withdraws it."""
+    issues = ir.async_get(hass)
+    issue = (DOMAIN, f"backend_unreachable_{entry.entry_id}")
+    runtime: FakeRuntime = entry.runtime_data
+    runtime.poll_error = UpdateFailed("unreachable")
+    await _poll(hass, entry)
+    freezer.tick(timedelta(minutes=29))
+    async_fire_time_changed(hass)
+    await _poll(hass, entry)
+    assert issues.async_get_issue(*issue) is None
+    freezer.tick(timedelta(minutes=2))
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+    created = issues.async_get_issue(*issue)
+    assert created is not None
+    assert created.translation_placeholders == {"title": entry.title, "minutes": "30"}
+
+    runtime.poll_error = None
+    await _poll(hass, entry)
+    assert issues.async_get_issue(*issue) is None
