@@ -587,8 +587,10 @@ async def test_tools_list_is_complete_and_personalised(make_hc: Any) -> None:
         for room in home.rooms:
             assert room.name in by_name["get_state"]["description"]
     automations = by_name["get_automations"]["description"]
-    assert f"{hc.sim.homes[1].slug} (HomeKit automations read-only)" in automations
-    assert f"{hc.sim.homes[0].slug} (HomeKit" not in automations
+    assert "; HomeKit automations read-only)" in automations
+    assert automations.count("HomeKit automations read-only") == 1
+    for home in hc.sim.homes:
+        assert f"{home.slug} (rooms: {home.rooms[0].name}" in automations
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1531,3 +1533,39 @@ def test_standalone_help_and_loopback_only() -> None:
     )
     assert refused.returncode != 0
     assert "127.0.0.1" in refused.stderr
+
+
+async def test_offline_relay_hides_the_home_and_fails_writes(hc: Hc) -> None:
+    second = hc.sim.homes[1]
+    room, switch = hc.find("switch", home=1)
+    hc.sim.set_relay_online(second.slug, False)
+    state = await hc.state()
+    assert second.slug not in state
+    assert second.slug not in state["_homes"]
+    assert second.slug not in await hc.ok("get_automations")
+    result = await hc.ok(
+        "set_state",
+        {"updates": [{"home": second.slug, "room": room, "accessory": switch, "on": True}]},
+    )
+    assert result["failed"] == 1
+    assert "RELAY_NOT_CONNECTED" in result["errors"][0]
+    assert "RELAY_NOT_CONNECTED" in await hc.fails(
+        "run_scene", {"home": second.slug, "name": "Good Night"}
+    )
+    hc.sim.set_relay_online(second.slug, True)
+    assert second.slug in (await hc.state())["_homes"]
+
+
+async def test_delayed_write_lands_on_its_own(make_hc: Any) -> None:
+    hc = await make_hc(write_delay=0.01)
+    room, switch = hc.find("switch")
+    was = hc.sim.values(hc.home, switch)["on"]
+    landed = asyncio.Event()
+    hc.sim.listeners.append(lambda home, acc, changed: landed.set())
+    await hc.ok(
+        "set_state",
+        {"updates": [{"home": hc.home, "room": room, "accessory": switch, "on": not was}]},
+    )
+    await asyncio.wait_for(landed.wait(), 5)
+    assert hc.sim.values(hc.home, switch)["on"] is (not was)
+    assert hc.sim.pending_writes == 0

@@ -178,6 +178,7 @@ class Home:
     view_only: bool = False  # relay's Apple ID lacks edit access: HomeKit automations read-only
     analytics: bool = True
     scene_management: bool = True  # relay app version supports create/update/delete_scene
+    relay_online: bool = True  # the relay Mac serving this home is connected
     virtual_room_uuid: str = ""
 
     @property

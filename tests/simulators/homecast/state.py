@@ -193,6 +193,10 @@ class HomecastSim:
         """Make an accessory stop (or resume) answering the hub."""
         self.accessory(home, ref).reachable = reachable
 
+    def set_relay_online(self, home: str, online: bool) -> None:
+        """The relay Mac serving a home disconnects (or comes back)."""
+        self.home(home).relay_online = online
+
     def pair_accessory(self, home: str, room: str, name: str, kind: str, variant: int = 0) -> str:
         """A new accessory paired in the Home app; returns its key."""
         h = self.home(home)

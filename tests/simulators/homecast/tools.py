@@ -101,6 +101,8 @@ def _home(sim: HomecastSim, grant: Grant, ref: str, *, write: bool) -> Home:
         raise ToolError(f"HOME_NOT_FOUND: no home matches '{ref}'")
     if write and not grant.can_write(home):
         raise ToolError(f"Permission denied: this token has view-only access to {home.slug}")
+    if not home.relay_online:
+        raise ToolError(f"RELAY_NOT_CONNECTED: the relay Mac for {home.slug} is not connected")
     return home
 
 
@@ -193,6 +195,8 @@ async def get_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
     for home in sim.visible_homes(grant):
         if hf and hf not in home.slug and hf not in home.name.lower():
             continue
+        if not home.relay_online:
+            continue  # the service silently leaves out homes whose relay is not connected
         body: dict[str, Any] = {}
         for room in home.rooms:
             if rf and rf not in room.slug and rf not in room.name.lower():
@@ -697,6 +701,8 @@ async def get_automations(sim: HomecastSim, grant: Grant, args: dict[str, Any]) 
     for home in sim.visible_homes(grant):
         if hf and hf not in home.slug and hf not in home.name.lower():
             continue
+        if not home.relay_online:
+            continue  # HomeKit automations are read through the relay
         out[home.slug] = [dict(a) for a in home.automations]
         if home.view_only:
             view_only.append(home.slug)
@@ -1383,7 +1389,9 @@ def describe(sim: HomecastSim, grant: Grant, tool: Tool) -> str:
         return tool.summary + " Homes: " + "; ".join(lines) + "."
     if tool.name == "get_automations":
         lines = [
-            h.slug + (" (HomeKit automations read-only)" if h.view_only else "") for h in homes
+            f"{h.slug} (rooms: {', '.join(r.name for r in h.rooms) or 'none'}"
+            + ("; HomeKit automations read-only)" if h.view_only else ")")
+            for h in homes
         ]
         return tool.summary + " Homes: " + "; ".join(lines) + "."
     return tool.summary
