@@ -182,8 +182,7 @@ TOOLS: tuple[ToolDef, ...] = (
     _w(
         "hub_create_backup",
         "Take a full hub database backup now (unlocks destructive tools for 24 hours).",
-        {},
-        confirm=True,
+        dict(CONFIRM),  # confirm only: it is the backup the other tools wait for
     ),
     _w(
         "hub_update_firmware",

@@ -150,6 +150,7 @@ class Hub:
         self.mcp_requests = 0
         self.mcp_tool_calls = 0
         self.writes_in_flight = 0
+        self.blocking_waits = 0  # attribute waits currently blocking a request
         self.write_hold: asyncio.Event | None = None  # tests hold writes open with this
         # (epoch ms, device id) per device event, sorted: changedSince costs O(changed).
         self._activity: list[tuple[int, int]] = []
@@ -542,4 +543,9 @@ class Hub:
     async def wait_writes_in_flight(self, count: int) -> None:
         """Return once at least `count` writes are in flight (tests of the write cap)."""
         while self.writes_in_flight < count:
+            await self.wait_change(1.0)
+
+    async def wait_blocking(self, count: int = 1) -> None:
+        """Return once at least `count` attribute waits are blocking (inject changes then)."""
+        while self.blocking_waits < count:
             await self.wait_change(1.0)

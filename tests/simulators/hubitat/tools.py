@@ -489,6 +489,16 @@ class Tools:
         self, devices: list[Device], attribute: str, spec: dict[str, Any], mode: str = "all"
     ) -> dict[str, Any]:
         """Block until the devices' attribute matches (all or any), stable, or time out."""
+        self.hub.blocking_waits += 1
+        self.hub.notify()
+        try:
+            return await self._wait_loop(devices, attribute, spec, mode)
+        finally:
+            self.hub.blocking_waits -= 1
+
+    async def _wait_loop(
+        self, devices: list[Device], attribute: str, spec: dict[str, Any], mode: str
+    ) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         start = loop.time()
         deadline = start + spec["timeout"] / 1000

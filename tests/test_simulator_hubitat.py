@@ -1,0 +1,1290 @@
+"""The Hubitat simulator against reference/hubitat.md, over raw HTTP.
+
+The simulator must be right on its own before any client is tested against it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+import json
+import re
+import socket
+import subprocess
+import sys
+from typing import Any
+
+import aiohttp
+from aiohttp.test_utils import TestClient
+import pytest
+
+from tests.simulators.base import FAULTS, STATS, SimClock
+from tests.simulators.hubitat import (
+    BEST_PRACTICE_KEY,
+    CORE_TOOLS,
+    GATEWAYS,
+    HUB,
+    SUPPORTED_VERSIONS,
+    TOOL_DEFS,
+    Hub,
+    create_app,
+)
+
+KEY = {"bestPracticeKey": BEST_PRACTICE_KEY}
+NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
+LAST_ACTIVITY = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$")
+EVENT_DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}$")
+MODERN = "2026-07-28"
+ClientFactory = Callable[..., Awaitable[TestClient]]
+
+
+class Sim:
+    """A running simulated hub with raw JSON-RPC helpers."""
+
+    def __init__(self, client: TestClient, clock: SimClock, app_id: str, token: str) -> None:
+        self.client = client
+        self.clock = clock
+        self.hub: Hub = client.server.app[HUB]
+        self.path = f"/apps/api/{app_id}/mcp"
+        self.token = token
+        self._id = 0
+
+    async def post(
+        self,
+        body: Any,
+        *,
+        headers: dict[str, str] | None = None,
+        token: str | None = "query",
+    ) -> aiohttp.ClientResponse:
+        data = body if isinstance(body, bytes | str) else json.dumps(body)
+        params = {"access_token": self.token} if token == "query" else None
+        hdrs = {"Content-Type": "application/json", **(headers or {})}
+        return await self.client.post(self.path, data=data, params=params, headers=hdrs)
+
+    async def rpc(
+        self, method: str, params: dict[str, Any] | None = None, **kwargs: Any
+    ) -> tuple[int, dict[str, Any]]:
+        self._id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id, "method": method}
+        if params is not None:
+            message["params"] = params
+        response = await self.post(message, **kwargs)
+        return response.status, await response.json()
+
+    async def call_raw(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        status, body = await self.rpc("tools/call", {"name": name, "arguments": args or {}})
+        assert status == 200
+        return body
+
+    async def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A tool call that must succeed at the JSON-RPC level; the parsed text payload."""
+        body = await self.call_raw(name, args)
+        assert "result" in body, body
+        assert "structuredContent" not in body["result"]
+        return json.loads(body["result"]["content"][0]["text"])
+
+    async def error(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = await self.call_raw(name, args)
+        assert "error" in body, body
+        return body["error"]
+
+    async def gw(self, gateway: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        return await self.call(gateway, {"tool": tool, "args": args})
+
+
+@pytest.fixture(autouse=True)
+def _loopback_sockets(socket_enabled: None) -> None:
+    """Real HTTP on 127.0.0.1."""
+
+
+@pytest.fixture
+def make_sim(aiohttp_client: ClientFactory) -> Callable[..., Awaitable[Sim]]:
+    async def _make(**options: Any) -> Sim:
+        clock = SimClock()
+        clock.set(options.pop("now", NOW))
+        options.setdefault("command_delay", None)
+        options.setdefault("devices", 40)
+        app = create_app(clock=clock, **options)
+        client = await aiohttp_client(app)
+        return Sim(
+            client, clock, str(options.get("app_id", "42")), options.get("token", "sim-token")
+        )
+
+    return _make
+
+
+@pytest.fixture
+async def sim(make_sim: Callable[..., Awaitable[Sim]]) -> Sim:
+    return await make_sim()
+
+
+def _first(sim: Sim, kind: str) -> str:
+    return str(sim.hub.find(kind=kind)[0].id)
+
+
+# ---------------------------------------------------------------- transport and protocol
+
+
+@pytest.mark.parametrize(
+    ("requested", "negotiated"),
+    [
+        ("2025-11-25", "2025-11-25"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2024-11-05"),
+        ("2026-07-28", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ],
+)
+async def test_initialize_negotiates(sim: Sim, requested: str, negotiated: str) -> None:
+    status, body = await sim.rpc("initialize", {"protocolVersion": requested})
+    result = body["result"]
+    assert status == 200
+    assert result["protocolVersion"] == negotiated
+    assert result["capabilities"] == {
+        "tools": {},
+        "resources": {"subscribe": False, "listChanged": False},
+    }
+    assert result["serverInfo"]["name"] == "hubitat-mcp-rule-server"
+    assert result["instructions"]
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == (
+        "hubitat-mcp-rule-server"
+    )
+    assert "resultType" not in result  # legacy results stay strict-schema clean
+
+
+async def test_stateless_transport(sim: Sim) -> None:
+    response = await sim.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert "Mcp-Session-Id" not in response.headers
+    assert response.content_type == "application/json"
+    for method in ("GET", "DELETE"):
+        reply = await sim.client.request(method, sim.path, params={"access_token": sim.token})
+        assert reply.status == 405
+    note = await sim.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert note.status == 202
+    assert await note.read() == b""
+
+
+async def test_server_discover_and_modern_headers(sim: Sim) -> None:
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"}
+    status, body = await sim.rpc("server/discover", headers=headers)
+    assert status == 200
+    assert body["result"]["supportedVersions"] == list(SUPPORTED_VERSIONS)
+    assert body["result"]["resultType"] == "complete"
+    assert body["result"]["ttlMs"] > 0
+    # Legacy discover works too (headerless), still with resultType.
+    _, legacy = await sim.rpc("server/discover")
+    assert legacy["result"]["resultType"] == "complete"
+
+    call = {"name": "hub_list_modes", "arguments": {}}
+    good = {
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "hub_list_modes",
+    }
+    status, body = await sim.rpc("tools/call", call, headers=good)
+    assert status == 200
+    assert body["result"]["resultType"] == "complete"
+
+    sentinel = "=?base64?" + base64.b64encode(b"hub_list_modes").decode() + "?="
+    status, _ = await sim.rpc("tools/call", call, headers={**good, "Mcp-Name": sentinel})
+    assert status == 200
+
+    for bad in (
+        {**good, "Mcp-Method": "tools/list"},
+        {**good, "Mcp-Name": "hub_get_info"},
+        {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"},
+    ):
+        status, body = await sim.rpc("tools/call", call, headers=bad)
+        assert (status, body["error"]["code"]) == (400, -32020)
+
+    meta_call = {**call, "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}
+    status, body = await sim.rpc("tools/call", meta_call, headers=good)
+    assert (status, body["error"]["code"]) == (400, -32020)
+
+    status, body = await sim.rpc(
+        "no/such", headers={"MCP-Protocol-Version": MODERN, "Mcp-Method": "no/such"}
+    )
+    assert (status, body["error"]["code"]) == (404, -32601)
+    batch = await sim.post(
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
+        headers={"MCP-Protocol-Version": MODERN, "Mcp-Method": "ping"},
+    )
+    assert batch.status == 400
+    assert (await batch.json())["error"]["code"] == -32600
+    # A legacy header value is served like a headerless request, with no cross-checks.
+    status, body = await sim.rpc("ping", headers={"MCP-Protocol-Version": "2025-06-18"})
+    assert status == 200
+    assert "resultType" not in body["result"]
+
+
+async def test_unsupported_version_header(sim: Sim) -> None:
+    status, body = await sim.rpc("ping", headers={"MCP-Protocol-Version": "2030-01-01"})
+    assert status == 400
+    assert body["error"]["code"] == -32022
+    assert body["error"]["data"] == {
+        "requested": "2030-01-01",
+        "supported": list(SUPPORTED_VERSIONS),
+    }
+
+
+async def test_jsonrpc_errors_and_batches(sim: Sim) -> None:
+    response = await sim.post(b"{nope")
+    assert response.status == 200
+    assert (await response.json())["error"]["code"] == -32700
+    response = await sim.post({"id": 1, "method": "ping"})
+    assert (await response.json())["error"]["code"] == -32600
+    status, body = await sim.rpc("no/such")
+    assert (status, body["error"]["code"]) == (200, -32601)
+    response = await sim.post([])
+    assert (await response.json())["error"]["code"] == -32600
+    response = await sim.post(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
+    )
+    replies = await response.json()
+    assert [r["id"] for r in replies] == [1, 2]
+    only_notes = await sim.post([{"jsonrpc": "2.0", "method": "notifications/cancelled"}])
+    assert only_notes.status == 202
+    status, body = await sim.rpc("tools/call", {"arguments": {}})
+    assert body["error"]["code"] == -32602
+
+
+async def test_auth_query_bearer_and_refusals(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(token="s3cret", app_id=77)
+    assert sim.path == "/apps/api/77/mcp"
+    status, _ = await sim.rpc("ping")
+    assert status == 200
+    status, _ = await sim.rpc("ping", token=None, headers={"Authorization": "Bearer s3cret"})
+    assert status == 200
+    response = await sim.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}, token=None)
+    assert response.status == 401
+    status, _ = await sim.rpc("ping", token=None, headers={"Authorization": "Bearer wrong"})
+    assert status == 401
+    other = await sim.client.post("/apps/api/1/mcp", params={"access_token": "s3cret"}, data="{}")
+    assert other.status == 404
+    get = await sim.client.get(sim.path)
+    assert get.status == 401  # the OAuth layer answers before the app's 405
+    sim.client.server.app[FAULTS].revoked = True
+    status, _ = await sim.rpc("ping")
+    assert status == 401
+
+
+async def test_origin_is_logged_or_enforced(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    lenient = await make_sim()
+    status, _ = await lenient.rpc("ping", headers={"Origin": "http://evil.example"})
+    assert status == 200
+    strict = await make_sim(enforce_origin=True)
+    status, _ = await strict.rpc("ping", headers={"Origin": "http://evil.example"})
+    assert status == 403
+    status, _ = await strict.rpc("ping", headers={"Origin": "http://127.0.0.1:8080"})
+    assert status == 200
+
+
+# ---------------------------------------------------------------- catalog and gateways
+
+
+async def test_gateway_catalog(sim: Sim) -> None:
+    _, body = await sim.rpc("tools/list")
+    tools = body["result"]["tools"]
+    names = [t["name"] for t in tools]
+    assert len(tools) == 36
+    assert names[:13] == list(CORE_TOOLS)
+    assert set(names[13:]) == set(GATEWAYS)
+    assert body["result"]["ttlMs"] > 0
+    assert "nextCursor" not in body["result"]
+    by_name = {t["name"]: t for t in tools}
+    assert by_name["hub_read_devices"]["annotations"]["readOnlyHint"] is True
+    assert by_name["hub_manage_devices"]["annotations"]["readOnlyHint"] is False
+    assert by_name["hub_manage_devices"]["annotations"]["destructiveHint"] is True
+    for tool in tools:
+        assert tool["inputSchema"]["type"] == "object"
+        assert set(tool["annotations"]) == {
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        }
+    assert by_name["hub_set_hsm"]["annotations"]["destructiveHint"] is True
+    assert "bestPracticeKey" in by_name["hub_set_hsm"]["inputSchema"]["properties"]
+    assert "bestPracticeKey" not in by_name["hub_get_info"]["inputSchema"]["properties"]
+
+
+async def test_flat_catalog(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(gateways=False)
+    _, body = await sim.rpc("tools/list")
+    names = [t["name"] for t in body["result"]["tools"]]
+    assert len(names) == len(set(names)) == len(TOOL_DEFS) - 1
+    assert "hub_search_tools" not in names
+    assert not set(names) & set(GATEWAYS)
+    assert "hub_list_devices" in names
+    error = await sim.error("hub_search_tools", {"query": "light"})
+    assert error["code"] == -32602
+
+
+async def test_gateway_catalog_and_execute(sim: Sim) -> None:
+    catalog = await sim.call("hub_read_devices")
+    assert catalog["gateway"] == "hub_read_devices"
+    assert catalog["mode"] == "catalog"
+    assert [t["name"] for t in catalog["tools"]] == list(GATEWAYS["hub_read_devices"][1])
+    assert all(t["inputSchema"]["type"] == "object" for t in catalog["tools"])
+    flat = await sim.call("hub_list_devices", {"limit": 5})
+    proxied = await sim.gw("hub_read_devices", "hub_list_devices", {"limit": 5})
+    assert flat == proxied
+    error = await sim.error("hub_read_devices", {"tool": "hub_call_device_command", "args": {}})
+    assert error["code"] == -32602
+    assert "hub_list_devices" in error["message"]
+    error = await sim.error("hub_no_such_tool")
+    assert error["code"] == -32602
+    error = await sim.error("hub_read_devices", {"tool": "hub_list_devices", "args": [1]})
+    assert error["code"] == -32602
+
+
+async def test_search_tools_ranks_hidden_tools(sim: Sim) -> None:
+    result = await sim.call("hub_search_tools", {"query": "send a command to a device"})
+    names = [r["name"] for r in result["results"]]
+    assert "hub_call_device_command" in names[:3]
+    top = next(r for r in result["results"] if r["name"] == "hub_call_device_command")
+    assert top["gateways"] == ["hub_manage_devices"]
+    assert (await sim.error("hub_search_tools", {}))["code"] == -32602
+
+
+# ---------------------------------------------------------------- device listing
+
+
+async def test_list_devices_summary_shape(sim: Sim) -> None:
+    result = await sim.call("hub_list_devices")
+    assert result["count"] == 40
+    assert result["total"] == 40
+    assert result["hasMore"] is False
+    assert "nextCursor" not in result
+    allowed = {"switch", "level", "motion", "contact", "temperature", "humidity", "battery"}
+    never = 0
+    for item in result["devices"]:
+        assert isinstance(item["id"], str)
+        assert set(item) >= {
+            "id",
+            "name",
+            "label",
+            "room",
+            "disabled",
+            "deviceNetworkId",
+            "lastActivity",
+            "parentDeviceId",
+            "currentStates",
+        }
+        assert set(item["currentStates"]) <= allowed
+        if item["lastActivity"] is None:
+            never += 1
+        else:
+            assert LAST_ACTIVITY.match(item["lastActivity"])
+            assert item["lastActivity"].endswith(("-06:00", "-05:00"))  # hub's local zone
+    assert never == 1  # the paired-but-silent device
+    lock = next(d for d in result["devices"] if d["id"] == _first(sim, "lock"))
+    assert "lock" not in lock["currentStates"]  # only detailed shows locks
+    assert lock["currentStates"]["battery"] == sim.hub.devices[int(lock["id"])].value("battery")
+
+
+async def test_list_devices_formats(sim: Sim) -> None:
+    ids = await sim.call("hub_list_devices", {"format": "ids"})
+    assert all(isinstance(i, int) for i in ids["deviceIds"])
+    assert ids["count"] == ids["total"] == 40
+    detailed = await sim.call("hub_list_devices", {"format": "detailed", "limit": 3})
+    item = detailed["devices"][0]
+    assert isinstance(item["capabilities"], list)
+    assert all(set(a) == {"name", "value"} for a in item["attributes"])
+    assert all(isinstance(c, str) for c in item["commands"])
+    context = await sim.call("hub_list_devices", {"format": "context", "limit": 2})
+    assert set(context["devices"][0]) == {"id", "label", "room", "states"}
+    assert (await sim.error("hub_list_devices", {"format": "xml"}))["code"] == -32602
+
+
+async def test_paging_offset_and_cursor(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(devices=120)
+    first = await sim.call("hub_list_devices")
+    assert first["count"] == 50
+    assert first["hasMore"] is True
+    assert (first["nextOffset"], first["nextCursor"]) == (50, "50")
+    seen = [d["id"] for d in first["devices"]]
+    cursor = first["nextCursor"]
+    while cursor:
+        page = await sim.call("hub_list_devices", {"cursor": cursor})
+        seen += [d["id"] for d in page["devices"]]
+        cursor = page.get("nextCursor")
+    assert len(seen) == len(set(seen)) == 120
+    by_offset = await sim.call("hub_list_devices", {"offset": 100, "limit": 50})
+    assert by_offset["count"] == 20
+    assert by_offset["hasMore"] is False
+    for bad in ({"cursor": "abc"}, {"cursor": "999"}, {"limit": 0}, {"offset": "x"}):
+        assert (await sim.error("hub_list_devices", bad))["code"] == -32602
+
+
+async def test_list_filters(sim: Sim) -> None:
+    hub = sim.hub
+    switches = await sim.call("hub_list_devices", {"capabilityFilter": "switch"})
+    expected = {str(d.id) for d in hub.visible_devices() if "Switch" in d.capabilities}
+    assert {d["id"] for d in switches["devices"]} == expected
+    on = await sim.call("hub_list_devices", {"onlyOn": True})
+    assert {d["id"] for d in on["devices"]} == {
+        str(d.id) for d in hub.visible_devices() if d.value("switch") == "on"
+    }
+    room = next(r for r in hub.rooms.values() if r.device_ids)
+    in_room = await sim.call("hub_list_devices", {"roomFilter": room.name.upper()})
+    assert {d["room"] for d in in_room["devices"]} == {room.name}
+    label = hub.visible_devices()[0].label
+    by_label = await sim.call("hub_list_devices", {"labelFilter": label.lower()})
+    assert label in [d["label"] for d in by_label["devices"]]
+    stale = await sim.call("hub_list_devices", {"filter": "stale:240"})
+    for item in stale["devices"]:
+        device = hub.devices[int(item["id"])]
+        assert device.last_activity is None or NOW - device.last_activity >= timedelta(hours=240)
+    target = _first(sim, "switch")
+    await sim.gw(
+        "hub_manage_devices", "hub_update_device", {"deviceId": target, "enabled": False, **KEY}
+    )
+    disabled = await sim.call("hub_list_devices", {"filter": "disabled"})
+    assert [d["id"] for d in disabled["devices"]] == [target]
+    enabled = await sim.call("hub_list_devices", {"filter": "enabled"})
+    assert enabled["total"] == 39
+    for bad in ("stale:x", "broken"):
+        assert (await sim.error("hub_list_devices", {"filter": bad}))["code"] == -32602
+
+
+async def test_changed_since_is_incremental(sim: Sim) -> None:
+    hub = sim.hub
+    bookmark = int(NOW.timestamp() * 1000)
+    assert (await sim.call("hub_list_devices", {"changedSince": bookmark}))["devices"] == []
+    sim.clock.advance(1.5)
+    a, b = hub.find(kind="contact")[0], hub.find(kind="motion")[0]
+    hub.set_attribute(a.id, "contact", "open" if a.value("contact") == "closed" else "closed")
+    hub.set_attribute(b.id, "motion", "active" if b.value("motion") == "inactive" else "inactive")
+    changed = await sim.call("hub_list_devices", {"changedSince": bookmark})
+    assert sorted(d["id"] for d in changed["devices"]) == sorted([str(a.id), str(b.id)])
+    assert changed["total"] == 2
+    iso = (NOW + timedelta(seconds=1)).astimezone(hub.tz).isoformat()
+    assert len((await sim.call("hub_list_devices", {"changedSince": iso}))["devices"]) == 2
+    # Strictly after: the exact instant of the change is not "after" it.
+    exact = int((NOW + timedelta(seconds=1.5)).timestamp() * 1000)
+    assert (await sim.call("hub_list_devices", {"changedSince": exact}))["devices"] == []
+    # A report that changes nothing makes no activity.
+    hub.set_attribute(a.id, "contact", a.value("contact"))
+    assert (await sim.call("hub_list_devices", {"changedSince": exact}))["devices"] == []
+    assert (await sim.error("hub_list_devices", {"changedSince": "yesterday"}))["code"] == -32602
+    naive = {"changedSince": "2026-11-29T10:00:00"}
+    assert (await sim.error("hub_list_devices", naive))["code"] == -32602
+
+
+async def test_changed_since_cost_does_not_grow_with_devices(
+    make_sim: Callable[..., Awaitable[Sim]],
+) -> None:
+    sizes = []
+    for count in (100, 1000):
+        sim = await make_sim(devices=count)
+        bookmark = int(NOW.timestamp() * 1000)
+        sim.clock.advance(1)
+        for device in sim.hub.find(capability="Switch")[:3]:
+            sim.hub.set_attribute(
+                device.id, "switch", "on" if device.value("switch") == "off" else "off"
+            )
+        response = await sim.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "hub_list_devices", "arguments": {"changedSince": bookmark}},
+            }
+        )
+        body = await response.read()
+        assert len(json.loads(json.loads(body)["result"]["content"][0]["text"])["devices"]) == 3
+        sizes.append(len(body))
+    assert abs(sizes[0] - sizes[1]) < 200  # same three devices, whatever the hub's size
+
+
+async def test_unselected_devices_are_invisible(sim: Sim) -> None:
+    hidden = [d for d in sim.hub.devices.values() if not d.selected]
+    assert len(hidden) == 2
+    listed = await sim.call("hub_list_devices", {"format": "ids"})
+    assert not {d.id for d in hidden} & set(listed["deviceIds"])
+    error = await sim.error("hub_get_device", {"deviceId": str(hidden[0].id)})
+    assert error["code"] == -32602
+    assert error["message"] == f"Device not found: {hidden[0].id}"
+    rooms = await sim.call("hub_list_rooms")
+    all_room_ids = {i for r in rooms["rooms"] for i in r["deviceIds"]}
+    # getRooms() knows every device in a room, selected or not.
+    assert any(d.id in all_room_ids for d in hidden if d.room_id)
+
+
+async def test_get_device_shape(sim: Sim) -> None:
+    dev_id = _first(sim, "thermostat")
+    device = await sim.call("hub_get_device", {"deviceId": int(dev_id)})
+    assert device["id"] == dev_id
+    assert "Thermostat" in device["capabilities"]
+    attrs = {a["name"]: a for a in device["attributes"]}
+    assert attrs["heatingSetpoint"]["dataType"] == "NUMBER"
+    assert isinstance(attrs["heatingSetpoint"]["value"], int | float)
+    assert isinstance(json.loads(attrs["supportedThermostatModes"]["value"]), list)
+    commands = {c["name"]: c["arguments"] for c in device["commands"]}
+    assert commands["heat"] is None
+    assert commands["setHeatingSetpoint"] == [{"name": "temperature", "type": "NUMBER"}]
+    assert (await sim.error("hub_get_device", {"deviceId": "999999"}))["code"] == -32602
+    assert (await sim.error("hub_get_device", {}))["code"] == -32602
+
+
+# ---------------------------------------------------------------- attributes and waits
+
+
+async def test_get_attribute(sim: Sim) -> None:
+    dev = sim.hub.find(kind="lock")[0]
+    result = await sim.call(
+        "hub_get_device_attribute", {"deviceId": str(dev.id), "attribute": "lock"}
+    )
+    assert result == {"device": dev.label, "attribute": "lock", "value": "locked"}
+    error = await sim.error("hub_get_device_attribute", {"deviceId": str(dev.id), "attribute": "x"})
+    assert error["code"] == -32602
+    assert "Available" in error["message"]
+    ids = [str(d.id) for d in sim.hub.find(capability="Switch")[:3]]
+    multi = await sim.call("hub_get_device_attribute", {"deviceIds": ids, "attribute": "switch"})
+    assert [r["deviceId"] for r in multi["results"]] == ids
+    for bad in (
+        {"deviceId": ids[0], "deviceIds": ids, "attribute": "switch"},
+        {"deviceIds": [ids[0]] * 21, "attribute": "switch"},
+        {"deviceId": ids[0], "attribute": "switch", "expectedValue": "on", "timeoutMs": 60001},
+        {
+            "deviceId": ids[0],
+            "attribute": "switch",
+            "expectedValue": "on",
+            "stableForMs": 10,
+            "timeoutMs": 10,
+        },
+        {"deviceId": ids[0], "attribute": "switch", "expectedValues": [1], "comparator": "between"},
+        {"deviceId": ids[0]},
+    ):
+        assert (await sim.error("hub_get_device_attribute", bad))["code"] == -32602
+
+
+async def test_attribute_wait_succeeds_when_the_device_changes(
+    make_sim: Callable[..., Awaitable[Sim]],
+) -> None:
+    sim = await make_sim(command_delay=0.01)
+    dev = next(d for d in sim.hub.find(kind="switch") if d.value("switch") == "off")
+    waiting = asyncio.create_task(
+        sim.call(
+            "hub_get_device_attribute",
+            {
+                "deviceId": str(dev.id),
+                "attribute": "switch",
+                "expectedValue": "on",
+                "timeoutMs": 10000,
+            },
+        )
+    )
+    await sim.hub.wait_blocking(1)
+    assert dev.value("switch") == "off"
+    sim.hub.set_attribute(dev.id, "switch", "on")
+    result = await waiting
+    assert result["success"] is True
+    assert result["timedOut"] is False
+    assert result["finalValue"] == "on"
+
+
+async def test_attribute_wait_times_out_and_non_numeric(sim: Sim) -> None:
+    dev = sim.hub.find(kind="lock")[0]
+    result = await sim.call(
+        "hub_get_device_attribute",
+        {
+            "deviceId": str(dev.id),
+            "attribute": "lock",
+            "expectedValue": "unlocked",
+            "timeoutMs": 30,
+        },
+    )
+    assert (result["success"], result["timedOut"], result["finalValue"]) == (False, True, "locked")
+    numeric = await sim.call(
+        "hub_get_device_attribute",
+        {
+            "deviceId": str(dev.id),
+            "attribute": "lock",
+            "expectedValue": 5,
+            "comparator": "gt",
+            "timeoutMs": 20,
+        },
+    )
+    assert numeric["nonNumericAttribute"] is True
+    battery = await sim.call(
+        "hub_get_device_attribute",
+        {
+            "deviceId": str(dev.id),
+            "attribute": "battery",
+            "expectedValues": [0, 100],
+            "comparator": "between",
+            "timeoutMs": 1000,
+        },
+    )
+    assert battery["success"] is True
+
+
+async def test_multi_device_wait_any(sim: Sim) -> None:
+    devices = sim.hub.find(kind="contact")[:2]
+    sim.hub.set_attribute(devices[0].id, "contact", "open")
+    sim.hub.set_attribute(devices[1].id, "contact", "closed")
+    result = await sim.call(
+        "hub_get_device_attribute",
+        {
+            "deviceIds": [str(d.id) for d in devices],
+            "attribute": "contact",
+            "expectedValue": "open",
+            "mode": "any",
+            "timeoutMs": 1000,
+        },
+    )
+    assert result["success"] is True
+    assert result["convergedCount"] == 1
+    assert [r["matched"] for r in result["results"]] == [True, False]
+
+
+# ---------------------------------------------------------------- commands
+
+
+async def test_command_lands_after_the_reply(sim: Sim) -> None:
+    dev = next(d for d in sim.hub.find(kind="dimmer"))
+    sim.hub.set_attribute(dev.id, "switch", "off")
+    result = await sim.gw(
+        "hub_manage_devices",
+        "hub_call_device_command",
+        {"deviceId": str(dev.id), "command": "setLevel", "parameters": ["75"], **KEY},
+    )
+    assert result["success"] is True
+    assert result["device"] == dev.label
+    assert result["parameters"] == ["75"]
+    assert result["state"]["switch"]["value"] == "off"  # snapshot before the effect
+    assert EVENT_DATE.match(result["state"]["switch"]["timestamp"])
+    assert dev.value("level") != 75 or dev.value("switch") == "off"
+    assert sim.hub.apply_pending() == 1
+    assert dev.value("level") == 75
+    assert dev.value("switch") == "on"
+
+
+async def test_command_parameter_conversion(sim: Sim) -> None:
+    light = sim.hub.find(kind="color_light")[0]
+    args = {"deviceId": str(light.id), "command": "setColor", **KEY}
+    color = json.dumps({"hue": 33, "saturation": 90, "level": 40})
+    assert (await sim.call("hub_call_device_command", {**args, "parameters": [color]}))["success"]
+    args["command"] = "setColorTemperature"
+    assert (await sim.call("hub_call_device_command", {**args, "parameters": ["3500", "60"]}))[
+        "success"
+    ]
+    sim.hub.apply_pending()
+    assert light.value("hue") == 33
+    assert light.value("colorTemperature") == 3500
+    assert light.value("colorMode") == "CT"
+    assert light.value("level") == 60
+
+
+async def test_command_errors(sim: Sim) -> None:
+    dev = sim.hub.find(kind="switch")[0]
+    base = {"deviceId": str(dev.id), **KEY}
+    error = await sim.error("hub_call_device_command", {**base, "command": "explode"})
+    assert error["code"] == -32602
+    assert "on, off" in error["message"]
+    error = await sim.error(
+        "hub_call_device_command", {**KEY, "deviceId": "424242", "command": "on"}
+    )
+    assert error["message"] == "Device not found: 424242"
+    error = await sim.error("hub_call_device_command", {**base, "command": "on", "parameters": "1"})
+    assert error["code"] == -32602
+    # Runtime failures are results, not isError.
+    body = await sim.call_raw(
+        "hub_call_device_command", {**base, "command": "on", "parameters": ["1"]}
+    )
+    assert "isError" not in body["result"]
+    assert json.loads(body["result"]["content"][0]["text"])["success"] is False
+    dimmer = sim.hub.find(kind="dimmer")[0]
+    bad_level = {**KEY, "deviceId": str(dimmer.id), "command": "setLevel", "parameters": ["loud"]}
+    assert (await sim.call("hub_call_device_command", bad_level))["success"] is False
+    sim.hub.break_device(dev.id)
+    broken = await sim.call("hub_call_device_command", {**base, "command": "on"})
+    assert broken["success"] is False
+    assert broken["note"]
+    sim.hub.break_device(dev.id, False)
+    dev.disabled = True
+    assert (await sim.call("hub_call_device_command", {**base, "command": "on"}))[
+        "success"
+    ] is False
+    assert sim.hub.apply_pending() == 0
+
+
+async def test_command_wait_for(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(command_delay=0.01)
+    lock = sim.hub.find(kind="lock")[0]
+    result = await sim.call(
+        "hub_call_device_command",
+        {
+            "deviceId": str(lock.id),
+            "command": "unlock",
+            "waitFor": {"attribute": "lock", "expectedValue": "unlocked", "timeoutMs": 10000},
+            **KEY,
+        },
+    )
+    assert result["waitFor"]["success"] is True
+    assert result["state"]["lock"]["value"] == "unlocked"
+    too_long = {"attribute": "lock", "expectedValue": "locked", "timeoutMs": 30001}
+    error = await sim.error(
+        "hub_call_device_command",
+        {"deviceId": str(lock.id), "command": "lock", "waitFor": too_long, **KEY},
+    )
+    assert error["code"] == -32602
+
+
+async def test_multi_stage_covers_and_garage(sim: Sim) -> None:
+    garage = sim.hub.find(kind="garage")[0]
+    await sim.call(
+        "hub_call_device_command", {"deviceId": str(garage.id), "command": "open", **KEY}
+    )
+    sim.hub.apply_pending()
+    assert (garage.value("door"), garage.value("contact")) == ("open", "open")
+    door_events = [e.value for e in garage.events if e.name == "door"]
+    assert door_events[-2:] == ["opening", "open"]
+    shade = sim.hub.find(kind="shade")[0]
+    await sim.call(
+        "hub_call_device_command",
+        {"deviceId": str(shade.id), "command": "setPosition", "parameters": ["40"], **KEY},
+    )
+    sim.hub.apply_pending()
+    assert (shade.value("windowShade"), shade.value("position")) == ("partially open", 40)
+
+
+async def test_batch_commands(sim: Sim) -> None:
+    switches = sim.hub.find(kind="switch")[:2]
+    entries = [
+        {"deviceId": str(switches[0].id), "command": "on"},
+        {"deviceId": "999999", "command": "on"},
+        {"deviceId": str(switches[1].id), "command": "fly"},
+    ]
+    result = await sim.call("hub_call_device_command", {"commands": entries, **KEY})
+    assert (result["count"], result["sentCount"], result["failedCount"]) == (3, 1, 2)
+    assert result["partial"] is True
+    assert result["success"] is False
+    assert result["failedDeviceIds"] == ["999999", str(switches[1].id)]
+    assert result["results"][0] == {
+        "deviceId": str(switches[0].id),
+        "command": "on",
+        "success": True,
+        "device": switches[0].label,
+    }
+    assert sim.hub.apply_pending() == 1
+    all_bad = await sim.call_raw("hub_call_device_command", {"commands": entries[1:], **KEY})
+    assert all_bad["result"]["isError"] is True
+    # The whole batch is validated before anything is sent.
+    malformed = [entries[0], {"deviceId": "1"}]
+    error = await sim.error("hub_call_device_command", {"commands": malformed, **KEY})
+    assert error["code"] == -32602
+    assert sim.hub.apply_pending() == 0
+    for bad in (
+        {"commands": [], **KEY},
+        {"commands": [entries[0]] * 21, **KEY},
+        {"commands": [entries[0]], "deviceId": "1", **KEY},
+        {"commands": [entries[0]], "waitFor": {"attribute": "switch"}, **KEY},
+    ):
+        assert (await sim.error("hub_call_device_command", bad))["code"] == -32602
+
+
+async def test_update_device(sim: Sim) -> None:
+    dev = sim.hub.find(kind="switch")[0]
+    room = next(r for r in sim.hub.rooms.values() if r.id != dev.room_id)
+    result = await sim.call(
+        "hub_update_device",
+        {"deviceId": str(dev.id), "label": "Renamed", "room": room.name.lower(), **KEY},
+    )
+    assert result["updated"] == ["label", "room"]
+    assert result["room"] == room.name
+    assert dev.id in room.device_ids
+    assert (await sim.call("hub_get_device", {"deviceId": str(dev.id)}))["label"] == "Renamed"
+    unassigned = await sim.call("hub_update_device", {"deviceId": str(dev.id), "room": "", **KEY})
+    assert unassigned["room"] is None
+    for bad in (
+        {"deviceId": str(dev.id), **KEY},
+        {"deviceId": str(dev.id), "room": "Moon Base", **KEY},
+        {"deviceId": str(dev.id), "preferences": {"x": 1}, **KEY},
+    ):
+        assert (await sim.error("hub_update_device", bad))["code"] == -32602
+
+
+# ---------------------------------------------------------------- safety gates
+
+
+async def test_best_practice_key_gate(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim()
+    dev = _first(sim, "switch")
+    error = await sim.error("hub_call_device_command", {"deviceId": dev, "command": "on"})
+    assert error["code"] == -32602
+    assert "bestPracticeKey" in error["message"]
+    error = await sim.error(
+        "hub_manage_devices",
+        {"tool": "hub_call_device_command", "args": {"deviceId": dev, "command": "on"}},
+    )
+    assert error["code"] == -32602
+    wrong = {"deviceId": dev, "command": "on", "bestPracticeKey": "nope"}
+    assert (await sim.error("hub_call_device_command", wrong))["code"] == -32602
+    guide = await sim.call("hub_get_tool_guide", {"section": "best_practices"})
+    assert BEST_PRACTICE_KEY in guide["content"]
+    open_gate = await make_sim(best_practice_gate=False)
+    result = await open_gate.call("hub_call_device_command", {"deviceId": dev, "command": "on"})
+    assert result["success"] is True
+
+
+async def test_write_cap(sim: Sim) -> None:
+    hub = sim.hub
+    hub.write_hold = asyncio.Event()
+    dev = _first(sim, "switch")
+    args = {"deviceId": dev, "command": "on", **KEY}
+    first = asyncio.create_task(sim.call("hub_call_device_command", args))
+    second = asyncio.create_task(sim.call("hub_set_hsm", {"armCommand": "armAway", **KEY}))
+    await hub.wait_writes_in_flight(2)
+    third = await sim.call_raw("hub_call_device_command", args)
+    assert third["result"]["isError"] is True
+    assert json.loads(third["result"]["content"][0]["text"])["error"] == "too_many_writes_in_flight"
+    assert (await sim.call("hub_list_modes"))["currentMode"] == "Day"  # reads still flow
+    hub.write_hold.set()
+    assert (await first)["success"] is True
+    assert (await second)["success"] is True
+    assert hub.writes_in_flight == 0
+
+
+async def test_destructive_tier(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(backup_age_hours=None)
+    error = await sim.error("hub_create_room", {"name": "Attic", **KEY})
+    assert "confirm" in error["message"]
+    error = await sim.error("hub_create_room", {"name": "Attic", "confirm": True, **KEY})
+    assert "backup" in error["message"]
+    assert (await sim.error("hub_create_backup", KEY))["code"] == -32602
+    backup = await sim.call("hub_create_backup", {"confirm": True, **KEY})
+    assert backup["success"] is True
+    room = await sim.call("hub_create_room", {"name": "Attic", "confirm": True, **KEY})
+    assert room["room"]["name"] == "Attic"
+    sim.clock.advance(25 * 3600)
+    error = await sim.error("hub_reboot", {"confirm": True, **KEY})
+    assert "backup" in error["message"]
+    await sim.call("hub_create_backup", {"confirm": True, **KEY})
+    assert (await sim.call("hub_reboot", {"confirm": True, **KEY}))["success"] is True
+    assert sim.hub.admin_calls == [("hub_reboot", {"confirm": True})]
+
+
+async def test_size_guards(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(devices=1000)
+    big = await sim.call("hub_list_devices", {"format": "detailed", "limit": 1000})
+    assert big["response_too_large"] is True
+    assert big["truncated"] is True
+    assert big["estimatedBytes"] > big["sizeLimitBytes"] == 120_000
+    assert big["tool"] == "hub_list_devices"
+    assert big["suggestion"]
+    one_call = {"name": "hub_list_devices", "arguments": {"format": "detailed", "limit": 200}}
+    batch = [
+        {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": one_call} for i in range(3)
+    ]
+    response = await sim.post(batch)
+    body = await response.json()
+    assert body["error"]["code"] == -32603
+    assert body["error"]["message"] == "Response too large"
+
+
+async def test_structured_content_switch(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(structured_content=True)
+    body = await sim.call_raw("hub_list_modes")
+    result = body["result"]
+    assert result["structuredContent"] == json.loads(result["content"][0]["text"])
+
+
+# ---------------------------------------------------------------- events
+
+
+async def test_device_events_recent_and_history(sim: Sim) -> None:
+    hub = sim.hub
+    dev = hub.find(kind="motion")[0]
+    for i in range(12):
+        sim.clock.advance(60)
+        hub.set_attribute(dev.id, "motion", "active" if i % 2 == 0 else "inactive")
+    recent = await sim.call("hub_list_device_events", {"deviceId": str(dev.id)})
+    assert recent["count"] == 10
+    assert recent["device"] == dev.label
+    dates = [e["date"] for e in recent["events"]]
+    assert all(EVENT_DATE.match(d) for d in dates)
+    assert dates == sorted(dates, reverse=True)  # newest first
+    event = recent["events"][0]
+    assert set(event) == {"name", "value", "unit", "description", "date", "isStateChange"}
+    assert event["value"] == "inactive"
+    newest = dates[0]
+    assert (await sim.call("hub_list_device_events", {"deviceId": str(dev.id), "since": newest}))[
+        "count"
+    ] == 0
+    sim.clock.advance(1)
+    hub.set_attribute(dev.id, "temperature", 80.5)
+    after = await sim.call("hub_list_device_events", {"deviceId": str(dev.id), "since": newest})
+    assert [(e["name"], e["value"], e["unit"]) for e in after["events"]] == [
+        ("temperature", "80.5", "°F")
+    ]
+    window = await sim.call("hub_list_device_events", {"deviceId": str(dev.id), "hoursBack": 1})
+    hour_ago = hub.now() - timedelta(hours=1)
+    assert window["count"] == sum(1 for e in dev.events if e.date >= hour_ago) >= 12
+    only = await sim.call(
+        "hub_list_device_events", {"deviceId": str(dev.id), "attribute": "motion", "limit": 500}
+    )
+    assert {e["name"] for e in only["events"]} == {"motion"}
+    assert only["count"] >= 12
+    for bad in (
+        {"deviceId": str(dev.id), "hoursBack": 169},
+        {"deviceId": str(dev.id), "limit": 501},
+        {"deviceId": str(dev.id), "since": "soon"},
+        {"deviceId": "555555"},
+    ):
+        assert (await sim.error("hub_list_device_events", bad))["code"] == -32602
+
+
+async def test_location_events_and_modes(sim: Sim) -> None:
+    modes = await sim.call("hub_list_modes")
+    assert modes["currentMode"] == "Day"
+    assert modes["modes"][0] == {"id": "1", "name": "Day", "icon": None}
+    sim.clock.advance(5)
+    result = await sim.call("hub_manage_mode", {"action": "activate", "mode": "night", **KEY})
+    assert result == {"success": True, "previousMode": "Day", "newMode": "Night"}
+    events = await sim.call("hub_list_device_events", {"hoursBack": 1})
+    assert events["events"][0]["name"] == "mode"
+    assert events["events"][0]["value"] == "Night"
+    error = await sim.error("hub_manage_mode", {"action": "activate", "mode": "Party", **KEY})
+    assert "Available" in error["message"]
+    assert (await sim.error("hub_manage_mode", {"action": "create", "name": "Party", **KEY}))[
+        "code"
+    ] == -32602
+    created = await sim.call(
+        "hub_manage_mode", {"action": "create", "name": "Party", "confirm": True, **KEY}
+    )
+    assert created["success"] is True
+    assert (await sim.error("hub_manage_mode", {"action": "dance", **KEY}))["code"] == -32602
+
+
+async def test_hsm_is_asynchronous(sim: Sim) -> None:
+    status = await sim.call("hub_get_hsm_status")
+    assert status["status"] == "disarmed"
+    assert status["alert"] is None
+    assert "armAway" in status["armCommands"]
+    result = await sim.call("hub_set_hsm", {"armCommand": "armAway", **KEY})
+    assert result["previousStatus"] == "disarmed"
+    assert result["newMode"] == "armAway"
+    assert (await sim.call("hub_get_hsm_status"))["status"] == "disarmed"
+    sim.hub.apply_pending()
+    assert (await sim.call("hub_get_hsm_status"))["status"] == "armedAway"
+    values = [e.value for e in sim.hub.location_events if e.name == "hsmStatus"]
+    assert values == ["armingAway", "armedAway"]
+    sim.hub.trigger_hsm_alert("intrusion")
+    assert (await sim.call("hub_get_hsm_status"))["alert"] == "intrusion"
+    assert (await sim.error("hub_set_hsm", {"armCommand": "panic", **KEY}))["code"] == -32602
+
+
+# ------------------------------------------------ rooms, info, virtual devices, rules
+
+
+async def test_rooms(sim: Sim) -> None:
+    rooms = await sim.call("hub_list_rooms")
+    assert rooms["count"] == len(sim.hub.rooms)
+    room = next(r for r in rooms["rooms"] if r["deviceCount"])
+    assert isinstance(room["id"], str)
+    assert all(isinstance(i, int) for i in room["deviceIds"])
+    detail = await sim.gw("hub_read_rooms", "hub_get_room", {"room": room["name"].lower()})
+    assert detail["id"] == room["id"]
+    assert {d["id"] for d in detail["devices"]} <= {str(i) for i in room["deviceIds"]}
+    assert (await sim.error("hub_get_room", {"room": "Nowhere"}))["code"] == -32602
+
+
+async def test_hub_identity(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(hub_id="hub-uid-1", hub_name="Cabin")
+    info = await sim.call("hub_get_info")
+    assert info["hub"]["id"] == "hub-uid-1"
+    assert info["hub"]["name"] == "Cabin"
+    assert info["hub"]["firmwareVersion"]
+    assert info["location"]["timeZone"] == "America/Chicago"
+    assert info["mcp"]["devicesAccessible"] == 40
+    a = (await (await make_sim(seed=5)).call("hub_get_info"))["hub"]["id"]
+    b = (await (await make_sim(seed=5)).call("hub_get_info"))["hub"]["id"]
+    c = (await (await make_sim(seed=6)).call("hub_get_info"))["hub"]["id"]
+    assert a == b != c
+
+
+async def test_virtual_devices(sim: Sim) -> None:
+    created = await sim.call(
+        "hub_manage_virtual_device",
+        {
+            "action": "create",
+            "deviceType": "Virtual Switch",
+            "deviceLabel": "Test",
+            "confirm": True,
+            **KEY,
+        },
+    )
+    device = created["device"]
+    assert device["driverType"] == device["typeName"] == "Virtual Switch"
+    assert device["driverNamespace"] == "hubitat"
+    assert device["deviceNetworkId"].startswith("mcp-virtual-")
+    assert {"name", "value"} == set(device["attributes"][0])
+    listed = await sim.call("hub_list_devices", {"filter": "virtual"})
+    assert listed["count"] == 1
+    assert listed["devices"][0]["currentStates"] == {
+        "switch": sim.hub.devices[int(device["id"])].value("switch")
+    }
+    summary = await sim.call("hub_list_devices", {"labelFilter": "Test"})
+    assert summary["devices"][0]["mcpManaged"] is True
+    for bad in (
+        {
+            "action": "create",
+            "deviceType": "Virtual Switch",
+            "customDriver": {"namespace": "a", "name": "b"},
+        },
+        {"action": "create"},
+        {"action": "create", "deviceType": "Virtual Toaster"},
+        {"action": "create", "customDriver": {"namespace": " ", "name": "x"}},
+        {"action": "create", "customDriver": {"namespace": "acme", "name": "Nope"}},
+        {"action": "delete", "deviceId": _first(sim, "lock")},
+    ):
+        assert (await sim.error("hub_manage_virtual_device", {**bad, "confirm": True, **KEY}))[
+            "code"
+        ] == -32602
+    deleted = await sim.call(
+        "hub_manage_virtual_device",
+        {"action": "delete", "deviceId": device["id"], "confirm": True, **KEY},
+    )
+    assert deleted["deviceLabel"] == "Test"
+    assert (await sim.call("hub_list_devices", {"filter": "virtual"}))["count"] == 0
+
+
+async def test_native_rules(sim: Sim) -> None:
+    rules = await sim.gw("hub_read_rules", "hub_list_rules", {})
+    assert {r["name"] for r in rules["rules"]} >= {"Goodnight", "Vacation Lights"}
+    goodnight = next(r for r in rules["rules"] if r["name"] == "Goodnight")
+    paused = next(r for r in rules["rules"] if r["paused"])
+    refused = await sim.gw(
+        "hub_manage_native_rules_and_apps", "hub_call_rule", {"ruleId": paused["id"], **KEY}
+    )
+    assert refused["success"] is False
+    ran = await sim.gw(
+        "hub_manage_native_rules_and_apps", "hub_call_rule", {"ruleId": goodnight["id"], **KEY}
+    )
+    assert ran["success"] is True
+    assert sim.hub.apply_pending() > 0
+    targets = sim.hub.rules[int(goodnight["id"])].actions
+    assert all(sim.hub.devices[t[0]].value("switch") == "off" for t in targets if t[1] == "off")
+    resumed = await sim.call(
+        "hub_set_rule_paused", {"ruleId": paused["id"], "paused": False, **KEY}
+    )
+    assert resumed["paused"] is False
+    assert (await sim.error("hub_call_rule", {"ruleId": "9", **KEY}))["code"] == -32602
+    custom = await sim.call("hub_get_custom_rule")
+    assert custom["count"] == 1
+    rule_id = custom["rules"][0]["id"]
+    updated = await sim.call("hub_update_custom_rule", {"ruleId": rule_id, "enabled": False, **KEY})
+    assert updated["enabled"] is False
+    assert (await sim.call("hub_get_custom_rule", {"ruleId": rule_id}))["enabled"] is False
+
+
+async def test_other_tools_answer_plausibly(sim: Sim) -> None:
+    files = await sim.gw("hub_read_files", "hub_list_files", {})
+    assert files["count"] == len(sim.hub.files)
+    assert (await sim.error("hub_read_file", {"fileName": "../etc"}))["code"] == -32602
+    logs = await sim.call("hub_get_logs", {"limit": 5})
+    assert logs["count"] == 5
+    variables = await sim.call("hub_list_variables")
+    assert variables["count"] == 3
+    await sim.call("hub_set_variable", {"name": "guestMode", "value": True, **KEY})
+    location = await sim.call("hub_list_device_events", {})
+    assert location["events"][0]["name"] == "variable:guestMode"
+    assert (await sim.call("hub_get_jobs"))["count"] == 0
+
+
+async def test_resources(sim: Sim) -> None:
+    _, listed = await sim.rpc("resources/list")
+    uris = [r["uri"] for r in listed["result"]["resources"]]
+    assert "hubitat://context" in uris
+    _, read = await sim.rpc("resources/read", {"uri": "hubitat://guide/best_practices"})
+    assert BEST_PRACTICE_KEY in read["result"]["contents"][0]["text"]
+    _, context = await sim.rpc("resources/read", {"uri": "hubitat://context"})
+    assert json.loads(context["result"]["contents"][0]["text"])["deviceCount"] == 40
+    _, missing = await sim.rpc("resources/read", {"uri": "hubitat://nope"})
+    assert missing["error"]["code"] == -32002
+    assert missing["error"]["data"] == {"uri": "hubitat://nope"}
+    _, templates = await sim.rpc("resources/templates/list")
+    assert templates["result"]["resourceTemplates"] == []
+
+
+# ---------------------------------------------------------------- population and injection
+
+
+def test_population_is_deterministic_and_varied() -> None:
+    clock = SimClock()
+    clock.set(NOW)
+    first, again = Hub(clock, devices=40, seed=3), Hub(clock, devices=40, seed=3)
+    assert [(d.id, d.label) for d in first.devices.values()] == [
+        (d.id, d.label) for d in again.devices.values()
+    ]
+    other = Hub(clock, devices=40, seed=4)
+    assert [d.label for d in other.devices.values()] != [d.label for d in first.devices.values()]
+    kinds = {d.kind for d in first.visible_devices()}
+    assert kinds >= {
+        "color_light",
+        "ct_light",
+        "dimmer",
+        "switch",
+        "outlet",
+        "contact",
+        "motion",
+        "water",
+        "presence",
+        "smoke",
+        "climate_sensor",
+        "lock",
+        "shade",
+        "garage",
+        "fan",
+        "thermostat",
+        "valve",
+        "button",
+    }
+    assert len(first.visible_devices()) == 40
+    big = Hub(clock, devices=1000, seed=1)
+    assert len(big.visible_devices()) == 1000
+    assert len({d.label for d in big.devices.values()}) == len(big.devices)
+
+
+def test_utc_hub_reports_z() -> None:
+    clock = SimClock()
+    clock.set(NOW)
+    hub = Hub(clock, devices=5, timezone="UTC")
+    from tests.simulators.hubitat.hub import event_time, hub_time
+
+    assert hub_time(NOW, hub.tz) == "2026-11-29T18:00:00Z"
+    assert event_time(NOW, hub.tz) == "2026-11-29T18:00:00.000+0000"
+
+
+async def test_external_changes(sim: Sim) -> None:
+    hub = sim.hub
+    button = hub.find(kind="button")[0]
+    assert hub.set_attribute(button.id, "pushed", 1) is not None
+    assert hub.set_attribute(button.id, "pushed", 1) is not None  # every press is an event
+    new = hub.pair_device("outlet", "Aquarium", "Den")
+    assert (await sim.call("hub_get_device", {"deviceId": str(new.id)}))["room"] == "Den"
+    hub.remove_device(new.id)
+    assert (await sim.error("hub_get_device", {"deviceId": str(new.id)}))["code"] == -32602
+    client = sim.client
+    response = await client.post(
+        "/_sim/hubitat/attribute",
+        json={"deviceId": button.id, "attribute": "battery", "value": 5},
+    )
+    assert (await response.json())["event"] is True
+    assert button.value("battery") == 5
+    paired = await (
+        await client.post(
+            "/_sim/hubitat/pair", json={"kind": "lock", "label": "Shed Lock", "room": "Garage"}
+        )
+    ).json()
+    assert hub.devices[int(paired["deviceId"])].label == "Shed Lock"
+    await client.post("/_sim/hubitat/remove", json={"deviceId": paired["deviceId"]})
+    assert int(paired["deviceId"]) not in hub.devices
+    await client.post("/_sim/hubitat/mode", json={"mode": "Away"})
+    await client.post("/_sim/hubitat/hsm_alert", json={"alert": "water"})
+    await client.post(
+        "/_sim/hubitat/button", json={"deviceId": button.id, "button": 2, "action": "hold"}
+    )
+    assert button.value("held") == 2
+    await client.post("/_sim/hubitat/advance", json={"seconds": 60})
+    assert hub.now() == NOW + timedelta(seconds=60)
+    await sim.call(
+        "hub_call_device_command", {"deviceId": _first(sim, "switch"), "command": "on", **KEY}
+    )
+    assert (await (await client.post("/_sim/hubitat/apply", json={})).json())["applied"] == 1
+    state = await (await client.get("/_sim/hubitat/state")).json()
+    assert (state["mode"], state["hsm"]) == ("Away", "disarmed")
+    assert hub.hsm_alert == "water"
+    bad = await client.post("/_sim/hubitat/attribute", json={"deviceId": button.id})
+    assert bad.status == 400
+    assert (await client.post("/_sim/hubitat/nope", json={})).status == 404
+
+
+async def test_real_delay_applies_commands(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await make_sim(command_delay=0.01)
+    dev = next(d for d in sim.hub.find(kind="switch") if d.value("switch") == "off")
+    result = await sim.call(
+        "hub_get_device_attribute",
+        {"deviceId": str(dev.id), "attribute": "switch", "expectedValue": "on", "timeoutMs": 10},
+    )
+    assert result["timedOut"] is True
+    await sim.call("hub_call_device_command", {"deviceId": str(dev.id), "command": "on", **KEY})
+    assert dev.value("switch") == "off"
+    while dev.value("switch") != "on":
+        await sim.hub.wait_change(1)
+    assert dev.last_activity is not None
+
+
+# ---------------------------------------------------------------- faults and stats
+
+
+async def test_fault_switches(sim: Sim) -> None:
+    faults = sim.client.server.app[FAULTS]
+    faults.latency = 0.01
+    assert (await sim.rpc("ping"))[0] == 200
+    faults.reset()
+    faults.error_rate = 1.0
+    assert (await sim.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status == 500
+    faults.reset()
+    faults.malformed = True
+    response = await sim.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(await response.text())
+    faults.reset()
+    faults.hang = True
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(sim.rpc("ping"), 0.05)
+    faults.reset()
+    faults.offline = True
+    with pytest.raises(aiohttp.ClientError):
+        await sim.rpc("ping")
+    faults.reset()
+    control = await sim.client.post("/_sim/faults", json={"revoked": True})
+    assert (await control.json())["revoked"] is True
+    assert (await sim.rpc("ping"))[0] == 401
+
+
+async def test_stats_count_tools(sim: Sim) -> None:
+    stats = sim.client.server.app[STATS]
+    stats.reset()
+    await sim.call("hub_read_devices", {"tool": "hub_list_devices", "args": {}})
+    await sim.call("hub_list_modes")
+    assert stats.tools["hub_read_devices"] == 1
+    assert stats.methods["tools/call"] == 2
+    assert stats.bytes_out > 1000
+
+
+# ---------------------------------------------------------------- standalone
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_standalone_prints_the_endpoint() -> None:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.simulators.hubitat", "--port", str(port), "--devices", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        assert line.endswith(f"http://127.0.0.1:{port}/apps/api/42/mcp?access_token=sim-token")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
