@@ -1,0 +1,608 @@
+"""Typed API over Homecast's MCP tools.
+
+Nothing outside this package knows Homecast's wire format: get_state's nested home → room →
+accessory object (in either value vocabulary) becomes `HomecastState`, and writes go through
+`HomecastApi.async_set`, which coalesces simultaneous updates into one `set_state` call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+import logging
+import re
+from typing import Any, Final
+
+from ...mcp.client import McpClient
+from ...mcp.errors import McpError, McpProtocolError, McpToolError
+
+_LOGGER = logging.getLogger(__name__)
+
+# Older servers report these raw HomeKit names; we store the current vocabulary only.
+_LEGACY_RENAMES: Final = {
+    "rotation_speed": "speed",
+    "target_position": "target",
+}
+_LEGACY_HVAC_MODES: Final = {0: "auto", 1: "heat", 2: "cool"}
+_LEGACY_HVAC_STATES: Final = {0: "inactive", 1: "idle", 2: "heating", 3: "cooling"}
+# Keys of an accessory object that are metadata, not values.
+_META_KEYS: Final = frozenset(
+    {
+        "type",
+        "name",
+        "group",
+        "accessories",
+        "virtual",
+        "id",
+        "virtual_type",
+        "options",
+        "min",
+        "max",
+        "step",
+        "unit",
+        "duration",
+        "controllable",
+    }
+)
+# Value keys an event (doorbell / button) reports a press with.
+EVENT_KEY: Final = "programmable_switch_event"
+# How many recent presses an event source keeps.
+_EVENT_MEMORY: Final = 5
+
+
+class HomecastReplyError(McpProtocolError):
+    """A tool answered, but not in the shape Homecast documents."""
+
+
+class HomecastWriteError(McpToolError):
+    """set_state reported a failure for the accessory (per-home error from the relay)."""
+
+
+def uuid_tail(value: str) -> str:
+    """The last four hex digits of a UUID or of a slug key (lowercase)."""
+    return value.replace("-", "")[-4:].lower()
+
+
+def slug_tail(key: str) -> str:
+    """The UUID tail a Homecast slug ends with (`bedroom_1_air_conditioner_7f60` → `7f60`)."""
+    return key.rsplit("_", 1)[-1].lower()
+
+
+def slugify_name(name: str) -> str:
+    """A key part for names that carry no UUID (scenes): lowercase, non-alphanumerics to `_`."""
+    return re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_") or "scene"
+
+
+@dataclass(frozen=True, slots=True)
+class EventOccurrence:
+    """A press noticed between two polls: `marker` is unique per press."""
+
+    marker: str
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class VirtualInfo:
+    """The definition of a virtual accessory (its value is in `values`)."""
+
+    kind: str  # switch, mode, number, counter, timer, text, date
+    id: str | None
+    controllable: bool
+    options: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    step: float | None = None
+    unit: str | None = None
+    duration: float | None = None
+
+
+@dataclass(slots=True)
+class Accessory:
+    """One accessory (or service group, or virtual accessory) of a home."""
+
+    home_key: str
+    room_key: str
+    key: str  # slug; changes with the name
+    uid: str  # stable within the home: the slug's UUID tail (see HomecastHome.index)
+    type: str
+    name: str  # display name (last part of "<home>.<room>.<accessory>")
+    room_name: str
+    values: dict[str, Any]
+    settable: frozenset[str]
+    options: dict[str, list[Any]]
+    legacy: bool = False  # the server used the older raw vocabulary for it
+    group: bool = False
+    members: tuple[str, ...] = ()
+    virtual: VirtualInfo | None = None
+    events: tuple[EventOccurrence, ...] = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A value in the current vocabulary."""
+        return self.values.get(key, default)
+
+    def has(self, key: str) -> bool:
+        """Whether the accessory reports `key`."""
+        return key in self.values
+
+    @property
+    def reachable(self) -> bool:
+        """Unreachable accessories come back with no values at all."""
+        return bool(self.values) or self.type in ("doorbell", "button") or self.group
+
+
+@dataclass(slots=True)
+class Home:
+    """A home of the account and everything in it."""
+
+    key: str  # slug
+    uuid: str
+    name: str
+    accessories: dict[str, Accessory] = field(default_factory=dict)  # by uid
+    scenes: list[str] = field(default_factory=list)
+    automations: list[dict[str, Any]] = field(default_factory=list)  # HomeKit engine
+    hc_automations: list[dict[str, Any]] = field(default_factory=list)  # Homecast engine
+    view_only: bool = False
+
+    @property
+    def tail(self) -> str:
+        """The home's stable short id."""
+        return uuid_tail(self.uuid)
+
+    def find(self, ref: str) -> Accessory | None:
+        """An accessory by slug, display name, uid or virtual id (case-insensitive)."""
+        needle = ref.strip().lower()
+        for acc in self.accessories.values():
+            if needle in (acc.key, acc.name.lower(), acc.uid) or (
+                acc.virtual is not None and acc.virtual.id and acc.virtual.id.lower() == needle
+            ):
+                return acc
+        return None
+
+
+@dataclass(slots=True)
+class HomecastState:
+    """One poll: the homes (by UUID) the entry follows."""
+
+    homes: dict[str, Home]
+    fetched_at: str | None = None
+    message: str | None = None
+
+    def home(self, ref: str) -> Home | None:
+        """A home by UUID, slug or display name (case-insensitive)."""
+        needle = ref.strip().lower()
+        for home in self.homes.values():
+            if needle in (home.uuid.lower(), home.key, home.name.lower()):
+                return home
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SetStateResult:
+    """What set_state reported."""
+
+    updated: int
+    failed: int
+    changes: tuple[str, ...]
+    errors: tuple[str, ...]
+    message: str | None
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+
+
+def parse_homes_index(data: Any) -> dict[str, str]:
+    """`_homes` of a get_state answer: home slug → UUID. Raises if it is missing."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("_homes"), Mapping):
+        raise HomecastReplyError("get_state answer has no _homes object")
+    return {str(k): str(v) for k, v in data["_homes"].items()}
+
+
+def _normalize(values: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Values in the current vocabulary, and whether the older one was used."""
+    out: dict[str, Any] = {}
+    legacy = False
+    for key, value in values.items():
+        if key == "target_heater_cooler_state":
+            legacy = True
+            out["hvac_mode"] = _LEGACY_HVAC_MODES.get(value, value)
+        elif key == "current_heater_cooler_state":
+            legacy = True
+            out["hvac_state"] = _LEGACY_HVAC_STATES.get(value, value)
+        elif key in _LEGACY_RENAMES:
+            legacy = True
+            out[_LEGACY_RENAMES[key]] = value
+        else:
+            out[key] = value
+    return out, legacy
+
+
+def _normalize_keys(keys: Any) -> frozenset[str]:
+    if not isinstance(keys, list):
+        return frozenset()
+    renames = {**_LEGACY_RENAMES, "target_heater_cooler_state": "hvac_mode"}
+    return frozenset(renames.get(str(k), str(k)) for k in keys)
+
+
+def _display_parts(full: Any, home_key: str, room_key: str, key: str) -> tuple[str, str, str]:
+    """(home, room, accessory) display names from `name` ("<home>.<room>.<acc>")."""
+    if isinstance(full, str):
+        parts = full.split(".")
+        if len(parts) >= 3:
+            # Dots inside an accessory's own name stay with it.
+            return parts[0], parts[1], ".".join(parts[2:])
+        if full:
+            return _deslug(home_key), _deslug(room_key), full
+    return _deslug(home_key), _deslug(room_key), _deslug(key)
+
+
+def _deslug(key: str) -> str:
+    base = key.rsplit("_", 1)[0] if "_" in key else key
+    return base.replace("_", " ").strip().title() or key
+
+
+def _virtual_info(props: Mapping[str, Any]) -> VirtualInfo | None:
+    if not props.get("virtual"):
+        return None
+    options = props.get("options")
+
+    def _num(name: str) -> float | None:
+        value = props.get(name)
+        return (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+
+    return VirtualInfo(
+        kind=str(props.get("virtual_type") or props.get("type") or "switch"),
+        id=str(props["id"]) if props.get("id") else None,
+        controllable=props.get("controllable", True) is not False,
+        options=tuple(str(o) for o in options) if isinstance(options, list) else (),
+        minimum=_num("min"),
+        maximum=_num("max"),
+        step=_num("step"),
+        unit=str(props["unit"]) if isinstance(props.get("unit"), str) else None,
+        duration=_num("duration"),
+    )
+
+
+def _parse_accessory(
+    home_key: str, room_key: str, key: str, props: Mapping[str, Any]
+) -> tuple[Accessory, dict[str, Mapping[str, Any]]]:
+    """One accessory, and the nested members of a service group (slug → props)."""
+    raw = {k: v for k, v in props.items() if not k.startswith("_") and k not in _META_KEYS}
+    values, legacy = _normalize(raw)
+    _, room_name, name = _display_parts(props.get("name"), home_key, room_key, key)
+    options_raw = props.get("_options")
+    options: dict[str, list[Any]] = {}
+    if isinstance(options_raw, Mapping):
+        for opt_key, allowed in options_raw.items():
+            if not isinstance(allowed, list):
+                continue
+            if opt_key == "target_heater_cooler_state":
+                # The older form lists ints; the current names are what we write.
+                options.setdefault("hvac_mode", [_LEGACY_HVAC_MODES.get(v, v) for v in allowed])
+            else:
+                options[_LEGACY_RENAMES.get(opt_key, opt_key)] = list(allowed)
+    members = props.get("accessories") if props.get("group") else None
+    acc = Accessory(
+        home_key=home_key,
+        room_key=room_key,
+        key=key,
+        uid=slug_tail(key),
+        type=str(props.get("type", "other")),
+        name=name,
+        room_name=room_name,
+        values=values,
+        settable=_normalize_keys(props.get("_settable")),
+        options=options,
+        legacy=legacy,
+        group=bool(props.get("group")),
+        members=tuple(members) if isinstance(members, Mapping) else (),
+        virtual=_virtual_info(props),
+    )
+    return acc, dict(members) if isinstance(members, Mapping) else {}
+
+
+def parse_home(home_key: str, uuid: str, body: Any) -> Home:
+    """One home of a get_state answer."""
+    if not isinstance(body, Mapping):
+        raise HomecastReplyError(f"get_state: home {home_key} is not an object")
+    home = Home(key=home_key, uuid=uuid, name=_deslug(home_key))
+    found: list[Accessory] = []
+    nested: list[Accessory] = []
+    for room_key, accessories in body.items():
+        if room_key.startswith("_") or not isinstance(accessories, Mapping):
+            continue
+        for key, props in accessories.items():
+            if not isinstance(props, Mapping):
+                continue
+            acc, members = _parse_accessory(home_key, room_key, key, props)
+            found.append(acc)
+            if isinstance(props.get("name"), str) and props["name"].count(".") >= 2:
+                home.name = props["name"].split(".")[0]
+            for member_key, member_props in members.items():
+                if isinstance(member_props, Mapping):
+                    nested.append(_parse_accessory(home_key, room_key, member_key, member_props)[0])
+    keys = {acc.key for acc in found}
+    # Group members usually also appear in their own room; only add those that do not.
+    found.extend(acc for acc in nested if acc.key not in keys)
+    home.accessories = _index(found)
+    scenes = body.get("_scenes")
+    if isinstance(scenes, list):
+        home.scenes = [str(s) for s in scenes if isinstance(s, str | int)]
+    return home
+
+
+def _index(accessories: list[Accessory]) -> dict[str, Accessory]:
+    """Accessories by uid. Two keys sharing a 4-hex tail get the room's tail as a prefix.
+
+    A collision is rare (1 in 65 536 per pair) but must not merge two devices; the longer id
+    is stable for as long as both stay in their rooms.
+    """
+    by_tail: dict[str, list[Accessory]] = {}
+    for acc in accessories:
+        by_tail.setdefault(acc.uid, []).append(acc)
+    out: dict[str, Accessory] = {}
+    for tail, group in by_tail.items():
+        if len(group) == 1:
+            out[tail] = group[0]
+            continue
+        for acc in group:
+            uid = f"{slug_tail(acc.room_key)}{tail}"
+            while uid in out:
+                uid = f"{uid}x"
+            acc.uid = uid
+            out[uid] = acc
+    return out
+
+
+def parse_state(data: Any, wanted: set[str] | None = None) -> HomecastState:
+    """A get_state answer; `wanted` limits it to these home UUIDs (None: every home)."""
+    index = parse_homes_index(data)
+    homes: dict[str, Home] = {}
+    for home_key, uuid in index.items():
+        if wanted is not None and uuid.lower() not in wanted:
+            continue
+        if home_key not in data:
+            continue
+        homes[uuid.lower()] = parse_home(home_key, uuid.lower(), data[home_key])
+    meta = data.get("_meta") if isinstance(data.get("_meta"), Mapping) else {}
+    return HomecastState(
+        homes=homes,
+        fetched_at=str(meta["fetched_at"]) if meta.get("fetched_at") else None,
+        message=str(meta["message"]) if meta.get("message") else None,
+    )
+
+
+def parse_set_result(data: Any) -> SetStateResult:
+    """set_state's result object."""
+    if not isinstance(data, Mapping):
+        raise HomecastReplyError(f"set_state answered {type(data).__name__}, not an object")
+
+    def _int(name: str) -> int:
+        value = data.get(name, 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def _strings(name: str) -> tuple[str, ...]:
+        value = data.get(name)
+        return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+    return SetStateResult(
+        updated=_int("updated"),
+        failed=_int("failed"),
+        changes=_strings("changes"),
+        errors=_strings("errors"),
+        message=str(data["message"]) if data.get("message") is not None else None,
+    )
+
+
+def parse_automations(data: Any) -> dict[str, list[dict[str, Any]]]:
+    """get_automations / get_hc_automations: home slug → list of automations."""
+    if not isinstance(data, Mapping):
+        if isinstance(data, str):
+            # Accounts without any automation (or Analytics-style notices) answer in prose.
+            return {}
+        raise HomecastReplyError("automation list is not an object")
+    return {
+        str(home): [a for a in items if isinstance(a, dict) and "id" in a]
+        for home, items in data.items()
+        if not str(home).startswith("_") and isinstance(items, list)
+    }
+
+
+def view_only_homes(data: Any) -> set[str]:
+    """`_meta.view_only_homes` of get_automations."""
+    if isinstance(data, Mapping) and isinstance(data.get("_meta"), Mapping):
+        homes = data["_meta"].get("view_only_homes")
+        if isinstance(homes, list):
+            return {str(h) for h in homes}
+    return set()
+
+
+# ---------------------------------------------------------------------------------------------
+# Writes: coalescing set_state
+
+
+@dataclass(frozen=True, slots=True)
+class AccessoryUpdate:
+    """One accessory's changes, addressed by the slugs set_state takes."""
+
+    home: str
+    room: str
+    accessory: str
+    props: Mapping[str, Any]
+
+    def wire(self) -> dict[str, Any]:
+        """The update object set_state takes."""
+        return {"home": self.home, "room": self.room, "accessory": self.accessory, **self.props}
+
+
+@dataclass(slots=True)
+class _Pending:
+    update: AccessoryUpdate
+    future: asyncio.Future[SetStateResult]
+
+
+class SetStateBatcher:
+    """Coalesces updates submitted in the same loop iteration into one set_state call.
+
+    Updates that arrive while a call is in flight go into the next call. Updates of the same
+    accessory merge (the later value of a key wins). Each caller gets its own outcome: a
+    per-home error in the result fails only the updates it names.
+    """
+
+    def __init__(self, send: Callable[[list[dict[str, Any]]], Awaitable[Any]]) -> None:
+        self._send = send
+        self._pending: list[_Pending] = []
+        self._task: asyncio.Task[None] | None = None
+        self.calls = 0  # set_state calls made (for benchmarks and diagnostics)
+
+    async def submit(self, update: AccessoryUpdate) -> SetStateResult:
+        """Queue one update and wait for the call that carries it."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[SetStateResult] = loop.create_future()
+        self._pending.append(_Pending(update, future))
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run(), name="homecast set_state batch")
+        return await future
+
+    async def _run(self) -> None:
+        # Let every action started in this loop iteration queue its update first.
+        await asyncio.sleep(0)
+        while self._pending:
+            batch, self._pending = self._pending, []
+            await self._flush(batch)
+
+    async def _flush(self, batch: list[_Pending]) -> None:
+        merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for item in batch:
+            slot = (item.update.home, item.update.room, item.update.accessory)
+            merged.setdefault(slot, {}).update(item.update.props)
+        updates = [
+            AccessoryUpdate(home, room, acc, props).wire()
+            for (home, room, acc), props in merged.items()
+        ]
+        self.calls += 1
+        try:
+            result = parse_set_result(await self._send(updates))
+        except (McpError, asyncio.CancelledError) as err:
+            for item in batch:
+                if not item.future.done():
+                    if isinstance(err, asyncio.CancelledError):
+                        item.future.cancel()
+                    else:
+                        item.future.set_exception(err)
+            if isinstance(err, asyncio.CancelledError):
+                raise
+            return
+        for item in batch:
+            if item.future.done():
+                continue
+            error = _error_for(item.update, result, len(merged))
+            if error is None:
+                item.future.set_result(result)
+            else:
+                item.future.set_exception(HomecastWriteError(error, result))
+
+    async def async_shutdown(self) -> None:
+        """Cancel a batch in flight (callers see CancelledError)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+
+def _error_for(update: AccessoryUpdate, result: SetStateResult, batch_size: int) -> str | None:
+    """The failure message that concerns `update`, or None when it went through.
+
+    Failures are reported per home ("<home>: <messages>"); an update listed in `changes`
+    succeeded even when another accessory of its home failed.
+    """
+    if result.failed <= 0 and not result.errors:
+        return None
+    acc = update.accessory.lower()
+    if any(f"/{acc}:" in line.lower() for line in result.changes):
+        return None
+    home = update.home.lower()
+    home_words = {home, home.rsplit("_", 1)[0].replace("_", " ")}
+    mine = [line for line in result.errors if line.split(":", 1)[0].strip().lower() in home_words]
+    if mine:
+        return "; ".join(mine)
+    if result.updated == 0:
+        # Nothing went through and no home was named: every caller hears the reason.
+        reason = "; ".join(result.errors) or result.message
+        return reason or f"set_state failed for {batch_size} update(s)"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The API
+
+
+class HomecastApi:
+    """Homecast's tools, typed. `before_call` runs before each call (OAuth token refresh)."""
+
+    def __init__(
+        self,
+        client: McpClient,
+        before_call: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.client = client
+        self._before_call = before_call
+        self.batcher = SetStateBatcher(self._send_set_state)
+
+    async def _call(self, name: str, args: Mapping[str, Any], kind: str = "read") -> Any:
+        if self._before_call is not None:
+            await self._before_call()
+        return await self.client.call(name, args, kind=kind)
+
+    async def async_get_state_raw(self, home: str | None = None) -> Any:
+        """get_state as the server answered it (optionally for one home key)."""
+        return await self._call("get_state", {"filter_by_home": home} if home else {})
+
+    async def async_get_state(self, wanted: set[str] | None = None) -> HomecastState:
+        """The homes in `wanted` (UUIDs; None: all), from one unfiltered call.
+
+        One call for every home costs fewer round trips than one filtered call per home, and
+        `_homes` (the UUIDs our keys come from) is only complete in the unfiltered answer.
+        """
+        return parse_state(await self.async_get_state_raw(), wanted)
+
+    async def async_get_automations(self) -> tuple[dict[str, list[dict[str, Any]]], set[str]]:
+        """HomeKit automations by home key, and the view-only home keys."""
+        data = await self._call("get_automations", {})
+        return parse_automations(data), view_only_homes(data)
+
+    async def async_get_hc_automations(self) -> dict[str, list[dict[str, Any]]]:
+        """Homecast automations by home key."""
+        return parse_automations(await self._call("get_hc_automations", {}))
+
+    async def _send_set_state(self, updates: list[dict[str, Any]]) -> Any:
+        return await self._call("set_state", {"updates": updates}, kind="write")
+
+    async def async_set(self, acc: Accessory, props: Mapping[str, Any]) -> SetStateResult:
+        """Write properties of one accessory (coalesced with simultaneous writes)."""
+        return await self.batcher.submit(
+            AccessoryUpdate(acc.home_key, acc.room_key, acc.key, props)
+        )
+
+    async def async_run_scene(self, home: str, name: str) -> Any:
+        """Run a scene by name."""
+        return await self._call("run_scene", {"home": home, "name": name}, kind="write")
+
+    async def async_update_automation(self, home: str, automation_id: str, enabled: bool) -> Any:
+        """Enable or disable a HomeKit automation."""
+        return await self._call(
+            "update_automation", {"home": home, "id": automation_id, "enabled": enabled}, "write"
+        )
+
+    async def async_update_hc_automation(self, home: str, automation_id: str, enabled: bool) -> Any:
+        """Enable or disable a Homecast automation."""
+        return await self._call(
+            "update_hc_automation",
+            {"home": home, "id": automation_id, "enabled": enabled},
+            "write",
+        )
+
+    async def async_tool(self, name: str, args: Mapping[str, Any], kind: str = "write") -> Any:
+        """Any other tool (actions with response data); raises McpToolError on isError."""
+        return await self._call(name, args, kind)

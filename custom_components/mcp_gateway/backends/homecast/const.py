@@ -1,0 +1,25 @@
+"""Constants of the Homecast backend."""
+
+from __future__ import annotations
+
+from typing import Final
+
+DEFAULT_URL: Final = "https://api.homecast.cloud/mcp"
+DEFAULT_SCAN_INTERVAL: Final = 30
+MIN_SCAN_INTERVAL: Final = 10
+MAX_SCAN_INTERVAL: Final = 3600
+
+# entry.data keys
+CONF_AUTH_TYPE: Final = "auth_type"
+AUTH_TOKEN: Final = "token"
+AUTH_OAUTH: Final = "oauth"
+CONF_HOMES: Final = "homes"  # UUIDs of the homes the entry follows
+CONF_OAUTH_CLIENT: Final = "oauth_client"  # dynamically registered client and endpoints
+CONF_OAUTH_ENDPOINTS: Final = "oauth_endpoints"  # endpoints for application credentials
+CONF_ACCESS_TOKEN: Final = "access_token"  # the bearer token (token auth)
+# entry.options keys
+CONF_SCAN_INTERVAL: Final = "scan_interval"
+
+OAUTH_SCOPES: Final = "mcp:read mcp:write"
+# Where the OAuth metadata of the server being configured is kept for application credentials.
+DATA_OAUTH_ENDPOINTS: Final = "mcp_gateway_homecast_oauth_endpoints"

@@ -1,0 +1,130 @@
+"""Polls Homecast: get_state plus the automation lists of both engines, in one update."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+import logging
+from typing import TYPE_CHECKING, Any
+
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ConfigEntryAuthFailed
+from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
+
+from ...mcp.errors import McpAuthError, McpError, McpRpcError, McpToolError
+from .api import EVENT_KEY, EventOccurrence, HomecastApi, HomecastState
+from .const import DEFAULT_SCAN_INTERVAL
+
+if TYPE_CHECKING:
+    from ..base import McpGatewayConfigEntry
+
+_LOGGER = logging.getLogger(__name__)
+
+# Presses remembered per doorbell/button (the event entity fires those it has not seen).
+_EVENT_MEMORY = 5
+
+
+class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
+    """One poll = get_state (all homes in one call) + get_automations + get_hc_automations."""
+
+    config_entry: McpGatewayConfigEntry
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry: McpGatewayConfigEntry,
+        api: HomecastApi,
+        homes: set[str] | None,
+        interval: float = DEFAULT_SCAN_INTERVAL,
+    ) -> None:
+        super().__init__(
+            hass,
+            _LOGGER,
+            config_entry=entry,
+            name=f"Homecast {entry.title}",
+            update_interval=timedelta(seconds=interval),
+        )
+        self.api = api
+        self.homes = homes
+        self.polls = 0
+        self.automations_supported = True
+        self.hc_automations_supported = True
+
+    async def _async_update_data(self) -> HomecastState:
+        # Wait for all three even when one fails, so no call is left running unobserved.
+        results = await asyncio.gather(
+            self.api.async_get_state(self.homes),
+            self._automations(),
+            self._hc_automations(),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, McpAuthError):
+                raise ConfigEntryAuthFailed(str(result)) from result
+        for result in results:
+            if isinstance(result, McpError):
+                raise UpdateFailed(f"Homecast did not answer: {result}") from result
+            if isinstance(result, BaseException):
+                raise result
+        state, automations, hc_automations = results
+        self.polls += 1
+        automations_by_home, view_only = automations
+        previous = self.data
+        for home in state.homes.values():
+            home.view_only = home.key in view_only
+            if automations_by_home is not None:
+                home.automations = automations_by_home.get(home.key, [])
+            elif previous is not None and (old := previous.homes.get(home.uuid)) is not None:
+                home.automations = old.automations
+            if hc_automations is not None:
+                home.hc_automations = hc_automations.get(home.key, [])
+            elif previous is not None and (old := previous.homes.get(home.uuid)) is not None:
+                home.hc_automations = old.hc_automations
+            self._carry_events(state, home.uuid, previous)
+        return state
+
+    async def _automations(self) -> tuple[dict[str, list[dict[str, Any]]] | None, set[str]]:
+        """HomeKit automations; None when this account or relay cannot list them."""
+        if not self.automations_supported:
+            return None, set()
+        try:
+            return await self.api.async_get_automations()
+        except (McpToolError, McpRpcError) as err:
+            # Not an outage: a token without the scope, or a relay without the feature.
+            _LOGGER.debug("get_automations failed, automations stay as they were: %s", err)
+            if isinstance(err, McpRpcError) and err.code == -32601:
+                self.automations_supported = False
+            return None, set()
+
+    async def _hc_automations(self) -> dict[str, list[dict[str, Any]]] | None:
+        if not self.hc_automations_supported:
+            return None
+        try:
+            return await self.api.async_get_hc_automations()
+        except (McpToolError, McpRpcError) as err:
+            _LOGGER.debug("get_hc_automations failed, automations stay as they were: %s", err)
+            if isinstance(err, McpRpcError) and err.code == -32601:
+                self.hc_automations_supported = False
+            return None
+
+    def _carry_events(
+        self, state: HomecastState, home_uuid: str, previous: HomecastState | None
+    ) -> None:
+        """Turn a changed press value into a new occurrence, keeping recent ones.
+
+        Polling only sees the last press between two polls, and two identical presses in a
+        row look like none; the push channel (out of scope) would see each.
+        """
+        home = state.homes[home_uuid]
+        old_home = previous.homes.get(home_uuid) if previous is not None else None
+        for uid, acc in home.accessories.items():
+            if EVENT_KEY not in acc.values:
+                continue
+            old = old_home.accessories.get(uid) if old_home is not None else None
+            events = old.events if old is not None else ()
+            value = acc.values[EVENT_KEY]
+            if old is None or old.values.get(EVENT_KEY) != value or not events:
+                marker = f"{self.polls}:{value}"
+                if isinstance(value, int) and not isinstance(value, bool):
+                    events = (*events, EventOccurrence(marker, value))[-_EVENT_MEMORY:]
+            acc.events = events

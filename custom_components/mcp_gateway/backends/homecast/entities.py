@@ -1,0 +1,1050 @@
+"""Homecast accessories, scenes and automations as entity specs.
+
+Keys come from UUID tails, never from names: an accessory is `<home tail>_<accessory tail>`
+(the tail of its slug, which is the tail of its HomeKit UUID), so a rename in the Home app keeps
+every entity. Descriptions are module-level constants; their callables read `Accessory` values
+in the current vocabulary (the API normalises the older one) and write with set_state keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from homeassistant.components.alarm_control_panel import (
+    AlarmControlPanelEntityFeature,
+    AlarmControlPanelState,
+)
+from homeassistant.components.binary_sensor import BinarySensorDeviceClass
+from homeassistant.components.climate import HVACAction, HVACMode
+from homeassistant.components.cover import CoverDeviceClass
+from homeassistant.components.event import EventDeviceClass
+from homeassistant.components.light import ColorMode
+from homeassistant.components.sensor import SensorDeviceClass, SensorStateClass
+from homeassistant.components.valve import ValveDeviceClass
+from homeassistant.const import (
+    LIGHT_LUX,
+    PERCENTAGE,
+    EntityCategory,
+    Platform,
+    UnitOfTemperature,
+)
+from homeassistant.util import dt as dt_util
+
+from ...alarm_control_panel import GatewayAlarmDescription
+from ...binary_sensor import GatewayBinarySensorDescription
+from ...button import GatewayButtonDescription
+from ...climate import ClimateTarget, GatewayClimateDescription
+from ...cover import GatewayCoverDescription
+from ...datetime import GatewayDateTimeDescription
+from ...entity import DeviceSpec, EntitySpec
+from ...event import EventOccurrence, GatewayEventDescription
+from ...fan import GatewayFanDescription
+from ...light import GatewayLightDescription, LightCommand
+from ...lock import GatewayLockDescription
+from ...number import GatewayNumberDescription
+from ...scene import GatewaySceneDescription
+from ...select import GatewaySelectDescription
+from ...sensor import GatewaySensorDescription
+from ...switch import GatewaySwitchDescription
+from ...text import GatewayTextDescription
+from ...valve import GatewayValveDescription
+from .api import EVENT_KEY, Accessory, Home, slugify_name
+
+if TYPE_CHECKING:
+    from .coordinator import HomecastCoordinator
+    from .runtime import HomecastRuntime
+
+MANUFACTURER = "Apple HomeKit (via Homecast)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Writes
+
+
+async def _write(
+    runtime: HomecastRuntime,
+    acc: Accessory,
+    props: dict[str, Any],
+    expect: dict[str, Any] | None = None,
+) -> None:
+    """set_state for one accessory (coalesced), then show the expected values at once.
+
+    `expect` holds read-only values that follow from the write (a lock's current state).
+    """
+    await runtime.api.async_set(acc, props)
+    acc.values.update(props)
+    if expect:
+        acc.values.update(expect)
+
+
+def _reachable(acc: Accessory) -> bool:
+    return acc.reachable
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value != 0
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Light
+
+
+def _light_modes(acc: Accessory) -> set[ColorMode]:
+    hs = acc.has("hue") or "hue" in acc.settable
+    ct = acc.has("color_temp") or "color_temp" in acc.settable
+    if hs and ct:
+        return {ColorMode.HS, ColorMode.COLOR_TEMP}
+    if hs:
+        return {ColorMode.HS}
+    if ct:
+        return {ColorMode.COLOR_TEMP}
+    if acc.has("brightness"):
+        return {ColorMode.BRIGHTNESS}
+    return {ColorMode.ONOFF}
+
+
+def _light_mode(acc: Accessory) -> ColorMode:
+    modes = _light_modes(acc)
+    if len(modes) == 1:
+        return next(iter(modes))
+    # HomeKit keeps both; a white (unsaturated) colour means the light is in white mode.
+    return ColorMode.COLOR_TEMP if (_num(acc.get("saturation")) or 0) == 0 else ColorMode.HS
+
+
+def _light_brightness(acc: Accessory) -> int | None:
+    value = _num(acc.get("brightness"))
+    return None if value is None else round(value * 255 / 100)
+
+
+def _light_hs(acc: Accessory) -> tuple[float, float] | None:
+    hue, sat = _num(acc.get("hue")), _num(acc.get("saturation"))
+    return None if hue is None or sat is None else (hue, sat)
+
+
+def _light_kelvin(acc: Accessory) -> int | None:
+    mireds = _num(acc.get("color_temp"))
+    return round(1_000_000 / mireds) if mireds else None
+
+
+async def _light_on(runtime: HomecastRuntime, acc: Accessory, command: LightCommand) -> None:
+    props: dict[str, Any] = {"on": True}
+    if command.brightness is not None:
+        props["brightness"] = max(1, round(command.brightness * 100 / 255))
+    if command.hs_color is not None:
+        props["hue"] = round(command.hs_color[0])
+        props["saturation"] = round(command.hs_color[1])
+    if command.color_temp_kelvin is not None:
+        props["color_temp"] = min(500, max(140, round(1_000_000 / command.color_temp_kelvin)))
+    await _write(runtime, acc, props)
+
+
+LIGHT = GatewayLightDescription(
+    key="light",
+    available_fn=_reachable,
+    name=None,
+    is_on_fn=lambda acc: _bool(acc.get("on")),
+    brightness_fn=_light_brightness,
+    hs_color_fn=_light_hs,
+    color_temp_kelvin_fn=_light_kelvin,
+    color_mode_fn=_light_mode,
+    supported_color_modes_fn=_light_modes,
+    min_color_temp_kelvin=2000,  # 500 mireds
+    max_color_temp_kelvin=7143,  # 140 mireds
+    turn_on_fn=_light_on,
+    turn_off_fn=lambda runtime, acc: _write(runtime, acc, {"on": False}),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Switches
+
+
+def _on_switch(key: str = "switch", **kwargs: Any) -> GatewaySwitchDescription:
+    return GatewaySwitchDescription(
+        key=key,
+        is_on_fn=lambda acc: _bool(acc.get("on")),
+        set_fn=lambda runtime, acc, on: _write(runtime, acc, {"on": on}),
+        **kwargs,
+    )
+
+
+SWITCH = _on_switch(name=None)
+OUTLET = _on_switch("outlet", name=None, device_class=None)
+MUTE = GatewaySwitchDescription(
+    key="mute",
+    available_fn=_reachable,
+    translation_key="mute",
+    is_on_fn=lambda acc: _bool(acc.get("mute")),
+    set_fn=lambda runtime, acc, on: _write(runtime, acc, {"mute": on}),
+)
+VOLUME = GatewayNumberDescription(
+    key="volume",
+    available_fn=_reachable,
+    translation_key="volume",
+    native_min_value=0,
+    native_max_value=100,
+    native_step=1,
+    native_unit_of_measurement=PERCENTAGE,
+    value_fn=lambda acc: _num(acc.get("volume")),
+    set_fn=lambda runtime, acc, value: _write(runtime, acc, {"volume": round(value)}),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Climate: heater-coolers (active + hvac_mode + heat/cool targets) and thermostats (raw names)
+
+_HC_MODES = {"auto": HVACMode.HEAT_COOL, "heat": HVACMode.HEAT, "cool": HVACMode.COOL}
+_HC_WRITE = {mode: name for name, mode in _HC_MODES.items()}
+_HC_ACTIONS = {
+    "inactive": HVACAction.OFF,
+    "idle": HVACAction.IDLE,
+    "heating": HVACAction.HEATING,
+    "cooling": HVACAction.COOLING,
+}
+
+
+def _hc_modes(acc: Accessory) -> list[HVACMode]:
+    names = acc.options.get("hvac_mode") or list(_HC_MODES)
+    return [HVACMode.OFF, *(_HC_MODES[n] for n in names if n in _HC_MODES)]
+
+
+def _hc_active(acc: Accessory) -> bool:
+    active = acc.get("active")
+    return _bool(active) is not False if active is not None else True
+
+
+def _hc_mode(acc: Accessory) -> HVACMode | None:
+    if not _hc_active(acc):
+        return HVACMode.OFF
+    return _HC_MODES.get(str(acc.get("hvac_mode")))
+
+
+def _hc_target(acc: Accessory) -> float | None:
+    """The single setpoint of heat or cool mode (auto uses the range)."""
+    mode = acc.get("hvac_mode")
+    if mode == "heat" or (mode != "auto" and not acc.has("cool_target")):
+        return _num(acc.get("heat_target"))
+    if mode == "cool" or not acc.has("heat_target"):
+        return _num(acc.get("cool_target"))
+    return None
+
+
+def _hc_range(key: str) -> Callable[[Accessory], float | None]:
+    def read(acc: Accessory) -> float | None:
+        return _num(acc.get(key)) if acc.get("hvac_mode") == "auto" else None
+
+    return read
+
+
+async def _hc_set_mode(runtime: HomecastRuntime, acc: Accessory, mode: HVACMode) -> None:
+    if mode == HVACMode.OFF:
+        await _write(runtime, acc, {"active": False})
+        return
+    if mode not in _HC_WRITE:
+        raise ValueError(f"{acc.name} has no {mode} mode")
+    await _write(runtime, acc, {"active": True, "hvac_mode": _HC_WRITE[mode]})
+
+
+async def _hc_set_temp(runtime: HomecastRuntime, acc: Accessory, target: ClimateTarget) -> None:
+    props: dict[str, Any] = {}
+    mode_name = acc.get("hvac_mode")
+    if target.hvac_mode is not None:
+        if target.hvac_mode == HVACMode.OFF:
+            props["active"] = False
+        elif target.hvac_mode in _HC_WRITE:
+            mode_name = _HC_WRITE[target.hvac_mode]
+            props |= {"active": True, "hvac_mode": mode_name}
+    if target.temperature is not None:
+        if mode_name == "cool" or (mode_name != "heat" and not acc.has("heat_target")):
+            props["cool_target"] = round(target.temperature, 1)
+        elif mode_name == "heat" or not acc.has("cool_target"):
+            props["heat_target"] = round(target.temperature, 1)
+        else:
+            raise ValueError("In auto mode set a low and a high target temperature")
+    if target.target_temp_low is not None:
+        props["heat_target"] = round(target.target_temp_low, 1)
+    if target.target_temp_high is not None:
+        props["cool_target"] = round(target.target_temp_high, 1)
+    if props:
+        await _write(runtime, acc, props)
+
+
+HEATER_COOLER = GatewayClimateDescription(
+    key="climate",
+    available_fn=_reachable,
+    name=None,
+    hvac_mode_fn=_hc_mode,
+    hvac_modes_fn=_hc_modes,
+    hvac_action_fn=lambda acc: _HC_ACTIONS.get(str(acc.get("hvac_state"))),
+    current_temperature_fn=lambda acc: _num(acc.get("current_temp")),
+    target_temperature_fn=_hc_target,
+    target_temperature_low_fn=_hc_range("heat_target"),
+    target_temperature_high_fn=_hc_range("cool_target"),
+    current_humidity_fn=lambda acc: _num(acc.get("relative_humidity")),
+    min_temp=10,
+    max_temp=35,
+    target_temperature_step=0.5,
+    set_hvac_mode_fn=_hc_set_mode,
+    set_temperature_fn=_hc_set_temp,
+)
+
+# HomeKit TargetHeatingCoolingState / CurrentHeatingCoolingState.
+_TS_MODES = {0: HVACMode.OFF, 1: HVACMode.HEAT, 2: HVACMode.COOL, 3: HVACMode.HEAT_COOL}
+_TS_WRITE = {mode: value for value, mode in _TS_MODES.items()}
+_TS_ACTIONS = {1: HVACAction.HEATING, 2: HVACAction.COOLING}
+
+
+def _ts_modes(acc: Accessory) -> list[HVACMode]:
+    allowed = acc.options.get("heating_cooling_target") or list(_TS_MODES)
+    return [_TS_MODES[v] for v in allowed if v in _TS_MODES]
+
+
+def _ts_action(acc: Accessory) -> HVACAction | None:
+    current = acc.get("heating_cooling_current")
+    if current is None:
+        return None
+    if acc.get("heating_cooling_target") == 0:
+        return HVACAction.OFF
+    return _TS_ACTIONS.get(current, HVACAction.IDLE)
+
+
+async def _ts_set_mode(runtime: HomecastRuntime, acc: Accessory, mode: HVACMode) -> None:
+    await _write(runtime, acc, {"heating_cooling_target": _TS_WRITE[mode]})
+
+
+async def _ts_set_temp(runtime: HomecastRuntime, acc: Accessory, target: ClimateTarget) -> None:
+    props: dict[str, Any] = {}
+    if target.hvac_mode is not None:
+        props["heating_cooling_target"] = _TS_WRITE[target.hvac_mode]
+    temperature = target.temperature
+    if temperature is None and target.target_temp_low is not None:
+        temperature = target.target_temp_low  # a thermostat has a single setpoint
+    if temperature is not None:
+        props["target_temp"] = round(temperature, 1)
+    if props:
+        await _write(runtime, acc, props)
+
+
+THERMOSTAT = GatewayClimateDescription(
+    key="climate",
+    available_fn=_reachable,
+    name=None,
+    hvac_mode_fn=lambda acc: _TS_MODES.get(acc.get("heating_cooling_target")),
+    hvac_modes_fn=_ts_modes,
+    hvac_action_fn=_ts_action,
+    current_temperature_fn=lambda acc: _num(acc.get("current_temp")),
+    target_temperature_fn=lambda acc: _num(acc.get("target_temp")),
+    current_humidity_fn=lambda acc: _num(acc.get("relative_humidity")),
+    # HomeKit values are always Celsius; temperature_units is only the display preference.
+    min_temp=10,
+    max_temp=38,
+    target_temperature_step=0.5,
+    set_hvac_mode_fn=_ts_set_mode,
+    set_temperature_fn=_ts_set_temp,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lock, alarm
+
+
+def _locked(acc: Accessory) -> bool | None:
+    value = acc.get("locked")
+    if isinstance(value, bool):
+        return value
+    # Raw LockCurrentState: 0 unsecured, 1 secured, 2 jammed, 3 unknown.
+    return {0: False, 1: True}.get(value) if isinstance(value, int) else None
+
+
+LOCK = GatewayLockDescription(
+    key="lock",
+    available_fn=_reachable,
+    name=None,
+    is_locked_fn=_locked,
+    is_jammed_fn=lambda acc: acc.get("locked") == 2 and not isinstance(acc.get("locked"), bool),
+    set_locked_fn=lambda runtime, acc, locked: _write(
+        runtime, acc, {"lock_target": locked}, {"locked": locked}
+    ),
+)
+
+_ALARM_STATES = {
+    "home": AlarmControlPanelState.ARMED_HOME,
+    "away": AlarmControlPanelState.ARMED_AWAY,
+    "night": AlarmControlPanelState.ARMED_NIGHT,
+    "off": AlarmControlPanelState.DISARMED,
+    "triggered": AlarmControlPanelState.TRIGGERED,
+    # Raw SecuritySystemCurrentState, should a server send numbers.
+    0: AlarmControlPanelState.ARMED_HOME,
+    1: AlarmControlPanelState.ARMED_AWAY,
+    2: AlarmControlPanelState.ARMED_NIGHT,
+    3: AlarmControlPanelState.DISARMED,
+    4: AlarmControlPanelState.TRIGGERED,
+}
+_ALARM_WRITE = {
+    AlarmControlPanelState.ARMED_HOME: "home",
+    AlarmControlPanelState.ARMED_AWAY: "away",
+    AlarmControlPanelState.ARMED_NIGHT: "night",
+    AlarmControlPanelState.DISARMED: "off",
+}
+
+
+def _alarm_state(acc: Accessory) -> AlarmControlPanelState | None:
+    current = _ALARM_STATES.get(acc.get("alarm_state"))
+    target = _ALARM_STATES.get(acc.get("alarm_target"))
+    if current is AlarmControlPanelState.TRIGGERED or target is None or target == current:
+        return current
+    # The target moved ahead of the state: the system is on its way there.
+    if target is AlarmControlPanelState.DISARMED:
+        return AlarmControlPanelState.DISARMING
+    return AlarmControlPanelState.ARMING
+
+
+async def _alarm_set(
+    runtime: HomecastRuntime, acc: Accessory, state: AlarmControlPanelState
+) -> None:
+    if state not in _ALARM_WRITE:
+        raise ValueError(f"{acc.name} cannot be set to {state}")
+    await _write(runtime, acc, {"alarm_target": _ALARM_WRITE[state]})
+
+
+ALARM = GatewayAlarmDescription(
+    key="alarm",
+    available_fn=_reachable,
+    name=None,
+    state_fn=_alarm_state,
+    supported_features=AlarmControlPanelEntityFeature.ARM_HOME
+    | AlarmControlPanelEntityFeature.ARM_AWAY
+    | AlarmControlPanelEntityFeature.ARM_NIGHT,
+    set_state_fn=_alarm_set,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cover, fan, valve
+
+
+def _cover_position(acc: Accessory) -> int | None:
+    value = _num(acc.get("current_position"))
+    if value is None:
+        value = _num(acc.get("target"))
+    return None if value is None else round(value)
+
+
+def _cover_closed(acc: Accessory) -> bool | None:
+    position = _cover_position(acc)
+    return None if position is None else position == 0
+
+
+COVER = GatewayCoverDescription(
+    key="cover",
+    available_fn=_reachable,
+    name=None,
+    device_class=CoverDeviceClass.BLIND,
+    is_closed_fn=_cover_closed,
+    position_fn=_cover_position,
+    # Raw PositionState: 0 going down (closing), 1 going up (opening), 2 stopped.
+    is_opening_fn=lambda acc: acc.get("position_state") == 1,
+    is_closing_fn=lambda acc: acc.get("position_state") == 0,
+    open_fn=lambda runtime, acc: _write(runtime, acc, {"target": 100}),
+    close_fn=lambda runtime, acc: _write(runtime, acc, {"target": 0}),
+    set_position_fn=lambda runtime, acc, position: _write(runtime, acc, {"target": position}),
+)
+
+
+def _power_key(acc: Accessory) -> str:
+    """Fans use `active`; older fan services only have `on`."""
+    return "active" if acc.has("active") or "active" in acc.settable else "on"
+
+
+async def _fan_on(runtime: HomecastRuntime, acc: Accessory, percentage: int | None) -> None:
+    props: dict[str, Any] = {_power_key(acc): True}
+    if percentage is not None:
+        props["speed"] = percentage
+    await _write(runtime, acc, props)
+
+
+async def _fan_speed(runtime: HomecastRuntime, acc: Accessory, percentage: int) -> None:
+    if percentage == 0:
+        await _write(runtime, acc, {_power_key(acc): False})
+        return
+    await _write(runtime, acc, {_power_key(acc): True, "speed": percentage})
+
+
+FAN = GatewayFanDescription(
+    key="fan",
+    available_fn=_reachable,
+    name=None,
+    is_on_fn=lambda acc: _bool(acc.get(_power_key(acc))),
+    percentage_fn=lambda acc: None if _num(acc.get("speed")) is None else round(acc.get("speed")),
+    turn_on_fn=_fan_on,
+    turn_off_fn=lambda runtime, acc: _write(runtime, acc, {_power_key(acc): False}),
+    set_percentage_fn=_fan_speed,
+)
+
+VALVE = GatewayValveDescription(
+    key="valve",
+    available_fn=_reachable,
+    name=None,
+    device_class=ValveDeviceClass.WATER,
+    is_closed_fn=lambda acc: None if _bool(acc.get("active")) is None else not acc.get("active"),
+    open_fn=lambda runtime, acc: _write(runtime, acc, {"active": True}),
+    close_fn=lambda runtime, acc: _write(runtime, acc, {"active": False}),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sensors and binary sensors (by the values an accessory reports)
+
+TEMPERATURE = GatewaySensorDescription(
+    key="temperature",
+    available_fn=_reachable,
+    device_class=SensorDeviceClass.TEMPERATURE,
+    state_class=SensorStateClass.MEASUREMENT,
+    native_unit_of_measurement=UnitOfTemperature.CELSIUS,
+    value_fn=lambda acc: _num(acc.get("current_temp")),
+)
+HUMIDITY = GatewaySensorDescription(
+    key="humidity",
+    available_fn=_reachable,
+    device_class=SensorDeviceClass.HUMIDITY,
+    state_class=SensorStateClass.MEASUREMENT,
+    native_unit_of_measurement=PERCENTAGE,
+    value_fn=lambda acc: _num(acc.get("relative_humidity")),
+)
+ILLUMINANCE = GatewaySensorDescription(
+    key="illuminance",
+    available_fn=_reachable,
+    device_class=SensorDeviceClass.ILLUMINANCE,
+    state_class=SensorStateClass.MEASUREMENT,
+    native_unit_of_measurement=LIGHT_LUX,
+    value_fn=lambda acc: _num(acc.get("current_ambient_light_level")),
+)
+BATTERY = GatewaySensorDescription(
+    key="battery",
+    available_fn=_reachable,
+    device_class=SensorDeviceClass.BATTERY,
+    state_class=SensorStateClass.MEASUREMENT,
+    native_unit_of_measurement=PERCENTAGE,
+    entity_category=EntityCategory.DIAGNOSTIC,
+    value_fn=lambda acc: _num(acc.get("battery")),
+)
+MOTION = GatewayBinarySensorDescription(
+    key="motion",
+    available_fn=_reachable,
+    device_class=BinarySensorDeviceClass.MOTION,
+    is_on_fn=lambda acc: _bool(acc.get("motion")),
+)
+CONTACT = GatewayBinarySensorDescription(
+    key="contact",
+    available_fn=_reachable,
+    device_class=BinarySensorDeviceClass.OPENING,
+    # HomeKit ContactSensorState: 0 = contact detected (closed).
+    is_on_fn=lambda acc: _bool(acc.get("contact")),
+)
+OCCUPANCY = GatewayBinarySensorDescription(
+    key="occupancy",
+    available_fn=_reachable,
+    device_class=BinarySensorDeviceClass.OCCUPANCY,
+    is_on_fn=lambda acc: _bool(acc.get("occupancy_detected")),
+)
+LOW_BATTERY = GatewayBinarySensorDescription(
+    key="low_battery",
+    available_fn=_reachable,
+    device_class=BinarySensorDeviceClass.BATTERY,
+    entity_category=EntityCategory.DIAGNOSTIC,
+    is_on_fn=lambda acc: _bool(acc.get("low_battery")),
+)
+OUTLET_IN_USE = GatewayBinarySensorDescription(
+    key="outlet_in_use",
+    available_fn=_reachable,
+    translation_key="outlet_in_use",
+    device_class=BinarySensorDeviceClass.POWER,
+    # Follows the switch state on most plugs: noise unless the plug measures load.
+    entity_registry_enabled_default=False,
+    is_on_fn=lambda acc: _bool(acc.get("outlet_in_use")),
+)
+
+# Stateless programmable switch events: 0 single, 1 double, 2 long press.
+_PRESS_TYPES = {0: "single_press", 1: "double_press", 2: "long_press"}
+
+
+def _presses(acc: Accessory) -> list[EventOccurrence]:
+    return [
+        EventOccurrence(marker=e.marker, event_type=_PRESS_TYPES[e.value])
+        for e in acc.events
+        if e.value in _PRESS_TYPES
+    ]
+
+
+DOORBELL = GatewayEventDescription(
+    key="doorbell",
+    available_fn=_reachable,
+    translation_key="doorbell",
+    device_class=EventDeviceClass.DOORBELL,
+    event_types=list(_PRESS_TYPES.values()),
+    events_fn=_presses,
+)
+BUTTON_EVENT = GatewayEventDescription(
+    key="button",
+    available_fn=_reachable,
+    translation_key="button",
+    device_class=EventDeviceClass.BUTTON,
+    event_types=list(_PRESS_TYPES.values()),
+    events_fn=_presses,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Virtual accessories
+
+
+def _vwrite(key: str, value: Any) -> Callable[[HomecastRuntime, Accessory], Any]:
+    return lambda runtime, acc: _write(runtime, acc, {key: value})
+
+
+def _virtual_limits(acc: Accessory) -> tuple[float, float, float] | None:
+    info = acc.virtual
+    if info is None:
+        return None
+    low = info.minimum if info.minimum is not None else 0.0
+    high = info.maximum if info.maximum is not None else 100.0
+    return (low, high, info.step or 1.0)
+
+
+def _parse_datetime(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    parsed = dt_util.parse_datetime(value)
+    if parsed is None:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt_util.UTC)
+
+
+async def _counter_add(runtime: HomecastRuntime, acc: Accessory) -> None:
+    # set_state sets the count (it does not add): the step comes from the definition.
+    step = int(acc.virtual.step or 1) if acc.virtual is not None else 1
+    current = acc.get("virtual_count")
+    count = current if isinstance(current, int) and not isinstance(current, bool) else 0
+    await _write(runtime, acc, {"virtual_count": count + step})
+
+
+V_SWITCH = _on_switch("virtual_switch", name=None)
+V_MODE = GatewaySelectDescription(
+    key="virtual_mode",
+    available_fn=_reachable,
+    name=None,
+    current_option_fn=lambda acc: acc.get("virtual_mode"),
+    options_fn=lambda acc: (
+        list(acc.virtual.options if acc.virtual else ())
+        or [str(o) for o in acc.options.get("virtual_mode", [])]
+    ),
+    select_fn=lambda runtime, acc, option: _write(runtime, acc, {"virtual_mode": option}),
+)
+V_NUMBER = GatewayNumberDescription(
+    key="virtual_number",
+    available_fn=_reachable,
+    name=None,
+    value_fn=lambda acc: _num(acc.get("virtual_number")),
+    limits_fn=_virtual_limits,
+    set_fn=lambda runtime, acc, value: _write(
+        runtime, acc, {"virtual_number": int(value) if float(value).is_integer() else value}
+    ),
+)
+V_COUNTER = GatewaySensorDescription(
+    key="virtual_count",
+    available_fn=_reachable,
+    name=None,
+    state_class=SensorStateClass.MEASUREMENT,
+    value_fn=lambda acc: _num(acc.get("virtual_count")),
+)
+V_COUNTER_INCREMENT = GatewayButtonDescription(
+    key="virtual_count_increment",
+    available_fn=_reachable,
+    translation_key="counter_increment",
+    press_fn=_counter_add,
+)
+V_COUNTER_RESET = GatewayButtonDescription(
+    key="virtual_count_reset",
+    available_fn=_reachable,
+    translation_key="counter_reset",
+    press_fn=lambda runtime, acc: _write(runtime, acc, {"virtual_count": 0}),
+)
+V_TIMER = GatewaySwitchDescription(
+    key="virtual_timer",
+    available_fn=_reachable,
+    name=None,
+    is_on_fn=lambda acc: acc.get("virtual_timer") == "active",
+    # "active" starts the timer; anything else cancels it.
+    set_fn=lambda runtime, acc, on: _write(
+        runtime, acc, {"virtual_timer": "active" if on else "idle"}
+    ),
+)
+V_TEXT = GatewayTextDescription(
+    key="virtual_text",
+    available_fn=_reachable,
+    name=None,
+    value_fn=lambda acc: None if acc.get("virtual_text") is None else str(acc.get("virtual_text")),
+    set_fn=lambda runtime, acc, value: _write(runtime, acc, {"virtual_text": value}),
+)
+V_DATE = GatewayDateTimeDescription(
+    key="virtual_datetime",
+    available_fn=_reachable,
+    name=None,
+    value_fn=lambda acc: _parse_datetime(acc.get("virtual_datetime")),
+    set_fn=lambda runtime, acc, value: _write(
+        runtime, acc, {"virtual_datetime": value.isoformat(timespec="seconds")}
+    ),
+)
+
+
+def _virtual_value_fn(acc: Accessory) -> Any:
+    return _virtual_value(acc)
+
+
+# Read-only forms of virtual accessories a person may not change ("Adjustable here" off).
+V_READONLY_ON = GatewayBinarySensorDescription(
+    key="virtual_state",
+    available_fn=_reachable,
+    name=None,
+    is_on_fn=lambda acc: _bool(acc.get("on")) or acc.get("virtual_timer") == "active",
+)
+V_READONLY = GatewaySensorDescription(
+    key="virtual_value",
+    available_fn=_reachable,
+    name=None,
+    value_fn=_virtual_value_fn,
+)
+V_READONLY_TIME = GatewaySensorDescription(
+    key="virtual_value",
+    available_fn=_reachable,
+    name=None,
+    device_class=SensorDeviceClass.TIMESTAMP,
+    value_fn=lambda acc: _parse_datetime(acc.get("virtual_datetime")),
+)
+
+
+def _virtual_value(acc: Accessory) -> Any:
+    for key in ("virtual_mode", "virtual_number", "virtual_count", "virtual_text"):
+        if acc.has(key):
+            value = acc.get(key)
+            return value if isinstance(value, int | float | str) else None
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenes and automations (entities of the home device)
+
+
+@dataclass(frozen=True, slots=True)
+class SceneRef:
+    """A scene of a home (scenes are known by name only)."""
+
+    home: Home
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AutomationRef:
+    """An automation of one of the two engines."""
+
+    home: Home
+    engine: str  # "homekit" or "homecast"
+    data: dict[str, Any]
+
+
+SCENE = GatewaySceneDescription(
+    key="scene",
+    activate_fn=lambda runtime, ref: runtime.api.async_run_scene(ref.home.key, ref.name),
+)
+
+_HOMEKIT_ATTRS = ("trigger", "actions", "editable", "last_fired")
+_HOMECAST_ATTRS = (
+    "mode",
+    "description",
+    "triggers",
+    "conditions",
+    "actions",
+    "last_triggered",
+    "trigger_count",
+    "editable_via_mcp",
+)
+
+
+def _automation_attrs(ref: AutomationRef) -> Mapping[str, Any]:
+    names = _HOMEKIT_ATTRS if ref.engine == "homekit" else _HOMECAST_ATTRS
+    attrs = {"engine": ref.engine, "automation_id": ref.data.get("id")}
+    attrs |= {name: ref.data[name] for name in names if name in ref.data}
+    if ref.engine == "homekit" and ref.home.view_only:
+        attrs["read_only"] = True
+    return attrs
+
+
+async def _automation_enable(runtime: HomecastRuntime, ref: AutomationRef, on: bool) -> None:
+    if ref.engine == "homekit":
+        await runtime.api.async_update_automation(ref.home.key, str(ref.data["id"]), on)
+    else:
+        await runtime.api.async_update_hc_automation(ref.home.key, str(ref.data["id"]), on)
+    ref.data["enabled"] = on
+
+
+AUTOMATION = GatewaySwitchDescription(
+    key="automation",
+    entity_category=EntityCategory.CONFIG,
+    is_on_fn=lambda ref: ref.data.get("enabled") is not False,
+    attributes_fn=_automation_attrs,
+    set_fn=_automation_enable,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deriving the specs
+
+
+def home_device_key(home: Home) -> str:
+    """Device key of a home (holds its scenes and automations)."""
+    return f"home_{home.tail}"
+
+
+def accessory_device_key(home: Home, acc: Accessory) -> str:
+    """Device key of an accessory: home tail + the accessory's UUID tail."""
+    return f"{home.tail}_{acc.uid}"
+
+
+def _main(acc: Accessory) -> list[tuple[Platform, Any]]:
+    """The accessory's own control entities, by type."""
+    if acc.virtual is not None:
+        return _virtual(acc)
+    kind = acc.type
+    if kind == "light":
+        return [(Platform.LIGHT, LIGHT)]
+    if kind == "switch":
+        return [(Platform.SWITCH, SWITCH)]
+    if kind == "outlet":
+        return [(Platform.SWITCH, OUTLET)]
+    if kind == "climate":
+        if acc.has("heating_cooling_target") or acc.has("target_temp"):
+            return [(Platform.CLIMATE, THERMOSTAT)]
+        return [(Platform.CLIMATE, HEATER_COOLER)]
+    if kind == "lock":
+        return [(Platform.LOCK, LOCK)]
+    if kind == "alarm":
+        return [(Platform.ALARM_CONTROL_PANEL, ALARM)]
+    if kind == "blind":
+        return [(Platform.COVER, COVER)]
+    if kind == "fan":
+        return [(Platform.FAN, FAN)]
+    if kind == "valve":
+        return [(Platform.VALVE, VALVE)]
+    if kind == "speaker":
+        return [(Platform.NUMBER, VOLUME), (Platform.SWITCH, MUTE)]
+    if kind == "doorbell":
+        return [(Platform.EVENT, DOORBELL)]
+    if kind == "button":
+        return [(Platform.EVENT, BUTTON_EVENT)]
+    return []
+
+
+def _virtual(acc: Accessory) -> list[tuple[Platform, Any]]:
+    info = acc.virtual
+    assert info is not None
+    if not info.controllable:
+        if info.kind in ("switch", "timer"):
+            return [(Platform.BINARY_SENSOR, V_READONLY_ON)]
+        if info.kind == "date":
+            return [(Platform.SENSOR, V_READONLY_TIME)]
+        return [(Platform.SENSOR, V_READONLY)]
+    return {
+        "switch": [(Platform.SWITCH, V_SWITCH)],
+        "mode": [(Platform.SELECT, V_MODE)],
+        "number": [(Platform.NUMBER, V_NUMBER)],
+        "counter": [
+            (Platform.SENSOR, V_COUNTER),
+            (Platform.BUTTON, V_COUNTER_INCREMENT),
+            (Platform.BUTTON, V_COUNTER_RESET),
+        ],
+        "timer": [(Platform.SWITCH, V_TIMER)],
+        "text": [(Platform.TEXT, V_TEXT)],
+        "date": [(Platform.DATETIME, V_DATE)],
+    }.get(info.kind, [])
+
+
+def _extras(acc: Accessory) -> Iterator[tuple[Platform, Any]]:
+    """Sensors that follow from the values an accessory reports, whatever its type."""
+    if acc.virtual is not None:
+        return
+    if acc.has("current_temp") and acc.type != "climate":
+        yield Platform.SENSOR, TEMPERATURE
+    if acc.has("relative_humidity"):
+        yield Platform.SENSOR, HUMIDITY
+    if acc.has("current_ambient_light_level"):
+        yield Platform.SENSOR, ILLUMINANCE
+    if acc.has("battery"):
+        yield Platform.SENSOR, BATTERY
+    if acc.has("motion"):
+        yield Platform.BINARY_SENSOR, MOTION
+    if acc.has("contact"):
+        yield Platform.BINARY_SENSOR, CONTACT
+    if acc.has("occupancy_detected"):
+        yield Platform.BINARY_SENSOR, OCCUPANCY
+    if acc.has("low_battery"):
+        yield Platform.BINARY_SENSOR, LOW_BATTERY
+    if acc.has("outlet_in_use"):
+        yield Platform.BINARY_SENSOR, OUTLET_IN_USE
+
+
+def _accessory_source(
+    coordinator: HomecastCoordinator, home_uuid: str, uid: str
+) -> Callable[[], Accessory | None]:
+    def source() -> Accessory | None:
+        home = coordinator.data.homes.get(home_uuid) if coordinator.data else None
+        return home.accessories.get(uid) if home is not None else None
+
+    return source
+
+
+def _scene_source(
+    coordinator: HomecastCoordinator, home_uuid: str, name: str
+) -> Callable[[], SceneRef | None]:
+    def source() -> SceneRef | None:
+        home = coordinator.data.homes.get(home_uuid) if coordinator.data else None
+        if home is None or name not in home.scenes:
+            return None
+        return SceneRef(home, name)
+
+    return source
+
+
+def _automation_source(
+    coordinator: HomecastCoordinator, home_uuid: str, engine: str, automation_id: str
+) -> Callable[[], AutomationRef | None]:
+    def source() -> AutomationRef | None:
+        home = coordinator.data.homes.get(home_uuid) if coordinator.data else None
+        if home is None:
+            return None
+        items = home.automations if engine == "homekit" else home.hc_automations
+        for item in items:
+            if str(item.get("id")) == automation_id:
+                return AutomationRef(home, engine, item)
+        return None
+
+    return source
+
+
+def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
+    """Every entity the current data calls for."""
+    specs: list[EntitySpec] = []
+    if coordinator.data is None:
+        return specs
+    for home_uuid, home in coordinator.data.homes.items():
+        home_device = DeviceSpec(
+            key=home_device_key(home),
+            name=home.name,
+            manufacturer="Homecast",
+            model="HomeKit home",
+        )
+        for acc in home.accessories.values():
+            device = DeviceSpec(
+                key=accessory_device_key(home, acc),
+                name=acc.name,
+                manufacturer="Homecast" if acc.virtual is not None else MANUFACTURER,
+                model=_model(acc),
+                suggested_area=None if acc.virtual is not None else acc.room_name,
+                via=home_device,
+            )
+            source = _accessory_source(coordinator, home_uuid, acc.uid)
+            for platform, description in (*_main(acc), *_extras(acc)):
+                specs.append(
+                    EntitySpec(
+                        platform=platform,
+                        key=f"{device.key}_{description.key}",
+                        device=device,
+                        description=description,
+                        coordinator=coordinator,
+                        source=source,
+                    )
+                )
+        for name in home.scenes:
+            specs.append(
+                EntitySpec(
+                    platform=Platform.SCENE,
+                    key=f"{home_device.key}_scene_{slugify_name(name)}",
+                    device=home_device,
+                    description=SCENE,
+                    coordinator=coordinator,
+                    source=_scene_source(coordinator, home_uuid, name),
+                    name=name,
+                )
+            )
+        for engine, items in (("homekit", home.automations), ("homecast", home.hc_automations)):
+            prefix = "automation" if engine == "homekit" else "hc_automation"
+            for item in items:
+                automation_id = str(item["id"])
+                specs.append(
+                    EntitySpec(
+                        platform=Platform.SWITCH,
+                        key=f"{home_device.key}_{prefix}_{automation_id.lower()}",
+                        device=home_device,
+                        description=AUTOMATION,
+                        coordinator=coordinator,
+                        source=_automation_source(coordinator, home_uuid, engine, automation_id),
+                        name=str(item.get("name") or automation_id),
+                    )
+                )
+    # Two scene names can slug alike ("Movie time" / "Movie Time!"): keep the first.
+    seen: set[tuple[Platform, str]] = set()
+    unique: list[EntitySpec] = []
+    for spec in specs:
+        if (spec.platform, spec.key) not in seen:
+            seen.add((spec.platform, spec.key))
+            unique.append(spec)
+    return unique
+
+
+def _model(acc: Accessory) -> str:
+    if acc.virtual is not None:
+        return f"Virtual {acc.virtual.kind}"
+    if acc.group:
+        return f"{acc.type} group"
+    return acc.type
+
+
+def accessory_available(acc: Accessory) -> bool:
+    """Reachable accessories report values; unreachable ones come back empty."""
+    return acc.reachable
+
+
+PLATFORMS: tuple[Platform, ...] = (
+    Platform.ALARM_CONTROL_PANEL,
+    Platform.BINARY_SENSOR,
+    Platform.BUTTON,
+    Platform.CLIMATE,
+    Platform.COVER,
+    Platform.DATETIME,
+    Platform.EVENT,
+    Platform.FAN,
+    Platform.LIGHT,
+    Platform.LOCK,
+    Platform.NUMBER,
+    Platform.SCENE,
+    Platform.SELECT,
+    Platform.SENSOR,
+    Platform.SWITCH,
+    Platform.TEXT,
+    Platform.VALVE,
+)
+
+# The event key is documented in api; re-exported for tests that press buttons.
+__all__ = ["EVENT_KEY", "PLATFORMS", "derive_specs"]

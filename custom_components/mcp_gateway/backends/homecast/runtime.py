@@ -1,0 +1,285 @@
+"""The Homecast backend runtime: client, OAuth session, coordinator, entities, gateway hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+import logging
+import time
+from typing import Any, Self
+
+from aiohttp import ClientError, ClientResponseError
+from homeassistant.const import CONF_URL, Platform
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import ConfigEntryAuthFailed
+from homeassistant.helpers import config_entry_oauth2_flow
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.config_entry_oauth2_flow import LocalOAuth2Implementation
+from yarl import URL
+
+from ...mcp.client import McpAuth, McpClient, ToolResult
+from ...mcp.errors import McpAuthError, McpConnectionError, McpError
+from ...publisher import EntityPublisher
+from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
+from .api import HomecastApi, HomecastState
+from .const import (
+    AUTH_OAUTH,
+    CONF_ACCESS_TOKEN,
+    CONF_AUTH_TYPE,
+    CONF_HOMES,
+    CONF_OAUTH_CLIENT,
+    CONF_OAUTH_ENDPOINTS,
+    CONF_SCAN_INTERVAL,
+    DEFAULT_SCAN_INTERVAL,
+)
+from .coordinator import HomecastCoordinator
+from .entities import PLATFORMS, accessory_device_key, derive_specs, home_device_key
+from .oauth import HomecastOAuth2Implementation
+from .tools import TOOL_CLASSES, classify
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class MutableBearer(McpAuth):
+    """A bearer token that the OAuth session replaces when it refreshes."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def __repr__(self) -> str:
+        return "MutableBearer(<redacted>)"
+
+    def apply(self, headers: dict[str, str], url: URL) -> URL:
+        """Add the current token."""
+        headers["Authorization"] = f"Bearer {self.token}"
+        return url
+
+
+class HomecastRuntime(BackendRuntime):
+    """One Homecast account (the homes the user picked)."""
+
+    kind = "homecast"
+    platforms: tuple[Platform, ...] = PLATFORMS
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry: McpGatewayConfigEntry,
+        client: McpClient,
+        auth: MutableBearer | None = None,
+    ) -> None:
+        super().__init__(hass, entry, client)
+        # The same object the client holds, so a refreshed token applies to the next call.
+        self._auth = auth if auth is not None else MutableBearer("")
+        self._oauth: config_entry_oauth2_flow.OAuth2Session | None = None
+        self.api = HomecastApi(client, self._ensure_token)
+        homes = entry.data.get(CONF_HOMES)
+        self.coordinator = HomecastCoordinator(
+            hass,
+            entry,
+            self.api,
+            {str(h).lower() for h in homes} if homes else None,
+            float(entry.options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL)),
+        )
+        self.publisher = EntityPublisher(hass, self, lambda: derive_specs(self.coordinator))
+        self._tools: list[dict[str, Any]] | None = None
+        self._tools_signature: tuple[str, ...] | None = None
+        self._latency_ms: float | None = None
+
+    @classmethod
+    def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
+        """Client on HA's shared session; the OAuth token is filled in at setup."""
+        if entry.data.get(CONF_AUTH_TYPE) == AUTH_OAUTH:
+            token = str(entry.data.get("token", {}).get("access_token", ""))
+        else:
+            token = str(entry.data.get(CONF_ACCESS_TOKEN, ""))
+        auth = MutableBearer(token)
+        client = McpClient(
+            async_get_clientsession(hass),
+            entry.data[CONF_URL],
+            auth=auth,
+            client_name="mcp_gateway",
+            limits={"write": 2},
+        )
+        return cls(hass, entry, client, auth)
+
+    @property
+    def data(self) -> HomecastState | None:
+        """The last poll."""
+        return self.coordinator.data
+
+    async def async_setup(self) -> None:
+        """Prepare OAuth, load the first poll, follow updates with the publisher."""
+        if self.entry.data.get(CONF_AUTH_TYPE) == AUTH_OAUTH:
+            try:
+                implementation = await self._oauth_implementation()
+            except ValueError as err:
+                # The application credential was removed: only a new login can fix it.
+                raise ConfigEntryAuthFailed(str(err)) from err
+            self._oauth = config_entry_oauth2_flow.OAuth2Session(
+                self.hass, self.entry, implementation
+            )
+        await self.coordinator.async_config_entry_first_refresh()
+        self.entry.async_on_unload(self.coordinator.async_add_listener(self._on_update))
+
+    async def _oauth_implementation(
+        self,
+    ) -> config_entry_oauth2_flow.AbstractOAuth2Implementation:
+        """The dynamically registered client (from the entry), else the application credential."""
+        client = self.entry.data.get(CONF_OAUTH_CLIENT)
+        if client:
+            implementation = HomecastOAuth2Implementation.from_stored(self.hass, client)
+            config_entry_oauth2_flow.async_register_implementation(
+                self.hass, self.entry.domain, implementation
+            )
+            return implementation
+        implementation = await config_entry_oauth2_flow.async_get_config_entry_implementation(
+            self.hass, self.entry
+        )
+        endpoints = self.entry.data.get(CONF_OAUTH_ENDPOINTS)
+        if isinstance(implementation, LocalOAuth2Implementation) and endpoints:
+            # Application credentials carry no endpoints: they are the server's, from setup.
+            implementation.authorize_url = endpoints["authorize_url"]
+            implementation.token_url = endpoints["token_url"]
+        return implementation
+
+    async def _ensure_token(self) -> None:
+        """Refresh an expiring OAuth token before a call; a failed refresh is an auth error."""
+        if self._oauth is None:
+            return
+        try:
+            await self._oauth.async_ensure_token_valid()
+        except ClientResponseError as err:
+            if 400 <= err.status < 500:
+                raise McpAuthError(
+                    f"Homecast refused to refresh the token (HTTP {err.status})",
+                    status=err.status,
+                ) from err
+            raise McpConnectionError(
+                f"token refresh failed (HTTP {err.status})", status=err.status
+            ) from err
+        except (ClientError, TimeoutError) as err:
+            raise McpConnectionError(f"token refresh failed: {err}") from err
+        self._auth.token = str(self._oauth.token["access_token"])
+
+    @callback
+    def _on_update(self) -> None:
+        self.publisher.async_refresh()
+        signature = self._catalog_signature()
+        if signature != self._tools_signature:
+            # Tool descriptions embed home keys and room names: reload them when those change.
+            self._tools = None
+
+    def _catalog_signature(self) -> tuple[str, ...]:
+        data = self.coordinator.data
+        if data is None:
+            return ()
+        keys = {home.key for home in data.homes.values()}
+        keys |= {acc.room_key for home in data.homes.values() for acc in home.accessories.values()}
+        return tuple(sorted(keys))
+
+    async def async_shutdown(self) -> None:
+        """Stop a pending write batch and end the MCP session."""
+        await self.api.batcher.async_shutdown()
+        await super().async_shutdown()
+
+    # --- gateway hooks -------------------------------------------------------------------
+
+    async def async_list_tools(self) -> list[dict[str, Any]]:
+        """The server's tools/list (cached until homes or rooms change)."""
+        if self._tools is None:
+            await self._ensure_token()
+            self._tools = await self.client.list_tools()
+            self._tools_signature = self._catalog_signature()
+        return self._tools
+
+    async def async_call_tool(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """Call a Homecast tool as-is; mutating calls trigger a refresh of our entities."""
+        await self._ensure_token()
+        tool_class = TOOL_CLASSES.get(name)
+        kind = "read" if tool_class is not None and tool_class.tier == "read" else "write"
+        started = time.perf_counter()
+        result = await self.client.call_tool(name, arguments, kind=kind)
+        self._latency_ms = (time.perf_counter() - started) * 1000
+        if kind == "write" and not result.is_error:
+            await self.coordinator.async_request_refresh()
+        return result
+
+    def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
+        """Classification from tools.py."""
+        return classify(tool)
+
+    def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
+        """Accessory devices a set_state addresses; the home device for run_scene."""
+        data = self.coordinator.data
+        if data is None:
+            return []
+        keys: list[str] = []
+        if name == "set_state":
+            updates = arguments.get("updates")
+            for update in updates if isinstance(updates, list) else []:
+                if not isinstance(update, Mapping):
+                    continue
+                home = data.home(str(update.get("home", "")))
+                if home is None:
+                    continue
+                acc = home.find(str(update.get("accessory", "")))
+                if acc is not None:
+                    keys.append(accessory_device_key(home, acc))
+        elif name == "run_scene":
+            home = data.home(str(arguments.get("home", "")))
+            if home is not None:
+                keys.append(home_device_key(home))
+        return keys
+
+    def health(self) -> BackendHealth:
+        """Reachability and protocol facts."""
+        data = self.coordinator.data
+        return BackendHealth(
+            available=self.coordinator.last_update_success,
+            protocol_version=self.client.protocol_version,
+            latency_ms=self._latency_ms,
+            details={
+                "homes": len(data.homes) if data else 0,
+                "accessories": sum(len(h.accessories) for h in data.homes.values()) if data else 0,
+                "set_state_calls": self.api.batcher.calls,
+            },
+        )
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Counts and shapes, no tokens (diagnostics.py redacts again)."""
+        data = self.coordinator.data
+        homes: list[dict[str, Any]] = []
+        for home in data.homes.values() if data else []:
+            types: dict[str, int] = {}
+            for acc in home.accessories.values():
+                types[acc.type] = types.get(acc.type, 0) + 1
+            homes.append(
+                {
+                    "tail": home.tail,
+                    "accessories": len(home.accessories),
+                    "types": types,
+                    "legacy_vocabulary": any(a.legacy for a in home.accessories.values()),
+                    "unreachable": sum(not a.reachable for a in home.accessories.values()),
+                    "scenes": len(home.scenes),
+                    "automations": len(home.automations),
+                    "hc_automations": len(home.hc_automations),
+                    "view_only": home.view_only,
+                }
+            )
+        return {
+            "auth_type": self.entry.data.get(CONF_AUTH_TYPE),
+            "server_info": self.client.server_info,
+            "protocol_version": self.client.protocol_version,
+            "polls": self.coordinator.polls,
+            "fetched_at": data.fetched_at if data else None,
+            "homes": homes,
+            "set_state_calls": self.api.batcher.calls,
+            "client_stats": {
+                "requests": self.client.stats.requests,
+                "bytes_sent": self.client.stats.bytes_sent,
+                "bytes_received": self.client.stats.bytes_received,
+            },
+        }
+
+
+__all__ = ["HomecastRuntime", "McpError"]

@@ -1,0 +1,112 @@
+"""Fixtures of the Homecast backend tests: the simulator on 127.0.0.1 and entries pointing at it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Coroutine
+from typing import Any
+
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from homeassistant.const import CONF_URL
+from homeassistant.core import HomeAssistant
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.mcp_gateway.backends.homecast.const import (
+    AUTH_TOKEN,
+    CONF_ACCESS_TOKEN,
+    CONF_AUTH_TYPE,
+    CONF_HOMES,
+)
+from custom_components.mcp_gateway.const import BACKEND_HOMECAST, CONF_BACKEND, DOMAIN
+from tests.simulators.base import FAULTS, STATS, Faults, Stats
+from tests.simulators.homecast import HOMECAST, HomecastSim, create_app
+
+TOKEN = "hc_test_token"
+
+
+class Sim:
+    """A running simulator: its URL, account state, fault switches and counters."""
+
+    def __init__(self, server: TestServer) -> None:
+        self.server = server
+        self.app: web.Application = server.app  # type: ignore[assignment]
+
+    @property
+    def url(self) -> str:
+        return str(self.server.make_url("/mcp"))
+
+    @property
+    def origin(self) -> str:
+        return str(self.server.make_url("/"))[:-1]
+
+    @property
+    def state(self) -> HomecastSim:
+        return self.app[HOMECAST]
+
+    @property
+    def faults(self) -> Faults:
+        return self.app[FAULTS]
+
+    @property
+    def stats(self) -> Stats:
+        return self.app[STATS]
+
+    def home_uuids(self) -> list[str]:
+        return [home.uuid.lower() for home in self.state.homes]
+
+
+@pytest.fixture(autouse=True)
+def _loopback_sockets(socket_enabled: None) -> None:
+    """Real HTTP to the simulator on 127.0.0.1 (the HA plugin refuses any other host)."""
+
+
+type SimFactory = Callable[..., Coroutine[Any, Any, Sim]]
+
+
+@pytest.fixture
+async def sim_factory() -> AsyncGenerator[SimFactory]:
+    """Start simulators with options (closed after the test)."""
+    servers: list[TestServer] = []
+
+    async def start(**options: Any) -> Sim:
+        options.setdefault("write_delay", 0)
+        server = TestServer(create_app(**options), host="127.0.0.1")
+        await server.start_server()
+        servers.append(server)
+        return Sim(server)
+
+    yield start
+    for server in servers:
+        await server.close()
+
+
+@pytest.fixture
+async def sim(sim_factory: SimFactory) -> Sim:
+    """The default simulator: two homes of 24 accessories, current vocabulary, SSE sessions."""
+    return await sim_factory()
+
+
+def token_entry(sim: Sim, *, homes: list[str] | None = None, **data: Any) -> MockConfigEntry:
+    """A token entry for the simulator's account."""
+    uuids = sim.home_uuids()
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="Homecast",
+        unique_id=min(uuids),
+        data={
+            CONF_BACKEND: BACKEND_HOMECAST,
+            CONF_URL: sim.url,
+            CONF_AUTH_TYPE: AUTH_TOKEN,
+            CONF_ACCESS_TOKEN: TOKEN,
+            CONF_HOMES: homes if homes is not None else uuids,
+            **data,
+        },
+    )
+
+
+async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    """Add and set up an entry, waiting for its platforms."""
+    entry.add_to_hass(hass)
+    await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
