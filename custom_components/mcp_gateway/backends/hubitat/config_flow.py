@@ -1,0 +1,263 @@
+"""Config flow steps of the Hubitat backend (a mixin of the integration's flow class)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from homeassistant.config_entries import ConfigEntry, ConfigEntryState, ConfigFlow, ConfigFlowResult
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.selector import (
+    NumberSelector,
+    NumberSelectorConfig,
+    NumberSelectorMode,
+    SelectOptionDict,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+    TextSelector,
+    TextSelectorConfig,
+    TextSelectorType,
+)
+import voluptuous as vol
+from yarl import URL
+
+from ...const import BACKEND_HUBITAT, CONF_BACKEND
+from ...mcp.client import McpClient, QueryTokenAuth
+from ...mcp.errors import (
+    McpAuthError,
+    McpConnectionError,
+    McpError,
+    McpProtocolError,
+    McpRpcError,
+    McpTimeoutError,
+)
+from .api import HubInfo, HubitatApi
+from .const import (
+    CONF_APP_ID,
+    CONF_AS_LIGHT,
+    CONF_AS_SWITCH,
+    CONF_HOST,
+    CONF_POLL_INTERVAL,
+    CONF_SEND_KEY,
+    CONF_TOKEN,
+    CONF_URL,
+    DEFAULT_POLL_INTERVAL,
+    MAX_POLL_INTERVAL,
+    MIN_POLL_INTERVAL,
+)
+
+if TYPE_CHECKING:
+    from .runtime import HubitatRuntime
+
+_LOGGER = logging.getLogger(__name__)
+
+_TEXT = TextSelector()
+_URL = TextSelector(TextSelectorConfig(type=TextSelectorType.URL))
+_SECRET = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
+
+
+class _InputError(Exception):
+    """The form's values do not describe an endpoint; `key` is the error to show."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def endpoint_from_input(user_input: dict[str, Any]) -> tuple[str, str]:
+    """The endpoint URL (without the token) and the token from the form's fields."""
+    token = (user_input.get(CONF_TOKEN) or "").strip()
+    if raw := (user_input.get(CONF_URL) or "").strip():
+        try:
+            url = URL(raw)
+        except ValueError as err:
+            raise _InputError("invalid_url") from err
+        if url.scheme not in ("http", "https") or not url.host or not url.path.strip("/"):
+            raise _InputError("invalid_url")
+        token = url.query.get("access_token", token)
+        url = url.without_query_params("access_token")
+    else:
+        host = (user_input.get(CONF_HOST) or "").strip().rstrip("/")
+        app_id = (user_input.get(CONF_APP_ID) or "").strip()
+        if not host or not app_id:
+            raise _InputError("missing_endpoint")
+        if "://" not in host:
+            host = f"http://{host}"
+        try:
+            url = URL(f"{host}/apps/api/{app_id}/mcp")
+        except ValueError as err:
+            raise _InputError("invalid_url") from err
+        if url.scheme not in ("http", "https") or not url.host:
+            raise _InputError("invalid_url")
+    if not token:
+        raise _InputError("missing_token")
+    return str(url), token
+
+
+class HubitatFlowMixin(ConfigFlow):
+    """Steps: async_step_hubitat, async_step_hubitat_reauth, async_step_hubitat_reconfigure."""
+
+    async def _hubitat_probe(self, url: str, token: str) -> HubInfo:
+        """Connect and read the hub's identity; raises McpError on failure."""
+        client = McpClient(async_get_clientsession(self.hass), url, auth=QueryTokenAuth(token))
+        try:
+            return await HubitatApi(client).get_info()
+        finally:
+            await client.close()
+
+    async def _hubitat_check(
+        self, user_input: dict[str, Any], errors: dict[str, str]
+    ) -> tuple[str, str, HubInfo] | None:
+        """Validate a form; fill `errors` and return None when it does not lead to a hub."""
+        try:
+            url, token = endpoint_from_input(user_input)
+            info = await self._hubitat_probe(url, token)
+        except _InputError as err:
+            errors["base"] = err.key
+        except McpAuthError:
+            errors["base"] = "invalid_auth"
+        except McpTimeoutError:
+            errors["base"] = "timeout"
+        except McpConnectionError as err:
+            # An endpoint that is not there (wrong app id or path) is not an MCP server.
+            errors["base"] = "not_an_mcp_server" if err.status in (404, 405) else "cannot_connect"
+        except (McpProtocolError, McpRpcError):
+            errors["base"] = "not_an_mcp_server"
+        except McpError:
+            errors["base"] = "cannot_connect"
+        except Exception:
+            _LOGGER.exception("Unexpected error while connecting to the hub")
+            errors["base"] = "unknown"
+        else:
+            return url, token, info
+        return None
+
+    async def async_step_hubitat(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Ask for the hub's MCP endpoint, check it and create the entry."""
+        errors: dict[str, str] = {}
+        if user_input is not None and (found := await self._hubitat_check(user_input, errors)):
+            url, token, info = found
+            await self.async_set_unique_id(info.id)
+            self._abort_if_unique_id_configured()
+            return self.async_create_entry(
+                title=info.name or "Hubitat hub",
+                data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: url, CONF_TOKEN: token},
+            )
+        return self.async_show_form(
+            step_id="hubitat",
+            data_schema=self.add_suggested_values_to_schema(
+                _endpoint_schema(), _without_secrets(user_input)
+            ),
+            errors=errors,
+        )
+
+    async def async_step_hubitat_reauth(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The hub refused the token: ask for a new one."""
+        entry = self._get_reauth_entry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            found = await self._hubitat_check(
+                {CONF_URL: entry.data[CONF_URL], CONF_TOKEN: user_input[CONF_TOKEN]}, errors
+            )
+            if found:
+                _, token, info = found
+                await self.async_set_unique_id(info.id)
+                self._abort_if_unique_id_mismatch(reason="unique_id_mismatch")
+                return self.async_update_reload_and_abort(entry, data_updates={CONF_TOKEN: token})
+        return self.async_show_form(
+            step_id="hubitat_reauth",
+            data_schema=vol.Schema({vol.Required(CONF_TOKEN): _SECRET}),
+            description_placeholders={"name": entry.title},
+            errors=errors,
+        )
+
+    async def async_step_hubitat_reconfigure(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The hub moved (new address or app id): ask for the endpoint again."""
+        entry = self._get_reconfigure_entry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            values = dict(user_input)
+            if not values.get(CONF_TOKEN):
+                values[CONF_TOKEN] = entry.data[CONF_TOKEN]
+            if found := await self._hubitat_check(values, errors):
+                url, token, info = found
+                await self.async_set_unique_id(info.id)
+                self._abort_if_unique_id_mismatch(reason="unique_id_mismatch")
+                return self.async_update_reload_and_abort(
+                    entry, data_updates={CONF_URL: url, CONF_TOKEN: token}
+                )
+        return self.async_show_form(
+            step_id="hubitat_reconfigure",
+            data_schema=self.add_suggested_values_to_schema(
+                _endpoint_schema(),
+                _without_secrets(user_input) or {CONF_URL: entry.data[CONF_URL]},
+            ),
+            errors=errors,
+        )
+
+
+def _endpoint_schema() -> vol.Schema:
+    return vol.Schema(
+        {
+            vol.Optional(CONF_URL): _URL,
+            vol.Optional(CONF_HOST): _TEXT,
+            vol.Optional(CONF_APP_ID): _TEXT,
+            vol.Optional(CONF_TOKEN): _SECRET,
+        }
+    )
+
+
+def _without_secrets(user_input: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Refill a form after an error, minus the token (and a URL carrying one)."""
+    if user_input is None:
+        return None
+    kept = {k: v for k, v in user_input.items() if k in (CONF_HOST, CONF_APP_ID)}
+    if (url := user_input.get(CONF_URL)) and "access_token" not in url:
+        kept[CONF_URL] = url
+    return kept
+
+
+def hubitat_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
+    """Poll interval, the write key, and per-device light/switch overrides."""
+    options = entry.options
+    lights: list[SelectOptionDict] = []
+    switches: list[SelectOptionDict] = []
+    if entry.state is ConfigEntryState.LOADED:
+        runtime: HubitatRuntime = entry.runtime_data  # type: ignore[assignment]
+        lights, switches = runtime.override_choices()
+    as_switch = list(options.get(CONF_AS_SWITCH, []))
+    as_light = list(options.get(CONF_AS_LIGHT, []))
+    return {
+        vol.Optional(
+            CONF_POLL_INTERVAL, default=options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL)
+        ): NumberSelector(
+            NumberSelectorConfig(
+                min=MIN_POLL_INTERVAL,
+                max=MAX_POLL_INTERVAL,
+                step=1,
+                unit_of_measurement="s",
+                mode=NumberSelectorMode.BOX,
+            )
+        ),
+        vol.Optional(CONF_SEND_KEY, default=options.get(CONF_SEND_KEY, True)): bool,
+        vol.Optional(CONF_AS_SWITCH, default=as_switch): _device_select(lights, as_switch),
+        vol.Optional(CONF_AS_LIGHT, default=as_light): _device_select(switches, as_light),
+    }
+
+
+def _device_select(choices: list[SelectOptionDict], chosen: list[str]) -> SelectSelector:
+    """A multi-select of devices that keeps earlier choices even if the hub lost them."""
+    known = {choice["value"] for choice in choices}
+    extra = [SelectOptionDict(value=value, label=value) for value in chosen if value not in known]
+    return SelectSelector(
+        SelectSelectorConfig(
+            options=[*choices, *extra], multiple=True, mode=SelectSelectorMode.DROPDOWN
+        )
+    )

@@ -1,0 +1,36 @@
+"""Constants of the Hubitat backend."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Final
+
+# The acknowledgment the hub's write gate asks for (see the server's tool guide).
+BEST_PRACTICE_KEY: Final = "bps-ack-299"
+
+CONF_URL: Final = "url"
+CONF_HOST: Final = "host"
+CONF_APP_ID: Final = "app_id"
+CONF_TOKEN: Final = "token"
+
+# Options (prefixed: the options form is shared by every backend).
+CONF_POLL_INTERVAL: Final = "hubitat_poll_interval"
+CONF_AS_SWITCH: Final = "hubitat_as_switch"
+CONF_AS_LIGHT: Final = "hubitat_as_light"
+CONF_SEND_KEY: Final = "hubitat_send_key"
+
+DEFAULT_POLL_INTERVAL: Final = 15  # seconds
+MIN_POLL_INTERVAL: Final = 5
+MAX_POLL_INTERVAL: Final = 3600
+
+# How often a poll also lists every device id (to see additions/removals), rooms, rules
+# and hub health; the polls in between only ask for what changed.
+SWEEP_INTERVAL: Final = timedelta(minutes=5)
+
+# The hub runs at most 2 writes at once and takes at most 20 commands per batch.
+MAX_WRITES_IN_FLIGHT: Final = 2
+MAX_BATCH: Final = 20
+# How long the coalescer waits for more commands after the first one (seconds).
+COALESCE_WINDOW: Final = 0.005
+
+ISSUE_KEY_REFUSED: Final = "hubitat_key_refused"

@@ -1,0 +1,331 @@
+"""Polls one hub: a full inventory once, then only what changed.
+
+An idle poll is two small reads whatever the number of devices: `hub_list_devices
+{changedSince}` (devices with activity since the newest activity we saw) and
+`hub_list_device_events {since}` without a device (location events: mode and HSM changes).
+Every few minutes a sweep also lists the device ids (to find additions and removals without a
+full inventory), the rules, the modes and the hub's own facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ConfigEntryAuthFailed
+from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
+from homeassistant.util import dt as dt_util
+
+from ...mcp.errors import McpAuthError, McpError, McpToolError
+from .api import (
+    DeviceEvent,
+    HsmStatus,
+    HubInfo,
+    HubitatApi,
+    HubitatDevice,
+    HubitatRule,
+    Modes,
+    newest,
+    parse_time,
+)
+from .const import SWEEP_INTERVAL
+
+if TYPE_CHECKING:
+    from ..base import McpGatewayConfigEntry
+
+_LOGGER = logging.getLogger(__name__)
+
+BUTTON_EVENTS = frozenset({"pushed", "held", "doubleTapped", "released"})
+BUTTON_CAPABILITIES = frozenset(
+    {"PushableButton", "HoldableButton", "DoubleTapableButton", "ReleasableButton"}
+)
+# Location event names after which mode or HSM are read again.
+_MODE_EVENTS = frozenset({"mode"})
+_HSM_EVENTS = frozenset({"hsmStatus", "hsmAlert", "hsmSetArm", "hsmArmState"})
+# More new ids than this in a sweep: one paged inventory beats one call per device.
+_MAX_SINGLE_FETCHES = 10
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HubitatData:
+    """A snapshot marker: a new object whenever anything changed (so listeners run).
+
+    `structure` changes only when entities must be re-derived (devices or rules came, went or
+    changed capabilities); states are read from the coordinator's live objects.
+    """
+
+    version: int
+    structure: int
+
+
+class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
+    """Keeps the hub's devices, modes, HSM state and rules."""
+
+    config_entry: McpGatewayConfigEntry
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry: McpGatewayConfigEntry,
+        api: HubitatApi,
+        update_interval: timedelta,
+    ) -> None:
+        super().__init__(
+            hass,
+            _LOGGER,
+            config_entry=entry,
+            name=f"Hubitat {entry.title}",
+            update_interval=update_interval,
+            always_update=False,
+        )
+        self.api = api
+        self.hub: HubInfo | None = None
+        self.devices: dict[str, HubitatDevice] = {}
+        self.modes = Modes(current=None, names=())
+        self.hsm = HsmStatus(status=None)
+        self.hsm_supported = True
+        self.rules: dict[str, HubitatRule] = {}
+        self.tool_names: list[str] = []
+        self.last_latency_ms: float | None = None
+        self.full_inventories = 0
+        self._loaded = False
+        self._version = 0
+        self._structure = 0
+        self._newest_activity: datetime | None = None
+        self._location_since: str | None = None
+        self._last_sweep: datetime | None = None
+
+    # -- helpers for entities and writes ------------------------------------------------------
+
+    def device(self, device_id: str) -> HubitatDevice | None:
+        """A device by id, or None when the hub no longer has it."""
+        return self.devices.get(device_id)
+
+    def rule(self, rule_id: str) -> HubitatRule | None:
+        """A rule by id, or None when gone."""
+        return self.rules.get(rule_id)
+
+    def request_sweep(self) -> None:
+        """Make the next poll also list ids, rules, modes and hub facts."""
+        self._last_sweep = None
+
+    @property
+    def changed_since(self) -> str | None:
+        """The bookmark of the next incremental poll (epoch ms), None before the first."""
+        if self._newest_activity is None:
+            return None
+        # A second of overlap: activity times are whole seconds and `changedSince` is strictly
+        # after, so an event later in the same second would otherwise be missed.
+        return str(int((self._newest_activity - timedelta(seconds=1)).timestamp() * 1000))
+
+    # -- polling -----------------------------------------------------------------------------
+
+    async def _async_update_data(self) -> HubitatData:
+        start = time.perf_counter()
+        try:
+            changed, structural = await (self._load() if not self._loaded else self._poll())
+        except McpAuthError as err:
+            raise ConfigEntryAuthFailed(f"The hub refused the token: {err}") from err
+        except McpError as err:
+            raise UpdateFailed(f"Hubitat hub: {err}") from err
+        self.last_latency_ms = (time.perf_counter() - start) * 1000
+        if structural:
+            self._structure += 1
+        if changed or structural or self.data is None:
+            self._version += 1
+            return HubitatData(self._version, self._structure)
+        return self.data
+
+    async def _load(self) -> tuple[bool, bool]:
+        """Everything, once: tools, hub, full inventory, modes, HSM, rules."""
+        self.tool_names = await self.api.list_tool_names()
+        self.hub = await self.api.get_info()
+        await self._full_inventory()
+        await self._read_modes()
+        await self._read_hsm()
+        await self._read_rules()
+        await self._bookmark_location()
+        self._last_sweep = dt_util.utcnow()
+        self._loaded = True
+        return True, True
+
+    async def _poll(self) -> tuple[bool, bool]:
+        """What changed since the last poll; a sweep now and then."""
+        changed, structural = await self._poll_devices()
+        if await self._poll_location():
+            changed = True
+        now = dt_util.utcnow()
+        if self._last_sweep is None or now - self._last_sweep >= SWEEP_INTERVAL:
+            sweep_changed, sweep_structural = await self._sweep()
+            self._last_sweep = now
+            changed = changed or sweep_changed
+            structural = structural or sweep_structural
+        return changed, structural
+
+    async def _full_inventory(self) -> None:
+        page = await self.api.list_devices()
+        self.full_inventories += 1
+        self.devices = {device.id: self._adopt(device) for device in page.devices}
+        self._advance_bookmark(device.last_activity for device in page.devices)
+
+    async def _poll_devices(self) -> tuple[bool, bool]:
+        since = self.changed_since
+        if since is None:
+            # No device has ever reported activity: look at the whole (summary-free) list.
+            page = await self.api.list_devices()
+        else:
+            page = await self.api.list_devices(changed_since=since)
+        changed = structural = False
+        for fresh in page.devices:
+            old = self.devices.get(fresh.id)
+            if old is None:
+                self.devices[fresh.id] = self._adopt(fresh)
+                structural = changed = True
+                continue
+            if old.structure() != fresh.structure():
+                structural = True
+            if _merge(old, fresh):
+                changed = True
+            if (
+                old.capabilities & BUTTON_CAPABILITIES
+                and since is not None
+                and await self._read_button_events(old, since)
+            ):
+                changed = True
+        self._advance_bookmark(device.last_activity for device in page.devices)
+        return changed, structural
+
+    async def _read_button_events(self, device: HubitatDevice, since: str) -> bool:
+        events = await self.api.list_events(device_id=device.id, since=since)
+        known = {event.marker for event in device.events}
+        added = False
+        for event in events:
+            if event.name in BUTTON_EVENTS and event.marker not in known:
+                device.events.append(event)
+                added = True
+        return added
+
+    async def _poll_location(self) -> bool:
+        """Mode and HSM changes, from the location's event stream."""
+        if self._location_since is None:
+            await self._bookmark_location()
+            return False
+        events = await self.api.list_events(since=self._location_since)
+        if not events:
+            return False
+        self._location_since = newest([self._location_since, *(e.date for e in events)])
+        return await self._apply_location(events)
+
+    async def _apply_location(self, events: list[DeviceEvent]) -> bool:
+        names = {event.name for event in events}
+        changed = False
+        if names & _MODE_EVENTS:
+            before = self.modes
+            await self._read_modes()
+            changed = changed or before != self.modes
+        if names & _HSM_EVENTS:
+            before_hsm = self.hsm
+            await self._read_hsm()
+            changed = changed or before_hsm != self.hsm
+        return changed
+
+    async def _bookmark_location(self) -> None:
+        events = await self.api.list_events(limit=10)
+        self._location_since = newest(event.date for event in events)
+
+    async def _sweep(self) -> tuple[bool, bool]:
+        """Additions/removals by id, rules, modes and hub facts."""
+        structural = False
+        ids = await self.api.list_device_ids()
+        gone = set(self.devices) - ids
+        new = ids - set(self.devices)
+        for device_id in gone:
+            _LOGGER.debug("Device %s is gone from the hub", device_id)
+            del self.devices[device_id]
+        if len(new) > _MAX_SINGLE_FETCHES:
+            await self._full_inventory()
+        else:
+            for device_id in sorted(new):
+                device = await self.api.get_device(device_id)
+                self.devices[device.id] = self._adopt(device)
+        structural = bool(gone or new)
+        before_rules = self.rules
+        await self._read_rules()
+        if {r.id: (r.name,) for r in before_rules.values()} != {
+            r.id: (r.name,) for r in self.rules.values()
+        }:
+            structural = True
+        changed = structural or before_rules != self.rules
+        before_modes = self.modes
+        await self._read_modes()
+        if before_modes.names != self.modes.names:
+            structural = True
+        changed = changed or before_modes != self.modes
+        hub = await self.api.get_info()
+        changed = changed or hub.raw != (self.hub.raw if self.hub else None)
+        if self.hub is not None and (hub.name, hub.firmware) != (self.hub.name, self.hub.firmware):
+            structural = True
+        self.hub = hub
+        return changed, structural
+
+    async def _read_modes(self) -> None:
+        self.modes = await self.api.list_modes()
+
+    async def _read_hsm(self) -> None:
+        if not self.hsm_supported:
+            return
+        try:
+            self.hsm = await self.api.get_hsm()
+        except McpToolError as err:
+            # HSM is an optional hub app; without it there is no alarm panel to show.
+            _LOGGER.debug("HSM is not available on this hub: %s", err)
+            self.hsm_supported = False
+            self.hsm = HsmStatus(status=None)
+
+    async def _read_rules(self) -> None:
+        self.rules = {rule.id: rule for rule in await self.api.list_rules()}
+
+    def _adopt(self, device: HubitatDevice) -> HubitatDevice:
+        """Give a new device what the hub reports once for all (its temperature scale)."""
+        device.temperature_scale = self.hub.temperature_scale if self.hub else None
+        return device
+
+    def _advance_bookmark(self, dates: Any) -> None:
+        for date in dates:
+            when = parse_time(date)
+            if when is not None and (self._newest_activity is None or when > self._newest_activity):
+                self._newest_activity = when
+
+    # -- optimistic updates ------------------------------------------------------------------
+
+    def apply(self, device_id: str, **attributes: Any) -> None:
+        """Show a command's expected effect at once; the next poll confirms or corrects it."""
+        if (device := self.devices.get(device_id)) is not None:
+            device.attributes.update(attributes)
+
+    def set_rule_paused(self, rule_id: str, paused: bool) -> None:
+        """Optimistic pause state of a rule."""
+        if (rule := self.rules.get(rule_id)) is not None:
+            self.rules[rule_id] = HubitatRule(
+                id=rule.id, name=rule.name, paused=paused, disabled=rule.disabled, type=rule.type
+            )
+
+
+def _merge(old: HubitatDevice, fresh: HubitatDevice) -> bool:
+    """Take the fresh listing's facts into the object entities hold; True if anything moved."""
+    changed = False
+    for name in ("label", "name", "room", "capabilities", "commands", "disabled", "parent_id"):
+        value = getattr(fresh, name)
+        if getattr(old, name) != value:
+            setattr(old, name, value)
+            changed = True
+    if old.attributes != fresh.attributes:
+        old.attributes.clear()
+        old.attributes.update(fresh.attributes)
+        changed = True
+    old.last_activity = fresh.last_activity or old.last_activity
+    return changed

@@ -1,0 +1,346 @@
+"""The Hubitat backend's runtime: client, coordinator, write coalescer, entities, gateway hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+import logging
+from typing import Any, ClassVar, Self
+
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.selector import SelectOptionDict
+
+from ...const import BACKEND_HUBITAT, DOMAIN
+from ...entity import EntitySpec
+from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
+from ...mcp.errors import McpProtocolError, McpRpcError
+from ...publisher import EntityPublisher
+from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
+from .api import Command, HsmStatus, HubitatApi, HubitatKeyRefusedError, Modes, is_key_refusal
+from .coalescer import WriteCoalescer
+from .const import (
+    CONF_AS_LIGHT,
+    CONF_AS_SWITCH,
+    CONF_POLL_INTERVAL,
+    CONF_SEND_KEY,
+    CONF_TOKEN,
+    CONF_URL,
+    DEFAULT_POLL_INTERVAL,
+    ISSUE_KEY_REFUSED,
+    MAX_WRITES_IN_FLIGHT,
+)
+from .coordinator import HubitatCoordinator, HubitatData
+from .entities import derive_specs, is_light_capable, is_plain_switch
+from .tools import classify, is_write
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class HubitatRuntime(BackendRuntime):
+    """One Hubitat hub."""
+
+    kind: ClassVar[str] = BACKEND_HUBITAT
+    platforms: ClassVar[tuple[Platform, ...]] = (
+        Platform.ALARM_CONTROL_PANEL,
+        Platform.BINARY_SENSOR,
+        Platform.BUTTON,
+        Platform.CLIMATE,
+        Platform.COVER,
+        Platform.EVENT,
+        Platform.FAN,
+        Platform.LIGHT,
+        Platform.LOCK,
+        Platform.SELECT,
+        Platform.SENSOR,
+        Platform.SWITCH,
+        Platform.VALVE,
+    )
+
+    def __init__(
+        self, hass: HomeAssistant, entry: McpGatewayConfigEntry, client: McpClient
+    ) -> None:
+        super().__init__(hass, entry, client)
+        options = entry.options
+        self.api = HubitatApi(client, send_key=bool(options.get(CONF_SEND_KEY, True)))
+        self.api.on_key_gate = self._key_gate
+        interval = int(options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL))
+        self.coordinator = HubitatCoordinator(hass, entry, self.api, timedelta(seconds=interval))
+        self.coalescer = WriteCoalescer(self.api.send_commands)
+        self.as_switch = {str(v) for v in options.get(CONF_AS_SWITCH, [])}
+        self.as_light = {str(v) for v in options.get(CONF_AS_LIGHT, [])}
+        self.publisher = EntityPublisher(hass, self, self._derive)
+        self._published_structure: int | None = None
+        self._catalog: list[dict[str, Any]] | None = None
+        self._catalog_gateways: tuple[str, ...] | None = None
+        self._route: dict[str, str] = {}  # sub-tool -> the gateway that reaches it
+
+    @classmethod
+    def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
+        """A runtime with its client on HA's shared session (the hub caps writes at 2)."""
+        client = McpClient(
+            async_get_clientsession(hass),
+            entry.data[CONF_URL],
+            auth=QueryTokenAuth(entry.data[CONF_TOKEN]),
+            limits={"write": MAX_WRITES_IN_FLIGHT},
+        )
+        return cls(hass, entry, client)
+
+    async def async_setup(self) -> None:
+        """Full inventory first; then follow the coordinator's updates."""
+        await self.coordinator.async_config_entry_first_refresh()
+        self.entry.async_on_unload(self.coordinator.async_add_listener(self._on_update))
+
+    async def async_shutdown(self) -> None:
+        """Stop the write queue and end the client."""
+        await self.coalescer.async_close()
+        await super().async_shutdown()
+
+    # -- entities ----------------------------------------------------------------------------
+
+    def _derive(self) -> Iterable[EntitySpec]:
+        self._published_structure = (
+            self.coordinator.data.structure if self.coordinator.data else None
+        )
+        return derive_specs(
+            self.coordinator, self.entry.data[CONF_URL], self.as_switch, self.as_light
+        )
+
+    @callback
+    def _on_update(self) -> None:
+        """Re-derive entities only when devices or rules came, went or changed shape."""
+        data: HubitatData | None = self.coordinator.data
+        if data is not None and data.structure != self._published_structure:
+            self.publisher.async_refresh()
+
+    def override_choices(self) -> tuple[list[SelectOptionDict], list[SelectOptionDict]]:
+        """Devices that are lights by default, and devices that are plain switches."""
+        lights: list[SelectOptionDict] = []
+        switches: list[SelectOptionDict] = []
+        for device in sorted(self.coordinator.devices.values(), key=lambda d: d.display_name):
+            choice = SelectOptionDict(value=device.id, label=f"{device.display_name} ({device.id})")
+            if is_light_capable(device):
+                lights.append(choice)
+            elif is_plain_switch(device):
+                switches.append(choice)
+        return lights, switches
+
+    # -- writes used by entities -------------------------------------------------------------
+
+    async def async_command(
+        self, device_id: str, command: str, parameters: list[str], expect: Mapping[str, Any]
+    ) -> None:
+        """A device command through the coalescer, then its expected effect on our copy."""
+        await self.coalescer.submit(Command(device_id, command, tuple(parameters)))
+        self.coordinator.apply(device_id, **expect)
+
+    async def async_set_mode(self, mode: str) -> None:
+        """Activate a location mode."""
+        if mode not in self.coordinator.modes.names:
+            raise ValueError(f"unknown mode {mode!r}")
+        await self.api.set_mode(mode)
+        self.coordinator.modes = Modes(current=mode, names=self.coordinator.modes.names)
+
+    async def async_set_hsm(self, command: str, expected_status: str) -> None:
+        """Arm or disarm HSM; the hub applies it asynchronously, the next poll confirms."""
+        await self.api.set_hsm(command)
+        self.coordinator.hsm = HsmStatus(status=expected_status)
+
+    async def async_set_rule_paused(self, rule_id: str, paused: bool) -> None:
+        """Pause or resume a rule."""
+        await self.api.set_rule_paused(rule_id, paused)
+        self.coordinator.set_rule_paused(rule_id, paused)
+
+    async def async_run_rule(self, rule_id: str) -> None:
+        """Run a rule's actions."""
+        await self.api.run_rule(rule_id)
+
+    # -- the key gate ------------------------------------------------------------------------
+
+    @callback
+    def _key_gate(self, refusal: HubitatKeyRefusedError | None) -> None:
+        """Raise a repair issue while the hub refuses our writes for the key; clear it after."""
+        issue_id = f"{ISSUE_KEY_REFUSED}_{self.entry.entry_id}"
+        if refusal is None:
+            ir.async_delete_issue(self.hass, DOMAIN, issue_id)
+            return
+        _LOGGER.warning("The hub refused a write because of its best-practice key gate")
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            issue_id,
+            is_fixable=False,
+            severity=ir.IssueSeverity.ERROR,
+            translation_key=ISSUE_KEY_REFUSED,
+            translation_placeholders={
+                "name": self.entry.title,
+                "sending": "on" if self.api.send_key else "off",
+            },
+        )
+
+    # -- gateway hooks -----------------------------------------------------------------------
+
+    async def async_list_tools(self) -> list[dict[str, Any]]:
+        """All tools one level deep: core tools plus every gateway's sub-tools (cached)."""
+        listed = await self.client.list_tools()
+        gateways = tuple(sorted(str(t["name"]) for t in listed if _is_gateway(t)))
+        if self._catalog is not None and gateways == self._catalog_gateways:
+            return self._catalog
+        catalog: dict[str, dict[str, Any]] = {}
+        route: dict[str, str] = {}
+        for tool in listed:
+            if not _is_gateway(tool):
+                catalog[str(tool["name"])] = dict(tool)
+        for gateway in gateways:
+            result = await self.client.call_tool(gateway, {}, kind="read")
+            data = result.data
+            if (
+                result.is_error
+                or not isinstance(data, dict)
+                or not isinstance(data.get("tools"), list)
+            ):
+                raise McpProtocolError(f"{gateway}: no catalog")
+            read_only = gateway.startswith("hub_read_")
+            for sub in data["tools"]:
+                if not isinstance(sub, dict) or not isinstance(sub.get("name"), str):
+                    continue
+                name = sub["name"]
+                # Prefer a read-only gateway for reads: it works even with writes switched off.
+                if name not in route or read_only:
+                    route[name] = gateway
+                if name not in catalog:
+                    entry = dict(sub)
+                    entry.setdefault("annotations", {"readOnlyHint": not is_write(entry)})
+                    catalog[name] = entry
+        self._catalog = list(catalog.values())
+        self._catalog_gateways = gateways
+        self._route = route
+        return self._catalog
+
+    async def async_call_tool(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """Call a tool by its flat name; sub-tools go through their gateway, writes get the key."""
+        if self._catalog is None:
+            await self.async_list_tools()
+        tool = next((t for t in self._catalog or [] if t.get("name") == name), {"name": name})
+        write = is_write(tool)
+        args = self.api.with_key(arguments) if write else dict(arguments)
+        gateway = self._route.get(name)
+        call_name, call_args = (
+            (name, args) if gateway is None else (gateway, {"tool": name, "args": args})
+        )
+        try:
+            result = await self.client.call_tool(
+                call_name, call_args, kind="write" if write else "read"
+            )
+        except McpRpcError as err:
+            if write and is_key_refusal(err):
+                self._key_gate(HubitatKeyRefusedError(err.code, err.message, err.data))
+            raise
+        if write:
+            self._key_gate(None)
+        return result
+
+    def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
+        """Read / control / admin from the classification table."""
+        return classify(tool)
+
+    def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
+        """Device keys from deviceId, deviceIds and commands[].deviceId."""
+        keys: list[str] = []
+
+        def add(value: Any) -> None:
+            if value is not None and not isinstance(value, dict | list | bool) and str(value):
+                key = str(value)
+                if key not in keys:
+                    keys.append(key)
+
+        add(arguments.get("deviceId"))
+        device_ids = arguments.get("deviceIds")
+        if isinstance(device_ids, list):
+            for value in device_ids:
+                add(value)
+        commands = arguments.get("commands")
+        if isinstance(commands, list):
+            for command in commands:
+                if isinstance(command, Mapping):
+                    add(command.get("deviceId"))
+        # A gateway call carries the sub-tool's arguments inside `args`.
+        inner = arguments.get("args")
+        if isinstance(inner, Mapping):
+            for key in self.device_keys_in_call(str(arguments.get("tool", "")), inner):
+                if key not in keys:
+                    keys.append(key)
+        return keys
+
+    def health(self) -> BackendHealth:
+        """Reachability and what the hub told us."""
+        coordinator = self.coordinator
+        hub = coordinator.hub
+        return BackendHealth(
+            available=coordinator.last_update_success,
+            protocol_version=self.client.protocol_version,
+            latency_ms=coordinator.last_latency_ms,
+            details={
+                "devices": len(coordinator.devices),
+                "rules": len(coordinator.rules),
+                "hub_firmware": hub.firmware if hub else None,
+                "server_version": hub.app_version if hub else None,
+                "writes_in_flight": self.coalescer.in_flight,
+            },
+        )
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Hub facts (no location), device shapes, traffic and write-queue counters."""
+        coordinator = self.coordinator
+        hub = coordinator.hub
+        stats = self.client.stats
+        return {
+            "hub": {
+                key: value
+                for key, value in (hub.raw if hub else {}).items()
+                if key not in ("location",)
+            },
+            "server_info": self.client.server_info,
+            "flat_tools": self.api.flat,
+            "send_key": self.api.send_key,
+            "devices": [
+                {
+                    "id": device.id,
+                    "capabilities": sorted(device.capabilities),
+                    "attributes": sorted(device.attributes),
+                    "commands": sorted(device.commands),
+                    "disabled": device.disabled,
+                }
+                for device in coordinator.devices.values()
+            ],
+            "rules": len(coordinator.rules),
+            "modes": list(coordinator.modes.names),
+            "hsm_supported": coordinator.hsm_supported,
+            "changed_since": coordinator.changed_since,
+            "full_inventories": coordinator.full_inventories,
+            "client": {
+                "requests": stats.requests,
+                "bytes_sent": stats.bytes_sent,
+                "bytes_received": stats.bytes_received,
+            },
+            "writes": {
+                "commands": self.coalescer.stats.commands,
+                "calls": self.coalescer.stats.calls,
+                "max_batch": self.coalescer.stats.max_batch,
+                "max_in_flight": self.coalescer.stats.max_in_flight,
+            },
+        }
+
+
+def _is_gateway(tool: Mapping[str, Any]) -> bool:
+    """Gateways take {tool, args}; core tools take their own arguments."""
+    schema = tool.get("inputSchema")
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return (
+        isinstance(properties, Mapping)
+        and "tool" in properties
+        and "args" in properties
+        and str(tool.get("name", "")).startswith(("hub_read_", "hub_manage_"))
+    )
