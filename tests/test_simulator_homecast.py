@@ -17,7 +17,9 @@ import sys
 from typing import Any
 
 import aiohttp
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
 import pytest
 from yarl import URL
 
@@ -1569,3 +1571,31 @@ async def test_delayed_write_lands_on_its_own(make_hc: Any) -> None:
     await asyncio.wait_for(landed.wait(), 5)
     assert hc.sim.values(hc.home, switch)["on"] is (not was)
     assert hc.sim.pending_writes == 0
+
+
+async def test_official_sdk_client_interoperates() -> None:
+    """The official MCP SDK client (an independent peer) drives sessions, SSE and tool errors."""
+    app = create_app(write_delay=0)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    try:
+        url = str(server.make_url("/mcp"))
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            streamablehttp_client(url, headers=auth) as (read, write, session_id),
+            ClientSession(read, write) as session,
+        ):
+            init = await session.initialize()
+            assert init.protocolVersion in ("2025-03-26", "2025-06-18", "2025-11-25")
+            assert session_id() in app[HOMECAST].sessions
+            assert {t.name for t in (await session.list_tools()).tools} == TOOL_NAMES
+            result = await session.call_tool("get_state", {"filter_by_type": "lock"})
+            assert result.isError is False
+            locks = _accessories(json.loads(result.content[0].text))
+            assert locks
+            assert all(a["type"] == "lock" for *_, a in locks)
+            failed = await session.call_tool("run_scene", {"home": "nowhere", "name": "x"})
+            assert failed.isError is True
+        assert app[HOMECAST].sessions == {}  # the SDK ends its session with DELETE
+    finally:
+        await server.close()
