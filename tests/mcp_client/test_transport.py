@@ -628,3 +628,18 @@ async def test_reads_are_not_capped_by_write_limit(
     results = await asyncio.gather(*(client.call_tool("r", kind="read") for _ in range(3)))
     assert len(results) == 3
     assert three_arrived.is_set()
+
+
+async def test_sse_resume_beyond_deadline_times_out(
+    fake: FakeMcp, http: aiohttp.ClientSession, sleeps: list[float]
+) -> None:
+    """A `retry` longer than the call's remaining time: time out now instead of waiting."""
+
+    async def handler(request: web.Request, body: Any) -> web.StreamResponse:
+        return await stream_response(request, sse("id: a\nretry: 60000\ndata: "))
+
+    answer_calls(fake, handler)
+    with pytest.raises(McpTimeoutError):
+        await McpClient(http, fake.url, timeout=5.0).call_tool("x")
+    assert sleeps == []
+    assert [s.method for s in fake.seen].count("GET") == 0

@@ -228,6 +228,7 @@ class McpClient:
         self._url = URL(url)
         self._auth = auth
         self._timeout = timeout
+        self._client_timeout = aiohttp.ClientTimeout(total=timeout)
         self._client_info = {"name": client_name, "version": client_version}
         self._prefer_modern = prefer_modern
         self._extra_headers = dict(headers or {})
@@ -555,16 +556,25 @@ class McpClient:
         url = self._prepare(headers)
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
         request_id = body.get("id")
+        # aiohttp's own total timeout (it replaces the session's default rather than adding a
+        # second timer) covers connecting, sending and reading the whole body; the deadline
+        # carries the same budget across stream resumptions.
+        if wait is None:
+            wait, client_timeout = self._timeout, self._client_timeout
+        else:
+            client_timeout = aiohttp.ClientTimeout(total=wait)
+        deadline = asyncio.get_running_loop().time() + wait
+        self.stats.requests += 1
+        self.stats.bytes_sent += len(payload)
         try:
-            async with asyncio.timeout(self._timeout if wait is None else wait):
-                self.stats.requests += 1
-                self.stats.bytes_sent += len(payload)
-                async with self._session.post(url, data=payload, headers=headers) as resp:
-                    await self._check_status(resp, label, state)
-                    if request_id is None:
-                        return _Exchange({}, resp.headers)
-                    message = await self._read_response(resp, request_id, label, state)
-                    return _Exchange(message, resp.headers)
+            async with self._session.post(
+                url, data=payload, headers=headers, timeout=client_timeout
+            ) as resp:
+                await self._check_status(resp, label, state)
+                if request_id is None:
+                    return _Exchange({}, resp.headers)
+                message = await self._read_response(resp, request_id, label, state, deadline)
+                return _Exchange(message, resp.headers)
         except TimeoutError as err:
             raise McpTimeoutError(f"{label}: no answer in time") from err
         except aiohttp.ClientError as err:
@@ -595,7 +605,12 @@ class McpClient:
         raise McpProtocolError(f"{label}: HTTP {status}", status=status)
 
     async def _read_response(
-        self, resp: aiohttp.ClientResponse, request_id: int, label: str, state: _State
+        self,
+        resp: aiohttp.ClientResponse,
+        request_id: int,
+        label: str,
+        state: _State,
+        deadline: float,
     ) -> dict[str, Any]:
         if resp.status in (202, 204):
             raise McpProtocolError(f"{label}: HTTP {resp.status} without a response")
@@ -611,11 +626,16 @@ class McpClient:
                 raise McpProtocolError(f"{label}: the JSON body is not the response to it")
             return message
         if ctype == "text/event-stream":
-            return await self._read_stream(resp, request_id, label, state)
+            return await self._read_stream(resp, request_id, label, state, deadline)
         raise McpProtocolError(f"{label}: unexpected content type {ctype!r}")
 
     async def _read_stream(
-        self, resp: aiohttp.ClientResponse, request_id: int, label: str, state: _State
+        self,
+        resp: aiohttp.ClientResponse,
+        request_id: int,
+        label: str,
+        state: _State,
+        deadline: float,
     ) -> dict[str, Any]:
         """Read SSE until our response; resume with GET + Last-Event-ID if the stream ends."""
         decoder = SseDecoder()
@@ -632,6 +652,8 @@ class McpClient:
                             # Stop here: the server may hold the stream open for other traffic.
                             current.close()
                             return message
+            except TimeoutError:
+                raise  # some aiohttp timeouts are also ClientConnectionErrors
             except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as err:
                 broken = err
             finally:
@@ -645,19 +667,26 @@ class McpClient:
                 raise McpProtocolError(f"{label}: no response after {resumes} stream resumptions")
             resumes += 1
             delay = (decoder.retry if decoder.retry is not None else _DEFAULT_RETRY_MS) / 1000
+            if asyncio.get_running_loop().time() + delay >= deadline:
+                raise TimeoutError  # the resume would start after the call's deadline
             _LOGGER.debug("%s: the stream ended early; resuming in %.3f s", label, delay)
             await _sleep(delay)
-            current = await self._resume(decoder.last_event_id, label, state)
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise TimeoutError
+            current = await self._resume(decoder.last_event_id, label, state, remaining)
 
     async def _resume(
-        self, last_event_id: str, label: str, state: _State
+        self, last_event_id: str, label: str, state: _State, remaining: float
     ) -> aiohttp.ClientResponse:
         headers = self._base_headers(state)
         headers["Accept"] = "text/event-stream"
         headers["Last-Event-ID"] = last_event_id
         url = self._prepare(headers)
         self.stats.requests += 1
-        resp = await self._session.get(url, headers=headers)
+        resp = await self._session.get(
+            url, headers=headers, timeout=aiohttp.ClientTimeout(total=remaining)
+        )
         try:
             await self._check_resumed(resp, label)
         except BaseException:
