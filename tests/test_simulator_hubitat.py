@@ -317,12 +317,19 @@ async def test_gateway_catalog(sim: Sim) -> None:
 
 async def test_flat_catalog(make_sim: Callable[..., Awaitable[Sim]]) -> None:
     sim = await make_sim(gateways=False)
-    _, body = await sim.rpc("tools/list")
+    response = await sim.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    raw = await response.read()
+    assert 100_000 <= len(raw) <= 124_000  # as heavy as a real hub's flat catalog
+    body = json.loads(raw)
     names = [t["name"] for t in body["result"]["tools"]]
     assert len(names) == len(set(names)) == len(TOOL_DEFS) - 1
     assert "hub_search_tools" not in names
     assert not set(names) & set(GATEWAYS)
     assert "hub_list_devices" in names
+    command = next(t for t in body["result"]["tools"] if t["name"] == "hub_call_device_command")
+    assert "bestPracticeKey" in command["description"]
+    reboot = next(t for t in body["result"]["tools"] if t["name"] == "hub_reboot")
+    assert "confirm=true" in reboot["description"]
     error = await sim.error("hub_search_tools", {"query": "light"})
     assert error["code"] == -32602
 
@@ -1156,6 +1163,17 @@ def test_population_is_deterministic_and_varied() -> None:
     assert len({d.label for d in big.devices.values()}) == len(big.devices)
 
 
+def test_random_activity_changes_devices() -> None:
+    clock = SimClock()
+    clock.set(NOW)
+    hub = Hub(clock, devices=40, command_delay=None)
+    before = int(NOW.timestamp() * 1000)
+    clock.advance(1)
+    events = hub.random_activity(5)
+    assert len(events) == 5
+    assert 1 <= len(hub.changed_since(before)) <= 5
+
+
 def test_utc_hub_reports_z() -> None:
     clock = SimClock()
     clock.set(NOW)
@@ -1202,6 +1220,8 @@ async def test_external_changes(sim: Sim) -> None:
         "hub_call_device_command", {"deviceId": _first(sim, "switch"), "command": "on", **KEY}
     )
     assert (await (await client.post("/_sim/hubitat/apply", json={})).json())["applied"] == 1
+    activity = await client.post("/_sim/hubitat/activity", json={"count": 3})
+    assert (await activity.json())["events"] == 3
     state = await (await client.get("/_sim/hubitat/state")).json()
     assert (state["mode"], state["hsm"]) == ("Away", "disarmed")
     assert hub.hsm_alert == "water"

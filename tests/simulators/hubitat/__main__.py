@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
 from aiohttp import web
 
 from ..base import run_standalone, standalone_parser
-from .server import OPTIONS, create_app, mcp_path
+from .server import HUB, OPTIONS, create_app, mcp_path
+
+
+def _activity(
+    app: web.Application, every: float
+) -> Callable[[web.Application], AsyncIterator[None]]:
+    """A background task that makes the house look alive for demos."""
+
+    async def _ctx(_: web.Application) -> AsyncIterator[None]:
+        async def _run() -> None:
+            while True:
+                await asyncio.sleep(every)
+                app[HUB].random_activity(1)
+
+        task = asyncio.create_task(_run())
+        yield
+        task.cancel()
+
+    return _ctx
 
 
 def main() -> None:
@@ -19,6 +40,9 @@ def main() -> None:
     parser.add_argument("--command-delay", type=float, default=0.1, help="seconds")
     parser.add_argument("--write-cap", type=int, default=2)
     parser.add_argument("--structured", action="store_true", help="add structuredContent")
+    parser.add_argument(
+        "--activity", type=float, default=0.0, help="seconds between random device changes"
+    )
     args = parser.parse_args()
     if args.host not in ("127.0.0.1", "localhost"):
         parser.error("the simulator binds loopback only")
@@ -41,6 +65,8 @@ def main() -> None:
         print(f"Hubitat MCP endpoint: {url}?access_token={options.token}", flush=True)
 
     app.on_startup.append(_endpoint)
+    if args.activity > 0:
+        app.cleanup_ctx.append(_activity(app, args.activity))
     run_standalone(app, args.host, args.port, "Hubitat simulator")
 
 

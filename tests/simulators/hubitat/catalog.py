@@ -45,13 +45,40 @@ class ToolDef:
             "openWorldHint": False,
         }
 
+    @property
+    def full_description(self) -> str:
+        """What clients see: write tools carry the server's pre-flight checklists."""
+        text = self.description
+        if self.write:
+            text += WRITE_CHECKLIST
+        if self.confirm:
+            text += CONFIRM_CHECKLIST
+        return text
+
     def definition(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "description": self.description,
+            "description": self.full_description,
             "inputSchema": self.input_schema(),
             "annotations": self.annotations(),
         }
+
+
+# The real server prefixes every write tool with a long safety checklist; these texts are ours,
+# sized so that the flat catalog weighs about what a real hub's does (~100 KB).
+WRITE_CHECKLIST = """
+
+BEFORE CALLING (write tool):
+1. The user asked for exactly this change. Resolve names to ids exactly; if nothing matches
+   exactly, ask which candidate they meant instead of picking one.
+2. Pass bestPracticeKey (inside args through a gateway). At most 2 writes run at once: batch.
+3. On failure report it as is; never retry blindly or fall back to another device.
+4. A success reply means the hub accepted the call, not that the device already changed:
+   verify with hub_get_device_attribute and expectedValue when the outcome matters."""
+
+CONFIRM_CHECKLIST = """
+DESTRUCTIVE: needs confirm=true (only after the user agreed to this exact operation) and a
+hub backup under 24 hours old; ask before running hub_create_backup. May not be undoable."""
 
 
 def _s(desc: str, **extra: Any) -> dict[str, Any]:

@@ -507,6 +507,38 @@ class Hub:
         self.notify()
         return device
 
+    def random_activity(self, count: int = 1) -> list[Event]:
+        """Life in the house: `count` plausible sensor/switch changes on visible devices."""
+        events: list[Event] = []
+        candidates = [d for d in self.visible_devices() if not d.disabled]
+        for _ in range(count * 3):
+            if len(events) >= count or not candidates:
+                break
+            device = self.rng.choice(candidates)
+            change = self._plausible_change(device)
+            if change is None:
+                continue
+            event = self.set_attribute(device.id, *change)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _plausible_change(self, device: Device) -> tuple[str, Any] | None:
+        flips = {
+            "motion": ("active", "inactive"),
+            "contact": ("open", "closed"),
+            "switch": ("on", "off"),
+            "presence": ("present", "not present"),
+        }
+        for name, (a, b) in flips.items():
+            if name in device.attributes and device.kind not in ("fan", "garage"):
+                return name, b if device.value(name) == a else a
+        for name, step in (("temperature", 0.5), ("humidity", 1), ("illuminance", 25)):
+            value = device.value(name)
+            if isinstance(value, int | float):
+                return name, round(value + self.rng.choice((-step, step)), 1)
+        return None
+
     def break_device(self, device_id: int, broken: bool = True) -> None:
         """Make the device's driver throw on every command (a dead Z-Wave node)."""
         self.devices[device_id].broken = broken

@@ -412,7 +412,8 @@ async def _control(request: web.Request) -> web.Response:
 
     attribute {deviceId, attribute, value} | button {deviceId, button, action} |
     pair {kind, label, room?} | remove {deviceId} | mode {mode} | hsm_alert {alert} |
-    advance {seconds} | apply (queued commands) ; GET /_sim/hubitat/state.
+    advance {seconds} | activity {count} (random changes) | apply (queued commands) ;
+    GET /_sim/hubitat/state.
     """
     hub = request.app[HUB]
     action = request.match_info["action"]
@@ -454,6 +455,9 @@ async def _control(request: web.Request) -> web.Response:
         if action == "advance":
             hub.clock.advance(float(body["seconds"]))
             return web.json_response({"now": hub.now().isoformat()})
+        if action == "activity":
+            events = hub.random_activity(int(body.get("count", 1)))
+            return web.json_response({"events": len(events)})
         if action == "apply":
             return web.json_response({"applied": hub.apply_pending()})
     except (KeyError, ValueError, TypeError) as err:

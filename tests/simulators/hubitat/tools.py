@@ -214,7 +214,7 @@ class Tools:
                 "tools": [
                     {
                         "name": member,
-                        "description": TOOL_BY_NAME[member].description,
+                        "description": TOOL_BY_NAME[member].full_description,
                         "inputSchema": TOOL_BY_NAME[member].input_schema(),
                     }
                     for member in members
