@@ -614,7 +614,7 @@ async def test_get_state_shape(hc: Hc) -> None:
         assert set(acc.get("_settable", [])) <= acc.keys()
     real = {"light", "switch", "outlet", "climate", "lock", "alarm", "motion", "contact"}
     real |= {"temperature", "fan", "blind", "valve", "speaker", "light_sensor", "doorbell"}
-    assert real | {"button"} <= kinds
+    assert real | {"button", "other"} <= kinds
     assert kinds <= set(TYPES) | {"mode", "number", "counter", "text"}
     for home in state["_homes"]:
         assert "Good Morning" in state[home]["_scenes"]
@@ -809,6 +809,30 @@ async def test_device_write_rules(hc: Hc) -> None:
     values = hc.sim.values(hc.home, climate)
     assert values["hvac_mode"] == "heat"
     assert values["hvac_state"] == ("heating" if values["current_temp"] < 24.5 else "idle")
+
+
+async def test_thermostat_raw_keys(hc: Hc) -> None:
+    room, thermostat = hc.find("climate", heating_cooling_target=True)
+    result = await hc.ok(
+        "set_state",
+        {
+            "updates": [
+                {
+                    "home": hc.home,
+                    "room": room,
+                    "accessory": thermostat,
+                    "heating_cooling_target": 2,
+                    "target_temp": 19.5,
+                },
+                {"home": hc.home, "room": room, "accessory": thermostat, "hvac_mode": "cool"},
+            ]
+        },
+    )
+    assert result["updated"] == 1
+    assert "CHARACTERISTIC_NOT_WRITABLE" in result["errors"][0]
+    values = hc.sim.values(hc.home, thermostat)
+    assert values["heating_cooling_current"] == 2
+    assert values["target_temp"] == 19.5
 
 
 async def test_group_write_reaches_every_member(hc: Hc) -> None:

@@ -297,6 +297,9 @@ def _template(kind: str, variant: int, rng: random.Random) -> tuple[dict[str, An
         return {"volume": rng.randrange(0, 101), "mute": False}, ["volume", "mute"]
     if kind == "light_sensor":
         return {"current_ambient_light_level": round(rng.uniform(1, 800), 1)}, []
+    if kind == "other":
+        # An occupancy sensor: the relay has no type name for it, so it is "other".
+        return {"occupancy_detected": 0, "battery": rng.randrange(5, 101), "low_battery": False}, []
     # doorbell / button: stateless switches have no value until first pressed
     return {}, []
 
@@ -317,6 +320,7 @@ _KIND_NAMES = {
     "light_sensor": ("Light Sensor",),
     "doorbell": ("Doorbell",),
     "button": ("Scene Button", "Remote"),
+    "other": ("Presence Sensor",),
 }
 
 _HOME_NAMES = ("George Street", "Beach House", "Mountain Cabin", "City Flat", "Farm")
@@ -352,6 +356,7 @@ _KIND_CYCLE = (
     "light_sensor",
     "doorbell",
     "button",
+    "other",
 )
 _FILL_CYCLE = ("light", "switch", "outlet", "temperature", "motion", "contact", "light", "blind")
 
@@ -815,6 +820,9 @@ def apply_values(acc: Accessory, changes: dict[str, Any]) -> dict[str, tuple[Any
         v["outlet_in_use"] = bool(v["on"])
     if "hvac_state" in v:
         v["hvac_state"] = hvac_state(v)
+    if "heating_cooling_target" in changes:
+        # Thermostat current state: off/heat/cool follow the target; auto settles on heat.
+        v["heating_cooling_current"] = {0: 0, 1: 1, 2: 2, 3: 1}[v["heating_cooling_target"]]
     return {k: (before.get(k), v[k]) for k in v if before.get(k) != v[k]}
 
 

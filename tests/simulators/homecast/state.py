@@ -151,8 +151,8 @@ class HomecastSim:
         self.sessions: dict[str, Session] = {}
         self.history: dict[str, list[Record]] = {}
         self._history_ready: set[str] = set()
-        self._pending: list[asyncio.TimerHandle] = []
-        self._pending_apply: list[Callable[[], None]] = []
+        # Writes accepted but not applied yet, in order, each with its timer.
+        self._pending: list[tuple[Callable[[], None], asyncio.TimerHandle]] = []
         self.listeners: list[Callable[[Home, Accessory, dict[str, Any]], None]] = []
 
     # ------------------------------------------------------------------ lookup
@@ -242,27 +242,25 @@ class HomecastSim:
         if self.write_delay <= 0:
             apply()
             return
-        self._pending_apply.append(apply)
 
         def _run() -> None:
-            if apply in self._pending_apply:
-                self._pending_apply.remove(apply)
-                apply()
+            self._pending = [p for p in self._pending if p[0] is not apply]
+            apply()
 
-        self._pending.append(asyncio.get_running_loop().call_later(self.write_delay, _run))
+        handle = asyncio.get_running_loop().call_later(self.write_delay, _run)
+        self._pending.append((apply, handle))
 
     @property
     def pending_writes(self) -> int:
         """Writes accepted but not yet visible in get_state."""
-        return len(self._pending_apply)
+        return len(self._pending)
 
     def flush(self) -> None:
-        """Apply every pending write now (tests drive the delay with this)."""
-        while self._pending_apply:
-            self._pending_apply.pop(0)()
-        for handle in self._pending:
+        """Apply every pending write now, in order (tests drive the delay with this)."""
+        pending, self._pending = self._pending, []
+        for apply, handle in pending:
             handle.cancel()
-        self._pending.clear()
+            apply()
 
     def write(self, home: Home, acc: Accessory, changes: dict[str, Any]) -> None:
         """Schedule validated changes of one accessory (a group writes to each member)."""
