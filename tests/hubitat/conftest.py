@@ -99,3 +99,19 @@ async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> HubitatRun
     await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
     return entry.runtime_data
+
+
+def entity_id(hass: HomeAssistant, sim: Sim, key: str, platform: str) -> str:
+    """The entity id of one of the hub's entities, by its key (`<device id>_<kind>` …)."""
+    from homeassistant.helpers import entity_registry as er
+
+    found = er.async_get(hass).async_get_entity_id(platform, DOMAIN, f"{sim.hub.hub_id}_{key}")
+    assert found is not None, key
+    return found
+
+
+def first(sim: Sim, kind: str) -> Any:
+    """The first visible simulated device of a kind."""
+    devices = sorted(sim.hub.find(kind=kind), key=lambda d: d.id)
+    assert devices, kind
+    return devices[0]

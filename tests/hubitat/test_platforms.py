@@ -1,0 +1,67 @@
+"""Every platform of a simulated hub, as syrupy snapshots of entity entries and states."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from unittest.mock import PropertyMock, patch
+
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+import pytest
+from pytest_homeassistant_custom_component.common import snapshot_platform
+from syrupy.assertion import SnapshotAssertion
+
+from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+
+from .conftest import Sim, make_entry, setup_entry
+
+
+@pytest.fixture
+def enable_all_entities() -> Generator[None]:
+    """Noisy entities are disabled by default; snapshots show them all."""
+    with patch(
+        "homeassistant.helpers.entity.Entity.entity_registry_enabled_default",
+        new_callable=PropertyMock,
+        return_value=True,
+    ):
+        yield
+
+
+@pytest.mark.usefixtures("enable_all_entities")
+@pytest.mark.parametrize("platform", HubitatRuntime.platforms)
+async def test_platform_snapshot(
+    hass: HomeAssistant,
+    entity_registry: er.EntityRegistry,
+    snapshot: SnapshotAssertion,
+    sim: Sim,
+    platform: Platform,
+) -> None:
+    """Each platform's entities and states, from a 24-device hub with rules, modes and HSM."""
+    entry = make_entry(sim)
+    with patch.object(HubitatRuntime, "platforms", (platform,)):
+        await setup_entry(hass, entry)
+    await snapshot_platform(hass, entity_registry, snapshot, entry.entry_id)
+
+
+async def test_devices_rooms_and_hub(
+    hass: HomeAssistant, device_registry: dr.DeviceRegistry, sim: Sim
+) -> None:
+    """Rooms become suggested areas; every device hangs off the hub device."""
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    hub = device_registry.async_get_device({("mcp_gateway", f"{sim.hub.hub_id}_hub")})
+    assert hub is not None
+    assert hub.manufacturer == "Hubitat"
+    assert hub.model == "C-8 Pro"
+    assert hub.configuration_url == sim.url.split("/apps/")[0]
+    for device in sim.hub.visible_devices():
+        entry_device = device_registry.async_get_device(
+            {("mcp_gateway", f"{sim.hub.hub_id}_{device.id}")}
+        )
+        assert entry_device is not None, device.label
+        assert entry_device.name == device.label
+        assert entry_device.via_device_id == hub.id
+        room = sim.hub.room_of(device)
+        if room is not None:
+            assert entry_device.suggested_area == room.name
