@@ -1489,6 +1489,14 @@ async def test_virtual_accessory_types_and_rules(hc: Hc) -> None:
         },
     )
     assert hc.sim.values(hc.home, made["timer"]["slug"])["virtual_timer"] == "idle"
+    date_updates = [
+        {"home": hc.home, "room": room, "accessory": made["date"]["slug"], "virtual_datetime": v}
+        for v in ("2026-12-24T18:00:00+01:00", "next tuesday")
+    ]
+    result = await hc.ok("set_state", {"updates": date_updates})
+    assert result["updated"] == 1
+    assert "ISO 8601" in result["errors"][0]
+    assert hc.sim.values(hc.home, made["date"]["slug"])["virtual_datetime"].startswith("2026-12-24")
     assert (await hc.ok("delete_virtual_accessory", {"home": hc.home, "id": renamed["slug"]}))[
         "deleted"
     ] == renamed["slug"]

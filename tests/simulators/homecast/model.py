@@ -7,6 +7,7 @@ rendered in the older raw vocabulary when the simulator is told to behave like a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 import random
 import re
 from typing import Any
@@ -795,6 +796,11 @@ def _check_virtual(acc: Accessory, key: str, value: Any) -> Any:
         return "active" if value == "active" else "idle"
     if not isinstance(value, str):
         raise WriteError("INVALID_VALUE", f"{key} expects a string, got {value!r}")
+    if spec.kind == "date" and value:
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as err:
+            raise WriteError("INVALID_VALUE", f"{key} expects ISO 8601, got {value!r}") from err
     return value
 
 

@@ -377,7 +377,9 @@ async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) ->
     budget = 50_000
     wanted_acc = [str(a).lower() for a in args.get("accessories") or []]
     wanted_char = [str(c) for c in args.get("characteristics") or []]
-    records = sim.ensure_history(home)
+    by_accessory: dict[str, list[Record]] = {}
+    for rec in sim.ensure_history(home):
+        by_accessory.setdefault(rec.accessory, []).append(rec)
     t0, t1 = start.timestamp(), end.timestamp()
     series: list[dict[str, Any]] = []
     truncated = False
@@ -386,7 +388,7 @@ async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) ->
             w in acc.name.lower() or w in acc.slug or w in acc.uuid.lower() for w in wanted_acc
         ):
             continue
-        mine = [r for r in records if r.accessory == acc.uuid]
+        mine = by_accessory.get(acc.uuid, [])
         for char in sorted({r.characteristic for r in mine}):
             if wanted_char and not _char_matches(char, wanted_char):
                 continue
