@@ -121,7 +121,12 @@ def filter_entities(
             b.entry.entry_id
             for b in all_backends
             if wanted
-            in (_casefold(b.gateway_name), _casefold(b.entry.title), b.kind, b.entry.entry_id)
+            in (
+                _casefold(b.gateway_name),
+                _casefold(b.entry.title),
+                b.kind,
+                _casefold(b.entry.entry_id),
+            )
         }
         if not matching:
             known = ", ".join(b.gateway_name for b in all_backends) or "none"
@@ -369,13 +374,13 @@ def _on_off(domain: str) -> Any:
 def _light(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
     _expect(state, ("on", "off"), "light")
     data = _take(fields, "brightness", "color_temp_kelvin", "hs_color", "transition")
-    if "brightness" in data:
-        data["brightness_pct"] = data.pop("brightness")
     if state == "off":
         extra = set(data) - {"transition"}
         if extra:
             raise _BadUpdate(f"{', '.join(sorted(extra))} cannot be set while turning off")
         return [("light", "turn_off", data)]
+    if "brightness" in data:
+        data["brightness_pct"] = data.pop("brightness")
     if state is None and not data:
         raise _BadUpdate("give state on/off or a light setting")
     return [("light", "turn_on", data)]
