@@ -361,3 +361,38 @@ async def test_close_survives_unreachable_server(http: aiohttp.ClientSession) ->
     await runner.cleanup()
     await client.close()  # DELETE fails to connect: logged, not raised
     assert client.session_id is None
+
+
+async def test_notification_second_404_surfaces(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
+    """A notification refused on the fresh session too: the 404 surfaces."""
+
+    async def on_post(request: web.Request, body: Any) -> web.StreamResponse:
+        if body["method"] == "notifications/cancelled":
+            return web.Response(status=404)
+        return await fake.default_post(request, body)
+
+    fake.on_post = on_post
+    client = McpClient(http, fake.url, prefer_modern=False)
+    with pytest.raises(McpConnectionError) as err:
+        await client.notify("notifications/cancelled", {"requestId": 1})
+    assert err.value.status == 404
+    assert len(fake.posts("notifications/cancelled")) == 2
+    assert len(fake.posts("initialize")) == 2
+
+
+async def test_session_lost_right_after_initialize(
+    fake: FakeMcp, http: aiohttp.ClientSession
+) -> None:
+    """A server that 404s its own brand-new session fails the handshake (no loop)."""
+
+    async def on_post(request: web.Request, body: Any) -> web.StreamResponse:
+        if body["method"] == "notifications/initialized":
+            return web.Response(status=404)
+        return await fake.default_post(request, body)
+
+    fake.on_post = on_post
+    client = McpClient(http, fake.url, prefer_modern=False)
+    with pytest.raises(McpConnectionError, match="forgot the session"):
+        await client.connect()
+    assert client.connected is False
+    assert len(fake.posts("initialize")) == 1

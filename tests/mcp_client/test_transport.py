@@ -65,6 +65,7 @@ async def test_sse_answer_skips_everything_but_our_response(
             data_event({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}),
             data_event({"jsonrpc": "2.0", "id": 99, "method": "sampling/createMessage"}),
             data_event({"jsonrpc": "2.0", "id": rid + 1000, "result": {"wrong": True}}),
+            "event: heartbeat\ndata: not json at all",  # another event type: not ours
             data_event({"jsonrpc": "2.0", "id": rid, "result": TOOL_OK}, event_id="p2"),
         )
         return await stream_response(request, stream)
@@ -165,6 +166,17 @@ async def test_sse_connection_dropped(fake: FakeMcp, http: aiohttp.ClientSession
 
     answer_calls(fake, handler)
     with pytest.raises(McpConnectionError):
+        await McpClient(http, fake.url).call_tool("x")
+
+
+async def test_sse_event_not_a_message_object(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
+    """An event whose JSON is not an object is a protocol error."""
+
+    async def handler(request: web.Request, body: Any) -> web.StreamResponse:
+        return await stream_response(request, sse("data: [1, 2]"))
+
+    answer_calls(fake, handler)
+    with pytest.raises(McpProtocolError, match="not a JSON-RPC message"):
         await McpClient(http, fake.url).call_tool("x")
 
 
@@ -643,3 +655,19 @@ async def test_sse_resume_beyond_deadline_times_out(
         await McpClient(http, fake.url, timeout=5.0).call_tool("x")
     assert sleeps == []
     assert [s.method for s in fake.seen].count("GET") == 0
+
+
+async def test_notification_answered_with_json_body(
+    fake: FakeMcp, http: aiohttp.ClientSession
+) -> None:
+    """Some servers answer a notification 200 with a JSON body: accepted and drained."""
+
+    async def on_post(request: web.Request, body: Any) -> web.StreamResponse:
+        if "id" not in body:
+            return web.json_response({"jsonrpc": "2.0", "result": {}})
+        return await fake.default_post(request, body)
+
+    fake.on_post = on_post
+    client = McpClient(http, fake.url)
+    await client.notify("notifications/progress", {"progress": 2})
+    assert fake.seen[-1].rpc_method == "notifications/progress"

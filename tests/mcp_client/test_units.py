@@ -78,6 +78,18 @@ def test_tool_result_is_error_and_frozen() -> None:
         result.text = "changed"  # type: ignore[misc]
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"content": [{"type": "text", "text": "x"}], "isError": False},
+        {"content": [], "isError": True, "structuredContent": {"a": 1}, "_meta": {"m": 2}},
+    ],
+)
+def test_tool_result_round_trips(raw: dict[str, Any]) -> None:
+    """as_result() gives back the MCP result it was built from (minus resultType)."""
+    assert ToolResult.from_result({**raw, "resultType": "complete"}).as_result() == raw
+
+
 def test_tool_result_rejects_non_list_content() -> None:
     """A result whose content is not a list is not valid MCP."""
     with pytest.raises(McpProtocolError):
@@ -199,6 +211,7 @@ def test_retry_after_http_date(freezer: FrozenDateTimeFactory) -> None:
     later = datetime(2026, 3, 1, 12, 2, 0, tzinfo=UTC)
     assert _parse_retry_after(format_datetime(later, usegmt=True)) == 120.0
     assert _parse_retry_after(format_datetime(later - timedelta(hours=1), usegmt=True)) == 0.0
+    assert _parse_retry_after("Sun, 01 Mar 2026 12:00:30 -0000") == 30.0  # zone-less date
     assert _parse_retry_after(" 30 ") == 30.0
     assert _parse_retry_after("-5") == 0.0
     assert _parse_retry_after("") is None

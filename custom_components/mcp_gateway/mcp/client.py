@@ -75,6 +75,8 @@ _sleep = asyncio.sleep
 class McpAuth:
     """How a request carries credentials. Subclasses add headers or query parameters."""
 
+    __slots__ = ()
+
     def apply(self, headers: dict[str, str], url: URL) -> URL:
         """Add credentials to `headers` (in place) and return the URL to use."""
         return url
@@ -149,6 +151,15 @@ class ToolResult:
             return json.loads(text)
         except ValueError:
             return text
+
+    def as_result(self) -> dict[str, Any]:
+        """The MCP `tools/call` result object again (for passing a result on unchanged)."""
+        out: dict[str, Any] = {"content": self.content, "isError": self.is_error}
+        if self.structured is not None:
+            out["structuredContent"] = self.structured
+        if self.meta is not None:
+            out["_meta"] = self.meta
+        return out
 
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> ToolResult:
@@ -572,6 +583,9 @@ class McpClient:
             ) as resp:
                 await self._check_status(resp, label, state)
                 if request_id is None:
+                    if resp.content_type == "application/json":
+                        # Nothing to use, but reading it lets the connection be reused.
+                        self.stats.bytes_received += len(await resp.read())
                     return _Exchange({}, resp.headers)
                 message = await self._read_response(resp, request_id, label, state, deadline)
                 return _Exchange(message, resp.headers)
@@ -647,6 +661,9 @@ class McpClient:
                 async for chunk in current.content.iter_any():
                     self.stats.bytes_received += len(chunk)
                     for event in decoder.feed(chunk):
+                        if event.event != "message":
+                            _LOGGER.debug("%s: skipping SSE event %r", label, event.event)
+                            continue
                         message = _match_event(event.data, request_id, label)
                         if message is not None:
                             # Stop here: the server may hold the stream open for other traffic.
