@@ -1631,3 +1631,141 @@ async def test_official_sdk_client_interoperates() -> None:
         assert app[HOMECAST].sessions == {}  # the SDK ends its session with DELETE
     finally:
         await server.close()
+
+
+async def test_more_control_routes(make_hc: Any) -> None:
+    hc = await make_hc(write_delay=60)
+    room, switch = hc.find("switch")
+    response = await hc.client.post(
+        "/_sim/homecast/token",
+        json={"token": "hc_reader", "scopes": ["mcp:read"], "homes": {hc.home: "view"}},
+    )
+    assert (await response.json())["scopes"] == ["mcp:read"]
+    assert hc.sim.tokens["hc_reader"].right(hc.sim.homes[1]) is None
+    was = hc.sim.values(hc.home, switch)["on"]
+    await hc.ok(
+        "set_state",
+        {"updates": [{"home": hc.home, "room": room, "accessory": switch, "on": not was}]},
+    )
+    assert hc.sim.pending_writes == 1
+    assert (await hc.client.post("/_sim/homecast/flush")).status == 200
+    assert hc.sim.values(hc.home, switch)["on"] is (not was)
+    _, bell = hc.find("doorbell")
+    await hc.client.post(
+        "/_sim/homecast/press", json={"home": hc.home, "accessory": bell, "event": 1}
+    )
+    assert hc.sim.values(hc.home, bell)["programmable_switch_event"] == 1
+    await hc.client.post("/_sim/homecast/remove", json={"home": hc.home, "accessory": bell})
+    with pytest.raises(KeyError):
+        hc.sim.accessory(hc.home, bell)
+    await hc.client.post("/_sim/homecast/revoke", json={"token": TOKEN})
+    assert (await hc.rpc("ping"))[0] == 401
+
+
+async def test_oauth_revocation_endpoint_and_client_removal(make_hc: Any) -> None:
+    hc = await make_hc(init=False)
+    client_id, tokens = await _oauth(hc)
+    hc.token = tokens["access_token"]
+    await hc.init()
+    assert (
+        await hc.client.post("/oauth/revoke", data={"token": tokens["access_token"]})
+    ).status == 200
+    assert (await hc.rpc("ping"))[0] == 401
+    _, again = await _oauth(hc)
+    hc.token = again["access_token"]
+    assert (await hc.rpc("ping"))[0] == 200
+    hc.sim.revoke_client(client_id)
+    assert (await hc.rpc("ping"))[0] == 200  # a different registration, untouched
+    second_client = hc.sim.tokens[again["access_token"]].client_id
+    assert second_client
+    hc.sim.revoke_client(second_client)
+    assert (await hc.rpc("ping"))[0] == 401
+    refresh = await hc.client.post(
+        "/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": again["refresh_token"],
+            "client_id": second_client,
+        },
+    )
+    assert refresh.status == 400
+    assert (await refresh.json())["error"] == "invalid_grant"
+
+
+async def test_hc_automation_references_groups_virtuals_and_time(hc: Hc) -> None:
+    h = hc.sim.homes[0]
+    group = next(a for a in h.all_accessories() if a.members)
+    _, mode = hc.virtual("House Mode")
+    _, light = hc.find("light")
+    created = await hc.ok(
+        "create_hc_automation",
+        {
+            "home": hc.home,
+            "name": "Evening!",  # no trailing-punctuation rule here
+            "triggers": [
+                {"type": "device", "service_group": group.uuid, "characteristic": "on", "to": True},
+                {"type": "device", "virtual": mode, "characteristic": "virtual_mode", "to": "Away"},
+                {"type": "time", "at": "07:30", "weekdays": [1, 2, 3, 4, 5]},
+                {"type": "sun", "event": "sunset", "offset": {"minutes": -30}},
+            ],
+            "conditions": [
+                {"operator": "not", "conditions": [{"type": "template", "expression": "x"}]}
+            ],
+            "actions": [
+                {"type": "device", "accessory": light, "on": True, "brightness": 40},
+                {"type": "virtual", "virtual": mode, "operation": "toggle"},
+            ],
+            "mode": "queued",
+        },
+    )
+    assert created["automation"]["name"] == "Evening!"
+    assert created["automation"]["mode"] == "queued"
+    assert "Service group" in await hc.fails(
+        "create_hc_automation",
+        {
+            "home": hc.home,
+            "name": "x",
+            "triggers": [{"type": "device", "service_group": "nope", "characteristic": "on"}],
+            "actions": [{"type": "notify", "message": "m"}],
+        },
+    )
+    assert "operation" in await hc.fails(
+        "create_hc_automation",
+        {
+            "home": hc.home,
+            "name": "x",
+            "triggers": [{"type": "webhook", "webhook_id": "w"}],
+            "actions": [{"type": "virtual", "virtual": mode, "operation": "explode"}],
+        },
+    )
+
+
+async def test_update_scene_actions_and_one_off_homekit_timer(hc: Hc) -> None:
+    _, light = hc.find("light")
+    updated = await hc.ok(
+        "update_scene",
+        {"home": hc.home, "name": "Movie Time", "actions": [{"accessory": light, "on": False}]},
+    )
+    assert updated["scene"]["actions"] == [{"accessory": light, "on": False}]
+    assert "nothing to change" in await hc.fails(
+        "update_scene", {"home": hc.home, "name": "Movie Time"}
+    )
+    once = await hc.ok(
+        "create_automation",
+        {
+            "home": hc.home,
+            "name": "Once",
+            "trigger": {"type": "timer", "fireDate": "2026-12-01T07:00:00Z"},
+            "actions": [{"accessory": light, "on": True}],
+        },
+    )
+    assert once["automation"]["editable"] is True
+    assert "hour" in await hc.fails(
+        "create_automation",
+        {
+            "home": hc.home,
+            "name": "Bad",
+            "trigger": {"type": "timer", "hour": 25, "minute": 0},
+            "actions": [{"accessory": light, "on": True}],
+        },
+    )
