@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 import json
@@ -392,6 +393,15 @@ async def test_list_devices_summary_shape(sim: Sim) -> None:
             assert LAST_ACTIVITY.match(item["lastActivity"])
             assert item["lastActivity"].endswith(("-06:00", "-05:00"))  # hub's local zone
     assert never == 1  # the paired-but-silent device
+    by_id = {d["id"]: d for d in result["devices"]}
+    children = [d for d in result["devices"] if d["parentDeviceId"]]
+    assert len(children) == 2
+    parent = by_id[children[0]["parentDeviceId"]]
+    assert all(c["room"] == parent["room"] for c in children)
+    assert all(c["label"].startswith(parent["label"]) for c in children)
+    assert sum(1 for d in result["devices"] if d["label"] is None) == 1
+    assert sum(1 for d in result["devices"] if d["label"] == "Lamp") == 2
+    assert sum(1 for d in result["devices"] if d["disabled"]) == 1
     lock = next(d for d in result["devices"] if d["id"] == _first(sim, "lock"))
     assert "lock" not in lock["currentStates"]  # only detailed shows locks
     assert lock["currentStates"]["battery"] == sim.hub.devices[int(lock["id"])].value("battery")
@@ -455,9 +465,12 @@ async def test_list_filters(sim: Sim) -> None:
         "hub_manage_devices", "hub_update_device", {"deviceId": target, "enabled": False, **KEY}
     )
     disabled = await sim.call("hub_list_devices", {"filter": "disabled"})
-    assert [d["id"] for d in disabled["devices"]] == [target]
+    off = {str(d.id) for d in hub.visible_devices() if d.disabled}
+    assert target in off
+    assert len(off) == 2  # the one the population ships disabled, and ours
+    assert {d["id"] for d in disabled["devices"]} == off
     enabled = await sim.call("hub_list_devices", {"filter": "enabled"})
-    assert enabled["total"] == 39
+    assert enabled["total"] == 38
     for bad in ("stale:x", "broken"):
         assert (await sim.error("hub_list_devices", {"filter": bad}))["code"] == -32602
 
@@ -666,7 +679,7 @@ async def test_command_lands_after_the_reply(sim: Sim) -> None:
         {"deviceId": str(dev.id), "command": "setLevel", "parameters": ["75"], **KEY},
     )
     assert result["success"] is True
-    assert result["device"] == dev.label
+    assert result["device"] == dev.display == dev.name  # this dimmer was never labelled
     assert result["parameters"] == ["75"]
     assert result["state"]["switch"]["value"] == "off"  # snapshot before the effect
     assert EVENT_DATE.match(result["state"]["switch"]["timestamp"])
@@ -1160,7 +1173,9 @@ def test_population_is_deterministic_and_varied() -> None:
     assert len(first.visible_devices()) == 40
     big = Hub(clock, devices=1000, seed=1)
     assert len(big.visible_devices()) == 1000
-    assert len({d.label for d in big.devices.values()}) == len(big.devices)
+    labels = Counter(d.label for d in big.devices.values())
+    assert labels.most_common(1) == [("Lamp", 2)]  # the only twin labels
+    assert labels[""] == 1
 
 
 def test_random_activity_changes_devices() -> None:
@@ -1238,8 +1253,10 @@ async def test_real_delay_applies_commands(make_sim: Callable[..., Awaitable[Sim
         {"deviceId": str(dev.id), "attribute": "switch", "expectedValue": "on", "timeoutMs": 10},
     )
     assert result["timedOut"] is True
-    await sim.call("hub_call_device_command", {"deviceId": str(dev.id), "command": "on", **KEY})
-    assert dev.value("switch") == "off"
+    result = await sim.call(
+        "hub_call_device_command", {"deviceId": str(dev.id), "command": "on", **KEY}
+    )
+    assert result["state"]["switch"]["value"] == "off"
     while dev.value("switch") != "on":
         await sim.hub.wait_change(1)
     assert dev.last_activity is not None

@@ -190,6 +190,8 @@ class Hub:
         rooms = [self.add_room(name) for name in ROOMS[:room_count]]
         kinds = list(WEIGHTS)[:count]
         kinds += rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()), k=count - len(kinds))
+        if count >= 20:
+            kinds[-2:] = ["switch", "switch"]  # become the components of a power strip
         labels: set[str] = set()
         # A few devices exist on the hub but were not selected in the MCP app.
         kinds += [("switch", "motion")[i % 2] for i in range(hidden)]
@@ -227,6 +229,8 @@ class Hub:
             for attr in device.attributes.values():
                 if attr.value is not None and attr.date is not None:
                     self._store_event(device, attr, attr.value, attr.date, True)
+        if count >= 20:
+            self._add_quirks([d for d in self.devices.values() if d.selected])
         self._populate_rules()
         self.variables = {
             "awayTimeout": Variable("awayTimeout", "integer", 30),
@@ -237,6 +241,30 @@ class Hub:
             "notes.txt": "Hub notes\n",
             "mcp_rule_backup_porch_20261101.json": '{"name": "Porch lights"}',
         }
+
+    def _add_quirks(self, selected: list[Device]) -> None:
+        """What real hubs accumulate: components, a disabled device, no label, twin labels."""
+        outlets = [d for d in selected if d.kind == "outlet"]
+        switches = [d for d in selected if d.kind == "switch"]
+        if outlets and len(switches) >= 2:
+            parent = outlets[0]
+            for number, child in enumerate(switches[-2:], start=1):
+                # Component children of a power strip: same room, the parent's name prefix.
+                child.parent_id = parent.id
+                child.name = child.driver = "Generic Component Switch"
+                child.label = f"{parent.label} Outlet {number}"
+                self.move_device(child, self.room_of(parent))
+
+        def of(kind: str) -> list[Device]:
+            return [d for d in selected if d.kind == kind and d.parent_id is None]
+
+        bulbs, dimmers, colour = of("ct_light"), of("dimmer"), of("color_light")
+        if bulbs:
+            bulbs[0].disabled = True
+        if dimmers:
+            dimmers[0].label = ""  # never labelled: the hub shows the driver name instead
+        if colour and len(bulbs) > 1:
+            colour[0].label = bulbs[1].label = "Lamp"
 
     def _populate_rules(self) -> None:
         lights = [d for d in self.devices.values() if d.selected and "Switch" in d.capabilities]

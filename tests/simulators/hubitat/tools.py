@@ -245,7 +245,7 @@ class Tools:
         item: dict[str, Any] = {
             "id": str(d.id),
             "name": d.name,
-            "label": d.label,
+            "label": d.label or None,
             "room": room.name if room else None,
             "disabled": d.disabled,
             "deviceNetworkId": d.dni,
