@@ -12,9 +12,14 @@ sees that home yields the same id, and reauth/reconfigure check the home is stil
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from homeassistant.config_entries import SOURCE_REAUTH, SOURCE_RECONFIGURE, ConfigFlowResult
+from homeassistant.config_entries import (
+    SOURCE_REAUTH,
+    SOURCE_RECONFIGURE,
+    ConfigEntry,
+    ConfigFlowResult,
+)
 from homeassistant.const import CONF_URL
 from homeassistant.helpers import config_entry_oauth2_flow, config_validation as cv
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
@@ -48,9 +53,6 @@ from .const import (
     OAUTH_SCOPES,
 )
 from .oauth import HomecastOAuth2Implementation, OAuthDiscoveryError, async_discover, async_register
-
-if TYPE_CHECKING:
-    from homeassistant.config_entries import ConfigEntry
 
 _LOGGER = logging.getLogger(__name__)
 

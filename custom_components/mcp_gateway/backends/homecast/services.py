@@ -1,13 +1,285 @@
-"""Actions of the homecast backend.
+"""Actions of the Homecast backend: history, scenes, Homecast automations, virtual accessories.
 
-TODO(backend owner): placeholder keeps the package importable.
+Each action names the config entry, is validated here (clear errors before a round trip) and
+returns what Homecast answered as response data.
 """
 
 from __future__ import annotations
 
-from homeassistant.core import HomeAssistant, callback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import (
+    HomeAssistant,
+    ServiceCall,
+    ServiceResponse,
+    SupportsResponse,
+    callback,
+)
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers import config_validation as cv
+import voluptuous as vol
+
+from ...const import BACKEND_HOMECAST, CONF_BACKEND, DOMAIN
+from ...mcp.errors import McpAuthError, McpConnectionError, McpError
+
+if TYPE_CHECKING:
+    from .runtime import HomecastRuntime
+
+ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
+ATTR_HOME: Final = "home"
+
+VIRTUAL_TYPES: Final = ("switch", "mode", "number", "counter", "timer", "text", "date")
+HC_MODES: Final = ("single", "restart", "queued", "parallel")
+RESOLUTIONS: Final = ("auto", "raw", "hourly", "daily")
+
+
+def _name_ends_alnum(value: Any) -> str:
+    """HomeKit rejects scene names that end in punctuation."""
+    name = cv.string(value).strip()
+    if not name or not name[-1].isalnum():
+        raise vol.Invalid("the name must end with a letter or a number")
+    return name
+
+
+def _non_empty(value: Any) -> str:
+    text = cv.string(value).strip()
+    if not text:
+        raise vol.Invalid("must not be empty")
+    return text
+
+
+_OBJECTS = vol.All(cv.ensure_list, [dict])
+_BASE: Final = {
+    vol.Required(ATTR_CONFIG_ENTRY_ID): cv.string,
+    vol.Required(ATTR_HOME): _non_empty,
+}
+
+_QUERY_HISTORY = vol.Schema(
+    {
+        vol.Required(ATTR_CONFIG_ENTRY_ID): cv.string,
+        vol.Optional(ATTR_HOME): _non_empty,
+        vol.Optional("accessories"): vol.All(cv.ensure_list, [cv.string]),
+        vol.Optional("characteristics"): vol.All(cv.ensure_list, [cv.string]),
+        vol.Optional("start"): cv.datetime,
+        vol.Optional("end"): cv.datetime,
+        vol.Optional("resolution"): vol.In(RESOLUTIONS),
+        vol.Optional("max_points_per_series"): vol.All(vol.Coerce(int), vol.Range(min=1, max=2000)),
+    }
+)
+_CREATE_SCENE = vol.Schema(
+    {**_BASE, vol.Required("name"): _name_ends_alnum, vol.Required("actions"): _OBJECTS}
+)
+_UPDATE_SCENE = vol.Schema(
+    {
+        **_BASE,
+        vol.Required("name"): _non_empty,
+        vol.Optional("new_name"): _name_ends_alnum,
+        vol.Optional("actions"): _OBJECTS,
+    }
+)
+_DELETE_SCENE = vol.Schema({**_BASE, vol.Required("name"): _non_empty})
+_HC_FIELDS: Final = {
+    vol.Optional("conditions"): _OBJECTS,
+    vol.Optional("enabled"): cv.boolean,
+    vol.Optional("mode"): vol.In(HC_MODES),
+    vol.Optional("description"): cv.string,
+}
+_CREATE_HC = vol.Schema(
+    {
+        **_BASE,
+        vol.Required("name"): _non_empty,
+        vol.Required("triggers"): vol.All(_OBJECTS, vol.Length(min=1)),
+        vol.Required("actions"): vol.All(_OBJECTS, vol.Length(min=1)),
+        **_HC_FIELDS,
+    }
+)
+_UPDATE_HC = vol.Schema(
+    {
+        **_BASE,
+        vol.Required("id"): _non_empty,
+        vol.Optional("name"): _non_empty,
+        vol.Optional("triggers"): vol.All(_OBJECTS, vol.Length(min=1)),
+        vol.Optional("actions"): vol.All(_OBJECTS, vol.Length(min=1)),
+        **_HC_FIELDS,
+    }
+)
+_DELETE_BY_ID = vol.Schema({**_BASE, vol.Required("id"): _non_empty})
+_VIRTUAL_FIELDS: Final = {
+    vol.Optional("options"): vol.All(cv.ensure_list, [_non_empty], vol.Length(min=1)),
+    vol.Optional("initial"): vol.Any(str, int, float, bool),
+    vol.Optional("min"): vol.Coerce(float),
+    vol.Optional("max"): vol.Coerce(float),
+    vol.Optional("step"): vol.All(vol.Coerce(float), vol.Range(min=0, min_included=False)),
+    vol.Optional("unit"): cv.string,
+    vol.Optional("duration"): vol.All(vol.Coerce(float), vol.Range(min=0)),
+    vol.Optional("controllable"): cv.boolean,
+}
+
+
+def _virtual_rules(data: dict[str, Any]) -> dict[str, Any]:
+    """What create_virtual_accessory documents per type."""
+    kind = data.get("type")
+    if kind == "mode" and not data.get("options"):
+        raise vol.Invalid("a mode needs options")
+    if kind == "number" and ("min" not in data or "max" not in data):
+        raise vol.Invalid("a number needs min and max")
+    if "min" in data and "max" in data and data["min"] >= data["max"]:
+        raise vol.Invalid("min must be below max")
+    if kind is not None and kind != "mode" and "options" in data:
+        raise vol.Invalid("only a mode takes options")
+    return data
+
+
+_CREATE_VIRTUAL = vol.All(
+    vol.Schema(
+        {
+            **_BASE,
+            vol.Required("name"): _non_empty,
+            vol.Required("type"): vol.In(VIRTUAL_TYPES),
+            **_VIRTUAL_FIELDS,
+        }
+    ),
+    _virtual_rules,
+)
+_UPDATE_VIRTUAL = vol.All(
+    vol.Schema(
+        {
+            **_BASE,
+            vol.Required("id"): _non_empty,
+            vol.Optional("name"): _non_empty,
+            **_VIRTUAL_FIELDS,
+        }
+    ),
+    _virtual_rules,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Action:
+    tool: str
+    schema: Callable[[Any], Any]
+    response: SupportsResponse
+    kind: str = "write"  # read actions do not refresh entities afterwards
+
+
+ACTIONS: Final[dict[str, _Action]] = {
+    "homecast_query_history": _Action(
+        "query_history", _QUERY_HISTORY, SupportsResponse.ONLY, "read"
+    ),
+    "homecast_create_scene": _Action("create_scene", _CREATE_SCENE, SupportsResponse.OPTIONAL),
+    "homecast_update_scene": _Action("update_scene", _UPDATE_SCENE, SupportsResponse.OPTIONAL),
+    "homecast_delete_scene": _Action("delete_scene", _DELETE_SCENE, SupportsResponse.OPTIONAL),
+    "homecast_create_automation": _Action(
+        "create_hc_automation", _CREATE_HC, SupportsResponse.OPTIONAL
+    ),
+    "homecast_update_automation": _Action(
+        "update_hc_automation", _UPDATE_HC, SupportsResponse.OPTIONAL
+    ),
+    "homecast_delete_automation": _Action(
+        "delete_hc_automation", _DELETE_BY_ID, SupportsResponse.OPTIONAL
+    ),
+    "homecast_create_virtual_accessory": _Action(
+        "create_virtual_accessory", _CREATE_VIRTUAL, SupportsResponse.OPTIONAL
+    ),
+    "homecast_update_virtual_accessory": _Action(
+        "update_virtual_accessory", _UPDATE_VIRTUAL, SupportsResponse.OPTIONAL
+    ),
+    "homecast_delete_virtual_accessory": _Action(
+        "delete_virtual_accessory", _DELETE_BY_ID, SupportsResponse.OPTIONAL
+    ),
+}
+
+
+def _runtime(hass: HomeAssistant, entry_id: str) -> HomecastRuntime:
+    entry = hass.config_entries.async_get_entry(entry_id)
+    if (
+        entry is None
+        or entry.domain != DOMAIN
+        or entry.data.get(CONF_BACKEND) != BACKEND_HOMECAST
+        or entry.state is not ConfigEntryState.LOADED
+    ):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="homecast_entry_not_found",
+            translation_placeholders={"entry_id": entry_id},
+        )
+    return entry.runtime_data  # type: ignore[no-any-return]
+
+
+def _home_key(runtime: HomecastRuntime, ref: str) -> str:
+    """The slug of a home the entry follows, from its slug, name or UUID."""
+    data = runtime.coordinator.data
+    home = data.home(ref) if data is not None else None
+    if home is None:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="homecast_home_not_found",
+            translation_placeholders={"home": ref},
+        )
+    return home.key
+
+
+def _arguments(runtime: HomecastRuntime, data: Mapping[str, Any]) -> dict[str, Any]:
+    args = {k: v for k, v in data.items() if k != ATTR_CONFIG_ENTRY_ID}
+    if ATTR_HOME in args:
+        args[ATTR_HOME] = _home_key(runtime, args[ATTR_HOME])
+    for key in ("start", "end"):
+        if key in args:
+            args[key] = args[key].isoformat()
+    return args
+
+
+def _response(data: Any) -> dict[str, Any]:
+    """Response data is an object: Homecast's own, or its prose under `message`."""
+    if isinstance(data, dict):
+        return data
+    if isinstance(data, list):
+        return {"items": data}
+    return {"message": str(data)}
+
+
+def _handler(action: _Action) -> Callable[[ServiceCall], Any]:
+    async def handle(call: ServiceCall) -> ServiceResponse:
+        runtime = _runtime(call.hass, call.data[ATTR_CONFIG_ENTRY_ID])
+        args = _arguments(runtime, call.data)
+        try:
+            data = await runtime.api.async_tool(action.tool, args, action.kind)
+        except McpAuthError as err:
+            runtime.entry.async_start_reauth(call.hass)
+            raise HomeAssistantError(
+                translation_domain=DOMAIN, translation_key="auth_failed"
+            ) from err
+        except McpConnectionError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="homecast_unreachable",
+                translation_placeholders={"error": str(err)},
+            ) from err
+        except McpError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="homecast_tool_failed",
+                translation_placeholders={"tool": action.tool, "error": str(err)},
+            ) from err
+        if action.kind == "write":
+            # New scenes, automations and virtual accessories become entities at once.
+            await runtime.coordinator.async_request_refresh()
+        return _response(data) if call.return_response else None
+
+    return handle
 
 
 @callback
 def async_register_services(hass: HomeAssistant) -> None:
     """Register the backend's actions."""
+    for service, action in ACTIONS.items():
+        hass.services.async_register(
+            DOMAIN,
+            service,
+            _handler(action),
+            schema=action.schema,  # type: ignore[arg-type]
+            supports_response=action.response,
+        )
