@@ -1774,3 +1774,22 @@ async def test_update_scene_actions_and_one_off_homekit_timer(hc: Hc) -> None:
             "actions": [{"accessory": light, "on": True}],
         },
     )
+
+
+async def test_rename_changes_the_key_and_new_homes_appear(hc: Hc) -> None:
+    room, switch = hc.find("switch")
+    uuid = hc.sim.accessory(hc.home, switch).uuid
+    new_key = hc.sim.rename_accessory(hc.home, switch, "Porch Switch")
+    assert new_key == slug("Porch Switch", uuid)
+    assert new_key != switch
+    result = await hc.ok(
+        "set_state", {"updates": [{"home": hc.home, "room": room, "accessory": switch, "on": True}]}
+    )
+    assert result["failed"] == 1  # the old key no longer resolves
+    assert new_key in (await hc.state())[hc.home][room]
+    key = hc.sim.add_home("Ski Lodge")
+    state = await hc.state()
+    assert key.startswith("ski_lodge_")
+    assert key in state["_homes"]
+    tools = (await hc.rpc("tools/list"))[1]["result"]["tools"]
+    assert key in next(t for t in tools if t["name"] == "get_state")["description"]
