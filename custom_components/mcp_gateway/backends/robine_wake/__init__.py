@@ -1,0 +1,1 @@
+"""The robine_wake backend."""

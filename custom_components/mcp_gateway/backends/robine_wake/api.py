@@ -1,0 +1,170 @@
+"""A typed API over the Robine Wake's MCP tools (the wire format stays in model.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ...mcp.client import McpClient, ToolResult
+from ...mcp.errors import McpProtocolError, McpToolError
+from . import model
+from .model import (
+    Alarm,
+    DeviceIdentity,
+    DeviceState,
+    DomainErrorInfo,
+    ErrorCode,
+    ModelError,
+    Preview,
+    Session,
+    Sound,
+)
+
+
+class RobineDomainError(McpToolError):
+    """The device refused a valid call for a domain reason (`error.code`)."""
+
+    def __init__(self, tool: str, info: DomainErrorInfo, result: ToolResult) -> None:
+        super().__init__(f"{tool}: {info.message}", result)
+        self.tool = tool
+        self.info = info
+
+    @property
+    def code(self) -> str:
+        """The device's error code (model.ErrorCode values)."""
+        return self.info.code
+
+
+class RevisionConflict(RobineDomainError):
+    """An update or delete carried a revision the device has moved past."""
+
+    def __init__(
+        self, tool: str, info: DomainErrorInfo, result: ToolResult, alarm_id: str, sent: int
+    ) -> None:
+        super().__init__(tool, info, result)
+        self.alarm_id = alarm_id
+        self.sent_revision = sent
+        self.current_revision = info.current_revision
+        current = (
+            "a newer revision"
+            if self.current_revision is None
+            else (f"revision {self.current_revision}")
+        )
+        # The message is what a user reads: it names the revision to read again.
+        self.args = (
+            f"Alarm {alarm_id} was changed elsewhere: the clock holds {current}, "
+            f"this change was based on revision {sent}. Nothing was overwritten; "
+            "read the alarm again and retry.",
+        )
+
+
+class RobineWakeApi:
+    """The clock's tools as typed calls. Raises McpError subclasses (and RobineDomainError)."""
+
+    def __init__(self, client: McpClient) -> None:
+        self.client = client
+
+    async def _call(self, tool: str, arguments: Mapping[str, Any], *, write: bool) -> ToolResult:
+        result = await self.client.call_tool(tool, arguments, kind="write" if write else "read")
+        if result.is_error:
+            info = model.error_of_result(result.structured) or DomainErrorInfo(
+                code="unknown", message=result.text or f"{tool} failed"
+            )
+            if info.code == ErrorCode.REVISION_CONFLICT:
+                raise RevisionConflict(
+                    tool,
+                    info,
+                    result,
+                    str(arguments.get(model.F_ID, "")),
+                    int(arguments.get(model.F_REVISION, 0)),
+                )
+            raise RobineDomainError(tool, info, result)
+        return result
+
+    async def _parsed[T](
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        parse: Callable[[Any], T],
+        *,
+        write: bool = False,
+    ) -> T:
+        result = await self._call(tool, arguments, write=write)
+        try:
+            return parse(result.structured if result.structured is not None else result.data)
+        except ModelError as err:
+            raise McpProtocolError(f"{tool}: unexpected reply ({err})") from err
+
+    async def identity(self) -> DeviceIdentity | None:
+        """The clock's identity: get_state.device, else serverInfo.device."""
+        state = await self.get_state()
+        return state.device or model.identity_from_server_info(self.client.server_info)
+
+    async def get_state(self) -> DeviceState:
+        """Health, settings, alarm summaries, the active session and recent ones."""
+        return await self._parsed(model.TOOL_GET_STATE, {}, model.parse_state)
+
+    async def list_alarms(self) -> list[Alarm]:
+        """Every alarm with its details and next five occurrences."""
+        return await self._parsed(model.TOOL_LIST_ALARMS, {}, model.parse_alarm_list)
+
+    async def list_sounds(self) -> list[Sound]:
+        """Sounds an alarm can use."""
+        return await self._parsed(model.TOOL_LIST_SOUNDS, {}, model.parse_sounds)
+
+    async def preview_alarm(self, fields: Mapping[str, Any]) -> Preview:
+        """Validate an alarm definition without storing it."""
+        return await self._parsed(
+            model.TOOL_PREVIEW_ALARM, model.alarm_arguments(fields), model.parse_preview
+        )
+
+    async def create_alarm(self, fields: Mapping[str, Any]) -> Alarm:
+        """Store a new alarm; returns it with revision 1."""
+        return await self._parsed(
+            model.TOOL_CREATE_ALARM,
+            model.alarm_arguments(fields),
+            model.parse_alarm_result,
+            write=True,
+        )
+
+    async def update_alarm(self, alarm_id: str, revision: int, changes: Mapping[str, Any]) -> Alarm:
+        """Change fields of an alarm the caller saw at `revision` (RevisionConflict if stale)."""
+        if not changes:
+            raise ValueError("nothing to change")
+        arguments = {
+            model.F_ID: alarm_id,
+            model.F_REVISION: revision,
+            **model.alarm_arguments(changes),
+        }
+        return await self._parsed(
+            model.TOOL_UPDATE_ALARM, arguments, model.parse_alarm_result, write=True
+        )
+
+    async def delete_alarm(self, alarm_id: str, revision: int) -> None:
+        """Remove an alarm the caller saw at `revision`."""
+        await self._call(
+            model.TOOL_DELETE_ALARM,
+            {model.F_ID: alarm_id, model.F_REVISION: revision},
+            write=True,
+        )
+
+    async def trigger_alarm(self, alarm_id: str) -> Session:
+        """Ring an alarm now."""
+        return await self._parsed(
+            model.TOOL_TRIGGER_ALARM,
+            {model.F_ID: alarm_id},
+            model.parse_session_result,
+            write=True,
+        )
+
+    async def snooze(self) -> Session:
+        """Snooze the ringing session."""
+        return await self._parsed(
+            model.TOOL_SNOOZE_SESSION, {}, model.parse_session_result, write=True
+        )
+
+    async def dismiss(self) -> Session:
+        """Dismiss the active session (needs smartphone dismissal on the clock)."""
+        return await self._parsed(
+            model.TOOL_DISMISS_SESSION, {}, model.parse_session_result, write=True
+        )

@@ -1,0 +1,37 @@
+"""Home Assistant-side constants of the Robine Wake backend (wire facts live in model.py)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import CONF_PASSWORD, CONF_URL
+
+__all__ = ["CONF_PASSWORD", "CONF_URL"]
+
+CONF_POLL_INTERVAL: Final = "poll_interval"
+# Ringing must show within the poll interval; 5 s is 12 get_state calls a minute, a tenth of
+# the device's default budget, leaving room for list_alarms, actions and the gateway.
+DEFAULT_POLL_INTERVAL: Final = 5
+# At the fastest allowed interval polls take 30 of the device's 120 requests a minute.
+MIN_POLL_INTERVAL: Final = 2
+MAX_POLL_INTERVAL: Final = 300
+# Without a Retry-After the device's window is one minute.
+RATE_LIMIT_FALLBACK_WAIT: Final = 60.0
+
+# The one HA device of an entry (the clock); alarms are entities of it.
+DEVICE_KEY: Final = "clock"
+MANUFACTURER: Final = "Robine"
+DEFAULT_MODEL: Final = "Robine Wake"
+
+SESSION_IDLE: Final = "idle"
+EVENT_RINGING: Final = "ringing"
+EVENT_SNOOZED: Final = "snoozed"
+EVENT_DISMISSED: Final = "dismissed"
+EVENT_ENDED: Final = "ended"
+EVENT_TYPES: Final = (EVENT_RINGING, EVENT_SNOOZED, EVENT_DISMISSED, EVENT_ENDED)
+
+
+def password_issue_id(entry: ConfigEntry) -> str:
+    """Repair issue: the clock started asking for a password this entry does not have."""
+    return f"robine_wake_password_required_{entry.entry_id}"

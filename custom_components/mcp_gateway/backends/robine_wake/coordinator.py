@@ -1,0 +1,237 @@
+"""Polls the clock and turns state differences into session events."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+import logging
+import time
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import ConfigEntryAuthFailed
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
+from homeassistant.util import dt as dt_util
+
+from ...const import DOMAIN
+from ...event import EventOccurrence
+from ...mcp.errors import McpAuthError, McpError, McpRateLimitError
+from .api import RobineWakeApi
+from .const import (
+    CONF_PASSWORD,
+    EVENT_DISMISSED,
+    EVENT_ENDED,
+    RATE_LIMIT_FALLBACK_WAIT,
+    SESSION_IDLE,
+    password_issue_id,
+)
+from .model import DISMISS_REASONS, Alarm, DeviceState, Session, SessionState
+
+_LOGGER = logging.getLogger(__name__)
+
+# Enough for every session of a busy morning; older occurrences have long been fired.
+EVENT_LOG_SIZE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class RobineWakeData:
+    """One poll: the device state, alarms completed with details, and recent session events."""
+
+    state: DeviceState
+    alarms: dict[str, Alarm]
+    events: tuple[EventOccurrence, ...]
+
+    @property
+    def session_state(self) -> str:
+        """idle, ringing or snoozed."""
+        session = self.state.active_session
+        return SESSION_IDLE if session is None else str(session.state)
+
+    @property
+    def next_alarm(self) -> Alarm | None:
+        """The alarm that rings next, of all enabled ones."""
+        upcoming = [alarm for alarm in self.alarms.values() if alarm.next_occurrence is not None]
+        return min(upcoming, key=lambda alarm: alarm.next_occurrence or 0, default=None)  # type: ignore[arg-type,return-value]
+
+
+class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
+    """get_state every poll; list_alarms only when an alarm changed or its occurrences ran out."""
+
+    config_entry: ConfigEntry
+
+    def __init__(
+        self, hass: HomeAssistant, entry: ConfigEntry, api: RobineWakeApi, interval: float
+    ) -> None:
+        super().__init__(
+            hass,
+            _LOGGER,
+            config_entry=entry,
+            name=f"Robine Wake {entry.title}",
+            update_interval=timedelta(seconds=interval),
+        )
+        self.api = api
+        self.interval = timedelta(seconds=interval)
+        self.rate_limited_until: datetime | None = None
+        self.latency_ms: float | None = None
+        self._details: dict[str, Alarm] = {}
+        self._events: deque[EventOccurrence] = deque(maxlen=EVENT_LOG_SIZE)
+        self._seen_phases: set[str] = set()
+        self._reported_ends: set[str] = set()
+        self._primed = False
+
+    async def _async_update_data(self) -> RobineWakeData:
+        started = time.monotonic()
+        try:
+            state = await self.api.get_state()
+            if self._details_stale(state):
+                self._details = {alarm.id: alarm for alarm in await self.api.list_alarms()}
+        except McpAuthError as err:
+            self._raise_password_issue()
+            raise ConfigEntryAuthFailed(f"The clock refused the credentials: {err}") from err
+        except McpRateLimitError as err:
+            wait = self.note_rate_limited(err.retry_after)
+            raise UpdateFailed(f"The clock is rate limiting; next poll in {wait:.0f} s") from err
+        except McpError as err:
+            raise UpdateFailed(f"Could not read the clock: {err}") from err
+        self.latency_ms = (time.monotonic() - started) * 1000
+        if self.rate_limited_until is not None:
+            self.rate_limited_until = None
+            self.update_interval = self.interval
+        ir.async_delete_issue(self.hass, DOMAIN, password_issue_id(self.config_entry))
+        return self._build(state)
+
+    def _details_stale(self, state: DeviceState) -> bool:
+        """Whether list_alarms must be read again (one extra request, rarely)."""
+        if state.alarms.keys() != self._details.keys():
+            return True
+        now = dt_util.utcnow()
+        for alarm_id, summary in state.alarms.items():
+            detail = self._details[alarm_id]
+            if detail.revision != summary.revision:
+                return True
+            if detail.next_occurrences and detail.next_occurrences[0] <= now:
+                return True  # a ring time passed: the list of five moved on
+        return False
+
+    def note_rate_limited(self, retry_after: float | None) -> float:
+        """Poll no sooner than the device allows; never faster than the configured interval."""
+        wait = max(retry_after or RATE_LIMIT_FALLBACK_WAIT, self.interval.total_seconds())
+        self.rate_limited_until = dt_util.utcnow() + timedelta(seconds=wait)
+        self.update_interval = timedelta(seconds=wait)
+        _LOGGER.debug("Rate limited by the clock; polling again in %.0f s", wait)
+        return wait
+
+    def _raise_password_issue(self) -> None:
+        """The clock wants a password this entry does not have: tell the user how to fix it."""
+        if self.config_entry.data.get(CONF_PASSWORD):
+            return  # a changed password: the reauth flow alone says it
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            password_issue_id(self.config_entry),
+            is_fixable=False,
+            severity=ir.IssueSeverity.ERROR,
+            translation_key="robine_wake_password_required",
+            translation_placeholders={"title": self.config_entry.title},
+        )
+
+    # --- building data and events ------------------------------------------------------------
+
+    def _build(self, state: DeviceState) -> RobineWakeData:
+        alarms = {}
+        for alarm_id, summary in state.alarms.items():
+            detail = self._details.get(alarm_id)
+            if detail is not None and detail.revision == summary.revision:
+                alarms[alarm_id] = summary.with_details_of(detail)
+            else:
+                alarms[alarm_id] = summary
+        self._derive_events(state)
+        return RobineWakeData(state=state, alarms=alarms, events=tuple(self._events))
+
+    def _derive_events(self, state: DeviceState) -> None:
+        """Append what changed since the last poll to the event log.
+
+        Ended sessions (from recent_sessions) are always reported, even if they began and ended
+        between two polls; ringing/snoozed phases are reported when a poll sees them. On the
+        first poll everything is only recorded: history from before setup is never replayed.
+        """
+        fire = self._primed
+        self._primed = True
+        for session in reversed(state.recent_sessions):  # the device lists newest first
+            if session.id in self._reported_ends:
+                continue
+            self._reported_ends.add(session.id)
+            if not fire:
+                continue
+            attributes = _attributes(session, state)
+            if session.end_reason in DISMISS_REASONS:
+                self._events.append(
+                    EventOccurrence(f"{session.id}:dismissed", EVENT_DISMISSED, attributes)
+                )
+            self._events.append(EventOccurrence(f"{session.id}:ended", EVENT_ENDED, attributes))
+        # The device forgets old sessions; so can we.
+        self._reported_ends &= {session.id for session in state.recent_sessions}
+        active = state.active_session
+        if active is None:
+            self._seen_phases.clear()
+            return
+        # A phase is the state plus the snooze count: ringing:0, snoozed:1, ringing:1, ...
+        phase = f"{active.id}:{active.state}:{active.snooze_count}"
+        self._seen_phases = {p for p in self._seen_phases if p.startswith(f"{active.id}:")}
+        if phase in self._seen_phases:
+            return
+        self._seen_phases.add(phase)
+        if fire:
+            self._events.append(
+                EventOccurrence(phase, str(active.state), _attributes(active, state))
+            )
+
+    # --- optimistic updates after our own writes ---------------------------------------------
+
+    @callback
+    def apply_alarm(self, alarm: Alarm) -> None:
+        """A write returned the alarm's new revision: show it at once."""
+        if alarm.detailed:
+            self._details[alarm.id] = alarm
+        state = self.data.state
+        self.async_set_updated_data(
+            self._build(replace(state, alarms={**state.alarms, alarm.id: alarm}))
+        )
+
+    @callback
+    def apply_alarm_deleted(self, alarm_id: str) -> None:
+        """The alarm is gone from the device."""
+        self._details.pop(alarm_id, None)
+        state = self.data.state
+        alarms = {key: value for key, value in state.alarms.items() if key != alarm_id}
+        self.async_set_updated_data(self._build(replace(state, alarms=alarms)))
+
+    @callback
+    def apply_session(self, session: Session) -> None:
+        """A session tool returned the session as it is now."""
+        state = self.data.state
+        if session.state is SessionState.ENDED:
+            recent = (session, *(s for s in state.recent_sessions if s.id != session.id))
+            state = replace(state, active_session=None, recent_sessions=recent)
+        else:
+            state = replace(state, active_session=session)
+        self.async_set_updated_data(self._build(state))
+
+
+def _attributes(session: Session, state: DeviceState) -> dict[str, Any]:
+    """What an automation may want to know about a session event."""
+    alarm = state.alarms.get(session.alarm_id)
+    attributes: dict[str, Any] = {
+        "session_id": session.id,
+        "alarm_id": session.alarm_id,
+        "alarm_label": alarm.label if alarm else None,
+        "snooze_count": session.snooze_count,
+    }
+    if session.snooze_until is not None:
+        attributes["snooze_until"] = session.snooze_until.isoformat()
+    if session.end_reason is not None:
+        attributes["end_reason"] = session.end_reason
+    return attributes

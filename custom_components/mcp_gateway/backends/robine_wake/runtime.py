@@ -1,0 +1,225 @@
+"""The Robine Wake backend runtime: client, coordinator, entities and gateway hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping
+from typing import Any, Self
+
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from yarl import URL
+
+from ...const import BACKEND_ROBINE_WAKE, DOMAIN
+from ...mcp.client import BasicAuth, McpClient, ToolResult
+from ...mcp.errors import McpRateLimitError
+from ...publisher import EntityPublisher
+from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass, ToolTier
+from . import model
+from .api import RevisionConflict, RobineWakeApi
+from .const import (
+    CONF_PASSWORD,
+    CONF_POLL_INTERVAL,
+    CONF_URL,
+    DEFAULT_POLL_INTERVAL,
+    DEVICE_KEY,
+    password_issue_id,
+)
+from .coordinator import RobineWakeCoordinator
+from .entities import PLATFORMS, derive_specs
+from .model import Alarm, Preview, Session
+from .tools import classify
+
+
+def make_client(
+    hass: HomeAssistant, url: str, password: str | None, *, timeout: float | None = None
+) -> McpClient:
+    """An MCP client for a clock, on HA's shared HTTP session."""
+    return McpClient(
+        async_get_clientsession(hass),
+        url,
+        auth=BasicAuth(model.ADMIN_USER, password) if password else None,
+        timeout=timeout or model.REQUEST_TIMEOUT,
+        prefer_modern=model.PREFER_MODERN_PROTOCOL,
+        # The clock applies one write at a time anyway; queue ours instead of piling them up.
+        limits={"write": 1},
+    )
+
+
+class RobineWakeRuntime(BackendRuntime):
+    """One Robine Wake alarm clock."""
+
+    kind = BACKEND_ROBINE_WAKE
+    platforms: tuple[Platform, ...] = PLATFORMS
+
+    def __init__(
+        self, hass: HomeAssistant, entry: McpGatewayConfigEntry, client: McpClient
+    ) -> None:
+        super().__init__(hass, entry, client)
+        self.api = RobineWakeApi(client)
+        interval = float(entry.options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL))
+        self.coordinator = RobineWakeCoordinator(hass, entry, self.api, interval)
+        self.publisher = EntityPublisher(hass, self, lambda: derive_specs(self))
+        self._tools: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
+        """Client with the admin password when the entry has one."""
+        return cls(
+            hass, entry, make_client(hass, entry.data[CONF_URL], entry.data.get(CONF_PASSWORD))
+        )
+
+    @property
+    def configuration_url(self) -> str:
+        """The clock's own web interface (the listener that also serves /mcp)."""
+        return str(URL(self.entry.data[CONF_URL]).with_path("/").with_query(None))
+
+    async def async_setup(self) -> None:
+        """First poll (auth failures start reauth), then follow updates with the publisher."""
+        await self.coordinator.async_config_entry_first_refresh()
+        self.entry.async_on_unload(
+            self.coordinator.async_add_listener(self.publisher.async_refresh)
+        )
+
+    async def async_shutdown(self) -> None:
+        """Close the client; a repair about the password belongs to this entry's lifetime."""
+        ir.async_delete_issue(self.hass, DOMAIN, password_issue_id(self.entry))
+        await super().async_shutdown()
+
+    # --- actions (entities and HA actions) ----------------------------------------------------
+
+    async def _guard[T](self, call: Awaitable[T]) -> T:
+        """A 429 on an action also slows the polls down."""
+        try:
+            return await call
+        except McpRateLimitError as err:
+            self.coordinator.note_rate_limited(err.retry_after)
+            raise
+
+    async def async_create_alarm(self, fields: Mapping[str, Any]) -> Alarm:
+        """Create an alarm and show it at once."""
+        alarm = await self._guard(self.api.create_alarm(fields))
+        self.coordinator.apply_alarm(alarm)
+        return alarm
+
+    async def async_update_alarm(
+        self, alarm_id: str, revision: int, changes: Mapping[str, Any]
+    ) -> Alarm:
+        """Change an alarm seen at `revision`; on a conflict read the clock again, then raise."""
+        try:
+            alarm = await self._guard(self.api.update_alarm(alarm_id, revision, changes))
+        except RevisionConflict:
+            await self.coordinator.async_refresh()
+            raise
+        self.coordinator.apply_alarm(alarm)
+        return alarm
+
+    async def async_delete_alarm(self, alarm_id: str, revision: int) -> None:
+        """Delete an alarm seen at `revision`; on a conflict read the clock again, then raise."""
+        try:
+            await self._guard(self.api.delete_alarm(alarm_id, revision))
+        except RevisionConflict:
+            await self.coordinator.async_refresh()
+            raise
+        self.coordinator.apply_alarm_deleted(alarm_id)
+
+    async def async_trigger_alarm(self, alarm_id: str) -> Session:
+        """Ring an alarm now."""
+        session = await self._guard(self.api.trigger_alarm(alarm_id))
+        self.coordinator.apply_session(session)
+        return session
+
+    async def async_preview_alarm(self, fields: Mapping[str, Any]) -> Preview:
+        """Validate an alarm without storing it."""
+        return await self._guard(self.api.preview_alarm(fields))
+
+    async def async_snooze(self) -> Session:
+        """Snooze the ringing session."""
+        session = await self._guard(self.api.snooze())
+        self.coordinator.apply_session(session)
+        return session
+
+    async def async_dismiss(self) -> Session:
+        """Dismiss the active session."""
+        session = await self._guard(self.api.dismiss())
+        self.coordinator.apply_session(session)
+        return session
+
+    # --- gateway hooks ------------------------------------------------------------------------
+
+    async def async_list_tools(self) -> list[dict[str, Any]]:
+        """The clock's tools; its list is stable (listChanged false), so read it once."""
+        if self._tools is None:
+            self._tools = await self._guard(self.client.list_tools())
+        return self._tools
+
+    async def async_call_tool(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """Pass a call through; after a write, poll so HA shows its effect."""
+        read = classify({"name": name}).tier is ToolTier.READ
+        result = await self._guard(
+            self.client.call_tool(name, arguments, kind="read" if read else "write")
+        )
+        if not read and not result.is_error:
+            await self.coordinator.async_request_refresh()
+        return result
+
+    def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
+        """From the classification table (tools.py)."""
+        return classify(tool)
+
+    def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
+        """Every tool acts on the one clock: control needs permission on its entities."""
+        return [] if classify({"name": name}).tier is ToolTier.READ else [DEVICE_KEY]
+
+    def health(self) -> BackendHealth:
+        """Reachability, protocol and the clock's own health."""
+        data = self.coordinator.data
+        details: dict[str, Any] = {
+            "poll_interval_s": self.coordinator.interval.total_seconds(),
+            "rate_limited_until": (
+                until.isoformat() if (until := self.coordinator.rate_limited_until) else None
+            ),
+        }
+        if data is not None:
+            details["device_status"] = data.state.health.status
+            details["session"] = data.session_state
+            details["alarms"] = len(data.alarms)
+        return BackendHealth(
+            available=self.coordinator.last_update_success,
+            protocol_version=self.client.protocol_version,
+            latency_ms=self.coordinator.latency_ms,
+            details=details,
+        )
+
+    def diagnostics(self) -> dict[str, Any]:
+        """State as last read (alarms, sessions, health), traffic counters; no credentials."""
+        data = self.coordinator.data
+        result: dict[str, Any] = {
+            "server_info": self.client.server_info,
+            "protocol_version": self.client.protocol_version,
+            "requests": self.client.stats.requests,
+            "last_update_success": self.coordinator.last_update_success,
+            "poll_interval_s": self.coordinator.interval.total_seconds(),
+            "has_password": bool(self.entry.data.get(CONF_PASSWORD)),
+        }
+        if data is not None:
+            state = data.state
+            result.update(
+                {
+                    "device": None if state.device is None else vars_of(state.device),
+                    "health": vars_of(state.health),
+                    "settings": vars_of(state.settings),
+                    "alarms": [model.alarm_as_dict(alarm) for alarm in data.alarms.values()],
+                    "session_state": data.session_state,
+                    "recent_events": [
+                        {"type": event.event_type, **event.attributes} for event in data.events
+                    ],
+                }
+            )
+        return result
+
+
+def vars_of(obj: Any) -> dict[str, Any]:
+    """A slotted dataclass as a dict."""
+    return {name: getattr(obj, name) for name in obj.__slots__}

@@ -1,0 +1,261 @@
+"""Actions of the Robine Wake backend: alarm edits guarded by the revision the caller saw."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import date, time
+import re
+from typing import TYPE_CHECKING, Any
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import (
+    HomeAssistant,
+    ServiceCall,
+    ServiceResponse,
+    SupportsResponse,
+    callback,
+)
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers import config_validation as cv
+import voluptuous as vol
+
+from ...const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from ...mcp.errors import McpAuthError, McpConnectionError, McpError, McpRateLimitError
+from . import model
+from .api import RevisionConflict, RobineDomainError
+
+if TYPE_CHECKING:
+    from .runtime import RobineWakeRuntime
+
+ATTR_CONFIG_ENTRY_ID = "config_entry_id"
+ATTR_ALARM_ID = "alarm_id"
+ATTR_REVISION = "revision"
+
+SERVICE_CREATE_ALARM = "create_alarm"
+SERVICE_UPDATE_ALARM = "update_alarm"
+SERVICE_DELETE_ALARM = "delete_alarm"
+SERVICE_TRIGGER_ALARM = "trigger_alarm"
+SERVICE_PREVIEW_ALARM = "preview_alarm"
+
+_HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$")
+
+
+def _alarm_time(value: Any) -> str:
+    """HH:MM (a time selector sends HH:MM:SS; the clock has no seconds)."""
+    if isinstance(value, time):
+        return value.strftime("%H:%M")
+    text = str(value).strip()
+    if not _HHMM.match(text):
+        raise vol.Invalid("time must be HH:MM (24 h)")
+    return text[:5]
+
+
+def _alarm_date(value: Any) -> str | None:
+    if value is None:
+        return None
+    return cv.date(value).isoformat() if not isinstance(value, date) else value.isoformat()
+
+
+def _int_range(bounds: tuple[int, int]) -> vol.All:
+    return vol.All(vol.Coerce(int), vol.Range(min=bounds[0], max=bounds[1]))
+
+
+_ALARM_FIELDS: dict[Any, Any] = {
+    vol.Optional(model.F_DAYS): vol.All(cv.ensure_list, [vol.In(model.DAYS)]),
+    vol.Optional(model.F_DATE): vol.Any(None, _alarm_date),
+    vol.Optional(model.F_ENABLED): cv.boolean,
+    vol.Optional(model.F_SOUND_ID): vol.All(cv.string, vol.Length(min=1)),
+    vol.Optional(model.F_VOLUME): _int_range(model.VOLUME_RANGE),
+    vol.Optional(model.F_RAMP_SECONDS): _int_range(model.RAMP_SECONDS_RANGE),
+    vol.Optional(model.F_SNOOZE_MINUTES): _int_range(model.SNOOZE_MINUTES_RANGE),
+    vol.Optional(model.F_MAX_SNOOZES): _int_range(model.MAX_SNOOZES_RANGE),
+    vol.Optional("vibration_profile"): vol.In(model.VIBRATION_PROFILES),
+    vol.Optional("vibration_intensity"): _int_range(model.VIBRATION_INTENSITY_RANGE),
+}
+_LABEL = vol.All(cv.string, vol.Length(min=1, max=model.LABEL_MAX_LENGTH))
+_ENTRY = {vol.Required(ATTR_CONFIG_ENTRY_ID): cv.string}
+_ALARM_ID = {vol.Required(ATTR_ALARM_ID): cv.string}
+_REVISION = {vol.Required(ATTR_REVISION): vol.All(vol.Coerce(int), vol.Range(min=1))}
+
+CREATE_SCHEMA = vol.Schema(
+    {
+        **_ENTRY,
+        vol.Required(model.F_LABEL): _LABEL,
+        vol.Required(model.F_TIME): _alarm_time,
+        **_ALARM_FIELDS,
+    }
+)
+PREVIEW_SCHEMA = CREATE_SCHEMA
+UPDATE_SCHEMA = vol.Schema(
+    {
+        **_ENTRY,
+        **_ALARM_ID,
+        **_REVISION,
+        vol.Optional(model.F_LABEL): _LABEL,
+        vol.Optional(model.F_TIME): _alarm_time,
+        **_ALARM_FIELDS,
+    }
+)
+DELETE_SCHEMA = vol.Schema({**_ENTRY, **_ALARM_ID, **_REVISION})
+TRIGGER_SCHEMA = vol.Schema({**_ENTRY, **_ALARM_ID})
+
+_NOT_FIELDS = {ATTR_CONFIG_ENTRY_ID, ATTR_ALARM_ID, ATTR_REVISION}
+
+
+def _fields(call: ServiceCall) -> dict[str, Any]:
+    return {key: value for key, value in call.data.items() if key not in _NOT_FIELDS}
+
+
+def _runtime(hass: HomeAssistant, call: ServiceCall) -> RobineWakeRuntime:
+    entry_id = call.data[ATTR_CONFIG_ENTRY_ID]
+    entry = hass.config_entries.async_get_entry(entry_id)
+    if (
+        entry is None
+        or entry.domain != DOMAIN
+        or entry.data.get(CONF_BACKEND) != BACKEND_ROBINE_WAKE
+    ):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="robine_wake_entry_not_found",
+            translation_placeholders={"entry_id": entry_id},
+        )
+    if entry.state is not ConfigEntryState.LOADED:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="robine_wake_entry_not_loaded",
+            translation_placeholders={"title": entry.title},
+        )
+    return entry.runtime_data  # type: ignore[no-any-return]
+
+
+async def _run[T](runtime: RobineWakeRuntime, action: Awaitable[T]) -> T:
+    """One boundary from backend failures to the errors HA shows a user."""
+    try:
+        return await action
+    except RevisionConflict as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="robine_wake_revision_conflict",
+            translation_placeholders={
+                "alarm_id": err.alarm_id,
+                "current_revision": (
+                    "unknown" if err.current_revision is None else str(err.current_revision)
+                ),
+                "sent_revision": str(err.sent_revision),
+            },
+        ) from err
+    except RobineDomainError as err:
+        error_class = (
+            ServiceValidationError if err.code in model.CALLER_ERRORS else HomeAssistantError
+        )
+        raise error_class(
+            translation_domain=DOMAIN,
+            translation_key="robine_wake_rejected",
+            translation_placeholders={"code": err.code, "message": err.info.message},
+        ) from err
+    except ValueError as err:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="invalid_value",
+            translation_placeholders={"error": str(err)},
+        ) from err
+    except McpAuthError as err:
+        runtime.entry.async_start_reauth(runtime.hass)
+        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="auth_failed") from err
+    except McpRateLimitError as err:
+        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="rate_limited") from err
+    except McpConnectionError as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="communication_error",
+            translation_placeholders={"error": str(err)},
+        ) from err
+    except McpError as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="command_failed",
+            translation_placeholders={"error": str(err)},
+        ) from err
+
+
+def _session_dict(session: model.Session) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "alarm_id": session.alarm_id,
+        "state": str(session.state),
+        "started_at": session.started_at.isoformat() if session.started_at else None,
+        "snooze_count": session.snooze_count,
+    }
+
+
+async def _create(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(hass, call)
+    alarm = await _run(runtime, runtime.async_create_alarm(_fields(call)))
+    return {"alarm": model.alarm_as_dict(alarm)}
+
+
+async def _update(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(hass, call)
+    changes = _fields(call)
+    if not changes:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN, translation_key="robine_wake_nothing_to_change"
+        )
+    alarm = await _run(
+        runtime,
+        runtime.async_update_alarm(call.data[ATTR_ALARM_ID], call.data[ATTR_REVISION], changes),
+    )
+    return {"alarm": model.alarm_as_dict(alarm)}
+
+
+async def _delete(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(hass, call)
+    alarm_id = call.data[ATTR_ALARM_ID]
+    await _run(runtime, runtime.async_delete_alarm(alarm_id, call.data[ATTR_REVISION]))
+    return {"deleted": alarm_id}
+
+
+async def _trigger(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(hass, call)
+    session = await _run(runtime, runtime.async_trigger_alarm(call.data[ATTR_ALARM_ID]))
+    return {"session": _session_dict(session)}
+
+
+async def _preview(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(hass, call)
+    preview = await _run(runtime, runtime.async_preview_alarm(_fields(call)))
+    return {
+        "valid": preview.valid,
+        "alarm": preview.alarm,
+        "next_occurrences": [when.isoformat() for when in preview.next_occurrences],
+        "warnings": list(preview.warnings),
+        "error": (
+            None
+            if preview.error is None
+            else {"code": preview.error.code, "message": preview.error.message}
+        ),
+    }
+
+
+type _Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
+
+_SERVICES: tuple[tuple[str, vol.Schema, _Handler, SupportsResponse], ...] = (
+    (SERVICE_CREATE_ALARM, CREATE_SCHEMA, _create, SupportsResponse.OPTIONAL),
+    (SERVICE_UPDATE_ALARM, UPDATE_SCHEMA, _update, SupportsResponse.OPTIONAL),
+    (SERVICE_DELETE_ALARM, DELETE_SCHEMA, _delete, SupportsResponse.OPTIONAL),
+    (SERVICE_TRIGGER_ALARM, TRIGGER_SCHEMA, _trigger, SupportsResponse.OPTIONAL),
+    (SERVICE_PREVIEW_ALARM, PREVIEW_SCHEMA, _preview, SupportsResponse.ONLY),
+)
+
+
+@callback
+def async_register_services(hass: HomeAssistant) -> None:
+    """Register the alarm actions (once, from the integration's async_setup)."""
+    for name, schema, handler, supports in _SERVICES:
+
+        async def _handle(call: ServiceCall, handler: _Handler = handler) -> ServiceResponse:
+            return await handler(hass, call)
+
+        hass.services.async_register(
+            DOMAIN, name, _handle, schema=schema, supports_response=supports
+        )
