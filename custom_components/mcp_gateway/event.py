@@ -63,6 +63,9 @@ class GatewayEvent(GatewayEntity, EventEntity):
                 continue
             if fire and self._primed and occurrence.event_type in self._attr_event_types:
                 self._trigger_event(occurrence.event_type, occurrence.attributes)
+                # One state write per occurrence: two events in one update (dismissed, then
+                # ended) must both reach automations, not only the last.
+                self.async_write_ha_state()
         # Remember only what the backend still reports, so the set stays small.
         self._fired = {occurrence.marker for occurrence in occurrences}
         self._primed = True
