@@ -1,0 +1,187 @@
+"""Wake sessions: ringing detection, buttons, and the event entity over whole lifecycles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+from homeassistant.components.button import DOMAIN as BUTTON_DOMAIN, SERVICE_PRESS
+from homeassistant.const import ATTR_ENTITY_ID, STATE_UNKNOWN
+from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers.event import async_track_state_change_event
+import pytest
+
+from custom_components.mcp_gateway.const import DOMAIN
+
+from .conftest import Sim, SimFactory, advance, make_entry, setup_entry
+
+EVENT = "event.bedroom_clock_wake_session"
+SESSION = "sensor.bedroom_clock_session"
+SNOOZE = "button.bedroom_clock_snooze"
+DISMISS = "button.bedroom_clock_dismiss"
+
+
+def _record(hass: HomeAssistant) -> list[dict[str, Any]]:
+    """Every event the entity fires, as automations would see them (one state per event)."""
+    fired: list[dict[str, Any]] = []
+
+    @callback
+    def _changed(event: Event[EventStateChangedData]) -> None:
+        state = event.data["new_state"]
+        if state is not None and state.state not in (STATE_UNKNOWN, "unavailable"):
+            fired.append(dict(state.attributes))
+
+    async_track_state_change_event(hass, [EVENT], _changed)
+    return fired
+
+
+async def _press(hass: HomeAssistant, entity_id: str) -> None:
+    await hass.services.async_call(
+        BUTTON_DOMAIN, SERVICE_PRESS, {ATTR_ENTITY_ID: entity_id}, blocking=True
+    )
+
+
+async def test_whole_session_lifecycle(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    fired = _record(hass)
+    weekdays = sim.alarm_id("Weekdays")
+
+    await advance(hass, frozen, sim, 45 * 60)  # 06:45 Berlin: the weekday alarm rings
+    assert hass.states.get(SESSION).state == "ringing"
+    assert hass.states.get(SESSION).attributes["alarm_label"] == "Weekdays"
+    await _press(hass, SNOOZE)  # from HA: the clock snoozes, the entity follows at once
+    assert sim.device.active_session is not None
+    assert sim.device.active_session.state == "snoozed"
+    assert hass.states.get(SESSION).state == "snoozed"
+    await advance(hass, frozen, sim, 9 * 60)  # the snooze is over: ringing again
+    assert hass.states.get(SESSION).state == "ringing"
+    sim.device.press_snooze()  # the snooze bar on the clock itself
+    await advance(hass, frozen, sim, 5)
+    assert hass.states.get(SESSION).state == "snoozed"
+    await advance(hass, frozen, sim, 9 * 60)
+    await _press(hass, DISMISS)
+    assert sim.device.active_session is None
+    assert sim.device.recent_sessions[0].end_reason == "mcp"
+    assert hass.states.get(SESSION).state == "idle"
+    await advance(hass, frozen, sim, 5)  # the poll confirms; nothing fires twice
+
+    assert [event["event_type"] for event in fired] == [
+        "ringing",
+        "snoozed",
+        "ringing",
+        "snoozed",
+        "ringing",
+        "dismissed",
+        "ended",
+    ]
+    assert {event["alarm_id"] for event in fired} == {weekdays}
+    assert {event["alarm_label"] for event in fired} == {"Weekdays"}
+    assert [event["snooze_count"] for event in fired] == [0, 1, 1, 2, 2, 2, 2]
+    assert fired[-1]["end_reason"] == "mcp"
+    assert "snooze_until" in fired[1]
+
+
+async def test_session_between_two_polls_reports_its_end(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    """Rung and turned off on the clock within one poll interval: dismissed and ended fire."""
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    fired = _record(hass)
+    sim.device.trigger(sim.alarm_id("Weekend"))
+    sim.device.press_dismiss()
+    await advance(hass, frozen, sim, 5)
+    assert [(e["event_type"], e["end_reason"]) for e in fired] == [
+        ("dismissed", "dismissed"),
+        ("ended", "dismissed"),
+    ]
+
+
+async def test_timeout_ends_without_dismissal(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    fired = _record(hass)
+    sim.device.trigger(sim.alarm_id("Weekend"))
+    await advance(hass, frozen, sim, 5)
+    await advance(hass, frozen, sim, 600)  # the clock gives up after ten minutes
+    assert [(e["event_type"], e.get("end_reason")) for e in fired] == [
+        ("ringing", None),
+        ("ended", "timeout"),
+    ]
+    assert hass.states.get(SESSION).state == "idle"
+
+
+async def test_history_before_setup_is_not_replayed(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    sim.device.trigger(sim.alarm_id("Weekend"))
+    sim.device.press_dismiss()
+    sim.device.trigger(sim.alarm_id("Weekdays"))
+    entry = make_entry(sim)
+    fired = _record(hass)
+    await setup_entry(hass, entry)
+    assert hass.states.get(SESSION).state == "ringing"
+    await advance(hass, frozen, sim, 5)
+    assert fired == []
+    assert hass.states.get(EVENT).state == STATE_UNKNOWN
+    sim.device.press_dismiss()
+    await advance(hass, frozen, sim, 5)
+    assert [e["event_type"] for e in fired] == ["dismissed", "ended"]
+
+
+async def test_snooze_limit_is_a_clear_error(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    sim.device.trigger(sim.alarm_id("Train to the coast"))  # one snooze allowed
+    await advance(hass, frozen, sim, 5)
+    await _press(hass, SNOOZE)
+    await advance(hass, frozen, sim, 5 * 60)
+    assert hass.states.get(SESSION).state == "ringing"
+    with pytest.raises(HomeAssistantError, match="allows 1 snoozes") as err:
+        await _press(hass, SNOOZE)
+    assert err.value.translation_domain == DOMAIN
+    assert err.value.translation_key == "command_failed"
+    assert sim.device.active_session.state == "ringing"
+
+
+async def test_buttons_without_a_session(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    for button in (SNOOZE, DISMISS):
+        with pytest.raises(HomeAssistantError, match="No wake session is active"):
+            await _press(hass, button)
+
+
+async def test_dismissal_disabled_on_the_clock(
+    hass: HomeAssistant, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
+) -> None:
+    sim = await sim_factory(smartphone_dismissal=False)
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    assert hass.states.get("binary_sensor.bedroom_clock_smartphone_dismissal").state == "off"
+    sim.device.trigger(sim.alarm_id("Weekend"))
+    await advance(hass, frozen, sim, 5)
+    with pytest.raises(HomeAssistantError, match="switched off on this clock"):
+        await _press(hass, DISMISS)
+    assert hass.states.get(SESSION).state == "ringing"
+
+
+async def test_ringing_is_noticed_within_the_poll_interval(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    entry = make_entry(sim, options={"poll_interval": 2})
+    await setup_entry(hass, entry)
+    await advance(hass, frozen, sim, 45 * 60 - 1)
+    assert hass.states.get(SESSION).state == "idle"
+    await advance(hass, frozen, sim, 2)  # one interval later
+    assert hass.states.get(SESSION).state == "ringing"
