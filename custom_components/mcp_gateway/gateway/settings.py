@@ -1,0 +1,123 @@
+"""Gateway-wide settings: the options of the singleton `gateway` config entry, or defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from homeassistant.core import HomeAssistant
+from yarl import URL
+
+from ..const import CONF_BACKEND, DOMAIN
+
+# entry.data[CONF_BACKEND] of the settings entry; it is no backend and has no runtime.
+KIND_GATEWAY: Final = "gateway"
+GATEWAY_UNIQUE_ID: Final = "gateway"
+GATEWAY_TITLE: Final = "MCP gateway"
+
+CONF_ALLOWED_ORIGINS: Final = "allowed_origins"
+CONF_RATE_LIMIT: Final = "rate_limit_per_minute"
+CONF_ALLOW_NON_ADMIN: Final = "allow_non_admin"
+
+# The options form's upper bound; a higher rate is no limit worth having.
+MAX_RATE_LIMIT: Final = 10_000
+
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySettings:
+    """What every gateway request consults."""
+
+    # Browser origins allowed besides Home Assistant's own URLs ("scheme://host[:port]";
+    # a port of "*" matches any port of that host).
+    allowed_origins: tuple[str, ...] = ()
+    # Requests per user per minute; None = unlimited.
+    rate_limit_per_minute: int | None = None
+    allow_non_admin: bool = True
+
+
+DEFAULT_SETTINGS: Final = GatewaySettings()
+
+
+def gateway_settings(hass: HomeAssistant) -> GatewaySettings:
+    """The settings of the gateway entry (loaded or not), else the defaults."""
+    for entry in hass.config_entries.async_entries(DOMAIN):
+        if entry.data.get(CONF_BACKEND) == KIND_GATEWAY:
+            return settings_from_options(entry.options)
+    return DEFAULT_SETTINGS
+
+
+def settings_from_options(options: Mapping[str, Any]) -> GatewaySettings:
+    """Read stored options leniently: a malformed value falls back to its default."""
+    origins = options.get(CONF_ALLOWED_ORIGINS, ())
+    if isinstance(origins, str):
+        origins = split_origins(origins)
+    rate = options.get(CONF_RATE_LIMIT)
+    return GatewaySettings(
+        allowed_origins=tuple(
+            normalized
+            for origin in origins
+            if isinstance(origin, str) and (normalized := normalize_origin(origin))
+        ),
+        rate_limit_per_minute=rate
+        if isinstance(rate, int) and not isinstance(rate, bool) and rate > 0
+        else None,
+        allow_non_admin=bool(options.get(CONF_ALLOW_NON_ADMIN, True)),
+    )
+
+
+def split_origins(text: str) -> list[str]:
+    """Origins typed as one text: separated by commas, spaces or new lines."""
+    return [part for part in text.replace(",", " ").split() if part]
+
+
+def normalize_origin(origin: str) -> str | None:
+    """`scheme://host[:port]` in lower case without a default port; None if not an origin.
+
+    A port of `*` is kept as a wildcard. Paths, queries, fragments and credentials make a
+    value no origin at all (browsers never send them).
+    """
+    text = origin.strip()
+    wildcard = text.endswith(":*")
+    if wildcard:
+        text = text[:-2]
+    try:
+        url = URL(text)
+    except ValueError:
+        return None
+    if (
+        url.scheme not in ("http", "https")
+        or not url.host
+        or url.path not in ("", "/")
+        or url.query_string
+        or url.fragment
+        or url.user is not None
+        or (wildcard and url.explicit_port is not None)
+    ):
+        return None
+    host = url.host.lower()
+    if ":" in host:  # an IPv6 literal keeps its brackets in an origin
+        host = f"[{host}]"
+    base = f"{url.scheme}://{host}"
+    if wildcard:
+        return f"{base}:*"
+    if url.explicit_port is not None and url.explicit_port != _DEFAULT_PORTS[url.scheme]:
+        return f"{base}:{url.explicit_port}"
+    return base
+
+
+def origin_allowed(origin: str, allowed: Iterable[str]) -> bool:
+    """Whether a request's Origin equals one of the allowed (normalized) origins."""
+    candidate = normalize_origin(origin)
+    if candidate is None:
+        return False
+    for entry in allowed:
+        if entry.endswith(":*"):
+            base = entry[:-2]
+            if candidate == base or candidate.startswith(f"{base}:"):
+                return True
+        elif candidate == entry:
+            return True
+    return False

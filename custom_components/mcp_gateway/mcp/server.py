@@ -1,0 +1,618 @@
+"""Transport-free MCP server core: JSON-RPC shape, version eras, dispatch, result shaping.
+
+The HTTP views hand it decoded bodies and the few headers that matter; it answers with a JSON
+value and the HTTP status that value should travel with. What the tools, resources and prompts
+are is the `ServerHandler`'s business. Nothing here imports Home Assistant.
+
+Two eras share one endpoint:
+- legacy (2024-11-05 … 2025-11-25): `initialize` negotiates a version, later requests name it in
+  the `MCP-Protocol-Version` header (missing means 2025-03-26), JSON-RPC errors travel with
+  HTTP 200, and batches exist up to 2025-03-26;
+- modern (2026-07-28): every request carries its version in `params._meta`, mirrored in
+  headers; `server/discover` replaces `initialize`; results carry `resultType`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+import json
+import logging
+from typing import Any, Final, Protocol
+
+_LOGGER = logging.getLogger(__name__)
+
+MODERN_VERSIONS: Final = ("2026-07-28",)
+# Newest first: `initialize` answers with the first one when it cannot echo the client's.
+LEGACY_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+SUPPORTED_VERSIONS: Final = (*MODERN_VERSIONS, *LEGACY_VERSIONS)
+# A legacy request without MCP-Protocol-Version is a 2025-03-26 client (spec rule).
+HEADERLESS_VERSION: Final = "2025-03-26"
+# JSON-RPC batches were removed in 2025-06-18.
+BATCH_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26"})
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+RESOURCE_NOT_FOUND: Final = -32002
+HEADER_MISMATCH: Final = -32020
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+
+META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+
+HEADER_PROTOCOL_VERSION: Final = "mcp-protocol-version"
+HEADER_METHOD: Final = "mcp-method"
+HEADER_NAME: Final = "mcp-name"
+_ROUTING_HEADERS: Final = frozenset({HEADER_PROTOCOL_VERSION, HEADER_METHOD, HEADER_NAME})
+# Methods whose target is mirrored in the Mcp-Name header, and the param that holds it.
+_NAME_PARAMS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+# Modern-era status for JSON-RPC error codes; everything else travels with 200.
+_MODERN_STATUS: Final = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    -32021: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+# Results a client may cache get explicit (conservative) hints in the modern era.
+_CACHEABLE: Final = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+    }
+)
+
+DEFAULT_MAX_RESULT_BYTES: Final = 256 * 1024
+
+_B64_PREFIX: Final = "=?base64?"
+_B64_SUFFIX: Final = "?="
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """Who asks, in which protocol version, for one request."""
+
+    protocol_version: str  # negotiated / per-request version
+    client_name: str | None  # clientInfo.name when known, else the transport's hint
+    user: Any  # opaque to the core: the HA User of the request
+    request_id: str | int | None
+
+
+class ServerHandler(Protocol):
+    """What the server exposes; the gateway implements it over Home Assistant."""
+
+    async def list_tools(self, ctx: RequestContext) -> list[dict[str, Any]]:
+        """Full MCP Tool dicts the caller may use."""
+
+    async def call_tool(
+        self, ctx: RequestContext, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A CallToolResult dict."""
+
+    async def list_resources(self, ctx: RequestContext) -> list[dict[str, Any]]:
+        """MCP Resource dicts."""
+
+    async def read_resource(self, ctx: RequestContext, uri: str) -> dict[str, Any]:
+        """A ReadResourceResult dict."""
+
+    async def list_prompts(self, ctx: RequestContext) -> list[dict[str, Any]]:
+        """MCP Prompt dicts."""
+
+    async def get_prompt(
+        self, ctx: RequestContext, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A GetPromptResult dict."""
+
+
+class McpServerError(Exception):
+    """A JSON-RPC error a handler raises on purpose; the core sends it as is."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class UnknownToolError(McpServerError):
+    """tools/call named a tool the caller cannot see."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(INVALID_PARAMS, f"Unknown tool: {name}")
+
+
+class InvalidParamsError(McpServerError):
+    """The request's params are not acceptable."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INVALID_PARAMS, message, data)
+
+
+class ResourceNotFoundError(McpServerError):
+    """resources/read named a URI that does not exist (for this caller)."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+
+class _MethodNotFound(McpServerError):
+    def __init__(self, method: str) -> None:
+        super().__init__(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a transport sends back: a JSON value (None = no body) and its HTTP status."""
+
+    status: int
+    body: Any = None
+
+
+@dataclass(slots=True)
+class SessionState:
+    """What a stateful transport (HTTP+SSE) remembers between the messages of one client."""
+
+    protocol_version: str = LEGACY_VERSIONS[-1]
+    client_name: str | None = None
+    initialized: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Era:
+    """How one message is treated: its version, whether modern, and the client's name."""
+
+    version: str
+    modern: bool
+    client_name: str | None
+    session: SessionState | None = None
+
+
+def error_body(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error response."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def parse_json(body: bytes) -> Any:
+    """Decode a request body; raise ValueError for anything that is not JSON text."""
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, RecursionError) as err:
+        # Deep nesting and bad UTF-8 are client faults like any other malformed body.
+        raise ValueError(str(err)) from err
+
+
+def _valid_id(value: Any) -> bool:
+    # MCP narrows JSON-RPC ids to strings and integers; bool is an int subclass in Python.
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _decode_header(value: str | None) -> str | None:
+    """Undo the `=?base64?…?=` wrapping clients use for non-ASCII header values."""
+    if value is None or not (value.startswith(_B64_PREFIX) and value.endswith(_B64_SUFFIX)):
+        return value
+    payload = value[len(_B64_PREFIX) : -len(_B64_SUFFIX)]
+    try:
+        return base64.b64decode(payload, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _client_name(info: Any) -> str | None:
+    if isinstance(info, Mapping) and isinstance(name := info.get("name"), str) and name:
+        return name[:200]
+    return None
+
+
+@dataclass(slots=True)
+class _Headers:
+    """The routing headers of one HTTP request, folded, with duplicates noted."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    duplicated: str | None = None
+
+    @classmethod
+    def fold(cls, pairs: Iterable[tuple[str, str]]) -> _Headers:
+        headers = cls()
+        for name, value in pairs:
+            key = name.lower()
+            if key not in _ROUTING_HEADERS:
+                continue
+            if key in headers.values and headers.duplicated is None:
+                headers.duplicated = key
+            headers.values[key] = value
+        return headers
+
+
+class McpServer:
+    """Serves MCP messages for one handler; transports call `handle_http` / `handle_session`."""
+
+    def __init__(
+        self,
+        handler: ServerHandler,
+        *,
+        name: str,
+        version: str,
+        title: str | None = None,
+        instructions: str | None = None,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        dumps: Callable[[Any], bytes] | None = None,
+    ) -> None:
+        self.handler = handler
+        self.server_info: dict[str, Any] = {"name": name, "version": version}
+        if title:
+            self.server_info["title"] = title
+        self.instructions = instructions
+        self.max_result_bytes = max_result_bytes
+        self._dumps = dumps or _default_dumps
+        self.capabilities: dict[str, Any] = {
+            "tools": {"listChanged": False},
+            "resources": {"subscribe": False, "listChanged": False},
+            "prompts": {"listChanged": False},
+        }
+
+    # --- entry points ----------------------------------------------------------------------
+
+    async def handle_http(
+        self,
+        payload: Any,
+        *,
+        headers: Iterable[tuple[str, str]] = (),
+        user: Any = None,
+        client_hint: str | None = None,
+    ) -> Reply:
+        """One Streamable HTTP POST (stateless): a decoded body in, a reply out."""
+        folded = _Headers.fold(headers)
+        header_version = folded.values.get(HEADER_PROTOCOL_VERSION)
+        if isinstance(payload, list):
+            return await self._http_batch(payload, header_version, user, client_hint)
+        if not isinstance(payload, dict):
+            return Reply(400, error_body(None, INVALID_REQUEST, "Body must be a JSON-RPC object"))
+        if self._is_modern(payload, header_version):
+            return await self._http_modern(payload, folded, user, client_hint)
+        return await self._http_legacy(payload, header_version, user, client_hint)
+
+    async def handle_session(
+        self, payload: Any, *, session: SessionState, user: Any = None
+    ) -> Reply:
+        """One message (or batch) of a stateful legacy session, e.g. the HTTP+SSE transport.
+
+        A reply with status 202 has its body (when not None) delivered over the session's stream.
+        """
+        era = _Era(session.protocol_version, False, session.client_name, session)
+        if isinstance(payload, list):
+            if session.protocol_version not in BATCH_VERSIONS:
+                return Reply(
+                    202,
+                    error_body(
+                        None,
+                        INVALID_REQUEST,
+                        f"Batches are not supported in protocol {session.protocol_version}",
+                    ),
+                )
+            if not payload:
+                return Reply(202, error_body(None, INVALID_REQUEST, "Empty batch"))
+            answers = [
+                answer for item in payload if (answer := await self._legacy(item, era, user, True))
+            ]
+            return Reply(202, answers or None)
+        return Reply(202, await self._legacy(payload, era, user, False))
+
+    # --- eras ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _is_modern(payload: dict[str, Any], header_version: str | None) -> bool:
+        if header_version in MODERN_VERSIONS:
+            return True
+        if header_version in LEGACY_VERSIONS:
+            return False
+        # No or an unknown header: the body decides (an envelope, or discover, is modern).
+        params = payload.get("params")
+        has_envelope = isinstance(params, dict) and (
+            isinstance(meta := params.get("_meta"), dict) and META_PROTOCOL_VERSION in meta
+        )
+        return has_envelope or payload.get("method") == "server/discover"
+
+    async def _http_batch(
+        self, payload: list[Any], header_version: str | None, user: Any, hint: str | None
+    ) -> Reply:
+        version = header_version or HEADERLESS_VERSION
+        if version not in SUPPORTED_VERSIONS:
+            return self._unsupported_header(version)
+        if version not in BATCH_VERSIONS:
+            message = f"JSON-RPC batches are not supported in protocol {version}"
+            return Reply(400, error_body(None, INVALID_REQUEST, message))
+        if not payload:
+            return Reply(400, error_body(None, INVALID_REQUEST, "Empty batch"))
+        era = _Era(version, False, hint)
+        answers = [
+            answer for item in payload if (answer := await self._legacy(item, era, user, True))
+        ]
+        return Reply(200, answers) if answers else Reply(202)
+
+    async def _http_legacy(
+        self, payload: dict[str, Any], header_version: str | None, user: Any, hint: str | None
+    ) -> Reply:
+        if (
+            payload.get("method") != "initialize"
+            and header_version is not None
+            and header_version not in SUPPORTED_VERSIONS
+        ):
+            return self._unsupported_header(header_version, _id_or_none(payload))
+        version = header_version or HEADERLESS_VERSION
+        answer = await self._legacy(payload, _Era(version, False, hint), user, False)
+        if answer is None:
+            return Reply(202)
+        # Only malformed messages are transport errors; everything else is a JSON-RPC answer.
+        error = answer.get("error")
+        if error is not None and error["code"] in (PARSE_ERROR, INVALID_REQUEST):
+            return Reply(400, answer)
+        return Reply(200, answer)
+
+    @staticmethod
+    def _unsupported_header(version: str, request_id: Any = None) -> Reply:
+        message = f"Unsupported MCP-Protocol-Version: {version[:64]}"
+        data = {"supported": list(SUPPORTED_VERSIONS), "requested": version[:64]}
+        return Reply(400, error_body(request_id, INVALID_REQUEST, message, data))
+
+    async def _legacy(
+        self, message: Any, era: _Era, user: Any, in_batch: bool
+    ) -> dict[str, Any] | None:
+        """Answer one legacy message; None for notifications and posted responses."""
+        if not isinstance(message, dict):
+            return error_body(None, INVALID_REQUEST, "Message must be a JSON-RPC object")
+        if "method" not in message:
+            # A client's response to a server request: we never send any, so just accept it.
+            if _valid_id(message.get("id")) and ("result" in message or "error" in message):
+                return None
+            return error_body(_id_or_none(message), INVALID_REQUEST, "Invalid JSON-RPC message")
+        if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+            return error_body(_id_or_none(message), INVALID_REQUEST, "Invalid JSON-RPC request")
+        if "id" not in message:
+            return None  # a notification: nothing to answer, nothing we act on
+        request_id = message["id"]
+        if not _valid_id(request_id):
+            return error_body(None, INVALID_REQUEST, "Request id must be a string or an integer")
+        params = message.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return error_body(request_id, INVALID_REQUEST, "params must be an object")
+        method: str = message["method"]
+        try:
+            if method == "initialize" and in_batch:
+                return error_body(request_id, INVALID_REQUEST, "initialize must not be batched")
+            if method == "initialize":
+                result = self._initialize(params, era)
+            elif method == "ping":
+                result = {}
+            else:
+                ctx = RequestContext(era.version, era.client_name, user, request_id)
+                result = await self._dispatch(method, params, ctx)
+        except McpServerError as err:
+            return error_body(request_id, err.code, err.message, err.data)
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def _initialize(self, params: dict[str, Any], era: _Era) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
+        if era.session is not None:
+            era.session.protocol_version = version
+            era.session.client_name = _client_name(params.get("clientInfo"))
+            era.session.initialized = True
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.capabilities,
+            "serverInfo": self.server_info,
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    async def _http_modern(
+        self, payload: dict[str, Any], headers: _Headers, user: Any, hint: str | None
+    ) -> Reply:
+        if "id" not in payload:
+            return self._modern_notification(payload, headers)
+        request_id = payload.get("id")
+        if (
+            not _valid_id(request_id)
+            or payload.get("jsonrpc") != "2.0"
+            or not isinstance(payload.get("method"), str)
+            or not isinstance(payload.get("params", {}), dict)
+        ):
+            reply_id = request_id if _valid_id(request_id) else None
+            return _modern_error(reply_id, INVALID_REQUEST, "Invalid JSON-RPC request")
+        method: str = payload["method"]
+        params: dict[str, Any] = payload.get("params") or {}
+        meta = params.get("_meta")
+        if not isinstance(meta, dict):
+            message = (
+                f"params._meta must be an object with {META_PROTOCOL_VERSION} "
+                f"and {META_CLIENT_CAPABILITIES}"
+            )
+            return _modern_error(request_id, INVALID_PARAMS, message)
+        missing = [k for k in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES) if k not in meta]
+        if missing:
+            message = f"params._meta is missing {', '.join(missing)}"
+            return _modern_error(request_id, INVALID_PARAMS, message)
+        version = meta[META_PROTOCOL_VERSION]
+        if mismatch := self._header_mismatch(method, params, version, headers):
+            return _modern_error(request_id, HEADER_MISMATCH, mismatch)
+        if not isinstance(version, str):
+            return _modern_error(
+                request_id, INVALID_PARAMS, "The protocol version must be a string"
+            )
+        if version not in MODERN_VERSIONS:
+            data = {"supported": list(SUPPORTED_VERSIONS), "requested": version[:64]}
+            return _modern_error(
+                request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data
+            )
+        client = _client_name(meta.get(META_CLIENT_INFO)) or hint
+        ctx = RequestContext(version, client, user, request_id)
+        try:
+            if method == "server/discover":
+                result: dict[str, Any] = {
+                    "supportedVersions": list(SUPPORTED_VERSIONS),
+                    "capabilities": self.capabilities,
+                }
+                if self.instructions:
+                    result["instructions"] = self.instructions
+            else:
+                result = await self._dispatch(method, params, ctx)
+        except McpServerError as err:
+            return _modern_error(request_id, err.code, err.message, err.data)
+        result = {**result, "resultType": "complete"}
+        if method in _CACHEABLE:
+            result.setdefault("ttlMs", 0)
+            result.setdefault("cacheScope", "private")
+        result_meta = result.get("_meta")
+        result["_meta"] = {
+            **(result_meta if isinstance(result_meta, dict) else {}),
+            META_SERVER_INFO: self.server_info,
+        }
+        return Reply(200, {"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    @staticmethod
+    def _modern_notification(payload: dict[str, Any], headers: _Headers) -> Reply:
+        if payload.get("jsonrpc") != "2.0" or not isinstance(payload.get("method"), str):
+            return _modern_error(None, INVALID_REQUEST, "Invalid JSON-RPC notification")
+        version = headers.values.get(HEADER_PROTOCOL_VERSION)
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            data = {"supported": list(SUPPORTED_VERSIONS), "requested": version[:64]}
+            return _modern_error(
+                None, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data
+            )
+        return Reply(202)
+
+    @staticmethod
+    def _header_mismatch(
+        method: str, params: dict[str, Any], version: Any, headers: _Headers
+    ) -> str | None:
+        """Why the routing headers disagree with the body, or None when they agree."""
+        if headers.duplicated is not None:
+            return f"The {headers.duplicated} header appears more than once"
+        values = headers.values
+        header_version = values.get(HEADER_PROTOCOL_VERSION)
+        if header_version is None or header_version != version:
+            return "MCP-Protocol-Version does not match params._meta's protocol version"
+        if values.get(HEADER_METHOD) != method:
+            return "Mcp-Method does not match the request's method"
+        if (key := _NAME_PARAMS.get(method)) is not None:
+            target = params.get(key)
+            if target is not None and _decode_header(values.get(HEADER_NAME)) != target:
+                return f"Mcp-Name does not match params.{key}"
+        return None
+
+    # --- methods ---------------------------------------------------------------------------
+
+    async def _dispatch(
+        self, method: str, params: dict[str, Any], ctx: RequestContext
+    ) -> dict[str, Any]:
+        """Run one request method through the handler; McpServerError for client faults."""
+        handler = self.handler
+        try:
+            if method == "tools/list":
+                _no_cursor(params)
+                return {"tools": await handler.list_tools(ctx)}
+            if method == "tools/call":
+                name = _str_param(params, "name")
+                arguments = _object_param(params, "arguments")
+                result = await handler.call_tool(ctx, name, arguments)
+                return self._guard_tool_result(name, result)
+            if method == "resources/list":
+                _no_cursor(params)
+                return {"resources": await handler.list_resources(ctx)}
+            if method == "resources/templates/list":
+                _no_cursor(params)
+                return {"resourceTemplates": []}
+            if method == "resources/read":
+                return await handler.read_resource(ctx, _str_param(params, "uri"))
+            if method == "prompts/list":
+                _no_cursor(params)
+                return {"prompts": await handler.list_prompts(ctx)}
+            if method == "prompts/get":
+                name = _str_param(params, "name")
+                return await handler.get_prompt(ctx, name, _object_param(params, "arguments"))
+        except McpServerError:
+            raise
+        except Exception:
+            # A handler bug must not take the transport down, nor leak its details to clients.
+            _LOGGER.exception("MCP %s failed", method)
+            raise McpServerError(INTERNAL_ERROR, "Internal error") from None
+        raise _MethodNotFound(method)
+
+    def _guard_tool_result(self, name: str, result: Any) -> dict[str, Any]:
+        """Check the handler's result and keep it within the response size limit."""
+        if not isinstance(result, dict) or not isinstance(result.get("content"), list):
+            _LOGGER.error("Tool %s returned a malformed result", name)
+            raise McpServerError(INTERNAL_ERROR, "Internal error")
+        size = len(self._dumps(result))
+        if size <= self.max_result_bytes:
+            return result
+        # An explicit, readable stand-in: the AI learns that data was withheld and why.
+        text = (
+            f"The result of {name} is {size} bytes, more than this gateway returns at once "
+            f"({self.max_result_bytes} bytes), so it was withheld. If the tool changes "
+            "anything, it has run. Ask for less: use filters, fields or a shorter period."
+        )
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {
+                "truncated": True,
+                "resultBytes": size,
+                "limitBytes": self.max_result_bytes,
+            },
+            "isError": True,
+        }
+
+
+def _default_dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+
+
+def _id_or_none(message: dict[str, Any]) -> Any:
+    request_id = message.get("id")
+    return request_id if _valid_id(request_id) else None
+
+
+def _modern_error(request_id: Any, code: int, message: str, data: Any = None) -> Reply:
+    return Reply(_MODERN_STATUS.get(code, 200), error_body(request_id, code, message, data))
+
+
+def _str_param(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise InvalidParamsError(f"params.{key} must be a string")
+    return value
+
+
+def _object_param(params: dict[str, Any], key: str) -> dict[str, Any]:
+    value = params.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidParamsError(f"params.{key} must be an object")
+    return value
+
+
+def _no_cursor(params: dict[str, Any]) -> None:
+    # Catalogs come in one page, so no cursor we could have issued exists.
+    if params.get("cursor") is not None:
+        raise InvalidParamsError("Unknown cursor: this server returns every item in one page")
