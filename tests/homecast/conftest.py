@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Coroutine
+from collections.abc import AsyncGenerator, Callable, Coroutine, Generator
 from typing import Any
+from unittest.mock import PropertyMock, patch
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -61,6 +62,17 @@ def _loopback_sockets(socket_enabled: None) -> None:
     """Real HTTP to the simulator on 127.0.0.1 (the HA plugin refuses any other host)."""
 
 
+@pytest.fixture
+def entity_registry_enabled_by_default() -> Generator[None]:
+    """Create every entity enabled, also those disabled by default (as HA core's fixture)."""
+    with patch(
+        "homeassistant.helpers.entity.Entity.entity_registry_enabled_default",
+        return_value=True,
+        new_callable=PropertyMock,
+    ):
+        yield
+
+
 type SimFactory = Callable[..., Coroutine[Any, Any, Sim]]
 
 
@@ -87,11 +99,14 @@ async def sim(sim_factory: SimFactory) -> Sim:
     return await sim_factory()
 
 
-def token_entry(sim: Sim, *, homes: list[str] | None = None, **data: Any) -> MockConfigEntry:
+def token_entry(
+    sim: Sim, *, homes: list[str] | None = None, entry_id: str | None = None, **data: Any
+) -> MockConfigEntry:
     """A token entry for the simulator's account."""
     uuids = sim.home_uuids()
     return MockConfigEntry(
         domain=DOMAIN,
+        entry_id=entry_id,
         title="Homecast",
         unique_id=min(uuids),
         data={
@@ -110,3 +125,63 @@ async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
     entry.add_to_hass(hass)
     await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
+
+
+def home_tail(sim: Sim, home: int = 0) -> str:
+    """The short id our keys use for a simulator home."""
+    return sim.state.homes[home].uuid.replace("-", "")[-4:].lower()
+
+
+def device_of(sim: Sim, kind: str, home: int = 0, nth: int = 0, **values: Any) -> Any:
+    """The nth simulator accessory of `kind` (matching `values`) in a home."""
+    found = [
+        acc
+        for acc in sim.state.homes[home].all_accessories()
+        if acc.kind == kind
+        and acc.members is None
+        and all(k in acc.values for k in values)
+        and all(values[k] is None or acc.values[k] == values[k] for k in values)
+    ]
+    return found[nth]
+
+
+def entity_id(
+    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim, acc: Any, suffix: str, *, home: int = 0
+) -> str:
+    """The entity id of one of an accessory's entities (found by unique id)."""
+    from homeassistant.helpers import entity_registry as er
+
+    key = f"{home_tail(sim, home)}_{acc.slug.rsplit('_', 1)[-1]}_{suffix}"
+    registry = er.async_get(hass)
+    for platform in (
+        "light",
+        "switch",
+        "climate",
+        "lock",
+        "alarm_control_panel",
+        "cover",
+        "fan",
+        "valve",
+        "number",
+        "select",
+        "sensor",
+        "binary_sensor",
+        "button",
+        "text",
+        "datetime",
+        "event",
+        "scene",
+    ):
+        found = registry.async_get_entity_id(platform, DOMAIN, f"{entry.unique_id}_{key}")
+        if found is not None:
+            return found
+    raise AssertionError(f"no entity with key {key}")
+
+
+def home_entity_id(hass: HomeAssistant, entry: MockConfigEntry, platform: str, key: str) -> str:
+    """The entity id of a home-level entity (scene, automation) by its key."""
+    from homeassistant.helpers import entity_registry as er
+
+    found = er.async_get(hass).async_get_entity_id(platform, DOMAIN, f"{entry.unique_id}_{key}")
+    assert found is not None, key
+    return found

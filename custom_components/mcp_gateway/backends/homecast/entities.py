@@ -90,6 +90,10 @@ def _num(value: Any) -> float | None:
     return float(value)
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _bool(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
@@ -329,11 +333,8 @@ async def _ts_set_temp(runtime: HomecastRuntime, acc: Accessory, target: Climate
     props: dict[str, Any] = {}
     if target.hvac_mode is not None:
         props["heating_cooling_target"] = _TS_WRITE[target.hvac_mode]
-    temperature = target.temperature
-    if temperature is None and target.target_temp_low is not None:
-        temperature = target.target_temp_low  # a thermostat has a single setpoint
-    if temperature is not None:
-        props["target_temp"] = round(temperature, 1)
+    if target.temperature is not None:
+        props["target_temp"] = round(target.temperature, 1)
     if props:
         await _write(runtime, acc, props)
 
@@ -668,7 +669,7 @@ V_COUNTER = GatewaySensorDescription(
     available_fn=_reachable,
     name=None,
     state_class=SensorStateClass.MEASUREMENT,
-    value_fn=lambda acc: _num(acc.get("virtual_count")),
+    value_fn=lambda acc: _int(acc.get("virtual_count")),
 )
 V_COUNTER_INCREMENT = GatewayButtonDescription(
     key="virtual_count_increment",
