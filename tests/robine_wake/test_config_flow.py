@@ -1,0 +1,287 @@
+"""Config, password, reauth, reconfigure and options flows of the Robine Wake backend."""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest.mock import patch
+
+from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResult, FlowResultType
+import pytest
+
+from custom_components.mcp_gateway.backends.robine_wake import model
+from custom_components.mcp_gateway.backends.robine_wake.api import RobineWakeApi
+from custom_components.mcp_gateway.backends.robine_wake.config_flow import normalize_url
+from custom_components.mcp_gateway.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from tests.simulators.robine_wake import DomainError, RobineWake
+
+from .conftest import DEVICE_ID, PASSWORD, Sim, SimFactory, make_entry, setup_entry
+
+
+async def _start(hass: HomeAssistant) -> FlowResult:
+    menu = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
+    assert menu["type"] is FlowResultType.MENU
+    result = await hass.config_entries.flow.async_configure(
+        menu["flow_id"], {"next_step_id": BACKEND_ROBINE_WAKE}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "robine_wake"
+    return result
+
+
+async def _submit(hass: HomeAssistant, result: FlowResult, data: dict[str, Any]) -> FlowResult:
+    return await hass.config_entries.flow.async_configure(result["flow_id"], data)
+
+
+def _host_port(sim: Sim) -> str:
+    return f"127.0.0.1:{sim.server.port}"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("192.168.1.20", "http://192.168.1.20/mcp"),
+        (" clock.local:8080 ", "http://clock.local:8080/mcp"),
+        ("http://clock.local/", "http://clock.local/mcp"),
+        ("https://clock.local/custom?x=1", "https://clock.local/custom"),
+    ],
+)
+def test_normalize_url(raw: str, expected: str) -> None:
+    assert normalize_url(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["http://", "ftp://clock.local"])
+def test_normalize_url_refuses(raw: str) -> None:
+    with pytest.raises(ValueError):
+        normalize_url(raw)
+
+
+async def test_user_flow_without_password(hass: HomeAssistant, sim: Sim) -> None:
+    result = await _submit(hass, await _start(hass), {"url": _host_port(sim)})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "Bedroom clock"
+    assert result["data"] == {CONF_BACKEND: BACKEND_ROBINE_WAKE, "url": sim.url}
+    assert result["result"].unique_id == DEVICE_ID
+    await hass.async_block_till_done()
+    assert result["result"].state is ConfigEntryState.LOADED
+
+
+async def test_user_flow_asks_the_password_on_401(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    sim = await sim_factory(password=PASSWORD)
+    result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "robine_wake_password"
+    assert result["description_placeholders"] == {"url": sim.url}
+    result = await _submit(hass, result, {"password": "guess"})
+    assert result["errors"] == {"base": "invalid_auth"}
+    sim.faults.offline = True
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["errors"] == {"base": "cannot_connect"}
+    sim.faults.offline = False
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"] == {
+        CONF_BACKEND: BACKEND_ROBINE_WAKE,
+        "url": sim.url,
+        "password": PASSWORD,
+    }
+
+
+async def test_invalid_url(hass: HomeAssistant) -> None:
+    result = await _submit(hass, await _start(hass), {"url": "http://"})
+    assert result["errors"] == {"url": "invalid_url"}
+
+
+async def test_nothing_listening(hass: HomeAssistant, sim: Sim) -> None:
+    url = sim.url
+    await sim.server.close()
+    result = await _submit(hass, await _start(hass), {"url": url})
+    assert result["errors"] == {"base": "cannot_connect"}
+
+
+async def test_server_errors_are_cannot_connect(hass: HomeAssistant, sim: Sim) -> None:
+    sim.faults.error_rate = 1.0
+    result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["errors"] == {"base": "cannot_connect"}
+
+
+@pytest.mark.parametrize("fault", ["wrong_path", "malformed"])
+async def test_not_an_mcp_server(hass: HomeAssistant, sim: Sim, fault: str) -> None:
+    url = sim.url
+    if fault == "wrong_path":
+        url = url.replace("/mcp", "/api")
+    else:
+        sim.faults.malformed = True
+    result = await _submit(hass, await _start(hass), {"url": url})
+    assert result["errors"] == {"base": "not_an_mcp_server"}
+
+
+async def test_timeout(hass: HomeAssistant, sim: Sim) -> None:
+    sim.faults.hang = True
+    with patch.object(model, "REQUEST_TIMEOUT", 0.2):
+        result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["errors"] == {"base": "timeout"}
+
+
+async def test_rate_limited(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    sim = await sim_factory(rate_limit=1)
+    result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["errors"] == {"base": "rate_limited"}
+
+
+async def test_get_state_fails(hass: HomeAssistant, sim: Sim) -> None:
+    with patch.object(RobineWake, "state", side_effect=DomainError("validation_failed", "no")):
+        result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["errors"] == {"base": "not_robine_wake"}
+
+
+async def test_no_identity_anywhere(hass: HomeAssistant, sim: Sim) -> None:
+    with patch.object(RobineWake, "device_info", return_value={}):
+        result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["errors"] == {"base": "not_robine_wake"}
+
+
+async def test_identity_from_server_info(hass: HomeAssistant, sim: Sim) -> None:
+    """A clock whose get_state has no `device`: serverInfo.device names it."""
+    original = RobineWake.state
+
+    def without_device(self: RobineWake) -> dict[str, Any]:
+        state = original(self)
+        del state["device"]
+        return state
+
+    with patch.object(RobineWake, "state", without_device):
+        result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["result"].unique_id == DEVICE_ID
+
+
+async def test_unexpected_error(hass: HomeAssistant, sim: Sim) -> None:
+    with patch.object(RobineWakeApi, "identity", side_effect=RuntimeError("boom")):
+        result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["errors"] == {"base": "unknown"}
+
+
+async def test_same_clock_again_follows_its_new_address(hass: HomeAssistant, sim: Sim) -> None:
+    entry = make_entry(sim)
+    entry.add_to_hass(hass)
+    hass.config_entries.async_update_entry(entry, data={**entry.data, "url": "http://old/mcp"})
+    result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+    assert entry.data["url"] == sim.url
+
+
+# --- reauth ----------------------------------------------------------------------------------
+
+
+async def test_reauth(hass: HomeAssistant, sim: Sim) -> None:
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    sim.device.password = PASSWORD
+    result = await entry.start_reauth_flow(hass)
+    assert result["step_id"] == "robine_wake_reauth_confirm"
+    assert result["description_placeholders"] == {"name": "Bedroom clock"}
+    result = await _submit(hass, result, {"password": "guess"})
+    assert result["errors"] == {"base": "invalid_auth"}
+    sim.faults.offline = True
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["errors"] == {"base": "cannot_connect"}
+    sim.faults.offline = False
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reauth_successful"
+    assert entry.data["password"] == PASSWORD
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+
+
+async def test_reauth_when_the_clock_dropped_its_password(hass: HomeAssistant, sim: Sim) -> None:
+    entry = make_entry(sim, password="old")
+    entry.add_to_hass(hass)
+    result = await entry.start_reauth_flow(hass)
+    result = await _submit(hass, result, {})
+    assert result["reason"] == "reauth_successful"
+    assert "password" not in entry.data
+
+
+async def test_reauth_other_clock(hass: HomeAssistant, sim: Sim) -> None:
+    entry = make_entry(sim)
+    entry.add_to_hass(hass)
+    sim.device.device_id = "rw-somebody-else"
+    result = await entry.start_reauth_flow(hass)
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "unique_id_mismatch"
+
+
+# --- reconfigure -----------------------------------------------------------------------------
+
+
+async def test_reconfigure_to_a_new_address(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    old = await sim_factory()
+    entry = make_entry(old)
+    entry.add_to_hass(hass)
+    new = await sim_factory(password=PASSWORD)  # same clock id, new address, now with password
+    result = await entry.start_reconfigure_flow(hass)
+    assert result["step_id"] == "robine_wake_reconfigure"
+    result = await _submit(hass, result, {"url": "http://"})
+    assert result["errors"] == {"url": "invalid_url"}
+    result = await _submit(hass, result, {"url": new.url})
+    assert result["errors"] == {"base": "invalid_auth"}
+    new.faults.offline = True
+    result = await _submit(hass, result, {"url": new.url, "password": PASSWORD})
+    assert result["errors"] == {"base": "cannot_connect"}
+    new.faults.offline = False
+    result = await _submit(hass, result, {"url": new.url, "password": PASSWORD})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert entry.data["url"] == new.url
+    assert entry.data["password"] == PASSWORD
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+
+
+async def test_reconfigure_keeps_the_password(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    sim = await sim_factory(password=PASSWORD)
+    entry = make_entry(sim, password=PASSWORD)
+    entry.add_to_hass(hass)
+    result = await entry.start_reconfigure_flow(hass)
+    result = await _submit(hass, result, {"url": _host_port(sim)})
+    assert result["reason"] == "reconfigure_successful"
+    assert entry.data["password"] == PASSWORD
+
+
+async def test_reconfigure_to_another_clock(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    sim = await sim_factory()
+    entry = make_entry(sim)
+    entry.add_to_hass(hass)
+    other = await sim_factory(device_id="rw-other")
+    result = await entry.start_reconfigure_flow(hass)
+    result = await _submit(hass, result, {"url": other.url})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "unique_id_mismatch"
+    assert entry.data["url"] == sim.url
+
+
+# --- options ---------------------------------------------------------------------------------
+
+
+async def test_options_change_the_poll_interval(hass: HomeAssistant, sim: Sim) -> None:
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    assert entry.runtime_data.coordinator.update_interval.total_seconds() == 5
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    assert result["type"] is FlowResultType.FORM
+    schema = {str(key): key for key in result["data_schema"].schema}
+    assert schema["poll_interval"].default() == 5
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"poll_interval": 30, "gateway_exposed": True}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()
+    assert entry.options["poll_interval"] == 30
+    assert entry.runtime_data.coordinator.update_interval.total_seconds() == 30
