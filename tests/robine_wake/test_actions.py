@@ -207,7 +207,9 @@ async def test_intensity_needs_a_profile(
 
 
 async def test_one_shot_with_a_date(hass: HomeAssistant, sim: Sim, entry: MockConfigEntry) -> None:
-    response = await _act(hass, "create_alarm", entry, label="Flight", time="04:10", date="2026-12-24")
+    response = await _act(
+        hass, "create_alarm", entry, label="Flight", time="04:10", date="2026-12-24"
+    )
     assert response["alarm"]["date"] == "2026-12-24"
     assert response["alarm"]["next_occurrence"] == "2026-12-24T04:10:00+01:00"
     with pytest.raises(ServiceValidationError, match="in the past"):

@@ -39,7 +39,9 @@ def _reauth_flows(hass: HomeAssistant) -> list[dict[str, Any]]:
     ]
 
 
-async def test_setup_and_unload(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory) -> None:
+async def test_setup_and_unload(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     assert entry.state is ConfigEntryState.LOADED
