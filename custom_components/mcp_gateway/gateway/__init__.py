@@ -1,0 +1,59 @@
+"""The MCP gateway: one MCP endpoint inside Home Assistant, for every configured backend."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.json import json_bytes
+from homeassistant.loader import async_get_integration
+
+from ..const import DOMAIN
+from ..mcp.server import McpServer, ServerHandler
+from .sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
+from .view import DATA_GATEWAY, GatewayRuntime, McpGatewayView
+from .wellknown import ProtectedResourceMetadataView
+
+SERVER_NAME: Final = "home-assistant-mcp-gateway"
+SERVER_TITLE: Final = "Home Assistant MCP Gateway"
+INSTRUCTIONS: Final = (
+    "Home Assistant and the devices of its MCP backends. Use get_state to read entities, "
+    "set_state to change them, search_tools to find any other tool, and a backend's gateway "
+    "tool to list and call that backend's own tools. You only see what your Home Assistant "
+    "user may use."
+)
+
+
+async def async_setup_gateway(
+    hass: HomeAssistant, handler: ServerHandler | None = None
+) -> GatewayRuntime:
+    """Register the gateway's HTTP views once; a given handler replaces the current one.
+
+    Without a handler the gateway serves `GatewayHandler(hass)`, the integration's own tools.
+    """
+    if (runtime := hass.data.get(DATA_GATEWAY)) is not None:
+        if handler is not None:
+            runtime.server.handler = handler
+        return runtime
+    if handler is None:
+        from .handler import GatewayHandler  # heavy, and only needed here
+
+        handler = GatewayHandler(hass)
+    integration = await async_get_integration(hass, DOMAIN)
+    server = McpServer(
+        handler,
+        name=SERVER_NAME,
+        title=SERVER_TITLE,
+        version=str(integration.version or "0"),
+        instructions=INSTRUCTIONS,
+        dumps=json_bytes,
+    )
+    sessions = SseSessionManager(hass)
+    runtime = hass.data[DATA_GATEWAY] = GatewayRuntime(hass, server, sessions)
+    hass.http.register_view(McpGatewayView())
+    hass.http.register_view(McpGatewaySseView(sessions))
+    hass.http.register_view(McpGatewayMessagesView(sessions))
+    hass.http.register_view(ProtectedResourceMetadataView())
+    hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, sessions.close_all)
+    return runtime

@@ -1,0 +1,236 @@
+"""The gateway's Streamable HTTP endpoint, and the admission steps every gateway view shares.
+
+Admission, in order: the Origin rule (403 before anything runs), Home Assistant authentication
+(401 with the RFC 9728 pointer), the per-user rate limit (429). The views authenticate
+themselves (`requires_auth = False`) because HA's own 401 carries no `WWW-Authenticate`, and
+MCP clients need that header to find the OAuth login.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from http import HTTPStatus
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from aiohttp import hdrs, web
+from homeassistant.auth.models import User
+from homeassistant.components.http import KEY_AUTHENTICATED, KEY_HASS, HomeAssistantView
+from homeassistant.components.http.const import KEY_HASS_USER
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.json import json_bytes
+from homeassistant.helpers.network import NoURLAvailableError, get_url
+from homeassistant.util.hass_dict import HassKey
+
+from ..const import DOMAIN, GATEWAY_URL
+from ..mcp.server import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    McpServer,
+    error_body,
+    parse_json,
+)
+from .limits import RateLimiter
+from .settings import GatewaySettings, gateway_settings, normalize_origin, origin_allowed
+
+if TYPE_CHECKING:
+    from .sse import SseSessionManager
+
+
+DATA_GATEWAY: HassKey[GatewayRuntime] = HassKey(f"{DOMAIN}_gateway")
+
+WELL_KNOWN_PREFIX: Final = "/.well-known/oauth-protected-resource"
+RESOURCE_METADATA_PATH: Final = f"{WELL_KNOWN_PREFIX}{GATEWAY_URL}"
+
+MAX_BODY_BYTES: Final = 1024 * 1024
+_READ_CHUNK: Final = 64 * 1024
+_USER_AGENT_CHARS: Final = 200
+# Server-defined JSON-RPC codes for refusals made before any MCP processing.
+FORBIDDEN_CODE: Final = -32001
+RATE_LIMITED_CODE: Final = -32029
+_JSON_TYPES: Final = frozenset({"application/json", "application/*", "*/*"})
+
+
+@dataclass(slots=True)
+class GatewayRuntime:
+    """What the gateway views share: the server core, the SSE sessions, the rate limiter."""
+
+    hass: HomeAssistant
+    server: McpServer
+    sessions: SseSessionManager
+    clock: Any = time.monotonic  # replaced in tests to drive the rate limit
+    _limiter: RateLimiter | None = field(default=None, init=False)
+
+    def retry_after(self, user: User, settings: GatewaySettings) -> int | None:
+        """Charge one request to the user; seconds to wait when over the limit, else None."""
+        per_minute = settings.rate_limit_per_minute
+        if per_minute is None:
+            self._limiter = None
+            return None
+        if self._limiter is None or self._limiter.per_minute != per_minute:
+            self._limiter = RateLimiter(per_minute, clock=self.clock)
+        return self._limiter.acquire(user.id)
+
+
+def json_response(
+    body: Any, status: int = HTTPStatus.OK, headers: dict[str, str] | None = None
+) -> web.Response:
+    """A JSON response serialised with Home Assistant's fast encoder."""
+    return web.Response(
+        body=json_bytes(body), status=status, content_type="application/json", headers=headers
+    )
+
+
+def resource_metadata_url(request: web.Request) -> str:
+    """Where this request's client finds our RFC 9728 document (same origin it used)."""
+    return f"{request.url.origin()}{RESOURCE_METADATA_PATH}"
+
+
+def own_origins(hass: HomeAssistant) -> set[str]:
+    """Origins of Home Assistant's own configured URLs (internal, external, cloud)."""
+    origins: set[str] = set()
+    for kwargs in ({"allow_external": False}, {"allow_internal": False}):
+        try:
+            url = get_url(hass, allow_ip=True, **kwargs)
+        except NoURLAvailableError:
+            continue
+        if origin := normalize_origin(url):
+            origins.add(origin)
+    return origins
+
+
+def check_origin(hass: HomeAssistant, request: web.Request, settings: GatewaySettings) -> bool:
+    """A present Origin must be HA's own or allowed by option; a missing one is fine."""
+    origin = request.headers.get(hdrs.ORIGIN)
+    if origin is None:
+        return True
+    return origin_allowed(origin, (*own_origins(hass), *settings.allowed_origins))
+
+
+async def admit(request: web.Request) -> tuple[GatewayRuntime, User] | web.Response:
+    """Run the shared admission steps; a response means the request is refused."""
+    hass = request.app[KEY_HASS]
+    runtime = hass.data[DATA_GATEWAY]
+    settings = gateway_settings(hass)
+    if not check_origin(hass, request, settings):
+        body = error_body(None, FORBIDDEN_CODE, "Origin not allowed")
+        return json_response(body, HTTPStatus.FORBIDDEN)
+    if not request.get(KEY_AUTHENTICATED, False):
+        challenge = f'Bearer resource_metadata="{resource_metadata_url(request)}"'
+        if hdrs.AUTHORIZATION in request.headers:
+            # A wrong token is a failed login: raising lets HA's ban middleware count it.
+            raise web.HTTPUnauthorized(
+                headers={hdrs.WWW_AUTHENTICATE: f'{challenge}, error="invalid_token"'},
+                text='{"error":"invalid_token"}',
+                content_type="application/json",
+            )
+        # No credentials at all is how MCP clients start OAuth discovery: no alarm for that.
+        return json_response(
+            {"error": "unauthorized", "error_description": "A Home Assistant token is required"},
+            HTTPStatus.UNAUTHORIZED,
+            {hdrs.WWW_AUTHENTICATE: challenge},
+        )
+    user: User = request[KEY_HASS_USER]
+    if (wait := runtime.retry_after(user, settings)) is not None:
+        body = error_body(None, RATE_LIMITED_CODE, f"Rate limit exceeded; retry in {wait} s")
+        return json_response(body, HTTPStatus.TOO_MANY_REQUESTS, {hdrs.RETRY_AFTER: str(wait)})
+    return runtime, user
+
+
+async def read_body(request: web.Request) -> bytes | web.Response:
+    """The request body up to MAX_BODY_BYTES, else a 413 response."""
+    too_large = json_response(
+        error_body(None, INVALID_REQUEST, f"Request body exceeds {MAX_BODY_BYTES} bytes"),
+        HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+    )
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        return too_large
+    chunks: list[bytes] = []
+    size = 0
+    # Read in chunks so a chunked (length-less) body is capped too.
+    async for chunk in request.content.iter_chunked(_READ_CHUNK):
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def check_content_type(request: web.Request) -> web.Response | None:
+    """415 for a declared body type other than JSON; a missing type is tolerated."""
+    if hdrs.CONTENT_TYPE not in request.headers or request.content_type == "application/json":
+        return None
+    body = error_body(None, INVALID_REQUEST, "Content-Type must be application/json")
+    return json_response(body, HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
+
+
+def user_agent(request: web.Request) -> str | None:
+    """The client's User-Agent, as a fallback client name."""
+    agent = request.headers.get(hdrs.USER_AGENT)
+    return agent[:_USER_AGENT_CHARS] if agent else None
+
+
+async def decode_body(request: web.Request) -> Any | web.Response:
+    """Read, size-check and JSON-decode a POST body; a response means it was refused."""
+    if (refused := check_content_type(request)) is not None:
+        return refused
+    body = await read_body(request)
+    if isinstance(body, web.Response):
+        return body
+    try:
+        return parse_json(body)
+    except ValueError:
+        return json_response(error_body(None, PARSE_ERROR, "Parse error"), HTTPStatus.BAD_REQUEST)
+
+
+def _accepts_json(request: web.Request) -> bool:
+    accept = request.headers.get(hdrs.ACCEPT)
+    if not accept:
+        return True
+    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    return bool(types & _JSON_TYPES)
+
+
+class McpGatewayView(HomeAssistantView):
+    """POST /api/mcp_gateway: Streamable HTTP, stateless, JSON answers."""
+
+    url = GATEWAY_URL
+    name = "api:mcp_gateway"
+    requires_auth = False  # admit() authenticates, to answer 401 with WWW-Authenticate
+
+    async def post(self, request: web.Request) -> web.StreamResponse:
+        """One JSON-RPC message (or a batch, for old protocol versions)."""
+        admitted = await admit(request)
+        if isinstance(admitted, web.Response):
+            return admitted
+        runtime, user = admitted
+        if not _accepts_json(request):
+            body = error_body(None, INVALID_REQUEST, "This server answers application/json")
+            return json_response(body, HTTPStatus.NOT_ACCEPTABLE)
+        payload = await decode_body(request)
+        if isinstance(payload, web.Response):
+            return payload
+        reply = await runtime.server.handle_http(
+            payload,
+            headers=request.headers.items(),
+            user=user,
+            client_hint=user_agent(request),
+        )
+        if reply.body is None:
+            return web.Response(status=reply.status)
+        return json_response(reply.body, reply.status)
+
+    async def get(self, request: web.Request) -> web.StreamResponse:
+        """No server-initiated stream: the endpoint is stateless."""
+        return await self._not_allowed(request)
+
+    async def delete(self, request: web.Request) -> web.StreamResponse:
+        """No sessions to end."""
+        return await self._not_allowed(request)
+
+    @staticmethod
+    async def _not_allowed(request: web.Request) -> web.StreamResponse:
+        admitted = await admit(request)
+        if isinstance(admitted, web.Response):
+            return admitted
+        return web.Response(status=HTTPStatus.METHOD_NOT_ALLOWED, headers={hdrs.ALLOW: "POST"})
