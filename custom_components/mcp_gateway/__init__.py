@@ -13,6 +13,7 @@ from .backends import runtime_class
 from .backends.base import McpGatewayConfigEntry
 from .const import CONF_BACKEND, DOMAIN
 from .gateway import async_setup_gateway
+from .gateway.settings import KIND_GATEWAY
 from .services import async_setup_services
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
@@ -27,6 +28,9 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
 async def async_setup_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -> bool:
     """Connect to one backend and publish its entities."""
+    if entry.data[CONF_BACKEND] == KIND_GATEWAY:
+        # The gateway's settings entry: read live by the gateway, nothing to run.
+        return True
     runtime = runtime_class(entry.data[CONF_BACKEND]).from_entry(hass, entry)
     await runtime.async_setup()
     entry.runtime_data = runtime
@@ -40,6 +44,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -
 
 async def async_unload_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -> bool:
     """Unload the platforms, then let the backend release what it holds."""
+    if entry.data[CONF_BACKEND] == KIND_GATEWAY:
+        return True
     runtime = entry.runtime_data
     platforms: tuple[Platform, ...] = runtime.platforms
     if unloaded := await hass.config_entries.async_unload_platforms(entry, platforms):

@@ -23,6 +23,13 @@ from .const import (
     CONF_GATEWAY_EXPOSED,
     DOMAIN,
 )
+from .gateway.settings import (
+    GATEWAY_TITLE,
+    GATEWAY_UNIQUE_ID,
+    KIND_GATEWAY,
+    options_from_input,
+    settings_schema,
+)
 
 _OPTIONS_SCHEMAS = {
     BACKEND_HUBITAT: hubitat_options_schema,
@@ -49,8 +56,43 @@ class McpGatewayConfigFlow(
         return logging.getLogger(__name__)
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Ask which kind of backend to add."""
-        return self.async_show_menu(step_id="user", menu_options=list(BACKENDS))
+        """Ask which kind of backend to add (or the gateway's own settings entry)."""
+        return self.async_show_menu(step_id="user", menu_options=[*BACKENDS, KIND_GATEWAY])
+
+    async def async_step_gateway(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The singleton entry that holds the gateway-wide settings."""
+        if await self.async_set_unique_id(GATEWAY_UNIQUE_ID) is not None:
+            return self.async_abort(reason="gateway_already_configured")
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            options, errors = options_from_input(user_input)
+            if not errors:
+                return self.async_create_entry(
+                    title=GATEWAY_TITLE, data={CONF_BACKEND: KIND_GATEWAY}, options=options
+                )
+        return self.async_show_form(
+            step_id="gateway",
+            data_schema=self.add_suggested_values_to_schema(settings_schema({}), user_input),
+            errors=errors,
+        )
+
+    async def async_step_gateway_reconfigure(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Reconfiguring the gateway entry edits the same settings as its options."""
+        entry = self._get_reconfigure_entry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            options, errors = options_from_input(user_input)
+            if not errors:
+                return self.async_update_reload_and_abort(entry, options=options)
+        return self.async_show_form(
+            step_id="gateway_reconfigure",
+            data_schema=settings_schema(entry.options),
+            errors=errors,
+        )
 
     async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
         """Dispatch a reauth to the backend's own step."""
@@ -77,6 +119,8 @@ class McpGatewayOptionsFlow(OptionsFlow):
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Show and store the options."""
+        if self.config_entry.data[CONF_BACKEND] == KIND_GATEWAY:
+            return await self.async_step_gateway()
         if user_input is not None:
             return self.async_create_entry(data=user_input)
         options = self.config_entry.options
@@ -85,3 +129,16 @@ class McpGatewayOptionsFlow(OptionsFlow):
             vol.Optional(CONF_GATEWAY_EXPOSED, default=options.get(CONF_GATEWAY_EXPOSED, True))
         ] = bool
         return self.async_show_form(step_id="init", data_schema=vol.Schema(fields))
+
+    async def async_step_gateway(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The gateway-wide settings: extra origins, rate limit, non-admin access."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            options, errors = options_from_input(user_input)
+            if not errors:
+                return self.async_create_entry(data=options)
+        return self.async_show_form(
+            step_id="gateway", data_schema=settings_schema(self.config_entry.options), errors=errors
+        )

@@ -7,6 +7,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers.selector import (
+    BooleanSelector,
+    NumberSelector,
+    NumberSelectorConfig,
+    NumberSelectorMode,
+    TextSelector,
+    TextSelectorConfig,
+    TextSelectorType,
+)
+import voluptuous as vol
 from yarl import URL
 
 from ..const import CONF_BACKEND, DOMAIN
@@ -121,3 +131,42 @@ def origin_allowed(origin: str, allowed: Iterable[str]) -> bool:
         elif candidate == entry:
             return True
     return False
+
+
+def settings_schema(options: Mapping[str, Any]) -> vol.Schema:
+    """The form of the gateway entry (creation, options and reconfigure share it)."""
+    current = settings_from_options(options)
+    return vol.Schema(
+        {
+            vol.Optional(CONF_ALLOWED_ORIGINS, default=list(current.allowed_origins)): TextSelector(
+                TextSelectorConfig(type=TextSelectorType.URL, multiple=True)
+            ),
+            vol.Optional(
+                CONF_RATE_LIMIT, default=current.rate_limit_per_minute or 0
+            ): NumberSelector(
+                NumberSelectorConfig(min=0, max=MAX_RATE_LIMIT, step=1, mode=NumberSelectorMode.BOX)
+            ),
+            vol.Optional(CONF_ALLOW_NON_ADMIN, default=current.allow_non_admin): BooleanSelector(),
+        }
+    )
+
+
+def options_from_input(user_input: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Validate a submitted form: the options to store, and the form errors (if any)."""
+    raw = user_input.get(CONF_ALLOWED_ORIGINS) or []
+    if isinstance(raw, str):
+        raw = split_origins(raw)
+    origins: list[str] = []
+    for value in raw:
+        if not str(value).strip():
+            continue
+        if (origin := normalize_origin(str(value))) is None:
+            return {}, {CONF_ALLOWED_ORIGINS: "invalid_origin"}
+        if origin not in origins:
+            origins.append(origin)
+    options = {
+        CONF_ALLOWED_ORIGINS: origins,
+        CONF_RATE_LIMIT: int(user_input.get(CONF_RATE_LIMIT) or 0),
+        CONF_ALLOW_NON_ADMIN: bool(user_input.get(CONF_ALLOW_NON_ADMIN, True)),
+    }
+    return options, {}

@@ -1,0 +1,219 @@
+"""The gateway settings entry: config flow, options, reconfigure, setup, and how it is read."""
+
+from __future__ import annotations
+
+from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.setup import async_setup_component
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.gateway.settings import (
+    CONF_ALLOW_NON_ADMIN,
+    CONF_ALLOWED_ORIGINS,
+    CONF_RATE_LIMIT,
+    DEFAULT_SETTINGS,
+    GatewaySettings,
+    gateway_settings,
+    normalize_origin,
+    origin_allowed,
+    settings_from_options,
+)
+
+
+def _gateway_entry(options: dict | None = None) -> MockConfigEntry:
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="MCP gateway",
+        unique_id="gateway",
+        data={CONF_BACKEND: "gateway"},
+        options=options or {},
+    )
+
+
+@pytest.fixture
+async def setup_http(hass: HomeAssistant) -> None:
+    assert await async_setup_component(hass, "http", {})
+
+
+@pytest.mark.usefixtures("setup_http")
+async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
+    result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
+    assert result["type"] is FlowResultType.MENU
+    assert "gateway" in result["menu_options"]
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": "gateway"}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "gateway"
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {
+            CONF_ALLOWED_ORIGINS: ["http://example.com/path"],
+            CONF_RATE_LIMIT: 5,
+            CONF_ALLOW_NON_ADMIN: True,
+        },
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {CONF_ALLOWED_ORIGINS: "invalid_origin"}
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {
+            CONF_ALLOWED_ORIGINS: [
+                "HTTP://Inspector.Local:6274",
+                "",
+                "http://inspector.local:6274",
+            ],
+            CONF_RATE_LIMIT: 30.0,
+            CONF_ALLOW_NON_ADMIN: False,
+        },
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "MCP gateway"
+    assert result["data"] == {CONF_BACKEND: "gateway"}
+    entry = result["result"]
+    assert entry.unique_id == "gateway"
+    assert entry.options == {
+        CONF_ALLOWED_ORIGINS: ["http://inspector.local:6274"],
+        CONF_RATE_LIMIT: 30,
+        CONF_ALLOW_NON_ADMIN: False,
+    }
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+    assert gateway_settings(hass) == GatewaySettings(
+        allowed_origins=("http://inspector.local:6274",),
+        rate_limit_per_minute=30,
+        allow_non_admin=False,
+    )
+
+    # A second gateway entry is refused.
+    result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": "gateway"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "gateway_already_configured"
+
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    assert entry.state is ConfigEntryState.NOT_LOADED
+    # Settings are read from the entry's options whether or not it is loaded.
+    assert gateway_settings(hass).rate_limit_per_minute == 30
+
+
+@pytest.mark.usefixtures("setup_http")
+async def test_options_flow_edits_the_settings(hass: HomeAssistant) -> None:
+    entry = _gateway_entry({CONF_RATE_LIMIT: 10})
+    entry.add_to_hass(hass)
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "gateway"
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {CONF_ALLOWED_ORIGINS: ["ftp://x"], CONF_RATE_LIMIT: 0}
+    )
+    assert result["errors"] == {CONF_ALLOWED_ORIGINS: "invalid_origin"}
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"],
+        {
+            CONF_ALLOWED_ORIGINS: ["http://localhost:*"],
+            CONF_RATE_LIMIT: 0,
+            CONF_ALLOW_NON_ADMIN: True,
+        },
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert gateway_settings(hass) == GatewaySettings(
+        allowed_origins=("http://localhost:*",), rate_limit_per_minute=None, allow_non_admin=True
+    )
+
+
+@pytest.mark.usefixtures("setup_http")
+async def test_reconfigure_edits_the_settings(hass: HomeAssistant) -> None:
+    entry = _gateway_entry()
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    result = await entry.start_reconfigure_flow(hass)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "gateway_reconfigure"
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_ALLOWED_ORIGINS: ["not an origin"]}
+    )
+    assert result["errors"] == {CONF_ALLOWED_ORIGINS: "invalid_origin"}
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {CONF_ALLOWED_ORIGINS: [], CONF_RATE_LIMIT: 7, CONF_ALLOW_NON_ADMIN: True},
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert gateway_settings(hass).rate_limit_per_minute == 7
+
+
+async def test_defaults_without_a_gateway_entry(hass: HomeAssistant) -> None:
+    MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "hubitat"}).add_to_hass(hass)
+    assert gateway_settings(hass) is DEFAULT_SETTINGS
+    assert GatewaySettings((), None, True) == DEFAULT_SETTINGS
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, GatewaySettings()),
+        ({CONF_RATE_LIMIT: 0}, GatewaySettings()),
+        ({CONF_RATE_LIMIT: -3}, GatewaySettings()),
+        ({CONF_RATE_LIMIT: True}, GatewaySettings()),
+        ({CONF_RATE_LIMIT: "12"}, GatewaySettings()),
+        ({CONF_RATE_LIMIT: 12}, GatewaySettings(rate_limit_per_minute=12)),
+        (
+            {CONF_ALLOWED_ORIGINS: "https://a.example, http://b.example:8080 junk"},
+            GatewaySettings(allowed_origins=("https://a.example", "http://b.example:8080")),
+        ),
+        (
+            {CONF_ALLOWED_ORIGINS: [1, "https://a.example:443"]},
+            GatewaySettings(("https://a.example",)),
+        ),
+        ({CONF_ALLOW_NON_ADMIN: False}, GatewaySettings(allow_non_admin=False)),
+    ],
+)
+def test_settings_from_stored_options(options: dict, expected: GatewaySettings) -> None:
+    assert settings_from_options(options) == expected
+
+
+@pytest.mark.parametrize(
+    ("origin", "normalized"),
+    [
+        ("http://localhost:*", "http://localhost:*"),
+        ("HTTPS://Example.COM:443", "https://example.com"),
+        ("http://127.0.0.1:80", "http://127.0.0.1"),
+        ("http://[::1]:8123", "http://[::1]:8123"),
+        ("https://x.example:8443/", "https://x.example:8443"),
+        ("http://a.example/path", None),
+        ("http://a.example?q=1", None),
+        ("http://a.example#f", None),
+        ("http://user@a.example", None),
+        ("ftp://a.example", None),
+        ("null", None),
+        ("", None),
+        ("http://x:1:*", None),
+        ("http://[broken", None),
+    ],
+)
+def test_normalize_origin(origin: str, normalized: str | None) -> None:
+    assert normalize_origin(origin) == normalized
+
+
+@pytest.mark.parametrize(
+    ("origin", "allowed", "ok"),
+    [
+        ("http://localhost:6274", ["http://localhost:*"], True),
+        ("http://localhost", ["http://localhost:*"], True),
+        ("http://localhost.evil.example", ["http://localhost:*"], False),
+        ("https://localhost:6274", ["http://localhost:*"], False),
+        ("http://ha.local:8123", ["http://ha.local:8123"], True),
+        ("http://ha.local:8124", ["http://ha.local:8123"], False),
+        ("null", ["http://ha.local:8123"], False),
+    ],
+)
+def test_origin_allowed(origin: str, allowed: list[str], ok: bool) -> None:
+    assert origin_allowed(origin, allowed) is ok
