@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date, time
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -208,7 +209,7 @@ async def test_intensity_needs_a_profile(
 
 async def test_one_shot_with_a_date(hass: HomeAssistant, sim: Sim, entry: MockConfigEntry) -> None:
     response = await _act(
-        hass, "create_alarm", entry, label="Flight", time="04:10", date="2026-12-24"
+        hass, "create_alarm", entry, label="Flight", time=time(4, 10), date=date(2026, 12, 24)
     )
     assert response["alarm"]["date"] == "2026-12-24"
     assert response["alarm"]["next_occurrence"] == "2026-12-24T04:10:00+01:00"

@@ -247,3 +247,30 @@ async def test_timeout_is_a_failed_poll(hass: HomeAssistant, sim: Sim) -> None:
     await coordinator.async_refresh()
     assert coordinator.last_update_success
     assert hass.states.get(HEALTH).state == STATE_OFF
+
+
+async def test_alarm_edited_between_state_and_details(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    """get_state and list_alarms are two requests: an edit between them is not mixed up."""
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    api = entry.runtime_data.api
+    alarm_id = sim.alarm_id("Weekend")
+    original = api.list_alarms
+
+    async def edited_meanwhile() -> Any:
+        sim.device.edit_alarm(alarm_id, volume=41)
+        return await original()
+
+    sim.device.edit_alarm(alarm_id, volume=40)
+    with patch.object(api, "list_alarms", edited_meanwhile):
+        await advance(hass, frozen, sim, 5)
+    # The poll saw revision 2 in get_state but revision 3 in list_alarms: no details shown
+    # rather than details of another revision.
+    attributes = hass.states.get("switch.bedroom_clock_weekend").attributes
+    assert attributes["revision"] == 2
+    assert "volume" not in attributes
+    await advance(hass, frozen, sim, 5)
+    attributes = hass.states.get("switch.bedroom_clock_weekend").attributes
+    assert (attributes["revision"], attributes["volume"]) == (3, 41)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import date, time
+from datetime import time
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -50,10 +50,8 @@ def _alarm_time(value: Any) -> str:
     return text[:5]
 
 
-def _alarm_date(value: Any) -> str | None:
-    if value is None:
-        return None
-    return cv.date(value).isoformat() if not isinstance(value, date) else value.isoformat()
+def _alarm_date(value: Any) -> str:
+    return cv.date(value).isoformat()
 
 
 def _int_range(bounds: tuple[int, int]) -> vol.All:
