@@ -1,0 +1,1 @@
+"""Tests of the gateway's protocol, transports, auth and limits."""

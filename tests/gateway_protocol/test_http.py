@@ -1,0 +1,285 @@
+"""The gateway over HTTP: every status code it answers, auth, Origin, limits, RFC 9728."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+import json
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+from homeassistant.core import HomeAssistant
+from homeassistant.core_config import async_process_ha_core_config
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.gateway.settings import (
+    CONF_ALLOWED_ORIGINS,
+    CONF_RATE_LIMIT,
+)
+from custom_components.mcp_gateway.gateway.view import MAX_BODY_BYTES, GatewayRuntime
+
+from .conftest import ACCEPT, URL, ClientFactory, FakeHandler, base_url, make_token, rpc
+
+WELL_KNOWN = "/.well-known/oauth-protected-resource/api/mcp_gateway"
+
+
+def _settings_entry(hass: HomeAssistant, **options: Any) -> None:
+    MockConfigEntry(
+        domain=DOMAIN, unique_id="gateway", data={CONF_BACKEND: "gateway"}, options=options
+    ).add_to_hass(hass)
+
+
+async def _post(client: TestClient, body: Any, **headers: str) -> tuple[int, Any, Any]:
+    data = body if isinstance(body, bytes) else json.dumps(body)
+    response = await client.post(
+        URL,
+        data=data,
+        headers={"Content-Type": "application/json", "Accept": ACCEPT, **headers},
+    )
+    text = await response.text()
+    return response.status, (json.loads(text) if text else None), response.headers
+
+
+async def test_200_202_and_the_user_reaches_the_handler(
+    hass: HomeAssistant, client: TestClient, handler: FakeHandler, hass_admin_user: Any
+) -> None:
+    status, body, headers = await _post(
+        client, rpc("initialize", {"protocolVersion": "2025-11-25"})
+    )
+    assert status == 200
+    assert headers["Content-Type"].startswith("application/json")
+    assert "Mcp-Session-Id" not in headers
+    assert body["result"]["protocolVersion"] == "2025-11-25"
+    status, body, _ = await _post(client, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert (status, body) == (202, None)
+    status, body, _ = await _post(
+        client,
+        rpc("tools/list"),
+        **{"MCP-Protocol-Version": "2025-11-25", "User-Agent": "pytest-agent"},
+    )
+    assert status == 200
+    assert len(body["result"]["tools"]) == len(handler.tools)
+    ctx = handler.contexts[-1]
+    assert ctx.user.id == hass_admin_user.id
+    assert ctx.client_name == "pytest-agent"
+    assert ctx.protocol_version == "2025-11-25"
+
+
+async def test_400_for_unparseable_and_invalid_bodies(client: TestClient) -> None:
+    status, body, _ = await _post(client, b"{not json")
+    assert status == 400
+    assert body["error"]["code"] == -32700
+    status, body, _ = await _post(client, b"\xff\xfe\x00")
+    assert status == 400
+    status, body, _ = await _post(client, {"jsonrpc": "2.0", "id": 1})
+    assert status == 400
+    assert body["error"]["code"] == -32600
+    status, body, _ = await _post(
+        client, rpc("tools/list"), **{"MCP-Protocol-Version": "1900-01-01"}
+    )
+    assert status == 400
+    assert "2025-11-25" in body["error"]["data"]["supported"]
+    status, body, _ = await _post(client, [rpc("ping")], **{"MCP-Protocol-Version": "2025-06-18"})
+    assert status == 400
+
+
+async def test_404_for_unknown_methods_in_the_modern_era(client: TestClient) -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    status, body, _ = await _post(
+        client,
+        rpc("no/such", {"_meta": meta}, 9),
+        **{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "no/such"},
+    )
+    assert status == 404
+    assert body == {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "error": {"code": -32601, "message": "Method not found: no/such"},
+    }
+    status, body, _ = await _post(
+        client,
+        rpc("tools/list", {"_meta": meta}, 9),
+        **{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"},
+    )
+    assert status == 400
+    assert body["error"]["code"] == -32020
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
+async def test_405_for_other_methods(client: TestClient, method: str) -> None:
+    response = await client.request(method, URL)
+    assert response.status == 405
+    if method != "PUT":  # aiohttp itself refuses methods we do not route
+        assert response.headers["Allow"] == "POST"
+
+
+async def test_406_and_415(client: TestClient) -> None:
+    status, body, _ = await _post(client, rpc("ping"), Accept="text/html")
+    assert status == 406
+    status, _, _ = await _post(client, rpc("ping"), Accept="text/html, application/*;q=0.1")
+    assert status == 200
+    status, body, _ = await _post(client, rpc("ping"), **{"Content-Type": "text/plain"})
+    assert status == 415
+    assert body["error"]["code"] == -32600
+    # No Content-Type at all is tolerated.
+    response = await client.post(
+        URL, data=json.dumps(rpc("ping")).encode(), skip_auto_headers=["Content-Type"]
+    )
+    assert "Content-Type" not in response.request_info.headers
+    assert response.status == 200
+
+
+async def test_413_for_bodies_over_one_mib(client: TestClient, handler: FakeHandler) -> None:
+    text = "y" * MAX_BODY_BYTES
+    status, body, _ = await _post(
+        client, rpc("tools/call", {"name": "echo", "arguments": {"text": text}})
+    )
+    assert status == 413
+    assert handler.contexts == []
+
+    async def chunks() -> AsyncIterator[bytes]:
+        # No Content-Length: the cap must hold for a chunked body too.
+        for _ in range(20):
+            yield b" " * (64 * 1024)
+        yield json.dumps(rpc("ping")).encode()
+
+    response = await client.post(URL, data=chunks(), headers={"Content-Type": "application/json"})
+    assert response.status == 413
+    # Just under the cap is accepted; echoing it twice (text + structured) trips the
+    # response size guard, which answers with an explicit truncation result.
+    small = "z" * (MAX_BODY_BYTES - 200)
+    status, body, _ = await _post(
+        client, rpc("tools/call", {"name": "echo", "arguments": {"text": small}})
+    )
+    assert status == 200
+    assert handler.contexts[-1].request_id == 1
+    assert body["result"]["isError"] is True
+    assert body["result"]["structuredContent"]["truncated"] is True
+
+
+async def test_401_without_token_points_at_the_resource_metadata(
+    hass: HomeAssistant, anon: TestClient
+) -> None:
+    status, body, headers = await _post(anon, rpc("tools/list"))
+    assert status == 401
+    expected = f'Bearer resource_metadata="{base_url(anon)}{WELL_KNOWN}"'
+    assert headers["WWW-Authenticate"] == expected
+    assert body["error"] == "unauthorized"
+    # Every method is protected the same way, and the SSE endpoint too.
+    for method, path in (
+        ("GET", URL),
+        ("DELETE", URL),
+        ("GET", f"{URL}/sse"),
+        ("POST", f"{URL}/messages/x"),
+    ):
+        response = await anon.request(method, path)
+        assert response.status == 401, (method, path)
+        assert response.headers["WWW-Authenticate"] == expected
+    # A missing token is how clients start OAuth discovery: no failed-login alarm.
+    assert "persistent_notification" not in hass.config.components or not hass.states.async_all(
+        "persistent_notification"
+    )
+
+
+async def test_401_for_a_wrong_token_counts_as_a_failed_login(
+    hass: HomeAssistant, anon: TestClient, handler: FakeHandler, caplog: pytest.LogCaptureFixture
+) -> None:
+    status, body, headers = await _post(anon, rpc("tools/list"), Authorization="Bearer not-a-token")
+    assert status == 401
+    assert headers["WWW-Authenticate"].endswith(', error="invalid_token"')
+    assert headers["WWW-Authenticate"].startswith('Bearer resource_metadata="')
+    assert body == {"error": "invalid_token"}
+    assert handler.contexts == []
+    assert "Login attempt or request with invalid authentication" in caplog.text
+
+
+async def test_403_for_foreign_origins_before_anything_runs(
+    hass: HomeAssistant, anon: TestClient, client: TestClient, handler: FakeHandler
+) -> None:
+    # Refused before auth: even an unauthenticated request gets 403, not 401.
+    status, body, _ = await _post(anon, rpc("tools/list"), Origin="http://evil.example")
+    assert status == 403
+    status, body, _ = await _post(client, rpc("tools/list"), Origin="http://evil.example")
+    assert status == 403
+    assert body["error"]["message"] == "Origin not allowed"
+    response = await client.get(f"{URL}/sse", headers={"Origin": "http://evil.example"})
+    assert response.status == 403
+    assert handler.contexts == []
+    # HA's own configured URLs are fine ...
+    await async_process_ha_core_config(
+        hass, {"internal_url": "http://ha.local:8123", "external_url": "https://ha.example.org"}
+    )
+    for origin in ("http://ha.local:8123", "https://ha.example.org", "https://HA.example.org:443"):
+        status, _, _ = await _post(client, rpc("tools/list"), Origin=origin)
+        assert status == 200, origin
+    status, _, _ = await _post(client, rpc("tools/list"), Origin="http://ha.local:8124")
+    assert status == 403
+    # ... and so are the allow-list option's.
+    _settings_entry(
+        hass, **{CONF_ALLOWED_ORIGINS: ["http://localhost:*", "https://inspector.example"]}
+    )
+    for origin in ("http://localhost:6274", "https://inspector.example"):
+        status, _, _ = await _post(client, rpc("tools/list"), Origin=origin)
+        assert status == 200, origin
+    status, _, _ = await _post(client, rpc("tools/list"), Origin="null")
+    assert status == 403
+
+
+async def test_429_per_user_with_retry_after(
+    hass: HomeAssistant,
+    gateway: GatewayRuntime,
+    client: TestClient,
+    hass_client: ClientFactory,
+    hass_read_only_user: Any,
+) -> None:
+    now = [1000.0]
+    gateway.clock = lambda: now[0]
+    _settings_entry(hass, **{CONF_RATE_LIMIT: 2})
+    assert (await _post(client, rpc("ping")))[0] == 200
+    assert (await _post(client, rpc("ping")))[0] == 200
+    status, body, headers = await _post(client, rpc("ping"))
+    assert status == 429
+    assert headers["Retry-After"] == "30"
+    assert body["error"]["code"] == -32029
+    # Another user has a budget of their own.
+    other = await hass_client(await make_token(hass, hass_read_only_user))
+    assert (await _post(other, rpc("ping")))[0] == 200
+    # The budget refills with time.
+    now[0] += 29.0
+    status, _, headers = await _post(client, rpc("ping"))
+    assert (status, headers["Retry-After"]) == (429, "1")
+    now[0] += 1.0
+    assert (await _post(client, rpc("ping")))[0] == 200
+    # Raising the limit takes effect at once; removing it lifts it.
+    hass.config_entries.async_update_entry(
+        hass.config_entries.async_entries(DOMAIN)[0], options={CONF_RATE_LIMIT: 0}
+    )
+    for _ in range(5):
+        assert (await _post(client, rpc("ping")))[0] == 200
+
+
+async def test_well_known_protected_resource_metadata(
+    hass: HomeAssistant, anon: TestClient
+) -> None:
+    response = await anon.get(WELL_KNOWN)
+    assert response.status == 200
+    document = await response.json()
+    base = base_url(anon)
+    assert document["resource"] == f"{base}/api/mcp_gateway"
+    assert document["authorization_servers"] == [base]
+    assert document["bearer_methods_supported"] == ["header"]
+    # The authorization server it names is Home Assistant's own, which HA describes.
+    response = await anon.get("/.well-known/oauth-authorization-server")
+    assert response.status == 200
+    metadata = await response.json()
+    assert metadata["authorization_endpoint"].endswith("/auth/authorize")
+    # We never claim the root document or core's path.
+    for path in (
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/api/mcp",
+    ):
+        assert (await anon.get(path)).status == 404
