@@ -156,8 +156,9 @@ async def test_set_state_runs_services_as_the_user(
             ]
         },
     )
+    await hass.async_block_till_done()
+    assert result["failed"] == 0, result
     assert result["updated"] == 2
-    assert result["failed"] == 0
     assert {r["entity_id"]: r["state"] for r in result["results"]} == {PLUG: "on", LAMP: "on"}
     runtime: FakeRuntime = fake_entry.runtime_data
     assert runtime.things["1"].on is True

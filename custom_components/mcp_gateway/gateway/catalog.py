@@ -36,6 +36,9 @@ _LOGGER = logging.getLogger(__name__)
 MAX_TOOL_NAME: Final = 64
 # A backend's tools/list is cached by its runtime; this only bounds a stuck one.
 LIST_TOOLS_TIMEOUT: Final = 10.0
+# Some runtimes ask their backend on every listing (to notice changes); asking at most this
+# often keeps a busy AI client from turning each of its tools/list into backend traffic.
+CATALOG_TTL: Final = 30.0
 
 DATA_CATALOG: HassKey[GatewayCatalog] = HassKey(f"{DOMAIN}_gateway_catalog")
 
@@ -154,6 +157,9 @@ class BackendCatalog:
     fingerprint: str
     tools: dict[str, BackendTool]
     source: list[dict[str, Any]] | None = None
+    checked_at: float = 0.0
+    # The runtime it came from: a reloaded entry has a new one and is listed afresh.
+    owner: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,19 +261,25 @@ class GatewayCatalog:
         runtime = backend.runtime
         if runtime is None:
             return cached
+        now = self.hass.loop.time()
+        if cached is not None and cached.owner is runtime and now - cached.checked_at < CATALOG_TTL:
+            return cached
         try:
             async with asyncio.timeout(LIST_TOOLS_TIMEOUT):
                 tools = await runtime.async_list_tools()
         except Exception as err:  # any backend failure keeps the last catalog
             _LOGGER.debug("Cannot list the tools of %s: %s", backend.gateway_name, err)
             return cached
-        if cached is not None and cached.source is tools:
+        if cached is not None and cached.owner is runtime and cached.source is tools:
+            cached.checked_at = now
             return cached
         fingerprint = _fingerprint(tools)
-        if cached is not None and cached.fingerprint == fingerprint:
-            cached.source = tools
+        if cached is not None and cached.owner is runtime and cached.fingerprint == fingerprint:
+            cached.source, cached.checked_at = tools, now
             return cached
-        catalog = BackendCatalog(fingerprint, self._classify(runtime, tools), tools)
+        catalog = BackendCatalog(
+            fingerprint, self._classify(runtime, tools), tools, now, owner=runtime
+        )
         self._catalogs[entry_id] = catalog
         return catalog
 
@@ -349,15 +361,15 @@ class GatewayCatalog:
 
 
 def gateway_tool_definition(
-    backend: ExposedBackend, tools: Sequence[BackendTool]
+    backend: ExposedBackend, tools: Sequence[BackendTool], *, catalog_known: bool = True
 ) -> dict[str, Any]:
     """The gateway tool of one entry: names its tools (never their schemas, to keep lists small)."""
     title = f"{backend.entry.title} ({backend.kind.replace('_', ' ').title()})"
     if tools:
         names = ", ".join(tool.name for tool in tools)
         listing = f"Tools: {names}."
-    elif backend.runtime is None:
-        listing = "The backend is not connected right now."
+    elif backend.runtime is None or not catalog_known:
+        listing = "The backend is not connected right now; see list_backends."
     else:
         listing = "No tools of this backend are available to you."
     description = (

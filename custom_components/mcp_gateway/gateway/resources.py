@@ -87,8 +87,14 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
         "## Backend gateways",
         "Call a gateway tool with `{}` for its tools and their input schemas, then with "
         '`{"tool": name, "args": {...}}`. Destructive tools also need `"confirm": true`: ask '
-        "the user first. Prefer `set_state` for entities; use a backend's own tools for what "
-        "Home Assistant does not model (rules, scenes, alarms, …).",
+        "the user first.",
+    ]
+    if ToolTier.CONTROL in tiers:
+        lines.append(
+            "Prefer `set_state` for entities; use a backend's own tools for what Home "
+            "Assistant does not model (rules, scenes, alarms, …)."
+        )
+    lines += [
         "",
         gateways or "No backend is exposed.",
     ]

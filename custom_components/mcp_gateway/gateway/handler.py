@@ -1,0 +1,428 @@
+"""GatewayHandler: the MCP server core's view of Home Assistant.
+
+It decides, per request and per HA user, which tools exist, runs them, and turns every failure
+that is not a protocol error into an `isError` result the AI can read and act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+import json
+import logging
+from typing import Any, Final
+
+from homeassistant.auth.models import User
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+
+from ..backends.base import BackendRuntime, ToolTier
+from ..const import DOMAIN
+from ..mcp.client import ToolResult
+from ..mcp.errors import (
+    McpAuthError,
+    McpConnectionError,
+    McpError,
+    McpRateLimitError,
+    McpRpcError,
+    McpTimeoutError,
+    McpToolError,
+)
+from ..mcp.server import (
+    InvalidParamsError,
+    McpServerError,
+    RequestContext,
+    ResourceNotFoundError,
+    UnknownToolError,
+)
+from .catalog import (
+    BackendTool,
+    CoreTool,
+    ExposedBackend,
+    GatewayCatalog,
+    ToolFailure,
+    gateway_tool_definition,
+    schema_errors,
+)
+from .policy import (
+    PermissionDenied,
+    allowed_tiers,
+    async_record_write,
+    may_use_gateway,
+    require_confirmation,
+    require_control,
+    require_tier,
+    user_role,
+)
+from .resources import async_read_resource, list_resources
+from .tools import HA_TOOLS
+
+_LOGGER = logging.getLogger(__name__)
+
+# Bounds every backend tool call; Hubitat's own waits go up to 60 s, so stay above that.
+BACKEND_CALL_TIMEOUT: Final = 65.0
+DEFAULT_SEARCH_LIMIT: Final = 5
+MAX_SEARCH_LIMIT: Final = 20
+# Search results are for choosing a tool; the full text is one gateway call away.
+SEARCH_DESCRIPTION_CHARS: Final = 300
+
+# JSON-RPC code for "authenticated, but not allowed" (server-defined range).
+FORBIDDEN_CODE: Final = -32001
+
+GATEWAY_ARGUMENTS_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "tool": {"type": "string", "minLength": 1},
+        "args": {"type": "object"},
+        "confirm": {"type": "boolean"},
+    },
+    "required": [],
+    "additionalProperties": False,
+}
+
+SEARCH_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1, "description": "What you want to do."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_SEARCH_LIMIT,
+            "description": f"Results (default {DEFAULT_SEARCH_LIMIT}).",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+
+def allow_non_admin(hass: HomeAssistant) -> bool:
+    """The gateway-wide option; read through here so tests and settings share one path."""
+    from .settings import gateway_settings
+
+    return gateway_settings(hass).allow_non_admin
+
+
+def tool_result(data: dict[str, Any], *, is_error: bool = False) -> dict[str, Any]:
+    """A CallToolResult: structuredContent plus the same JSON as text for older clients."""
+    return {
+        "content": [{"type": "text", "text": json.dumps(data, ensure_ascii=False, default=str)}],
+        "structuredContent": data,
+        "isError": is_error,
+    }
+
+
+def error_result(message: str, code: str = "failed", **details: Any) -> dict[str, Any]:
+    """An `isError` result the AI can read."""
+    return tool_result(ToolFailure(message, code=code, **details).as_structured(), is_error=True)
+
+
+class GatewayHandler:
+    """Implements the server core's ServerHandler over Home Assistant and the backends."""
+
+    def __init__(self, hass: HomeAssistant) -> None:
+        self.hass = hass
+        self.catalog = GatewayCatalog.get(hass)
+        search = CoreTool(
+            name="search_tools",
+            title="Search tools",
+            description=(
+                "Find tools by what they do, across the core tools and every backend: returns "
+                "each match's gateway tool, tool name and input schema."
+            ),
+            input_schema=SEARCH_SCHEMA,
+            tier=ToolTier.READ,
+            read_only=True,
+            run=self._async_search,
+        )
+        self.core_tools: dict[str, CoreTool] = {tool.name: tool for tool in (search, *HA_TOOLS)}
+
+    # --- ServerHandler ---------------------------------------------------------------------
+
+    async def list_tools(self, ctx: RequestContext) -> list[dict[str, Any]]:
+        """Core tools and gateway tools this user may use; the rest is absent."""
+        user = self._user(ctx)
+        if not self._admitted(user):
+            return []
+        tiers = allowed_tiers(user)
+        tools = [tool.definition() for tool in self.core_tools.values() if tool.tier in tiers]
+        for backend, backend_catalog, visible in await self.catalog.async_visible(user):
+            # An unreachable backend stays listed so the AI can learn why it fails.
+            if visible or backend_catalog is None:
+                tools.append(
+                    gateway_tool_definition(
+                        backend, visible, catalog_known=backend_catalog is not None
+                    )
+                )
+        return tools
+
+    async def call_tool(
+        self, ctx: RequestContext, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run a core or gateway tool; a tool the user may not use is a clear error result."""
+        user = self._user(ctx)
+        if not self._admitted(user):
+            return error_result(
+                "This Home Assistant's MCP gateway is limited to administrators.",
+                code="forbidden",
+            )
+        if (core := self.core_tools.get(name)) is not None:
+            return await self._call_core(ctx, user, core, arguments)
+        for backend in self.catalog.exposed_backends():
+            if backend.gateway_name == name:
+                return await self._call_gateway(ctx, user, backend, arguments)
+        raise UnknownToolError(name)
+
+    async def list_resources(self, ctx: RequestContext) -> list[dict[str, Any]]:
+        """The guide and the context snapshot."""
+        return list_resources() if self._admitted(self._user(ctx)) else []
+
+    async def read_resource(self, ctx: RequestContext, uri: str) -> dict[str, Any]:
+        """A resource's contents, filtered for the user."""
+        user = self._user(ctx)
+        if not self._admitted(user):
+            raise McpServerError(
+                FORBIDDEN_CODE, "This Home Assistant's MCP gateway is limited to administrators."
+            )
+        result = await async_read_resource(self.hass, user, uri)
+        if result is None:
+            raise ResourceNotFoundError(uri)
+        return result
+
+    async def list_prompts(self, ctx: RequestContext) -> list[dict[str, Any]]:
+        """No prompts: the guide resource covers usage."""
+        self._user(ctx)
+        return []
+
+    async def get_prompt(
+        self, ctx: RequestContext, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """There are no prompts."""
+        raise InvalidParamsError(f"Unknown prompt: {name}")
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _user(ctx: RequestContext) -> User:
+        if not isinstance(ctx.user, User):
+            # The view authenticates every request; reaching here without a user is a bug.
+            raise McpServerError(FORBIDDEN_CODE, "No Home Assistant user for this request.")
+        return ctx.user
+
+    def _admitted(self, user: User) -> bool:
+        return may_use_gateway(user, allow_non_admin(self.hass))
+
+    async def _call_core(
+        self, ctx: RequestContext, user: User, tool: CoreTool, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        try:
+            require_tier(user, tool.tier, tool.name)
+        except PermissionDenied as err:
+            return error_result(str(err), code=err.code)
+        if errors := schema_errors(tool.input_schema, arguments):
+            return error_result(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
+        try:
+            data = await tool.run(self.hass, ctx, arguments)
+        except ToolFailure as err:
+            return tool_result(err.as_structured(), is_error=True)
+        return tool_result(data)
+
+    async def _async_search(
+        self, hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
+    ) -> dict[str, Any]:
+        user: User = ctx.user
+        tiers = allowed_tiers(user)
+        core = [tool for tool in self.core_tools.values() if tool.tier in tiers]
+        visible = await self.catalog.async_visible(user)
+        index, refs = self.catalog.search_index(user, core, visible)
+        subs: dict[tuple[str, str], BackendTool] = {
+            (backend.gateway_name, tool.name): tool
+            for backend, _, tools in visible
+            for tool in tools
+        }
+        results = []
+        for hit in index.search(args["query"], args.get("limit", DEFAULT_SEARCH_LIMIT)):
+            gateway, name = refs[hit.key]
+            if gateway is None:
+                core_tool = self.core_tools[name]
+                results.append(
+                    {
+                        "tool": name,
+                        "gateway": None,
+                        "title": core_tool.title,
+                        "description": core_tool.description,
+                        "tier": str(core_tool.tier),
+                        "inputSchema": core_tool.input_schema,
+                        "call": {"name": name, "arguments": {}},
+                    }
+                )
+                continue
+            sub = subs[(gateway, name)]
+            item = sub.summary()
+            item["description"] = _shorten(item["description"])
+            item = {"tool": name, "gateway": gateway, **item}
+            del item["name"]
+            call: dict[str, Any] = {"tool": name, "args": {}}
+            if sub.tool_class.destructive:
+                call["confirm"] = True
+            item["call"] = {"name": gateway, "arguments": call}
+            results.append(item)
+        return {"query": args["query"], "count": len(results), "results": results}
+
+    async def _call_gateway(
+        self,
+        ctx: RequestContext,
+        user: User,
+        backend: ExposedBackend,
+        arguments: dict[str, Any],
+    ) -> dict[str, Any]:
+        if errors := schema_errors(GATEWAY_ARGUMENTS_SCHEMA, arguments):
+            return error_result(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
+        runtime = backend.runtime
+        backend_catalog = await self.catalog.async_backend_catalog(backend)
+        if runtime is None or backend_catalog is None:
+            return error_result(
+                f"{backend.entry.title} is not connected right now; see list_backends.",
+                code="unavailable",
+            )
+        tiers = allowed_tiers(user)
+        visible = [t for t in backend_catalog.tools.values() if t.tool_class.tier in tiers]
+        name = arguments.get("tool")
+        if name is None:
+            if "args" in arguments:
+                return error_result('Give "tool" with "args".', code="invalid")
+            return tool_result(
+                {
+                    "gateway": backend.gateway_name,
+                    "backend": backend.kind,
+                    "tools": [tool.summary() for tool in visible],
+                }
+            )
+        sub = backend_catalog.tools.get(name)
+        if sub is None:
+            return error_result(
+                f"{backend.gateway_name} has no tool '{name}'. Its tools: "
+                f"{', '.join(tool.name for tool in visible) or 'none for you'}.",
+                code="unknown_tool",
+            )
+        args: dict[str, Any] = arguments.get("args", {})
+        what = f"{backend.gateway_name}/{name}"
+        try:
+            require_tier(user, sub.tool_class.tier, what)
+            require_confirmation(sub.tool_class, arguments, what)
+            self._check_devices(user, runtime, name, args, what)
+        except PermissionDenied as err:
+            return error_result(str(err), code=err.code)
+        result = await self._execute(backend, runtime, name, args)
+        if sub.tool_class.tier is not ToolTier.READ:
+            async_record_write(
+                self.hass,
+                user=user,
+                client_name=ctx.client_name,
+                tool=what,
+                summary=f"{name}",
+                success=not result.get("isError", False),
+                backend=backend.gateway_name,
+            )
+        return result
+
+    def _check_devices(
+        self,
+        user: User,
+        runtime: BackendRuntime,
+        name: str,
+        args: Mapping[str, Any],
+        what: str,
+    ) -> None:
+        """Backend calls that address devices need control of the entities those devices are."""
+        keys = set(runtime.device_keys_in_call(name, args))
+        if not keys:
+            return
+        registry = er.async_get(self.hass)
+        entity_ids: list[str] = []
+        mapped: set[str] = set()
+        for spec in runtime.publisher.specs:
+            if spec.device.key not in keys:
+                continue
+            entity_id = registry.async_get_entity_id(
+                spec.platform, DOMAIN, runtime.publisher.unique_id(spec)
+            )
+            if entity_id is not None:
+                entity_ids.append(entity_id)
+                mapped.add(spec.device.key)
+        unmapped = keys - mapped
+        # Without an entity HA has no permission to consult: only admins may address it.
+        if unmapped and user_role(user) != "admin":
+            raise PermissionDenied(
+                f"Permission denied: {what} addresses devices that are not Home Assistant "
+                f"entities ({', '.join(sorted(unmapped))}); only administrators may do that."
+            )
+        require_control(user, entity_ids, what)
+
+    async def _execute(
+        self,
+        backend: ExposedBackend,
+        runtime: BackendRuntime,
+        name: str,
+        args: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Call the backend; every failure becomes an `isError` result that says what happened."""
+        title = backend.entry.title
+        try:
+            async with asyncio.timeout(BACKEND_CALL_TIMEOUT):
+                result = await runtime.async_call_tool(name, args)
+        except McpToolError as err:
+            if isinstance(err.result, ToolResult):
+                tool = err.result
+                return _passthrough(tool.content, tool.structured, tool.data, True)
+            return error_result(f"{title} failed on {name}: {err}", code="backend_error")
+        except (TimeoutError, McpTimeoutError):
+            return error_result(f"{title} did not answer {name} in time.", code="timeout")
+        except McpAuthError:
+            return error_result(
+                f"{title} refused the gateway's credentials; re-authenticate the entry in Home "
+                "Assistant.",
+                code="backend_auth",
+            )
+        except McpRateLimitError as err:
+            return error_result(
+                f"{title} is rate limiting; retry in "
+                f"{f'{err.retry_after:g}' if err.retry_after else 'a few'} seconds.",
+                code="rate_limited",
+            )
+        except McpConnectionError as err:
+            return error_result(f"{title} is unreachable: {err}", code="unavailable")
+        except McpRpcError as err:
+            return error_result(
+                f"{title} rejected {name}: {err.message}",
+                code="rejected",
+                rpc_code=err.code,
+                data=err.data,
+            )
+        except McpError as err:
+            return error_result(f"{title} failed on {name}: {err}", code="backend_error")
+        except Exception:  # a backend bug must not look like a gateway protocol failure
+            _LOGGER.exception("Calling %s on %s failed", name, backend.gateway_name)
+            return error_result(f"{title} failed on {name} (see the Home Assistant log).")
+        return _passthrough(result.content, result.structured, result.data, result.is_error)
+
+
+def _passthrough(
+    content: Sequence[dict[str, Any]], structured: Any, data: Any, is_error: bool
+) -> dict[str, Any]:
+    """The backend's result as is, with structuredContent derived from its JSON text if absent."""
+    if structured is None and isinstance(data, dict):
+        structured = data
+    parts = list(content)
+    if not parts and structured is not None:
+        parts = [{"type": "text", "text": json.dumps(structured, ensure_ascii=False)}]
+    result: dict[str, Any] = {"content": parts, "isError": is_error}
+    if isinstance(structured, dict):
+        result["structuredContent"] = structured
+    return result
+
+
+def _shorten(text: str) -> str:
+    if len(text) <= SEARCH_DESCRIPTION_CHARS:
+        return text
+    return text[: SEARCH_DESCRIPTION_CHARS - 1].rstrip() + "…"
