@@ -197,7 +197,6 @@ async def test_gateway_catalog_call(
     ]
     assert by_name["switch_thing"] == {
         "name": "switch_thing",
-        "title": "switch_thing",
         "description": "Turn a device on or off.",
         "tier": "control",
         "inputSchema": fake_tools()[1]["inputSchema"],
@@ -641,3 +640,28 @@ def test_gateway_names_are_unique_short_and_stable() -> None:
     assert len(names["e"]) <= 64
     assert names["f"] == "homecast_entry"
     assert len(set(names.values())) == len(names)
+
+
+async def test_catalog_hoists_repeated_paragraphs(
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A checklist repeated in many descriptions is listed once and referenced by each tool."""
+    monkeypatch.setattr(catalog_module, "CATALOG_TTL", 0)
+    checklist = "BEFORE CALLING: confirm the device with the user, then pass the key. " * 2
+    runtime: FakeRuntime = fake_entry.runtime_data
+    tools = fake_tools()
+    for tool in tools[1:5]:
+        tool["description"] += f"\n\n{checklist.strip()}"
+    tools[1]["title"] = "Switch a thing"
+    runtime.tools = tools
+    data = _data(await _call(hass, hass_admin_user, GATEWAY))
+    assert data["notes"] == {"note_1": checklist.strip()}
+    by_name = {tool["name"]: tool for tool in data["tools"]}
+    assert by_name["switch_thing"]["description"] == "Turn a device on or off."
+    assert by_name["switch_thing"]["notes"] == ["note_1"]
+    assert by_name["switch_thing"]["title"] == "Switch a thing"
+    assert "notes" not in by_name["list_things"]
+    assert checklist.strip() not in json.dumps(data["tools"])

@@ -140,7 +140,9 @@ class BackendTool:
 
     def summary(self, *, with_schema: bool = True) -> dict[str, Any]:
         """What the AI needs to call it."""
-        item: dict[str, Any] = {"name": self.name, "title": self.title}
+        item: dict[str, Any] = {"name": self.name}
+        if self.title != self.name:
+            item["title"] = self.title
         item["description"] = self.description
         item["tier"] = str(self.tool_class.tier)
         if self.tool_class.destructive:
@@ -148,6 +150,47 @@ class BackendTool:
         if with_schema:
             item["inputSchema"] = self.input_schema
         return item
+
+
+# A paragraph repeated in this many tool descriptions is shown once, as a shared note.
+SHARED_NOTE_MIN: Final = 3
+
+
+def catalog_listing(tools: Sequence[BackendTool]) -> dict[str, Any]:
+    """Tools with schemas for a gateway's catalog call, boilerplate paragraphs hoisted.
+
+    Backends repeat checklists in every write tool's description (Hubitat: ~600 bytes each,
+    dozens of times); listing each once keeps the catalog readable and a fraction of the size.
+    """
+    summaries = [tool.summary() for tool in tools]
+    counts: dict[str, int] = {}
+    for item in summaries:
+        for paragraph in set(_paragraphs(item["description"])):
+            counts[paragraph] = counts.get(paragraph, 0) + 1
+    notes: dict[str, str] = {}
+    for paragraph, count in counts.items():
+        if count >= SHARED_NOTE_MIN and len(paragraph) > 80:
+            notes[paragraph] = f"note_{len(notes) + 1}"
+    if notes:
+        for item in summaries:
+            kept: list[str] = []
+            refs: list[str] = []
+            for paragraph in _paragraphs(item["description"]):
+                if paragraph in notes:
+                    refs.append(notes[paragraph])
+                else:
+                    kept.append(paragraph)
+            item["description"] = "\n\n".join(kept)
+            if refs:
+                item["notes"] = refs
+    listing: dict[str, Any] = {"tools": summaries}
+    if notes:
+        listing["notes"] = {key: text for text, key in notes.items()}
+    return listing
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [part.strip() for part in text.split("\n\n") if part.strip()]
 
 
 @dataclass(slots=True)

@@ -41,6 +41,7 @@ from .catalog import (
     ExposedBackend,
     GatewayCatalog,
     ToolFailure,
+    catalog_listing,
     gateway_tool_definition,
     schema_errors,
 )
@@ -55,6 +56,7 @@ from .policy import (
     user_role,
 )
 from .resources import async_read_resource, list_resources
+from .settings import gateway_settings
 from .tools import HA_TOOLS
 
 _LOGGER = logging.getLogger(__name__)
@@ -97,9 +99,7 @@ SEARCH_SCHEMA: Final[dict[str, Any]] = {
 
 
 def allow_non_admin(hass: HomeAssistant) -> bool:
-    """The gateway-wide option; read through here so tests and settings share one path."""
-    from .settings import gateway_settings
-
+    """The gateway-wide option (the gateway entry's, else the default: allowed)."""
     return gateway_settings(hass).allow_non_admin
 
 
@@ -295,7 +295,7 @@ class GatewayHandler:
                 {
                     "gateway": backend.gateway_name,
                     "backend": backend.kind,
-                    "tools": [tool.summary() for tool in visible],
+                    **catalog_listing(visible),
                 }
             )
         sub = backend_catalog.tools.get(name)

@@ -1,0 +1,258 @@
+"""The gateway over the three real backends, each talking to its simulator on 127.0.0.1.
+
+Pins the budget (an admin's whole tools/list ≤ 12 KB with one entry of each backend while
+every backend tool stays reachable) and a few calls end to end through the HTTP view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+import json
+from typing import Any
+
+from aiohttp.test_utils import TestClient, TestServer
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from homeassistant.setup import async_setup_component
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
+
+from custom_components.mcp_gateway.backends.homecast.const import (
+    AUTH_TOKEN,
+    CONF_ACCESS_TOKEN,
+    CONF_AUTH_TYPE,
+    CONF_HOMES,
+)
+from custom_components.mcp_gateway.backends.hubitat.const import (
+    CONF_TOKEN as HUBITAT_TOKEN,
+    CONF_URL as HUBITAT_URL,
+)
+from custom_components.mcp_gateway.backends.robine_wake.const import CONF_URL as ROBINE_URL
+from custom_components.mcp_gateway.const import (
+    BACKEND_HOMECAST,
+    BACKEND_HUBITAT,
+    BACKEND_ROBINE_WAKE,
+    CONF_BACKEND,
+    DOMAIN,
+)
+from custom_components.mcp_gateway.gateway.handler import GatewayHandler
+from custom_components.mcp_gateway.mcp.server import RequestContext
+from tests.simulators.base import SimClock
+from tests.simulators.homecast import HOMECAST, create_app as homecast_app
+from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
+from tests.simulators.robine_wake import create_app as robine_app
+
+BUDGET_BYTES = 12 * 1024
+URL = "/api/mcp_gateway"
+HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+
+
+@pytest.fixture(autouse=True)
+def _loopback_sockets(socket_enabled: None) -> None:
+    """Real HTTP to the simulators on 127.0.0.1."""
+
+
+@pytest.fixture
+async def sims() -> AsyncGenerator[dict[str, TestServer]]:
+    """One simulator of each backend."""
+    clock = SimClock()
+    servers = {
+        BACKEND_HUBITAT: TestServer(
+            hubitat_app(hub_id="hub-0001", devices=24, command_delay=0), host="127.0.0.1"
+        ),
+        BACKEND_HOMECAST: TestServer(homecast_app(write_delay=0), host="127.0.0.1"),
+        BACKEND_ROBINE_WAKE: TestServer(
+            robine_app(clock=clock, command_delay=0, device_id="rw-0123456789ab"),
+            host="127.0.0.1",
+        ),
+    }
+    for server in servers.values():
+        await server.start_server()
+    yield servers
+    for server in servers.values():
+        await server.close()
+
+
+@pytest.fixture
+async def entries(hass: HomeAssistant, sims: dict[str, TestServer]) -> dict[str, MockConfigEntry]:
+    """One loaded entry per backend, and HA's HTTP server with the gateway."""
+    assert await async_setup_component(hass, "http", {"http": {}})
+    hubitat = sims[BACKEND_HUBITAT]
+    homecast = sims[BACKEND_HOMECAST]
+    homes = [home.uuid.lower() for home in homecast.app[HOMECAST].homes]
+    made = {
+        BACKEND_HUBITAT: MockConfigEntry(
+            domain=DOMAIN,
+            title="Home Hub",
+            unique_id=hubitat.app[HUB].hub_id,
+            data={
+                CONF_BACKEND: BACKEND_HUBITAT,
+                HUBITAT_URL: str(hubitat.make_url(mcp_path("42"))),
+                HUBITAT_TOKEN: "sim-token",
+            },
+        ),
+        BACKEND_HOMECAST: MockConfigEntry(
+            domain=DOMAIN,
+            title="Homecast",
+            unique_id=min(homes),
+            data={
+                CONF_BACKEND: BACKEND_HOMECAST,
+                "url": str(homecast.make_url("/mcp")),
+                CONF_AUTH_TYPE: AUTH_TOKEN,
+                CONF_ACCESS_TOKEN: "hc_test_token",
+                CONF_HOMES: homes,
+            },
+        ),
+        BACKEND_ROBINE_WAKE: MockConfigEntry(
+            domain=DOMAIN,
+            title="Bedroom clock",
+            unique_id="rw-0123456789ab",
+            data={
+                CONF_BACKEND: BACKEND_ROBINE_WAKE,
+                ROBINE_URL: str(sims[BACKEND_ROBINE_WAKE].make_url("/mcp")),
+            },
+        ),
+    }
+    for entry in made.values():
+        entry.add_to_hass(hass)
+        assert await hass.config_entries.async_setup(entry.entry_id), entry.title
+        await hass.async_block_till_done()
+    return made
+
+
+def _ctx(user: Any) -> RequestContext:
+    return RequestContext("2025-11-25", "pytest", user, 1)
+
+
+async def _rpc(client: TestClient, method: str, params: dict[str, Any] | None = None) -> Any:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+    response = await client.post(URL, json=body, headers=HEADERS)
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def test_admin_tools_list_fits_the_budget(
+    hass: HomeAssistant,
+    entries: dict[str, MockConfigEntry],
+    hass_client: Any,
+    hass_admin_user: MockUser,
+) -> None:
+    """≤ 12 KB for an admin over HTTP, while every backend tool is reachable by name."""
+    client: TestClient = await hass_client()
+    response = await client.post(
+        URL,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers=HEADERS,
+    )
+    body = await response.read()
+    assert response.status == 200
+    tools = json.loads(body)["result"]["tools"]
+    assert len(body) <= BUDGET_BYTES, len(body)
+    gateways = {
+        "hubitat_home_hub": entries[BACKEND_HUBITAT],
+        "homecast": entries[BACKEND_HOMECAST],
+        "robine_wake_bedroom_clock": entries[BACKEND_ROBINE_WAKE],
+    }
+    assert {tool["name"] for tool in tools} == {
+        "search_tools",
+        "get_state",
+        "set_state",
+        "get_history",
+        "list_backends",
+        *gateways,
+    }
+    handler = GatewayHandler(hass)
+    for gateway, entry in gateways.items():
+        backend_tools = await entry.runtime_data.async_list_tools()
+        names = {tool["name"] for tool in backend_tools}
+        assert names, gateway
+        # The gateway names them all, and its catalog call returns them all with schemas.
+        description = next(t["description"] for t in tools if t["name"] == gateway)
+        assert all(name in description for name in names), gateway
+        result = await handler.call_tool(_ctx(hass_admin_user), gateway, {})
+        listed = result["structuredContent"]["tools"]
+        assert {tool["name"] for tool in listed} == names
+        assert all(tool["inputSchema"]["type"] == "object" for tool in listed)
+        # Flattened: no backend tool is itself a gateway of other tools.
+        assert not any(name.endswith("_gateway") for name in names)
+
+
+async def test_hubitat_device_command_through_the_gateway(
+    hass: HomeAssistant,
+    entries: dict[str, MockConfigEntry],
+    sims: dict[str, TestServer],
+    hass_admin_user: MockUser,
+    hass_user: MockUser,
+) -> None:
+    """A device command needs control of that device's entity; the write key is the runtime's."""
+    entry = entries[BACKEND_HUBITAT]
+    hub = sims[BACKEND_HUBITAT].app[HUB]
+    switch = sorted(hub.find(kind="switch"), key=lambda d: d.id)[0]
+    runtime = entry.runtime_data
+    keys = runtime.device_keys_in_call("hub_call_device_command", {"deviceId": str(switch.id)})
+    assert keys
+    registry = er.async_get(hass)
+    specs = [spec for spec in runtime.publisher.specs if spec.device.key in keys]
+    entity_ids = [
+        registry.async_get_entity_id(spec.platform, DOMAIN, runtime.publisher.unique_id(spec))
+        for spec in specs
+    ]
+    assert entity_ids
+    call = {
+        "tool": "hub_call_device_command",
+        "args": {"deviceId": str(switch.id), "command": "on"},
+    }
+    handler = GatewayHandler(hass)
+    hass_user.mock_policy(
+        {"entities": {"entity_ids": {eid: {"read": True} for eid in entity_ids if eid}}}
+    )
+    denied = await handler.call_tool(_ctx(hass_user), "hubitat_home_hub", call)
+    assert denied["isError"] is True
+    assert denied["structuredContent"]["error"]["code"] == "forbidden"
+
+    done = await handler.call_tool(_ctx(hass_admin_user), "hubitat_home_hub", call)
+    assert done["isError"] is False, done
+    assert done["structuredContent"]["success"] is True
+
+
+async def test_read_only_user_reads_each_backend(
+    hass: HomeAssistant,
+    entries: dict[str, MockConfigEntry],
+    hass_read_only_user: MockUser,
+) -> None:
+    """A read-only user sees only read tools of each backend, and they work."""
+    handler = GatewayHandler(hass)
+    tools = await handler.list_tools(_ctx(hass_read_only_user))
+    assert "set_state" not in {tool["name"] for tool in tools}
+    reads = {
+        "hubitat_home_hub": "hub_list_modes",
+        "homecast": "get_state",
+        "robine_wake_bedroom_clock": "list_alarms",
+    }
+    for gateway, tool in reads.items():
+        catalog = await handler.call_tool(_ctx(hass_read_only_user), gateway, {})
+        assert {t["tier"] for t in catalog["structuredContent"]["tools"]} == {"read"}
+        result = await handler.call_tool(_ctx(hass_read_only_user), gateway, {"tool": tool})
+        assert result["isError"] is False, (gateway, result)
+    write = await handler.call_tool(
+        _ctx(hass_read_only_user), "robine_wake_bedroom_clock", {"tool": "snooze_session"}
+    )
+    assert write["structuredContent"]["error"]["code"] == "forbidden"
+
+
+async def test_get_state_spans_backends(
+    hass: HomeAssistant, entries: dict[str, MockConfigEntry], hass_admin_user: MockUser
+) -> None:
+    """One get_state over all backends; the backend filter narrows it to one."""
+    handler = GatewayHandler(hass)
+    everything = await handler.call_tool(
+        _ctx(hass_admin_user), "get_state", {"fields": ["backend"], "limit": 1000}
+    )
+    backends = {item["backend"] for item in everything["structuredContent"]["entities"]}
+    assert backends == {"hubitat_home_hub", "homecast", "robine_wake_bedroom_clock"}
+    clock = await handler.call_tool(
+        _ctx(hass_admin_user), "get_state", {"backend": "robine_wake", "fields": ["backend"]}
+    )
+    assert {item["backend"] for item in clock["structuredContent"]["entities"]} == {
+        "robine_wake_bedroom_clock"
+    }
