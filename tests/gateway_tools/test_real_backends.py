@@ -256,3 +256,88 @@ async def test_get_state_spans_backends(
     assert {item["backend"] for item in clock["structuredContent"]["entities"]} == {
         "robine_wake_bedroom_clock"
     }
+
+
+# The issue's classification, written out independently of the backends' own tables.
+ROBINE_READ = {"get_state", "list_alarms", "list_sounds", "preview_alarm"}
+ROBINE_CONTROL = {
+    "create_alarm",
+    "update_alarm",
+    "delete_alarm",
+    "trigger_alarm",
+    "snooze_session",
+    "dismiss_session",
+}
+HOMECAST_READ = {
+    "get_state",
+    "get_automations",
+    "get_hc_automations",
+    "query_history",
+    "get_history",
+}
+HOMECAST_CONTROL = {"set_state", "run_scene"}
+HUBITAT_CONTROL = {"hub_call_device_command", "hub_set_hsm", "hub_manage_mode"}
+HUBITAT_SOME_READS = {"hub_list_devices", "hub_get_device", "hub_list_modes", "hub_get_hsm_status"}
+HUBITAT_SOME_ADMIN = {
+    "hub_reboot",
+    "hub_shutdown",
+    "hub_create_backup",
+    "hub_restore_backup",
+    "hub_write_file",
+    "hub_set_zwave",
+    "hub_create_custom_rule",
+    "hub_update_app",
+    "hub_delete_device",
+    "hub_update_firmware",
+}
+
+
+@pytest.mark.parametrize("role", ["admin", "user", "read_only"])
+async def test_real_backend_matrix(
+    hass: HomeAssistant,
+    entries: dict[str, MockConfigEntry],
+    *,
+    hass_admin_user: MockUser,
+    hass_user: MockUser,
+    hass_read_only_user: MockUser,
+    role: str,
+) -> None:
+    """Each role's catalog of each backend follows the issue's table; the rest is refused."""
+    user = {"admin": hass_admin_user, "user": hass_user, "read_only": hass_read_only_user}[role]
+    handler = GatewayHandler(hass)
+    catalogs: dict[str, set[str]] = {}
+    everything: dict[str, set[str]] = {}
+    for gateway, entry in (
+        ("hubitat_home_hub", entries[BACKEND_HUBITAT]),
+        ("homecast", entries[BACKEND_HOMECAST]),
+        ("robine_wake_bedroom_clock", entries[BACKEND_ROBINE_WAKE]),
+    ):
+        result = await handler.call_tool(_ctx(user), gateway, {})
+        catalogs[gateway] = {tool["name"] for tool in result["structuredContent"]["tools"]}
+        everything[gateway] = {t["name"] for t in await entry.runtime_data.async_list_tools()}
+
+    robine, homecast, hubitat = (
+        catalogs["robine_wake_bedroom_clock"],
+        catalogs["homecast"],
+        catalogs["hubitat_home_hub"],
+    )
+    if role == "admin":
+        assert catalogs == everything
+    elif role == "user":
+        assert robine == ROBINE_READ | ROBINE_CONTROL
+        assert homecast == HOMECAST_READ | HOMECAST_CONTROL
+        assert hubitat >= HUBITAT_CONTROL | HUBITAT_SOME_READS
+        assert not HUBITAT_SOME_ADMIN & hubitat
+    else:
+        assert robine == ROBINE_READ
+        assert homecast == HOMECAST_READ
+        assert hubitat >= HUBITAT_SOME_READS
+        assert not (HUBITAT_CONTROL | HUBITAT_SOME_ADMIN) & hubitat
+
+    # Everything outside the role's catalog is refused before reaching the backend.
+    for gateway, names in everything.items():
+        for name in sorted(names - catalogs[gateway]):
+            result = await handler.call_tool(
+                _ctx(user), gateway, {"tool": name, "args": {}, "confirm": True}
+            )
+            assert result["structuredContent"]["error"]["code"] == "forbidden", (gateway, name)
