@@ -20,6 +20,8 @@ CONF_AS_LIGHT: Final = "hubitat_as_light"
 CONF_SEND_KEY: Final = "hubitat_send_key"
 
 DEFAULT_POLL_INTERVAL: Final = 15  # seconds
+# Per request; a hub busy with a large inventory page answers well within this.
+REQUEST_TIMEOUT: Final = 10.0
 MIN_POLL_INTERVAL: Final = 5
 MAX_POLL_INTERVAL: Final = 3600
 

@@ -212,9 +212,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
     async def _poll_location(self) -> bool:
         """Mode and HSM changes, from the location's event stream."""
         if self._location_since is None:
-            await self._bookmark_location()
-            return False
-        events = await self.api.list_events(since=self._location_since)
+            # No location event existed yet: whatever shows up now is new.
+            events = await self.api.list_events(limit=10)
+        else:
+            events = await self.api.list_events(since=self._location_since)
         if not events:
             return False
         self._location_since = newest([self._location_since, *(e.date for e in events)])

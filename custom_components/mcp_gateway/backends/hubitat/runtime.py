@@ -19,6 +19,7 @@ from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
 from ...mcp.errors import McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
+from . import const
 from .api import Command, HsmStatus, HubitatApi, HubitatKeyRefusedError, Modes, is_key_refusal
 from .coalescer import WriteCoalescer
 from .const import (
@@ -84,6 +85,7 @@ class HubitatRuntime(BackendRuntime):
             async_get_clientsession(hass),
             entry.data[CONF_URL],
             auth=QueryTokenAuth(entry.data[CONF_TOKEN]),
+            timeout=const.REQUEST_TIMEOUT,
             limits={"write": MAX_WRITES_IN_FLIGHT},
         )
         return cls(hass, entry, client)

@@ -1,0 +1,280 @@
+"""Polling: incremental reads, dynamic and stale devices, events, faults and recovery."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+import logging
+from unittest.mock import patch
+
+from freezegun.api import FrozenDateTimeFactory
+from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntryState
+from homeassistant.const import STATE_UNAVAILABLE
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers.update_coordinator import UpdateFailed
+import pytest
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
+
+from custom_components.mcp_gateway.backends.hubitat import const
+from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.mcp.errors import McpTimeoutError
+
+from .conftest import Sim, entity_id, first, make_entry, setup_entry
+
+
+async def poll(hass: HomeAssistant, freezer: FrozenDateTimeFactory, seconds: float = 15) -> None:
+    """Let the poll interval pass."""
+    freezer.tick(timedelta(seconds=seconds))
+    async_fire_time_changed(hass)
+    # Interval refreshes run as background tasks.
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+
+@pytest.fixture
+async def runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
+    return await setup_entry(hass, make_entry(sim))
+
+
+async def test_idle_poll_reads_only_changes(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """An idle poll is two reads: devices changed since the bookmark, location events since."""
+    sim.stats.reset()
+    await poll(hass, freezer)
+    assert dict(sim.stats.tools) == {"hub_read_devices": 2}
+    idle_bytes = sim.stats.bytes_out
+    sim.stats.reset()
+    # A full inventory costs far more than an idle poll.
+    await runtime.api.list_devices()
+    assert sim.stats.bytes_out > 5 * idle_bytes
+    assert runtime.coordinator.full_inventories == 1
+
+
+async def test_change_on_the_hub_shows_after_a_poll(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A sensor that reports on the hub is read by the next incremental poll."""
+    sensor = first(sim, "water")
+    moisture = entity_id(hass, sim, f"{sensor.id}_water", "binary_sensor")
+    new = "dry" if sensor.value("water") == "wet" else "wet"
+    sim.hub.set_attribute(sensor.id, "water", new)
+    assert hass.states.get(moisture).state == ("off" if new == "wet" else "on")
+    await poll(hass, freezer)
+    assert hass.states.get(moisture).state == ("on" if new == "wet" else "off")
+
+
+async def test_new_device_appears_without_reload(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A device paired on the hub reports at once: the next poll adds its entities."""
+    device = sim.hub.pair_device("dimmer", "Porch Dimmer", "Porch")
+    await poll(hass, freezer)
+    light = entity_id(hass, sim, f"{device.id}_light", "light")
+    assert hass.states.get(light).state in ("on", "off")
+    registry = dr.async_get(hass)
+    entry = registry.async_get_device({(DOMAIN, f"{sim.hub.hub_id}_{device.id}")})
+    assert entry is not None
+    assert entry.suggested_area == "Porch"
+
+
+async def test_silent_new_device_found_by_the_sweep(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A device that never reports (a virtual one) is found by the periodic id listing."""
+    device = sim.hub.create_virtual("Virtual Switch", "Virtual Porch")
+    device.last_activity = None
+    await poll(hass, freezer)
+    uid = f"{sim.hub.hub_id}_{device.id}_switch"
+    entities = er.async_get(hass)
+    assert entities.async_get_entity_id("switch", DOMAIN, uid) is None
+    await poll(hass, freezer, const.SWEEP_INTERVAL.total_seconds())
+    assert entities.async_get_entity_id("switch", DOMAIN, uid) is not None
+
+
+async def test_removed_device_leaves_ha(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A device gone from the hub is removed with its entities at the next sweep."""
+    plug = first(sim, "outlet")
+    switch = entity_id(hass, sim, f"{plug.id}_switch", "switch")
+    identifier = (DOMAIN, f"{sim.hub.hub_id}_{plug.id}")
+    sim.hub.remove_device(plug.id)
+    await poll(hass, freezer, const.SWEEP_INTERVAL.total_seconds())
+    assert er.async_get(hass).async_get(switch) is None
+    assert hass.states.get(switch) is None
+    assert dr.async_get(hass).async_get_device({identifier}) is None
+    assert plug.id not in {int(i) for i in runtime.coordinator.devices}
+
+
+async def test_new_rule_and_mode_list_come_with_the_sweep(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """Rules and the set of modes are re-read by the sweep."""
+    sim.hub.rules.pop(104)
+    await poll(hass, freezer, const.SWEEP_INTERVAL.total_seconds())
+    registry = er.async_get(hass)
+    assert registry.async_get_entity_id("switch", DOMAIN, f"{sim.hub.hub_id}_rule_104") is None
+    assert registry.async_get_entity_id("switch", DOMAIN, f"{sim.hub.hub_id}_rule_101")
+
+
+async def test_button_presses_fire_events(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """pushed/held/doubleTapped on the hub fire the matching button's event entity once."""
+    remote = first(sim, "button")
+    button_2 = entity_id(hass, sim, f"{remote.id}_button_2", "event")
+    button_1 = entity_id(hass, sim, f"{remote.id}_button_1", "event")
+    sim.hub.set_attribute(remote.id, "held", 2)
+    await poll(hass, freezer)
+    state = hass.states.get(button_2)
+    assert state.attributes["event_type"] == "held"
+    assert state.attributes["button"] == 2
+    assert hass.states.get(button_1).state == "unknown"
+    fired_at = state.state
+
+    # The same event seen again by an overlapping poll does not fire twice.
+    await poll(hass, freezer)
+    assert hass.states.get(button_2).state == fired_at
+
+    sim.hub.set_attribute(remote.id, "doubleTapped", 2)
+    await poll(hass, freezer)
+    state = hass.states.get(button_2)
+    assert state.attributes["event_type"] == "double_tapped"
+    assert state.state != fired_at
+
+
+async def test_mode_and_hsm_follow_location_events(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """Mode and HSM changes made on the hub arrive through the location event stream."""
+    mode = entity_id(hass, sim, "hub_mode", "select")
+    hsm = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
+    sim.hub.set_mode("Away")
+    sim.hub.set_hsm_status("armedHome")
+    sim.stats.reset()
+    await poll(hass, freezer)
+    assert hass.states.get(mode).state == "Away"
+    assert hass.states.get(hsm).state == "armed_home"
+    assert sim.stats.tools["hub_list_modes"] == 1
+    assert sim.stats.tools["hub_get_hsm_status"] == 1
+
+    sim.hub.trigger_hsm_alert("intrusion")
+    await poll(hass, freezer)
+    assert hass.states.get(hsm).state == "triggered"
+
+
+async def test_unavailable_then_back_logged_once(
+    hass: HomeAssistant,
+    freezer: FrozenDateTimeFactory,
+    sim: Sim,
+    runtime: HubitatRuntime,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Hub offline: entities unavailable, one log line; back: available, one log line."""
+    mode = entity_id(hass, sim, "hub_mode", "select")
+    caplog.set_level(logging.INFO)
+    sim.faults.offline = True
+    for _ in range(3):
+        await poll(hass, freezer)
+    assert hass.states.get(mode).state == STATE_UNAVAILABLE
+    assert caplog.text.count("Error fetching") == 1
+
+    sim.faults.offline = False
+    sim.hub.set_mode("Evening")
+    await poll(hass, freezer)
+    await poll(hass, freezer)
+    assert hass.states.get(mode).state == "Evening"
+    assert caplog.text.count("data recovered") == 1
+
+
+async def test_malformed_replies_make_entities_unavailable(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A reply that is not JSON: unavailable until the hub answers properly again."""
+    mode = entity_id(hass, sim, "hub_mode", "select")
+    sim.faults.malformed = True
+    await poll(hass, freezer)
+    assert hass.states.get(mode).state == STATE_UNAVAILABLE
+    sim.faults.malformed = False
+    await poll(hass, freezer)
+    assert hass.states.get(mode).state != STATE_UNAVAILABLE
+
+
+async def test_wrong_shape_is_a_failed_update(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """Valid MCP with a result of the wrong shape (no devices list) counts as a failure."""
+    mode = entity_id(hass, sim, "hub_mode", "select")
+
+    async def broken(args: dict) -> dict:
+        return {"unexpected": True}
+
+    with patch.dict(sim.tools._handlers, {"list_devices": broken}):
+        await poll(hass, freezer)
+        assert hass.states.get(mode).state == STATE_UNAVAILABLE
+    await poll(hass, freezer)
+    assert hass.states.get(mode).state != STATE_UNAVAILABLE
+
+
+async def test_timeouts_make_entities_unavailable(hass: HomeAssistant, sim: Sim) -> None:
+    """A hub that stops answering: the request times out and entities go unavailable.
+
+    Real time here (a 50 ms request timeout): a frozen clock would never let it expire.
+    """
+    with patch.object(const, "REQUEST_TIMEOUT", 0.05):
+        runtime = await setup_entry(hass, make_entry(sim))
+    mode = entity_id(hass, sim, "hub_mode", "select")
+    sim.faults.hang = True
+    await runtime.coordinator.async_refresh()
+    await hass.async_block_till_done()
+    assert isinstance(runtime.coordinator.last_exception, UpdateFailed)
+    assert "timed out" in str(runtime.coordinator.last_exception).lower() or isinstance(
+        runtime.coordinator.last_exception.__cause__, McpTimeoutError
+    )
+    assert hass.states.get(mode).state == STATE_UNAVAILABLE
+    sim.faults.hang = False
+    await runtime.coordinator.async_refresh()
+    await hass.async_block_till_done()
+    assert hass.states.get(mode).state != STATE_UNAVAILABLE
+
+
+async def test_revoked_token_starts_reauth(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A 401 while polling starts the reauth flow."""
+    sim.faults.revoked = True
+    await poll(hass, freezer)
+    flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+    assert [flow["context"]["source"] for flow in flows] == [SOURCE_REAUTH]
+    assert flows[0]["step_id"] == "hubitat_reauth"
+
+
+async def test_setup_retries_while_offline(hass: HomeAssistant, sim: Sim) -> None:
+    """Unreachable at start: HA retries the entry later."""
+    sim.faults.offline = True
+    entry = make_entry(sim)
+    entry.add_to_hass(hass)
+    await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+
+
+async def test_setup_with_refused_token_asks_for_a_new_one(hass: HomeAssistant, sim: Sim) -> None:
+    """A token the hub refuses at start: setup fails and reauth begins."""
+    entry = make_entry(sim, token="wrong")
+    entry.add_to_hass(hass)
+    await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+    assert [flow["context"]["source"] for flow in flows] == [SOURCE_REAUTH]
+
+
+async def test_unload(hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime) -> None:
+    """Unloading removes the entities' states and closes the write queue."""
+    entry = runtime.entry
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.NOT_LOADED
+    with pytest.raises(RuntimeError):
+        await runtime.async_command("1", "on", [], {})
