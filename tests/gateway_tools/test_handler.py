@@ -366,6 +366,15 @@ async def test_writes_reach_the_logbook_and_reads_do_not(
         (f"{GATEWAY}/set_mode", True),
     ]
     assert {e.data["client_name"] for e in events} == {"ChatGPT"}
+    assert {e.data["summary"] for e in events} == {"set_mode", "broken_tool"}
+
+    events.clear()
+    device_call = {"tool": "switch_thing", "args": {"device": "1", "on": True}}
+    await handler.call_tool(ctx(hass_user, "ChatGPT"), GATEWAY, device_call)
+    await hass.async_block_till_done()
+    assert [(e.data["summary"], e.data["entity_id"]) for e in events] == [
+        ("switch_thing on switch.kitchen_plug", "switch.kitchen_plug")
+    ]
     assert {e.context.user_id for e in events} == {hass_user.id}
 
 

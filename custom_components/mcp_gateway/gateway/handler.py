@@ -47,6 +47,7 @@ from .catalog import (
 )
 from .policy import (
     PermissionDenied,
+    Role,
     allowed_tiers,
     async_record_write,
     may_use_gateway,
@@ -310,19 +311,22 @@ class GatewayHandler:
         try:
             require_tier(user, sub.tool_class.tier, what)
             require_confirmation(sub.tool_class, arguments, what)
-            self._check_devices(user, runtime, name, args, what)
+            entity_ids = self._check_devices(user, runtime, name, args, what)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
         result = await self._execute(backend, runtime, name, args)
         if sub.tool_class.tier is not ToolTier.READ:
+            # Arguments stay out of the logbook: they may hold codes or file contents.
+            target = f" on {', '.join(entity_ids)}" if entity_ids else ""
             async_record_write(
                 self.hass,
                 user=user,
                 client_name=ctx.client_name,
                 tool=what,
-                summary=f"{name}",
+                summary=f"{name}{target}",
                 success=not result.get("isError", False),
                 backend=backend.gateway_name,
+                entity_id=entity_ids[0] if len(entity_ids) == 1 else None,
             )
         return result
 
@@ -333,11 +337,14 @@ class GatewayHandler:
         name: str,
         args: Mapping[str, Any],
         what: str,
-    ) -> None:
-        """Backend calls that address devices need control of the entities those devices are."""
+    ) -> list[str]:
+        """Backend calls that address devices need control of the entities those devices are.
+
+        Returns the entities the call addresses.
+        """
         keys = set(runtime.device_keys_in_call(name, args))
         if not keys:
-            return
+            return []
         registry = er.async_get(self.hass)
         entity_ids: list[str] = []
         mapped: set[str] = set()
@@ -352,12 +359,13 @@ class GatewayHandler:
                 mapped.add(spec.device.key)
         unmapped = keys - mapped
         # Without an entity HA has no permission to consult: only admins may address it.
-        if unmapped and user_role(user) != "admin":
+        if unmapped and user_role(user) is not Role.ADMIN:
             raise PermissionDenied(
                 f"Permission denied: {what} addresses devices that are not Home Assistant "
                 f"entities ({', '.join(sorted(unmapped))}); only administrators may do that."
             )
         require_control(user, entity_ids, what)
+        return sorted(entity_ids)
 
     async def _execute(
         self,

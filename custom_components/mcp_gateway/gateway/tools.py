@@ -614,7 +614,10 @@ GET_HISTORY_SCHEMA: Final[dict[str, Any]] = {
 
 
 def _parse_time(value: str, name: str) -> datetime:
-    parsed = dt_util.parse_datetime(value)
+    try:
+        parsed = dt_util.parse_datetime(value)
+    except ValueError:  # well-formed but impossible, e.g. month 13
+        parsed = None
     if parsed is None:
         raise ToolFailure(f"{name} is not an ISO 8601 date-time: {value}", code="invalid")
     if parsed.tzinfo is None:
@@ -641,7 +644,10 @@ async def async_get_history(
     if "start" in args:
         start = _parse_time(args["start"], "start")
     else:
-        start = end - timedelta(hours=args.get("hours", DEFAULT_HISTORY_HOURS))
+        try:
+            start = end - timedelta(hours=args.get("hours", DEFAULT_HISTORY_HOURS))
+        except OverflowError as err:
+            raise ToolFailure("end is too early.", code="invalid") from err
     if start >= end:
         raise ToolFailure("start must be before end.", code="invalid")
     limit = args.get("limit", DEFAULT_HISTORY_POINTS)
