@@ -82,12 +82,14 @@ async def sim(sim_factory: SimFactory) -> Sim:
     return await sim_factory()
 
 
-def make_entry(sim: Sim, *, token: str = TOKEN, **options: Any) -> MockConfigEntry:
+def make_entry(
+    sim: Sim, *, token: str = TOKEN, unique_id: str | None = None, **options: Any
+) -> MockConfigEntry:
     """An entry for the simulated hub."""
     return MockConfigEntry(
         domain=DOMAIN,
         title="Home Hub",
-        unique_id=sim.hub.hub_id,
+        unique_id=unique_id or sim.hub.hub_id,
         data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: sim.url, CONF_TOKEN: token},
         options=options,
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState, ConfigFlow, ConfigFlowResult
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
@@ -46,9 +46,6 @@ from .const import (
     MAX_POLL_INTERVAL,
     MIN_POLL_INTERVAL,
 )
-
-if TYPE_CHECKING:
-    from .runtime import HubitatRuntime
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -230,8 +227,12 @@ def hubitat_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
     lights: list[SelectOptionDict] = []
     switches: list[SelectOptionDict] = []
     if entry.state is ConfigEntryState.LOADED:
-        runtime: HubitatRuntime = entry.runtime_data  # type: ignore[assignment]
-        lights, switches = runtime.override_choices()
+        # Imported here: the runtime pulls in every platform module, the flow needs none.
+        from .runtime import HubitatRuntime
+
+        runtime = entry.runtime_data
+        if isinstance(runtime, HubitatRuntime):
+            lights, switches = runtime.override_choices()
     as_switch = list(options.get(CONF_AS_SWITCH, []))
     as_light = list(options.get(CONF_AS_LIGHT, []))
     return {
