@@ -1,0 +1,131 @@
+"""scripts/demo: a real Home Assistant with three simulated backends and the MCP gateway.
+
+Prints the HA URL and login, the MCP URL and a token, and ready-to-paste client configurations,
+then `MCP gateway ready: <url>`. Ctrl-C or SIGTERM stops everything it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from .ha import REPO, HomeAssistantProcess
+from .home import DemoHome, demo_home
+
+DEMO_DIR = REPO / ".demo"
+# The order add_backends adds them in.
+BACKENDS = ("hubitat", "homecast", "robine_wake")
+
+
+async def add_backends(ha: HomeAssistantProcess, home: DemoHome) -> list[dict[str, Any]]:
+    """Add the three entries through the config flows a user sees; returns the created ones."""
+    return [
+        await ha.config_flow("mcp_gateway", "hubitat", {"url": home.hubitat_url}),
+        await ha.config_flow(
+            "mcp_gateway",
+            "homecast",
+            {"url": home.homecast_url, "access_token": home.homecast_token},
+        ),
+        await ha.config_flow(
+            "mcp_gateway",
+            "robine_wake",
+            {"url": home.robine_url, "password": home.robine_password},
+        ),
+    ]
+
+
+def client_configs(mcp_url: str, token: str) -> str:
+    """Ready-to-paste configurations for common MCP clients."""
+    claude_desktop = {
+        "mcpServers": {
+            "home-assistant": {
+                "command": "npx",
+                "args": [
+                    "-y",
+                    "mcp-remote",
+                    mcp_url,
+                    "--header",
+                    "Authorization:Bearer ${HA_TOKEN}",
+                ],
+                "env": {"HA_TOKEN": token},
+            }
+        }
+    }
+    return "\n".join(
+        [
+            "Claude Desktop (claude_desktop_config.json), through mcp-remote:",
+            json.dumps(claude_desktop, indent=2),
+            "",
+            "Claude Code:",
+            f"  claude mcp add --transport http home-assistant {mcp_url} "
+            f'--header "Authorization: Bearer {token}"',
+            "",
+            "MCP Inspector (CLI):",
+            f"  npx @modelcontextprotocol/inspector --cli {mcp_url} --transport http "
+            f'--header "Authorization: Bearer {token}" --method tools/list',
+        ]
+    )
+
+
+async def run() -> int:
+    """Start everything, print how to connect, and wait for Ctrl-C / SIGTERM."""
+    started = time.monotonic()
+    DEMO_DIR.mkdir(exist_ok=True)
+    port = int(os.environ.get("MCP_GATEWAY_DEMO_PORT", "8123"))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+
+    async with demo_home() as home:
+        ha = HomeAssistantProcess(config_dir=DEMO_DIR / "config", port=port)
+        try:
+            print(f"Starting Home Assistant on {ha.base_url} (log: .demo/hass.log) …", flush=True)
+            await ha.start(DEMO_DIR / "hass.log")
+            await ha.onboard()
+            entries = await add_backends(ha, home)
+            kinds = {
+                e["result"]["entry_id"]: kind for e, kind in zip(entries, BACKENDS, strict=True)
+            }
+            (DEMO_DIR / "entries.json").write_text(json.dumps(kinds) + "\n")
+            titles = [entry["title"] for entry in entries]
+            token = ha.long_lived_token or ""
+            mcp_url = f"{ha.base_url}/api/mcp_gateway"
+            (DEMO_DIR / "mcp_url").write_text(mcp_url + "\n")
+            (DEMO_DIR / "token").write_text(token + "\n")
+            (DEMO_DIR / "login").write_text(f"{ha.username}\n{ha.password}\n")
+            print()
+            print(f"Home Assistant: {ha.base_url}  (login: {ha.username} / {ha.password})")
+            print(f"Backends added: {', '.join(titles)}")
+            print(f"MCP endpoint:   {mcp_url}")
+            print(f"Access token:   {token}")
+            print("                (also in .demo/token; .demo/mcp_url has the URL)")
+            print()
+            print(client_configs(mcp_url, token))
+            print()
+            print(f"(ready in {time.monotonic() - started:.0f} s; Ctrl-C stops everything)")
+            print(f"MCP gateway ready: {mcp_url}", flush=True)
+            waiter = asyncio.create_task(stop.wait())
+            exited = asyncio.create_task(ha.process.wait()) if ha.process else waiter
+            await asyncio.wait({waiter, exited}, return_when=asyncio.FIRST_COMPLETED)
+            if exited.done() and not stop.is_set():
+                print("Home Assistant exited; see .demo/hass.log", file=sys.stderr)
+                return 1
+            return 0
+        finally:
+            print("Stopping …", flush=True)
+            await ha.stop()
+
+
+def main() -> None:
+    """Entry point of `python -m demo`."""
+    sys.exit(asyncio.run(run()))
+
+
+if __name__ == "__main__":
+    main()
