@@ -61,6 +61,8 @@ class HaInstance:
         default_factory=lambda: {"allowed_origins": ["http://localhost:*"]}
     )
     keep: bool = False
+    # How to run HA; the benchmark runs it with core mcp_server's own pin of the MCP SDK.
+    command: tuple[str, ...] = (str(HASS),)
     port: int = field(default_factory=free_port)
     config_dir: Path = field(
         default_factory=lambda: Path(tempfile.mkdtemp(prefix="mcp-gateway-ha-"))
@@ -98,7 +100,7 @@ class HaInstance:
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         with self.log_path.open("wb") as log:
             self._process = await asyncio.create_subprocess_exec(
-                str(HASS),
+                *self.command,
                 "-c",
                 str(self.config_dir),
                 "--skip-pip",

@@ -1,0 +1,327 @@
+"""Benchmark: MCP Gateway vs Home Assistant core's `mcp_server`, and gateway vs direct backend.
+
+usage: .venv/bin/python -m bench.gateway [--devices N] [--requests N] [--keep]
+
+One real Home Assistant (started here, on loopback) serves both MCP servers; the same owner's
+token and the same official Python SDK (1.x, in .venv) talk to each on its own transport:
+our gateway over Streamable HTTP at /api/mcp_gateway, core's `mcp_server` (2025.4: SSE only)
+at /mcp_server/sse. A simulated Hubitat hub provides the entities (exposed to Assist, so core's
+`GetLiveContext` reads the same ones our `get_state` reads) and the backend tools.
+
+Measured, sequentially on one connection each (requests/s, p50, p99):
+- `tools/list`, ours vs core's (target: ours at least 3x core's throughput);
+- a state read over every entity: our `get_state` vs core's `GetLiveContext`;
+- a backend tool call (`hub_get_device`) through the gateway vs the same call straight to the
+  simulator (target: latency ratio ≤ 1.15).
+Needs `aiohttp_sse` (requirements_test.txt) and the frontend (scripts/setup --demo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+import contextlib
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+import sysconfig
+import time
+from typing import Any
+
+import aiohttp
+from mcp import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamablehttp_client
+
+from tests.peers.ha_instance import REPO, HaInstance, free_port
+
+SIM_TOKEN = "bench-token"
+# Core's mcp_server in HA 2025.4 is written against mcp==1.5.0 (its manifest pin); newer SDKs
+# changed the session internals it uses. HA runs from a small venv that has that pin and
+# borrows every other package from .venv.
+CORE_MCP = "mcp==1.5.0"
+CORE_VENV = REPO / ".venv" / "mcp150"
+
+
+def core_venv_python() -> str:
+    """The interpreter for HA with core mcp_server's own SDK pin (created on first use)."""
+    python = CORE_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(CORE_VENV)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--no-deps", CORE_MCP], check=True
+        )
+        site = sysconfig.get_paths()["purelib"]
+        target = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        Path(target, "_main_venv.pth").write_text(f"{site}\n")
+    return str(python)
+
+
+SIM_APP_ID = "42"
+
+
+@dataclass
+class Stats:
+    """Latencies of one measured operation."""
+
+    name: str
+    latencies: list[float]
+    total: float
+
+    @property
+    def rps(self) -> float:
+        return len(self.latencies) / self.total
+
+    def pct(self, q: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
+
+    def line(self) -> str:
+        return (
+            f"{self.name:<44} {self.rps:8.1f} req/s   p50 {self.pct(0.5):7.2f} ms"
+            f"   p99 {self.pct(0.99):7.2f} ms"
+        )
+
+
+async def measure(
+    name: str, call: Callable[[], Awaitable[Any]], requests: int, warmup: int = 10
+) -> Stats:
+    """Time `requests` sequential calls after a warm-up."""
+    for _ in range(warmup):
+        await call()
+    latencies = []
+    start = time.perf_counter()
+    for _ in range(requests):
+        began = time.perf_counter()
+        await call()
+        latencies.append(time.perf_counter() - began)
+    return Stats(name, latencies, time.perf_counter() - start)
+
+
+@asynccontextmanager
+async def streamable(url: str, token: str | None) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with (
+        streamablehttp_client(url, headers=headers) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def sse(url: str, token: str) -> AsyncIterator[ClientSession]:
+    async with (
+        sse_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def simulator(devices: int) -> AsyncIterator[str]:
+    """The Hubitat simulator in its own process; yields its MCP URL (with the token)."""
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.simulators.hubitat",
+        "--port",
+        str(port),
+        "--devices",
+        str(devices),
+        "--token",
+        SIM_TOKEN,
+        "--app-id",
+        SIM_APP_ID,
+        "--flat",  # same tool names directly and through the (flattening) gateway
+        cwd=REPO,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            await asyncio.sleep(0.05)  # waiting for a process we do not control
+        yield f"http://127.0.0.1:{port}/apps/api/{SIM_APP_ID}/mcp?access_token={SIM_TOKEN}"
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+async def flow(ha: HaInstance, handler: str, *steps: dict[str, Any]) -> dict[str, Any]:
+    """Run a config flow through the REST API."""
+    result = await ha.api("POST", "/api/config/config_entries/flow", json={"handler": handler})
+    for step in steps:
+        result = await ha.api(
+            "POST", f"/api/config/config_entries/flow/{result['flow_id']}", json=step
+        )
+    if result.get("type") != "create_entry":
+        raise RuntimeError(f"{handler} flow did not finish: {result}")
+    return result
+
+
+async def websocket(ha: HaInstance, *commands: dict[str, Any]) -> list[Any]:
+    """Send websocket commands as the owner; their results."""
+    results = []
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(f"{ha.url}/api/websocket") as ws,
+    ):
+        await ws.receive_json()
+        await ws.send_json({"type": "auth", "access_token": ha.token})
+        await ws.receive_json()
+        for number, command in enumerate(commands, 1):
+            await ws.send_json({"id": number, **command})
+            answer = await ws.receive_json()
+            if not answer.get("success"):
+                raise RuntimeError(f"{command['type']} failed: {answer}")
+            results.append(answer.get("result"))
+    return results
+
+
+async def prepare(ha: HaInstance, sim_url: str) -> list[str]:
+    """The Hubitat entry, its entities exposed to Assist (only they), core's mcp_server entry."""
+    await flow(ha, "mcp_gateway", {"next_step_id": "hubitat"}, {"url": sim_url})
+    registry: list[dict[str, Any]] = []
+    for _ in range(300):
+        (registry,) = await websocket(ha, {"type": "config/entity_registry/list"})
+        ours = [e["entity_id"] for e in registry if e["platform"] == "mcp_gateway"]
+        states = {s["entity_id"] for s in await ha.api("GET", "/api/states")}
+        if ours and set(ours) <= states:
+            break
+        await asyncio.sleep(0.1)  # entities appear as the first poll lands
+    states = await ha.api("GET", "/api/states")
+    others = [s["entity_id"] for s in states if s["entity_id"] not in ours]
+    commands: list[dict[str, Any]] = [
+        {
+            "type": "homeassistant/expose_entity",
+            "assistants": ["conversation"],
+            "entity_ids": ours,
+            "should_expose": True,
+        }
+    ]
+    if others:
+        commands.append(
+            {
+                "type": "homeassistant/expose_entity",
+                "assistants": ["conversation"],
+                "entity_ids": others,
+                "should_expose": False,
+            }
+        )
+    await websocket(ha, *commands)
+    await flow(ha, "mcp_server", {"llm_hass_api": "assist"})
+    return ours
+
+
+async def run(args: argparse.Namespace) -> int:
+    ha_command = (core_venv_python(), "-m", "homeassistant")
+    async with (
+        simulator(args.devices) as sim_url,
+        HaInstance(extra_yaml="conversation:\n", keep=args.keep, command=ha_command) as ha,
+    ):
+        entities = await prepare(ha, sim_url)
+        print(f"Home Assistant {ha.url}: {len(entities)} gateway entities, all exposed to Assist")
+        results: list[tuple[Stats, Stats]] = []
+        async with (
+            streamable(f"{ha.url}/api/mcp_gateway", ha.token) as ours,
+            sse(f"{ha.url}/mcp_server/sse", ha.token) as core,
+            streamable(sim_url, None) as direct,
+        ):
+            our_tools = (await ours.list_tools()).tools
+            core_tools = (await core.list_tools()).tools
+            gateway_tool = next(t.name for t in our_tools if t.name.startswith("hubitat"))
+            sizes = {
+                "ours": len(json.dumps([t.model_dump(exclude_none=True) for t in our_tools])),
+                "core": len(json.dumps([t.model_dump(exclude_none=True) for t in core_tools])),
+            }
+            state_ours = await ours.call_tool("get_state", {})
+            state_core = await core.call_tool("GetLiveContext", {})
+            if state_ours.isError or state_core.isError:
+                raise RuntimeError("a state read failed")
+            device = json.loads((await direct.call_tool("hub_list_devices", {})).content[0].text)[
+                "devices"
+            ][0]["id"]
+            get_direct = {"deviceId": str(device)}
+
+            n = args.requests
+            results.append(
+                (
+                    await measure("tools/list  gateway (Streamable HTTP)", ours.list_tools, n),
+                    await measure("tools/list  core mcp_server (SSE)", core.list_tools, n),
+                )
+            )
+            results.append(
+                (
+                    await measure(
+                        "state read  gateway get_state",
+                        lambda: ours.call_tool("get_state", {}),
+                        n,
+                    ),
+                    await measure(
+                        "state read  core GetLiveContext",
+                        lambda: core.call_tool("GetLiveContext", {}),
+                        n,
+                    ),
+                )
+            )
+            via = await measure(
+                "hub_get_device through the gateway",
+                lambda: ours.call_tool(
+                    gateway_tool, {"tool": "hub_get_device", "args": get_direct}
+                ),
+                n,
+            )
+            straight = await measure(
+                "hub_get_device straight to the simulator",
+                lambda: direct.call_tool("hub_get_device", get_direct),
+                n,
+            )
+        print(f"tools/list JSON: ours {sizes['ours']} bytes, core {sizes['core']} bytes")
+        print(
+            f"state read text: ours {len(state_ours.content[0].text)} chars,"
+            f" core {len(state_core.content[0].text)} chars"
+        )
+        failed = False
+        for mine, theirs in results:
+            print(mine.line())
+            print(theirs.line())
+            ratio = mine.rps / theirs.rps
+            print(f"{'':<44} gateway/core throughput {ratio:.2f}x")
+            failed |= ratio < 3.0
+        print(via.line())
+        print(straight.line())
+        overhead = via.pct(0.5) / straight.pct(0.5)
+        print(f"{'':<44} gateway/direct p50 latency ratio {overhead:.2f}")
+        failed |= overhead > 1.15
+        print("targets met" if not failed else "targets NOT met (tools/list >= 3x, direct <= 1.15)")
+        return 1 if failed and args.strict else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--devices", type=int, default=205, help="simulated Hubitat devices")
+    parser.add_argument("--requests", type=int, default=200, help="measured calls per case")
+    parser.add_argument("--keep", action="store_true", help="keep HA's config dir")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(asyncio.run(run(parser.parse_args())))
+
+
+if __name__ == "__main__":
+    main()
