@@ -41,7 +41,7 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
             hass,
             _LOGGER,
             config_entry=entry,
-            name=f"Homecast {entry.title}",
+            name=entry.title,
             update_interval=timedelta(seconds=interval),
         )
         self.api = api
