@@ -283,3 +283,31 @@ async def test_well_known_protected_resource_metadata(
         "/.well-known/oauth-protected-resource/api/mcp",
     ):
         assert (await anon.get(path)).status == 404
+
+
+async def test_client_names_from_initialize_are_remembered_per_token_and_agent(
+    hass: HomeAssistant,
+    gateway: GatewayRuntime,
+    client: TestClient,
+    handler: FakeHandler,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    init = rpc("initialize", {"protocolVersion": "2025-11-25", "clientInfo": {"name": "Claude"}})
+    await _post(client, init, **{"User-Agent": "claude-agent/1"})
+    await _post(client, rpc("tools/list"), **{"User-Agent": "claude-agent/1"})
+    assert handler.contexts[-1].client_name == "Claude"
+    # Another program with the same token is not mistaken for it.
+    await _post(client, rpc("tools/list"), **{"User-Agent": "curl/8"})
+    assert handler.contexts[-1].client_name == "curl/8"
+    # The memory is bounded: the oldest name goes first.
+    from custom_components.mcp_gateway.gateway import view
+
+    monkeypatch.setattr(view, "_MAX_CLIENT_NAMES", 2)
+    for number in range(3):
+        named = rpc("initialize", {"clientInfo": {"name": f"c{number}"}})
+        await _post(client, named, **{"User-Agent": f"agent/{number}"})
+    assert len(gateway._client_names) == 2
+    await _post(client, rpc("tools/list"), **{"User-Agent": "claude-agent/1"})
+    assert handler.contexts[-1].client_name == "claude-agent/1"
+    await _post(client, rpc("tools/list"), **{"User-Agent": "agent/2"})
+    assert handler.contexts[-1].client_name == "c2"

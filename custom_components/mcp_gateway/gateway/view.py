@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from aiohttp import hdrs, web
 from homeassistant.auth.models import User
 from homeassistant.components.http import KEY_AUTHENTICATED, KEY_HASS, HomeAssistantView
-from homeassistant.components.http.const import KEY_HASS_USER
+from homeassistant.components.http.const import KEY_HASS_REFRESH_TOKEN_ID, KEY_HASS_USER
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.json import json_bytes
 from homeassistant.helpers.network import NoURLAvailableError, get_url
@@ -49,6 +49,8 @@ _USER_AGENT_CHARS: Final = 200
 FORBIDDEN_CODE: Final = -32001
 RATE_LIMITED_CODE: Final = -32029
 _JSON_TYPES: Final = frozenset({"application/json", "application/*", "*/*"})
+# Client names remembered from `initialize` (per token and User-Agent), at most this many.
+_MAX_CLIENT_NAMES: Final = 512
 
 
 @dataclass(slots=True)
@@ -60,6 +62,29 @@ class GatewayRuntime:
     sessions: SseSessionManager
     clock: Any = time.monotonic  # replaced in tests to drive the rate limit
     _limiter: RateLimiter | None = field(default=None, init=False)
+    _client_names: dict[tuple[str | None, str | None], str] = field(
+        default_factory=dict, init=False
+    )
+
+    def client_hint(self, request: web.Request, payload: Any) -> str | None:
+        """The client's name for requests that carry none (stateless legacy requests).
+
+        The endpoint keeps no sessions, but a client that initialized with a token keeps
+        using it with the same User-Agent: remember its clientInfo.name for that pair, so
+        the logbook names "Claude" rather than an HTTP library.
+        """
+        agent = user_agent(request)
+        key = (request.get(KEY_HASS_REFRESH_TOKEN_ID), agent)
+        if isinstance(payload, dict) and payload.get("method") == "initialize":
+            params = payload.get("params")
+            info = params.get("clientInfo") if isinstance(params, dict) else None
+            name = info.get("name") if isinstance(info, dict) else None
+            if isinstance(name, str) and name:
+                self._client_names.pop(key, None)
+                self._client_names[key] = name[:_USER_AGENT_CHARS]
+                if len(self._client_names) > _MAX_CLIENT_NAMES:
+                    del self._client_names[next(iter(self._client_names))]
+        return self._client_names.get(key, agent)
 
     def retry_after(self, user: User, settings: GatewaySettings) -> int | None:
         """Charge one request to the user; seconds to wait when over the limit, else None."""
@@ -214,7 +239,7 @@ class McpGatewayView(HomeAssistantView):
             payload,
             headers=request.headers.items(),
             user=user,
-            client_hint=user_agent(request),
+            client_hint=runtime.client_hint(request, payload),
         )
         if reply.body is None:
             return web.Response(status=reply.status)
