@@ -46,6 +46,9 @@ REDIRECT = "https://example.com/auth/external/callback"
 
 
 async def _start(hass: HomeAssistant) -> FlowResult:
+    # Set the integration up first: its HTTP views must exist before a test client freezes
+    # the router (the OAuth tests open one for the callback).
+    assert await async_setup_component(hass, DOMAIN, {})
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
     assert result["type"] is FlowResultType.MENU
     return await hass.config_entries.flow.async_configure(
