@@ -280,6 +280,7 @@ async def run(args: argparse.Namespace) -> int:
                     ),
                 )
             )
+            hop = await measure("ping through HA's HTTP stack (gateway)", ours.send_ping, n)
             via = await measure(
                 "hub_get_device through the gateway",
                 lambda: ours.call_tool(
@@ -304,6 +305,7 @@ async def run(args: argparse.Namespace) -> int:
             ratio = mine.rps / theirs.rps
             print(f"{'':<44} gateway/core throughput {ratio:.2f}x")
             failed |= ratio < 3.0
+        print(hop.line())
         print(via.line())
         print(straight.line())
         overhead = via.pct(0.5) / straight.pct(0.5)
@@ -315,7 +317,7 @@ async def run(args: argparse.Namespace) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--devices", type=int, default=205, help="simulated Hubitat devices")
+    parser.add_argument("--devices", type=int, default=207, help="simulated Hubitat devices")
     parser.add_argument("--requests", type=int, default=200, help="measured calls per case")
     parser.add_argument("--keep", action="store_true", help="keep HA's config dir")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
