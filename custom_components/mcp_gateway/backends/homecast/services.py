@@ -265,8 +265,9 @@ def _handler(action: _Action) -> Callable[[ServiceCall], Any]:
                 translation_placeholders={"tool": action.tool, "error": str(err)},
             ) from err
         if action.kind == "write":
-            # New scenes, automations and virtual accessories become entities at once.
-            await runtime.coordinator.async_request_refresh()
+            # New scenes, automations and virtual accessories become entities at once; these
+            # definition changes are rare, so the refresh is not debounced.
+            await runtime.coordinator.async_refresh()
         return _response(data) if call.return_response else None
 
     return handle
