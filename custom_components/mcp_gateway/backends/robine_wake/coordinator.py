@@ -53,8 +53,12 @@ class RobineWakeData:
     @property
     def next_alarm(self) -> Alarm | None:
         """The alarm that rings next, of all enabled ones."""
-        upcoming = [alarm for alarm in self.alarms.values() if alarm.next_occurrence is not None]
-        return min(upcoming, key=lambda alarm: alarm.next_occurrence or 0, default=None)  # type: ignore[arg-type,return-value]
+        upcoming = [
+            (alarm.next_occurrence, alarm)
+            for alarm in self.alarms.values()
+            if alarm.next_occurrence is not None
+        ]
+        return min(upcoming, key=lambda item: item[0])[1] if upcoming else None
 
 
 class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):

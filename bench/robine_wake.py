@@ -1,0 +1,139 @@
+"""Robine Wake backend: request rate at default settings and ringing-detection latency.
+
+usage: .venv/bin/python bench/robine_wake.py [RINGS] [--interval S]
+
+Runs a real Home Assistant core (the test harness's instance, on the real clock) with the
+integration set up against the simulated clock on 127.0.0.1 (default rate limit 120/min, clock
+running in real time). The simulated clock is made to ring RINGS times at random moments; for
+each ring the latency is the time from the ring until Home Assistant's session sensor shows
+`ringing`. After each ring the person on the clock presses dismiss, HA sees `idle`, and a random
+pause of up to one interval follows so rings fall at random phases of the poll cycle.
+
+Prints the requests the integration sent per minute (HTTP requests counted by the simulator,
+after setup, and over the whole run including setup) and the latency p50 / p95 / max in ms.
+Figures are what one run measured on this machine; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+import random
+import statistics
+import sys
+import time
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from aiohttp.test_utils import TestServer
+from homeassistant import loader
+from homeassistant.core import Event, EventStateChangedData, callback
+from homeassistant.helpers.event import async_track_state_change_event
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_test_home_assistant,
+)
+
+from custom_components.mcp_gateway.backends.robine_wake.const import (
+    CONF_POLL_INTERVAL,
+    DEFAULT_POLL_INTERVAL,
+)
+from custom_components.mcp_gateway.const import (
+    BACKEND_ROBINE_WAKE,
+    CONF_BACKEND,
+    DOMAIN,
+)
+from tests.simulators.base import STATS
+from tests.simulators.robine_wake import ROBINE, create_app
+
+SESSION = "sensor.bedroom_clock_session"
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered)) - 1))]
+
+
+async def run(rings: int, interval: float) -> None:
+    """Set up HA against the simulator and measure."""
+    server = TestServer(create_app(command_delay=0, device_id="rw-bench"), host="127.0.0.1")
+    await server.start_server()
+    device = server.app[ROBINE]
+    stats = server.app[STATS]
+    alarm_id = next(iter(device.alarms))
+    rng = random.Random(7)
+    async with async_test_home_assistant() as hass:
+        hass.data.pop(loader.DATA_CUSTOM_COMPONENTS, None)
+        seen: asyncio.Queue[tuple[str, float]] = asyncio.Queue()
+
+        @callback
+        def _changed(event: Event[EventStateChangedData]) -> None:
+            state = event.data["new_state"]
+            if state is not None:
+                seen.put_nowait((state.state, time.monotonic()))
+
+        entry = MockConfigEntry(
+            domain=DOMAIN,
+            title="Bedroom clock",
+            unique_id="rw-bench",
+            data={CONF_BACKEND: BACKEND_ROBINE_WAKE, "url": str(server.make_url("/mcp"))},
+            options={CONF_POLL_INTERVAL: interval},
+        )
+        started = time.monotonic()
+        stats.reset()
+        entry.add_to_hass(hass)
+        await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+        async_track_state_change_event(hass, [SESSION], _changed)
+        setup_requests = stats.http_requests
+        steady_start = time.monotonic()
+        latencies: list[float] = []
+        for _ in range(rings):
+            await asyncio.sleep(rng.uniform(0, interval))
+            device.trigger(alarm_id)
+            rang = time.monotonic()
+            await _wait_for(seen, "ringing")
+            latencies.append((time.monotonic() - rang) * 1000)
+            device.press_dismiss()
+            await _wait_for(seen, "idle")
+        minutes = (time.monotonic() - started) / 60
+        steady_minutes = (time.monotonic() - steady_start) / 60
+        requests = stats.http_requests
+        tools = dict(stats.tools)
+        await hass.config_entries.async_unload(entry.entry_id)
+        await hass.async_block_till_done()
+        await hass.async_stop(force=True)
+    await server.close()
+    print(f"poll interval: {interval:g} s, run: {minutes:.2f} min, rings: {rings}")
+    steady = (requests - setup_requests) / steady_minutes
+    print(
+        f"requests/min: {steady:.1f} after setup, {requests / minutes:.1f} including the "
+        f"{setup_requests} of setup (device limit 120); tool calls: {tools}"
+    )
+    print(
+        "ringing-detection latency ms: "
+        f"p50 {statistics.median(latencies):.0f}, p95 {percentile(latencies, 0.95):.0f}, "
+        f"max {max(latencies):.0f}"
+    )
+
+
+async def _wait_for(seen: asyncio.Queue[tuple[str, float]], wanted: str) -> float:
+    while True:
+        state, at = await seen.get()
+        if state == wanted:
+            return at
+
+
+def main() -> None:
+    """Parse arguments and run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rings", nargs="?", type=int, default=20)
+    parser.add_argument("--interval", type=float, default=DEFAULT_POLL_INTERVAL)
+    args = parser.parse_args()
+    asyncio.run(run(args.rings, args.interval))
+
+
+if __name__ == "__main__":
+    main()
