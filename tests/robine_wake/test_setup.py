@@ -274,3 +274,14 @@ async def test_alarm_edited_between_state_and_details(
     await advance(hass, frozen, sim, 5)
     attributes = hass.states.get("switch.bedroom_clock_weekend").attributes
     assert (attributes["revision"], attributes["volume"]) == (3, 41)
+
+
+async def test_address_now_leads_to_another_clock(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    sim.device.device_id = "rw-neighbour"
+    await advance(hass, frozen, sim, 5)
+    assert hass.states.get(WEEKDAYS).state == STATE_UNAVAILABLE
+    assert "another clock (rw-neighbour)" in str(entry.runtime_data.coordinator.last_exception)

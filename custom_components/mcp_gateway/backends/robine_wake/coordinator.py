@@ -100,6 +100,14 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
             raise UpdateFailed(f"The clock is rate limiting; next poll in {wait:.0f} s") from err
         except McpError as err:
             raise UpdateFailed(f"Could not read the clock: {err}") from err
+        expected = self.config_entry.unique_id
+        if state.device is not None and expected and state.device.id != expected:
+            # The address now leads to another clock (a new DHCP lease): showing its alarms
+            # under this entry would be wrong. Reconfigure fixes the address.
+            raise UpdateFailed(
+                f"The address now answers as another clock ({state.device.id}); "
+                "reconfigure the entry with this clock's new address"
+            )
         self.latency_ms = (time.monotonic() - started) * 1000
         if self.rate_limited_until is not None:
             self.rate_limited_until = None
