@@ -4,6 +4,10 @@ Spec 50-002 fixes the transport and the tool names; the shapes of the tools' res
 codes and the session states are decisions of reference/robine-wake.md (the spec is silent about
 them). When a real device disagrees, this module is the only one to change: the rest of the
 backend sees only the dataclasses and constants below.
+
+Our own extension (decision): get_state carries `device: {id, name, model, firmware}` and
+`initialize`'s serverInfo repeats it as `serverInfo.device`; `device.id` is stable for a clock and
+is the config entry's unique id (get_state's first, serverInfo's as the fallback).
 """
 
 from __future__ import annotations
