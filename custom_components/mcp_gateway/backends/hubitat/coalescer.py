@@ -99,6 +99,9 @@ class WriteCoalescer:
     async def _run(self, batch: list[_Pending]) -> None:
         try:
             await self._deliver(batch)
+        except asyncio.CancelledError:
+            _fail(batch, RuntimeError("the write queue closed"))
+            raise
         finally:
             self._in_flight -= 1
             # Whatever queued up meanwhile has waited long enough: send it now.
