@@ -182,9 +182,11 @@ class FakeHub:
         self.fail_on: set[str] = set()
         self.raise_next: list[BaseException] = []
         self.gate: asyncio.Event | None = None
+        self.sent = asyncio.Event()
 
     async def send(self, commands: Sequence[Command]) -> list[CommandOutcome]:
         self.batches.append(list(commands))
+        self.sent.set()
         if self.gate is not None:
             await self.gate.wait()
         if self.raise_next:
@@ -273,8 +275,7 @@ async def test_coalescer_close_fails_waiting_and_running_commands() -> None:
     hub.gate = asyncio.Event()
     queue = WriteCoalescer(hub.send, window=0, max_in_flight=1)
     running = asyncio.ensure_future(queue.submit(cmd("1")))
-    while not hub.batches:
-        await asyncio.sleep(0)
+    await hub.sent.wait()
     waiting = asyncio.ensure_future(queue.submit(cmd("2")))
     await asyncio.sleep(0)
     await queue.async_close()
