@@ -271,6 +271,16 @@ async def test_auth_query_bearer_and_refusals(make_sim: Callable[..., Awaitable[
     assert other.status == 404
     get = await sim.client.get(sim.path)
     assert get.status == 401  # the OAuth layer answers before the app's 405
+    cloud = await sim.client.post(
+        f"/api/{sim.hub.hub_id}/apps/77/mcp",
+        params={"access_token": "s3cret"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+    )
+    assert cloud.status == 200
+    elsewhere = await sim.client.post(
+        "/api/other-hub/apps/77/mcp", params={"access_token": "s3cret"}, data="{}"
+    )
+    assert elsewhere.status == 404
     sim.client.server.app[FAULTS].revoked = True
     status, _ = await sim.rpc("ping")
     assert status == 401
@@ -1224,6 +1234,9 @@ async def test_external_changes(sim: Sim) -> None:
     await client.post("/_sim/hubitat/remove", json={"deviceId": paired["deviceId"]})
     assert int(paired["deviceId"]) not in hub.devices
     await client.post("/_sim/hubitat/mode", json={"mode": "Away"})
+    await client.post("/_sim/hubitat/hsm", json={"status": "armedHome"})
+    assert hub.hsm_status == "armedHome"
+    await client.post("/_sim/hubitat/hsm", json={"status": "disarmed"})
     await client.post("/_sim/hubitat/hsm_alert", json={"alert": "water"})
     await client.post(
         "/_sim/hubitat/button", json={"deviceId": button.id, "button": 2, "action": "hold"}

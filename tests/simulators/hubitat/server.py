@@ -112,6 +112,8 @@ def create_app(
     )
     app[OPTIONS] = Options(token, str(app_id), structured_content, enforce_origin)
     app.router.add_route("*", "/apps/api/{app_id}/mcp", _handle)
+    # The cloud relay's shape: /api/<hubUid>/apps/<appId>/mcp (same app behind it).
+    app.router.add_route("*", "/api/{hub_uid}/apps/{app_id}/mcp", _handle)
     app.router.add_route("*", "/_sim/hubitat/{action}", _control)
     return app
 
@@ -141,7 +143,8 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     app = request.app
     options = app[OPTIONS]
     hub = app[HUB]
-    if request.match_info["app_id"] != options.app_id:
+    hub_uid = request.match_info.get("hub_uid")
+    if request.match_info["app_id"] != options.app_id or hub_uid not in (None, hub.hub_id):
         return web.Response(status=404, text="App not found")
     if app[FAULTS].revoked or not _authorized(request, options):
         # The platform's OAuth layer answers before the app sees the request.
@@ -411,7 +414,8 @@ async def _control(request: web.Request) -> web.Response:
     """Inject what happens outside MCP: POST /_sim/hubitat/<action> with a JSON body.
 
     attribute {deviceId, attribute, value} | button {deviceId, button, action} |
-    pair {kind, label, room?} | remove {deviceId} | mode {mode} | hsm_alert {alert} |
+    pair {kind, label, room?} | remove {deviceId} | mode {mode} | hsm {status} |
+    hsm_alert {alert} |
     advance {seconds} | activity {count} (random changes) | apply (queued commands) ;
     GET /_sim/hubitat/state.
     """
@@ -449,6 +453,9 @@ async def _control(request: web.Request) -> web.Response:
         if action == "mode":
             hub.set_mode(body["mode"])
             return web.json_response({"mode": hub.mode_name})
+        if action == "hsm":
+            hub.set_hsm_status(body["status"])
+            return web.json_response({"hsm": hub.hsm_status})
         if action == "hsm_alert":
             hub.trigger_hsm_alert(body["alert"])
             return web.json_response({"alert": hub.hsm_alert})
