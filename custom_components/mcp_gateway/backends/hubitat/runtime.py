@@ -35,7 +35,7 @@ from .const import (
 )
 from .coordinator import HubitatCoordinator, HubitatData
 from .entities import derive_specs, is_light_capable, is_plain_switch
-from .tools import classify, is_write
+from .tools import classify, device_keys, is_write
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -249,32 +249,8 @@ class HubitatRuntime(BackendRuntime):
         return classify(tool)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        """Device keys from deviceId, deviceIds and commands[].deviceId."""
-        keys: list[str] = []
-
-        def add(value: Any) -> None:
-            if value is not None and not isinstance(value, dict | list | bool) and str(value):
-                key = str(value)
-                if key not in keys:
-                    keys.append(key)
-
-        add(arguments.get("deviceId"))
-        device_ids = arguments.get("deviceIds")
-        if isinstance(device_ids, list):
-            for value in device_ids:
-                add(value)
-        commands = arguments.get("commands")
-        if isinstance(commands, list):
-            for command in commands:
-                if isinstance(command, Mapping):
-                    add(command.get("deviceId"))
-        # A gateway call carries the sub-tool's arguments inside `args`.
-        inner = arguments.get("args")
-        if isinstance(inner, Mapping):
-            for key in self.device_keys_in_call(str(arguments.get("tool", "")), inner):
-                if key not in keys:
-                    keys.append(key)
-        return keys
+        """Device keys from deviceId, deviceIds and commands[].deviceId (device key = id)."""
+        return device_keys(arguments)
 
     def health(self) -> BackendHealth:
         """Reachability and what the hub told us."""

@@ -133,3 +133,33 @@ def is_write(tool: Mapping[str, Any]) -> bool:
         return False
     annotations = tool.get("annotations")
     return not (isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True)
+
+
+def device_keys(arguments: Mapping[str, Any]) -> list[str]:
+    """The device ids a call addresses: deviceId, deviceIds, commands[].deviceId.
+
+    A gateway call carries its sub-tool's arguments in `args`, which are searched too.
+    """
+    keys: list[str] = []
+
+    def add(value: Any) -> None:
+        if value is None or isinstance(value, dict | list | bool) or not str(value):
+            return
+        if (key := str(value)) not in keys:
+            keys.append(key)
+
+    add(arguments.get("deviceId"))
+    device_ids = arguments.get("deviceIds")
+    if isinstance(device_ids, list):
+        for value in device_ids:
+            add(value)
+    commands = arguments.get("commands")
+    if isinstance(commands, list):
+        for command in commands:
+            if isinstance(command, Mapping):
+                add(command.get("deviceId"))
+    inner = arguments.get("args")
+    if isinstance(inner, Mapping):
+        for key in device_keys(inner):
+            add(key)
+    return keys

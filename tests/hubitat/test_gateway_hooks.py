@@ -1,0 +1,158 @@
+"""Gateway hooks: the flattened catalog, calls through gateways, classification, diagnostics."""
+
+from __future__ import annotations
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+import pytest
+
+from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
+from custom_components.mcp_gateway.backends.hubitat.const import ISSUE_KEY_REFUSED
+from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
+from custom_components.mcp_gateway.mcp.errors import McpRpcError
+from tests.simulators.hubitat import GATEWAYS, TOOL_DEFS
+
+from .conftest import TOKEN, Sim, first, make_entry, setup_entry
+
+
+@pytest.fixture
+async def runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
+    return await setup_entry(hass, make_entry(sim))
+
+
+async def test_catalog_is_flat_and_cached(sim: Sim, runtime: HubitatRuntime) -> None:
+    """Every tool once, no gateway names; a second listing costs one tools/list."""
+    tools = await runtime.async_list_tools()
+    names = [tool["name"] for tool in tools]
+    assert len(names) == len(set(names)) == len(TOOL_DEFS)
+    assert not set(names) & set(GATEWAYS)
+    assert all("inputSchema" in tool for tool in tools)
+    sim.stats.reset()
+    assert await runtime.async_list_tools() is tools
+    assert dict(sim.stats.methods) == {"tools/list": 1}
+    assert not sim.stats.tools
+
+
+async def test_catalog_refreshes_when_gateways_change(sim: Sim, runtime: HubitatRuntime) -> None:
+    """The hub switched to flat mode: the catalog is rebuilt from the flat list."""
+    first_catalog = await runtime.async_list_tools()
+    sim.tools.gateways = False
+    flat = await runtime.async_list_tools()
+    assert flat is not first_catalog
+    assert {tool["name"] for tool in flat} == {
+        tool.name for tool in TOOL_DEFS if tool.name != "hub_search_tools"
+    }
+    # Sub-tools are now called by their own names.
+    result = await runtime.async_call_tool("hub_list_modes", {})
+    assert result.data["currentMode"] == "Day"
+    result = await runtime.async_call_tool("hub_list_rooms", {})
+    assert result.data["count"] >= 3
+
+
+async def test_call_reads_and_writes_through_gateways(sim: Sim, runtime: HubitatRuntime) -> None:
+    """Sub-tools go through their gateway; writes carry the key inside args."""
+    result = await runtime.async_call_tool("hub_list_devices", {"format": "ids"})
+    assert sorted(result.data["deviceIds"]) == sorted(d.id for d in sim.hub.visible_devices())
+    plug = first(sim, "switch")
+    sim.stats.reset()
+    result = await runtime.async_call_tool(
+        "hub_call_device_command", {"deviceId": str(plug.id), "command": "on"}
+    )
+    assert result.data["success"] is True
+    assert plug.value("switch") == "on"
+    assert dict(sim.stats.tools) == {"hub_manage_devices": 1}
+    # A core write tool gets the key too.
+    result = await runtime.async_call_tool("hub_set_hsm", {"armCommand": "armHome"})
+    assert result.data["success"] is True
+
+
+async def test_call_key_refused_raises_repair_issue(
+    hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A gateway caller's write refused by the key gate raises the same repair issue."""
+    runtime.api.send_key = False
+    with pytest.raises(McpRpcError):
+        await runtime.async_call_tool("hub_set_hsm", {"armCommand": "armHome"})
+    issue_id = f"{ISSUE_KEY_REFUSED}_{runtime.entry.entry_id}"
+    assert ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is not None
+    # Reads never need the key and leave the issue alone.
+    await runtime.async_call_tool("hub_get_hsm_status", {})
+    assert ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is not None
+    runtime.api.send_key = True
+    await runtime.async_call_tool("hub_set_hsm", {"armCommand": "disarm"})
+    assert ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is None
+
+
+async def test_other_rpc_errors_pass_through(runtime: HubitatRuntime) -> None:
+    """Validation errors that are not about the key reach the caller unchanged."""
+    with pytest.raises(McpRpcError, match="Device not found"):
+        await runtime.async_call_tool(
+            "hub_call_device_command", {"deviceId": "99999", "command": "on"}
+        )
+
+
+@pytest.mark.parametrize(
+    ("tool", "expected"),
+    [
+        ({"name": "hub_list_devices"}, ToolClass(ToolTier.READ)),
+        ({"name": "hub_call_device_command"}, ToolClass(ToolTier.CONTROL)),
+        ({"name": "hub_set_hsm"}, ToolClass(ToolTier.CONTROL)),
+        ({"name": "hub_manage_mode"}, ToolClass(ToolTier.CONTROL)),
+        ({"name": "hub_reboot"}, ToolClass(ToolTier.ADMIN, destructive=True)),
+        ({"name": "hub_call_rule"}, ToolClass(ToolTier.ADMIN)),
+        ({"name": "hub_new_read", "annotations": {"readOnlyHint": True}}, ToolClass(ToolTier.READ)),
+        (
+            {"name": "hub_new_thing", "annotations": {"readOnlyHint": False}},
+            ToolClass(ToolTier.ADMIN),
+        ),
+        ({"name": "hub_new_thing"}, ToolClass(ToolTier.ADMIN)),
+    ],
+)
+def test_tool_class(tool: dict, expected: ToolClass) -> None:
+    """Devices, HSM and mode are control; rules, reboot and unknown tools admin; reads read."""
+    assert HubitatRuntime.tool_class(None, tool) == expected  # type: ignore[arg-type]
+
+
+async def test_every_catalog_tool_is_classified(runtime: HubitatRuntime) -> None:
+    """Each of the hub's read tools is read; its writes are control or admin."""
+    by_name = {tool.name: tool for tool in TOOL_DEFS}
+    for tool in await runtime.async_list_tools():
+        tier = runtime.tool_class(tool).tier
+        assert (tier is ToolTier.READ) == (not by_name[tool["name"]].write), tool["name"]
+
+
+def test_device_keys_in_call() -> None:
+    """deviceId, deviceIds, commands[].deviceId, and the same inside a gateway's args."""
+    keys = HubitatRuntime.device_keys_in_call
+    assert keys(None, "hub_get_device", {"deviceId": "12"}) == ["12"]  # type: ignore[arg-type]
+    assert keys(None, "x", {"deviceIds": [1, "2", 1]}) == ["1", "2"]  # type: ignore[arg-type]
+    assert keys(  # type: ignore[arg-type]
+        None,
+        "hub_call_device_command",
+        {"commands": [{"deviceId": 3, "command": "on"}, {"command": "off"}, "junk"]},
+    ) == ["3"]
+    assert keys(  # type: ignore[arg-type]
+        None,
+        "hub_manage_devices",
+        {"tool": "hub_call_device_command", "args": {"deviceId": "7", "command": "on"}},
+    ) == ["7"]
+    assert keys(None, "hub_get_info", {"deviceId": {"bad": 1}}) == []  # type: ignore[arg-type]
+
+
+async def test_health_and_diagnostics(
+    hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """Health reports the hub; diagnostics carry no token, URL or location."""
+    health = runtime.health()
+    assert health.available is True
+    assert health.details["devices"] == len(sim.hub.visible_devices())
+    assert health.protocol_version is not None
+    diagnostics = await async_get_config_entry_diagnostics(hass, runtime.entry)
+    text = str(diagnostics)
+    assert TOKEN not in text
+    assert "127.0.0.1" not in text
+    assert "latitude" not in text
+    assert diagnostics["backend"]["hub"]["hub"]["model"] == "C-8 Pro"
+    assert len(diagnostics["backend"]["devices"]) == len(sim.hub.visible_devices())
