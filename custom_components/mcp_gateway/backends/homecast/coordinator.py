@@ -84,27 +84,30 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
         return state
 
     async def _automations(self) -> tuple[dict[str, list[dict[str, Any]]] | None, set[str]]:
-        """HomeKit automations; None when this account or relay cannot list them."""
+        """HomeKit automations by home; None (keep the last ones) when listing them failed."""
         if not self.automations_supported:
-            return None, set()
+            return {}, set()
         try:
             return await self.api.async_get_automations()
         except (McpToolError, McpRpcError) as err:
-            # Not an outage: a token without the scope, or a relay without the feature.
-            _LOGGER.debug("get_automations failed, automations stay as they were: %s", err)
-            if isinstance(err, McpRpcError) and err.code == -32601:
+            # Not an outage: a busy relay, or a server without the tool.
+            if _unknown_tool(err):
                 self.automations_supported = False
+                return {}, set()
+            _LOGGER.debug("get_automations failed, automations stay as they were: %s", err)
             return None, set()
 
     async def _hc_automations(self) -> dict[str, list[dict[str, Any]]] | None:
+        """Homecast automations by home; None (keep the last ones) when listing them failed."""
         if not self.hc_automations_supported:
-            return None
+            return {}
         try:
             return await self.api.async_get_hc_automations()
         except (McpToolError, McpRpcError) as err:
-            _LOGGER.debug("get_hc_automations failed, automations stay as they were: %s", err)
-            if isinstance(err, McpRpcError) and err.code == -32601:
+            if _unknown_tool(err):
                 self.hc_automations_supported = False
+                return {}
+            _LOGGER.debug("get_hc_automations failed, automations stay as they were: %s", err)
             return None
 
     def _carry_events(
@@ -128,3 +131,9 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
                 if isinstance(value, int) and not isinstance(value, bool):
                     events = (*events, EventOccurrence(marker, value))[-_EVENT_MEMORY:]
             acc.events = events
+
+
+def _unknown_tool(err: Exception) -> bool:
+    """A server without the tool (older or community servers): stop asking for it."""
+    # MCP answers an unknown tool with invalid params (-32602); some servers say -32601.
+    return isinstance(err, McpRpcError) and err.code in (-32601, -32602)
