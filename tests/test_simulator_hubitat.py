@@ -1314,6 +1314,28 @@ async def test_stats_count_tools(sim: Sim) -> None:
     assert stats.bytes_out > 1000
 
 
+# ---------------------------------------------------------------- official SDK peer
+
+
+async def test_official_sdk_client_talks_to_it(sim: Sim) -> None:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    url = str(sim.client.make_url(sim.path).with_query(access_token=sim.token))
+    async with (
+        streamablehttp_client(url) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        init = await session.initialize()
+        assert init.serverInfo.name == "hubitat-mcp-rule-server"
+        assert len((await session.list_tools()).tools) == 36
+        result = await session.call_tool(
+            "hub_read_devices", {"tool": "hub_list_devices", "args": {"limit": 2}}
+        )
+        assert result.isError is False
+        assert json.loads(result.content[0].text)["count"] == 2
+
+
 # ---------------------------------------------------------------- standalone
 
 
