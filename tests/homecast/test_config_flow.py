@@ -626,3 +626,62 @@ async def test_default_url_suggested(hass: HomeAssistant) -> None:
     result = await _start(hass)
     key = next(k for k in result["data_schema"].schema if k == CONF_URL)
     assert key.description == {"suggested_value": DEFAULT_URL}
+
+
+async def test_discovery_and_registration_refusals(hass: HomeAssistant) -> None:
+    """A 404 for the metadata, and registrations answered without a client id or with junk."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    answers: list[web.Response] = []
+    app = web.Application()
+
+    async def register(_: web.Request) -> web.Response:
+        return answers.pop(0)
+
+    app.router.add_post("/oauth/register", register)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    metadata = {"registration_endpoint": str(server.make_url("/oauth/register"))}
+    metadata |= {"authorization_endpoint": "a", "token_endpoint": "t"}
+    try:
+        async with aiohttp.ClientSession() as session:
+            with pytest.raises(hc_oauth.OAuthDiscoveryError, match="HTTP 404"):
+                await hc_oauth.async_discover(session, str(server.make_url("/mcp")))
+            answers.append(web.json_response({"client_name": "x"}, status=201))
+            with pytest.raises(hc_oauth.OAuthDiscoveryError, match="no client_id"):
+                await hc_oauth.async_register(session, metadata, REDIRECT)
+            answers.append(web.Response(status=201, text="{oops"))
+            with pytest.raises(hc_oauth.OAuthDiscoveryError, match="registration failed"):
+                await hc_oauth.async_register(session, metadata, REDIRECT)
+            answers.append(web.json_response({"client_id": "c1", "client_secret": "s1"}))
+            client = await hc_oauth.async_register(session, metadata, REDIRECT)
+    finally:
+        await server.close()
+    assert client == {
+        "client_id": "c1",
+        "client_secret": "s1",
+        "authorize_url": "a",
+        "token_url": "t",
+    }
+    implementation = hc_oauth.HomecastOAuth2Implementation.for_client(hass, client)
+    assert implementation.name == "Homecast"
+    assert implementation.stored() == client
+    assert implementation.domain.startswith("homecast_")
+
+
+async def test_removed_application_credential_needs_reauth(hass: HomeAssistant, sim: Sim) -> None:
+    """An OAuth entry whose implementation is gone cannot refresh: reauth, not retries."""
+    assert await async_setup_component(hass, "application_credentials", {})
+    entry = token_entry(
+        sim,
+        **{
+            CONF_AUTH_TYPE: AUTH_OAUTH,
+            "auth_implementation": "gone",
+            "token": {"access_token": "x", "refresh_token": "y", "expires_at": 0},
+        },
+    )
+    await setup_entry(hass, entry)
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+    assert [f["context"]["source"] for f in flows] == ["reauth"]

@@ -368,3 +368,4 @@ async def test_diagnostics_have_no_secrets(hass: HomeAssistant, sim: Sim) -> Non
     assert len(backend["homes"]) == 2
     assert backend["homes"][0]["accessories"] > 20
     assert backend["auth_type"] == "token"
+    assert TOKEN not in repr(entry.runtime_data.client._auth)

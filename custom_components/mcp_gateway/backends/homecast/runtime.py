@@ -20,7 +20,7 @@ from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
-from .api import HomecastApi, HomecastState
+from .api import HomecastApi
 from .const import (
     AUTH_OAUTH,
     CONF_ACCESS_TOKEN,
@@ -101,11 +101,6 @@ class HomecastRuntime(BackendRuntime):
             limits={"write": 2},
         )
         return cls(hass, entry, client, auth)
-
-    @property
-    def data(self) -> HomecastState | None:
-        """The last poll."""
-        return self.coordinator.data
 
     async def async_setup(self) -> None:
         """Prepare OAuth, load the first poll, follow updates with the publisher."""
