@@ -6,10 +6,10 @@ import asyncio
 import bisect
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, timezone as fixed_zone, tzinfo
 import random
 from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..base import SimClock
 from .devices import (
@@ -126,7 +126,12 @@ class Hub:
         self.mac = ":".join(f"{self.rng.getrandbits(8):02X}" for _ in range(2))
         self.mac = "34:E1:D1:80:" + self.mac
         self.command_delay = command_delay
-        self.tz: tzinfo = ZoneInfo(timezone)
+        self.tz: tzinfo
+        try:
+            self.tz = ZoneInfo(timezone)
+        except ZoneInfoNotFoundError:
+            # No tz database on this machine: a fixed offset keeps the awkward format.
+            self.tz = UTC if timezone == "UTC" else fixed_zone(timedelta(hours=-6))
         self.devices: dict[int, Device] = {}
         self.rooms: dict[int, Room] = {}
         self.modes = [Mode(1, "Day"), Mode(2, "Evening"), Mode(3, "Night"), Mode(4, "Away")]

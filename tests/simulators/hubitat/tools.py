@@ -26,7 +26,7 @@ from .catalog import (
     search_tools,
 )
 from .devices import CommandFailed, Device, Event
-from .hub import CustomRule, Hub, Mode, Rule, Variable, epoch_ms, event_time, hub_time
+from .hub import CustomRule, Hub, Mode, Room, Rule, Variable, epoch_ms, event_time, hub_time
 
 SERVER_VERSION = "4.0.3"
 FIRMWARE = "2.4.3.149"
@@ -987,7 +987,7 @@ class Tools:
 
     # ---- rooms ----
 
-    def _room_json(self, room: Any) -> dict[str, Any]:
+    def _room_json(self, room: Room) -> dict[str, Any]:
         # getRooms() reports every device in the room, selected in the MCP app or not.
         return {
             "id": str(room.id),
@@ -1000,7 +1000,7 @@ class Tools:
         rooms = [self._room_json(r) for r in sorted(self.hub.rooms.values(), key=lambda r: r.name)]
         return {"rooms": rooms, "count": len(rooms)}
 
-    def _room(self, ref: Any) -> Any:
+    def _room(self, ref: Any) -> Room:
         room = self.hub.room_by(str(ref))
         if room is None:
             raise invalid(f"Room not found: {ref}")
@@ -1101,13 +1101,13 @@ class Tools:
 
     # ---- custom-engine rules ----
 
-    def _custom(self, ref: Any) -> Any:
+    def _custom(self, ref: Any) -> CustomRule:
         rule = self.hub.custom_rules.get(str(ref))
         if rule is None:
             raise invalid(f"Custom rule not found: {ref}")
         return rule
 
-    def _custom_json(self, rule: Any) -> dict[str, Any]:
+    def _custom_json(self, rule: CustomRule) -> dict[str, Any]:
         return {
             "id": rule.id,
             "name": rule.name,
