@@ -185,3 +185,38 @@ async def test_ringing_is_noticed_within_the_poll_interval(
     assert hass.states.get(SESSION).state == "idle"
     await advance(hass, frozen, sim, 2)  # one interval later
     assert hass.states.get(SESSION).state == "ringing"
+
+
+async def test_scheduled_ring_is_read_when_due(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    """The clock said when it rings: HA reads it just after, not a poll interval later."""
+    entry = make_entry(sim, options={"poll_interval": 300})
+    await setup_entry(hass, entry)
+    await advance(hass, frozen, sim, 44 * 60)  # 06:44, one regular poll
+    sim.stats.reset()
+    await advance(hass, frozen, sim, 62)  # 06:45:02; the next regular poll is minutes away
+    assert sim.stats.tools == {"get_state": 1, "list_alarms": 1}
+    assert hass.states.get(SESSION).state == "ringing"
+    await _press(hass, SNOOZE)
+    sim.stats.reset()
+    await advance(hass, frozen, sim, 9 * 60 + 2)  # the snooze ends: read again at once
+    assert sim.stats.tools["get_state"] == 1
+    assert hass.states.get(SESSION).state == "ringing"
+
+
+async def test_ring_check_skipped_while_polling_and_after_unload(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    entry = make_entry(sim, options={"poll_interval": 300})
+    await setup_entry(hass, entry)
+    coordinator = entry.runtime_data.coordinator
+    sim.stats.reset()
+    coordinator._polling = True
+    coordinator._due_check(frozen())
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert sim.stats.http_requests == 0
+    coordinator._polling = False
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await advance(hass, frozen, sim, 46 * 60)  # past 06:45 with the entry unloaded
+    assert sim.stats.http_requests == 0

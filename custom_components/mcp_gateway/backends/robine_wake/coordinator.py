@@ -10,9 +10,10 @@ import time
 from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.event import async_track_point_in_utc_time
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from homeassistant.util import dt as dt_util
 
@@ -34,6 +35,11 @@ _LOGGER = logging.getLogger(__name__)
 
 # Enough for every session of a busy morning; older occurrences have long been fired.
 EVENT_LOG_SIZE = 50
+# The clock says when it will ring next (an alarm, the end of a snooze): one extra read just
+# after that instant shows the ring at once instead of up to a poll interval later. The margin
+# covers the device's own evaluation and small clock differences; the regular poll stays the
+# safety net when the clocks disagree more.
+DUE_CHECK_MARGIN = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +91,17 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         self._seen_phases: set[str] = set()
         self._reported_ends: set[str] = set()
         self._primed = False
+        self._unsub_due: CALLBACK_TYPE | None = None
+        self._polling = False
 
     async def _async_update_data(self) -> RobineWakeData:
+        self._polling = True
+        try:
+            return await self._poll()
+        finally:
+            self._polling = False
+
+    async def _poll(self) -> RobineWakeData:
         started = time.monotonic()
         try:
             state = await self.api.get_state()
@@ -161,7 +176,39 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
             else:
                 alarms[alarm_id] = summary
         self._derive_events(state)
+        self._schedule_due_check(state)
         return RobineWakeData(state=state, alarms=alarms, events=tuple(self._events))
+
+    def _schedule_due_check(self, state: DeviceState) -> None:
+        """Read the clock again just after the next moment it will ring."""
+        if self._unsub_due is not None:
+            self._unsub_due()
+            self._unsub_due = None
+        moments = [a.next_occurrence for a in state.alarms.values() if a.next_occurrence]
+        session = state.active_session
+        if session is not None and session.snooze_until is not None:
+            moments.append(session.snooze_until)
+        if not moments or self._shutdown_requested:
+            return
+        self._unsub_due = async_track_point_in_utc_time(
+            self.hass, self._due_check, min(moments) + DUE_CHECK_MARGIN
+        )
+
+    @callback
+    def _due_check(self, _now: datetime) -> None:
+        self._unsub_due = None
+        if self._polling:
+            return  # a read is under way; the next regular poll follows within the interval
+        self.config_entry.async_create_background_task(
+            self.hass, self.async_refresh(), "robine_wake ring check"
+        )
+
+    async def async_shutdown(self) -> None:
+        """Also cancel the pending ring check."""
+        if self._unsub_due is not None:
+            self._unsub_due()
+            self._unsub_due = None
+        await super().async_shutdown()
 
     def _derive_events(self, state: DeviceState) -> None:
         """Append what changed since the last poll to the event log.
