@@ -658,6 +658,21 @@ async def test_attribute_wait_times_out_and_non_numeric(sim: Sim) -> None:
     assert battery["success"] is True
 
 
+async def test_attribute_wait_stable_for(sim: Sim) -> None:
+    dev = sim.hub.find(kind="lock")[0]
+    result = await sim.call(
+        "hub_get_device_attribute",
+        {
+            "deviceId": str(dev.id),
+            "attribute": "lock",
+            "expectedValue": "locked",
+            "stableForMs": 20,
+            "timeoutMs": 5000,
+        },
+    )
+    assert (result["success"], result["timedOut"]) == (True, False)
+
+
 async def test_multi_device_wait_any(sim: Sim) -> None:
     devices = sim.hub.find(kind="contact")[:2]
     sim.hub.set_attribute(devices[0].id, "contact", "open")
@@ -858,6 +873,10 @@ async def test_best_practice_key_gate(make_sim: Callable[..., Awaitable[Sim]]) -
         {"tool": "hub_call_device_command", "args": {"deviceId": dev, "command": "on"}},
     )
     assert error["code"] == -32602
+    outside = {"tool": "hub_call_device_command", "args": {"deviceId": dev, "command": "on"}}
+    assert (await sim.error("hub_manage_devices", {**outside, **KEY}))["code"] == -32602
+    inside = {"tool": "hub_call_device_command", "args": {"deviceId": dev, "command": "on", **KEY}}
+    assert (await sim.call("hub_manage_devices", inside))["success"] is True
     wrong = {"deviceId": dev, "command": "on", "bestPracticeKey": "nope"}
     assert (await sim.error("hub_call_device_command", wrong))["code"] == -32602
     guide = await sim.call("hub_get_tool_guide", {"section": "best_practices"})
