@@ -205,7 +205,7 @@ async def test_scheduled_ring_is_read_when_due(
     assert hass.states.get(SESSION).state == "ringing"
 
 
-async def test_ring_check_skipped_while_polling_and_after_unload(
+async def test_ring_check_skipped_while_polling_rate_limited_or_unloaded(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
     entry = make_entry(sim, options={"poll_interval": 300})
@@ -217,6 +217,10 @@ async def test_ring_check_skipped_while_polling_and_after_unload(
     await hass.async_block_till_done(wait_background_tasks=True)
     assert sim.stats.http_requests == 0
     coordinator._polling = False
+    coordinator.note_rate_limited(30)
+    coordinator._due_check(frozen())
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert sim.stats.http_requests == 0
     assert await hass.config_entries.async_unload(entry.entry_id)
     await advance(hass, frozen, sim, 46 * 60)  # past 06:45 with the entry unloaded
     assert sim.stats.http_requests == 0

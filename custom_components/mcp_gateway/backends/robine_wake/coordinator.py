@@ -199,6 +199,8 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         self._unsub_due = None
         if self._polling:
             return  # a read is under way; the next regular poll follows within the interval
+        if self.rate_limited_until is not None and dt_util.utcnow() < self.rate_limited_until:
+            return  # the clock asked for quiet; its Retry-After wins over promptness
         self.config_entry.async_create_background_task(
             self.hass, self.async_refresh(), "robine_wake ring check"
         )
