@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 from datetime import timedelta
-import functools
 import logging
-from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import ATTR_ENTITY_ID, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers import (
+    device_registry as dr,
+    entity_registry as er,
+    issue_registry as ir,
+)
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from custom_components.mcp_gateway.backends.base import ToolTier
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
-from custom_components.mcp_gateway.mcp.client import McpClient
 
 from .conftest import (
     TOKEN,
@@ -133,11 +134,8 @@ async def test_timeout_makes_entities_unavailable(hass: HomeAssistant, sim: Sim)
 
     No frozen clock here: the timeout is a real loop timer.
     """
-    with patch(
-        "custom_components.mcp_gateway.backends.homecast.runtime.McpClient",
-        functools.partial(McpClient, timeout=0.05),
-    ):
-        entry = await _loaded(hass, sim)
+    entry = await _loaded(hass, sim)
+    entry.runtime_data.client._timeout = 0.05  # the entry's client, made impatient
     lamp = entity_id(hass, entry, sim, device_of(sim, "light"), "light")
     sim.faults.update({"hang": True})
     await entry.runtime_data.coordinator.async_refresh()
@@ -369,3 +367,24 @@ async def test_diagnostics_have_no_secrets(hass: HomeAssistant, sim: Sim) -> Non
     assert backend["homes"][0]["accessories"] > 20
     assert backend["auth_type"] == "token"
     assert TOKEN not in repr(entry.runtime_data.client._auth)
+
+
+async def test_missing_home_raises_a_repair_issue(
+    hass: HomeAssistant, sim: Sim, issue_registry: ir.IssueRegistry
+) -> None:
+    """A followed home the token no longer sees: entities unavailable, a repair issue, then back."""
+    entry = await _loaded(hass, sim)
+    second = sim.state.homes[1]
+    lamp = entity_id(hass, entry, sim, device_of(sim, "light", home=1), "light", home=1)
+    issue_id = f"homecast_home_missing_{entry.entry_id}"
+    sim.state.tokens[TOKEN].homes = {sim.state.homes[0].uuid: "control"}
+    await entry.runtime_data.coordinator.async_refresh()
+    assert hass.states.get(lamp).state == STATE_UNAVAILABLE
+    issue = issue_registry.async_get_issue(DOMAIN, issue_id)
+    assert issue is not None
+    assert issue.translation_placeholders == {"title": entry.title, "count": "1"}
+    sim.state.tokens[TOKEN].homes = None
+    await entry.runtime_data.coordinator.async_refresh()
+    assert hass.states.get(lamp).state != STATE_UNAVAILABLE
+    assert issue_registry.async_get_issue(DOMAIN, issue_id) is None
+    assert second.slug in {h.key for h in entry.runtime_data.coordinator.data.homes.values()}

@@ -143,6 +143,8 @@ class Home:
     automations: list[dict[str, Any]] = field(default_factory=list)  # HomeKit engine
     hc_automations: list[dict[str, Any]] = field(default_factory=list)  # Homecast engine
     view_only: bool = False
+    # A followed home the credential no longer sees (kept so its entities stay, unavailable).
+    missing: bool = False
 
     @property
     def tail(self) -> str:

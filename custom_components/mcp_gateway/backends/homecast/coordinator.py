@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryAuthFailed
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
+from ...const import DOMAIN
 from ...mcp.errors import McpAuthError, McpError, McpRpcError, McpToolError
 from .api import EVENT_KEY, EventOccurrence, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
@@ -68,9 +70,12 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
                 raise result
         state, automations, hc_automations = results
         self.polls += 1
-        automations_by_home, view_only = automations
         previous = self.data
+        self._report_missing_homes(state, previous)
+        automations_by_home, view_only = automations
         for home in state.homes.values():
+            if home.missing:
+                continue
             home.view_only = home.key in view_only
             if automations_by_home is not None:
                 home.automations = automations_by_home.get(home.key, [])
@@ -109,6 +114,32 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
                 return {}
             _LOGGER.debug("get_hc_automations failed, automations stay as they were: %s", err)
             return None
+
+    def _report_missing_homes(self, state: HomecastState, previous: HomecastState | None) -> None:
+        """A followed home the credential no longer sees needs the user (reconfigure or share).
+
+        Its last known form is kept, marked missing, so its entities and devices stay (and
+        show unavailable) instead of being deleted; a repair issue says why, and goes once
+        the home is back.
+        """
+        issue_id = f"homecast_home_missing_{self.config_entry.entry_id}"
+        missing = (self.homes or set()) - set(state.homes)
+        for uuid in missing:
+            if previous is not None and (old := previous.homes.get(uuid)) is not None:
+                old.missing = True
+                state.homes[uuid] = old
+        if not missing:
+            ir.async_delete_issue(self.hass, DOMAIN, issue_id)
+            return
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            issue_id,
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key="homecast_home_missing",
+            translation_placeholders={"title": self.config_entry.title, "count": str(len(missing))},
+        )
 
     def _carry_events(
         self, state: HomecastState, home_uuid: str, previous: HomecastState | None

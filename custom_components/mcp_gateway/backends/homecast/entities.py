@@ -906,11 +906,17 @@ def _extras(acc: Accessory) -> Iterator[tuple[Platform, Any]]:
         yield Platform.BINARY_SENSOR, OUTLET_IN_USE
 
 
+def _live_home(coordinator: HomecastCoordinator, home_uuid: str) -> Home | None:
+    """The home as last polled, or None while it is gone (its entities are unavailable)."""
+    home = coordinator.data.homes.get(home_uuid) if coordinator.data else None
+    return None if home is None or home.missing else home
+
+
 def _accessory_source(
     coordinator: HomecastCoordinator, home_uuid: str, uid: str
 ) -> Callable[[], Accessory | None]:
     def source() -> Accessory | None:
-        home = coordinator.data.homes.get(home_uuid) if coordinator.data else None
+        home = _live_home(coordinator, home_uuid)
         return home.accessories.get(uid) if home is not None else None
 
     return source
@@ -920,7 +926,7 @@ def _scene_source(
     coordinator: HomecastCoordinator, home_uuid: str, name: str
 ) -> Callable[[], SceneRef | None]:
     def source() -> SceneRef | None:
-        home = coordinator.data.homes.get(home_uuid) if coordinator.data else None
+        home = _live_home(coordinator, home_uuid)
         if home is None or name not in home.scenes:
             return None
         return SceneRef(home, name)
@@ -932,7 +938,7 @@ def _automation_source(
     coordinator: HomecastCoordinator, home_uuid: str, engine: str, automation_id: str
 ) -> Callable[[], AutomationRef | None]:
     def source() -> AutomationRef | None:
-        home = coordinator.data.homes.get(home_uuid) if coordinator.data else None
+        home = _live_home(coordinator, home_uuid)
         if home is None:
             return None
         items = home.automations if engine == "homekit" else home.hc_automations
