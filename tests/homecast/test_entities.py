@@ -564,3 +564,22 @@ async def test_unreachable_accessory(hass: HomeAssistant, sim: Sim) -> None:
     sim.state.set_reachable(home, lamp.slug, True)
     await entry.runtime_data.coordinator.async_refresh()
     assert hass.states.get(lamp_id).state in ("on", "off")
+
+
+async def test_optimistic_state_while_the_relay_is_slow(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    """The relay applies writes later: HA shows the expected state at once, the poll confirms."""
+    sim = await sim_factory(write_delay=30)
+    entry = await _loaded(hass, sim)
+    acc = device_of(sim, "switch")
+    target = entity_id(hass, entry, sim, acc, "switch")
+    acc.values["on"] = False
+    await entry.runtime_data.coordinator.async_refresh()
+    await _call(hass, "switch", "turn_on", target)
+    assert sim.state.pending_writes == 1
+    assert acc.values["on"] is False
+    assert hass.states.get(target).state == "on"
+    sim.state.flush()
+    await entry.runtime_data.coordinator.async_refresh()
+    assert hass.states.get(target).state == "on"
