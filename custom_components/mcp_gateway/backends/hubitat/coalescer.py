@@ -29,6 +29,7 @@ INVALID_PARAMS = -32602
 class _Pending:
     command: Command
     future: asyncio.Future[None]
+    on_success: Callable[[], None] | None = None
 
 
 @dataclass(slots=True)
@@ -68,12 +69,16 @@ class WriteCoalescer:
         """Write calls currently on the wire."""
         return self._in_flight
 
-    async def submit(self, command: Command) -> None:
-        """Send a command with whatever else is issued now; raise if the hub refused it."""
+    async def submit(self, command: Command, on_success: Callable[[], None] | None = None) -> None:
+        """Send a command with whatever else is issued now; raise if the hub refused it.
+
+        `on_success` runs as soon as the batch's answer is in, before any caller resumes, so
+        a whole batch's optimistic effects are in place when the first caller refreshes the UI.
+        """
         if self._closed:
             raise RuntimeError("the write queue is closed")
         loop = asyncio.get_running_loop()
-        pending = _Pending(command, loop.create_future())
+        pending = _Pending(command, loop.create_future(), on_success)
         self._pending.append(pending)
         self.stats.commands += 1
         if self._timer is None and self._in_flight < self._max_in_flight:
@@ -131,6 +136,8 @@ class WriteCoalescer:
             if item.future.done():
                 continue
             if outcome.success:
+                if item.on_success is not None:
+                    item.on_success()
                 item.future.set_result(None)
             else:
                 item.future.set_exception(

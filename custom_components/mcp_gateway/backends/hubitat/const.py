@@ -36,3 +36,11 @@ MAX_BATCH: Final = 20
 COALESCE_WINDOW: Final = 0.005
 
 ISSUE_KEY_REFUSED: Final = "hubitat_key_refused"
+
+# Device keys (EntitySpec.device.key) of the hub itself and of rules; devices use their id.
+HUB_DEVICE_KEY: Final = "hub"
+
+
+def rule_device_key(rule_id: str) -> str:
+    """The device key of a rule."""
+    return f"rule_{rule_id}"

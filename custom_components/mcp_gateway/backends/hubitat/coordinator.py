@@ -15,7 +15,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from homeassistant.util import dt as dt_util
@@ -32,7 +32,7 @@ from .api import (
     newest,
     parse_time,
 )
-from .const import SWEEP_INTERVAL
+from .const import HUB_DEVICE_KEY, SWEEP_INTERVAL, rule_device_key
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry
@@ -98,6 +98,42 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self._newest_activity: datetime | None = None
         self._location_since: str | None = None
         self._last_sweep: datetime | None = None
+        # Device keys whose entities need a state write; None = all of them.
+        self._dirty: set[str] | None = None
+        self._notified_success: bool | None = None
+
+    # -- listeners ---------------------------------------------------------------------------
+
+    def mark(self, *keys: str) -> None:
+        """Note that the entities of these device keys must show new state."""
+        if self._dirty is not None:
+            self._dirty.update(keys)
+
+    def mark_all(self) -> None:
+        """Every entity must show new state (first load, structure changes)."""
+        self._dirty = None
+
+    @callback
+    def async_update_listeners(self) -> None:
+        """Tell only the entities of changed devices (and non-entity listeners).
+
+        A poll that saw 3 changed devices, or an action on one light, costs 3 or 1 devices'
+        state writes instead of one per entity of the hub; the 20 lights of an area action are
+        all applied before the first of them asks for a refresh, so one call covers them and
+        the 19 after it find nothing left to do. Availability changes reach everyone.
+        """
+        dirty, self._dirty = self._dirty, set()
+        if dirty is None or self.last_update_success != self._notified_success:
+            self._notified_success = self.last_update_success
+            super().async_update_listeners()
+            return
+        if not dirty:
+            return
+        for update_callback, _ in list(self._listeners.values()):
+            spec = getattr(getattr(update_callback, "__self__", None), "spec", None)
+            device = getattr(spec, "device", None)
+            if device is None or device.key in dirty:
+                update_callback()
 
     # -- helpers for entities and writes ------------------------------------------------------
 
@@ -135,6 +171,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self.last_latency_ms = (time.perf_counter() - start) * 1000
         if structural:
             self._structure += 1
+            self.mark_all()
         if changed or structural or self.data is None:
             self._version += 1
             return HubitatData(self._version, self._structure)
@@ -189,12 +226,14 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             if old.structure() != fresh.structure():
                 structural = True
             if _merge(old, fresh):
+                self.mark(old.id)
                 changed = True
             if (
                 old.capabilities & BUTTON_CAPABILITIES
                 and since is not None
                 and await self._read_button_events(old, since)
             ):
+                self.mark(old.id)
                 changed = True
         self._advance_bookmark(device.last_activity for device in page.devices)
         return changed, structural
@@ -232,6 +271,8 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             before_hsm = self.hsm
             await self._read_hsm()
             changed = changed or before_hsm != self.hsm
+        if changed:
+            self.mark(HUB_DEVICE_KEY)
         return changed
 
     async def _bookmark_location(self) -> None:
@@ -260,14 +301,20 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             r.id: (r.name,) for r in self.rules.values()
         }:
             structural = True
+        if before_rules != self.rules:
+            self.mark(*(rule_device_key(rule_id) for rule_id in self.rules))
         changed = structural or before_rules != self.rules
         before_modes = self.modes
         await self._read_modes()
         if before_modes.names != self.modes.names:
             structural = True
         changed = changed or before_modes != self.modes
+        if before_modes != self.modes:
+            self.mark(HUB_DEVICE_KEY)
         hub = await self.api.get_info()
-        changed = changed or hub.raw != (self.hub.raw if self.hub else None)
+        if hub.raw != (self.hub.raw if self.hub else None):
+            self.mark(HUB_DEVICE_KEY)
+            changed = True
         if self.hub is not None and (hub.name, hub.firmware) != (self.hub.name, self.hub.firmware):
             structural = True
         self.hub = hub
@@ -307,6 +354,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         """Show a command's expected effect at once; the next poll confirms or corrects it."""
         if (device := self.devices.get(device_id)) is not None:
             device.attributes.update(attributes)
+            self.mark(device_id)
 
     def set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Optimistic pause state of a rule."""
@@ -314,6 +362,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             self.rules[rule_id] = HubitatRule(
                 id=rule.id, name=rule.name, paused=paused, disabled=rule.disabled, type=rule.type
             )
+            self.mark(rule_device_key(rule_id))
 
 
 def _merge(old: HubitatDevice, fresh: HubitatDevice) -> bool:

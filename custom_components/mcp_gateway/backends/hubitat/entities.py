@@ -58,12 +58,12 @@ from ...sensor import GatewaySensorDescription
 from ...switch import GatewaySwitchDescription
 from ...valve import GatewayValveDescription
 from .api import HubitatDevice, HubitatRule
+from .const import HUB_DEVICE_KEY, rule_device_key
 from .coordinator import BUTTON_CAPABILITIES, HubitatCoordinator
 
 if TYPE_CHECKING:
     from .runtime import HubitatRuntime
 
-HUB_KEY: Final = "hub"
 
 # ---------------------------------------------------------------------------------------------
 # Small readers
@@ -917,7 +917,7 @@ def hub_device(coordinator: HubitatCoordinator, url: str) -> DeviceSpec:
     endpoint = URL(url)
     local = endpoint.host and endpoint.host != "cloud.hubitat.com"
     return DeviceSpec(
-        key=HUB_KEY,
+        key=HUB_DEVICE_KEY,
         name=(hub.name if hub else None) or "Hubitat hub",
         manufacturer="Hubitat",
         model=hub.model if hub else None,
@@ -1041,7 +1041,11 @@ def _rule_specs(
 ) -> Iterator[EntitySpec]:
     rule_id = rule.id
     info = DeviceSpec(
-        key=f"rule_{rule_id}", name=rule.name, manufacturer="Hubitat", model=rule.type, via=hub
+        key=rule_device_key(rule_id),
+        name=rule.name,
+        manufacturer="Hubitat",
+        model=rule.type,
+        via=hub,
     )
 
     def source() -> HubitatRule | None:

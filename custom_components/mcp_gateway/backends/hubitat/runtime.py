@@ -30,6 +30,7 @@ from .const import (
     CONF_TOKEN,
     CONF_URL,
     DEFAULT_POLL_INTERVAL,
+    HUB_DEVICE_KEY,
     ISSUE_KEY_REFUSED,
     MAX_WRITES_IN_FLIGHT,
 )
@@ -135,8 +136,10 @@ class HubitatRuntime(BackendRuntime):
         self, device_id: str, command: str, parameters: list[str], expect: Mapping[str, Any]
     ) -> None:
         """A device command through the coalescer, then its expected effect on our copy."""
-        await self.coalescer.submit(Command(device_id, command, tuple(parameters)))
-        self.coordinator.apply(device_id, **expect)
+        await self.coalescer.submit(
+            Command(device_id, command, tuple(parameters)),
+            lambda: self.coordinator.apply(device_id, **expect),
+        )
 
     async def async_set_mode(self, mode: str) -> None:
         """Activate a location mode."""
@@ -144,11 +147,13 @@ class HubitatRuntime(BackendRuntime):
             raise ValueError(f"unknown mode {mode!r}")
         await self.api.set_mode(mode)
         self.coordinator.modes = Modes(current=mode, names=self.coordinator.modes.names)
+        self.coordinator.mark(HUB_DEVICE_KEY)
 
     async def async_set_hsm(self, command: str, expected_status: str) -> None:
         """Arm or disarm HSM; the hub applies it asynchronously, the next poll confirms."""
         await self.api.set_hsm(command)
         self.coordinator.hsm = HsmStatus(status=expected_status)
+        self.coordinator.mark(HUB_DEVICE_KEY)
 
     async def async_set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Pause or resume a rule."""
