@@ -44,7 +44,8 @@ def test_manifest_keys_order_and_values() -> None:
     assert keys[2:] == sorted(keys[2:])
     assert MANIFEST["domain"] == DOMAIN
     assert MANIFEST["config_flow"] is True
-    assert MANIFEST["dependencies"] == ["http"]
+    # http serves the gateway; application_credentials backs Homecast's OAuth fallback.
+    assert MANIFEST["dependencies"] == ["application_credentials", "http"]
     assert MANIFEST["requirements"] == []
     assert MANIFEST["integration_type"] == "hub"
     assert MANIFEST["iot_class"] in {"local_polling", "cloud_polling", "local_push"}
