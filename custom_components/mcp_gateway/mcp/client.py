@@ -666,8 +666,11 @@ class McpClient:
                             continue
                         message = _match_event(event.data, request_id, label)
                         if message is not None:
-                            # Stop here: the server may hold the stream open for other traffic.
-                            current.close()
+                            if current.content.is_eof():
+                                current.release()  # finished cleanly: keep the connection
+                            else:
+                                # The server may hold the stream open for other traffic.
+                                current.close()
                             return message
             except TimeoutError:
                 raise  # some aiohttp timeouts are also ClientConnectionErrors
