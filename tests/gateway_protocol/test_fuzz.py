@@ -140,3 +140,41 @@ async def test_fuzzed_requests_never_fail_the_server(
     assert sum(statuses.values()) >= 2000
     # The examples reached the interesting paths, not just the JSON parser.
     assert {200, 400} <= set(statuses)
+
+
+async def test_fuzzed_session_messages_never_fail_the_sse_transport(
+    hass: HomeAssistant, client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    loop = asyncio.get_running_loop()
+    stream = await client.get(f"{URL}/sse")
+    assert (await stream.content.readline()).startswith(b"event: endpoint")
+    endpoint = (await stream.content.readline()).decode().removeprefix("data: ").strip()
+    await stream.content.readline()
+    statuses: dict[int, int] = {}
+
+    async def send(body: bytes) -> None:
+        response = await client.post(
+            endpoint, data=body, headers={"Content-Type": "application/json"}
+        )
+        statuses[response.status] = statuses.get(response.status, 0) + 1
+        assert response.status in (202, 400), (response.status, body)
+
+    @settings(
+        max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(body=_bodies)
+    def check(body: bytes) -> None:
+        asyncio.run_coroutine_threadsafe(send(body), loop).result()
+
+    with caplog.at_level(logging.WARNING):
+        await hass.async_add_executor_job(check)
+        # One last request, answered after every earlier one: the stream still works.
+        await send(json.dumps(rpc("ping", request_id="last")).encode())
+        while True:
+            line = (await stream.content.readline()).decode()
+            if line.startswith("data: ") and '"id":"last"' in line:
+                break
+        await hass.async_block_till_done(wait_background_tasks=True)
+    stream.close()
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert {202, 400} <= set(statuses)
