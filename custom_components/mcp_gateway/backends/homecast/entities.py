@@ -612,10 +612,6 @@ BUTTON_EVENT = GatewayEventDescription(
 # Virtual accessories
 
 
-def _vwrite(key: str, value: Any) -> Callable[[HomecastRuntime, Accessory], Any]:
-    return lambda runtime, acc: _write(runtime, acc, {key: value})
-
-
 def _virtual_limits(acc: Accessory) -> tuple[float, float, float] | None:
     info = acc.virtual
     if info is None:
@@ -1026,11 +1022,6 @@ def _model(acc: Accessory) -> str:
     if acc.group:
         return f"{acc.type} group"
     return acc.type
-
-
-def accessory_available(acc: Accessory) -> bool:
-    """Reachable accessories report values; unreachable ones come back empty."""
-    return acc.reachable
 
 
 PLATFORMS: tuple[Platform, ...] = (

@@ -1,0 +1,144 @@
+"""Description callables on hand-made accessories: the edges the simulator does not produce."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from homeassistant.components.alarm_control_panel import AlarmControlPanelState
+from homeassistant.components.climate import HVACAction, HVACMode
+from homeassistant.components.light import ColorMode
+import pytest
+
+from custom_components.mcp_gateway.backends.homecast import entities as ent
+from custom_components.mcp_gateway.backends.homecast.api import Accessory, VirtualInfo
+from custom_components.mcp_gateway.climate import ClimateTarget
+
+
+def _acc(kind: str = "other", settable: tuple[str, ...] = (), **values: Any) -> Accessory:
+    return Accessory(
+        home_key="home_0001",
+        room_key="room_0002",
+        key="thing_0003",
+        uid="0003",
+        type=kind,
+        name="Thing",
+        room_name="Room",
+        values=dict(values),
+        settable=frozenset(settable),
+        options={},
+    )
+
+
+class _Runtime:
+    """Records the writes a description makes."""
+
+    def __init__(self) -> None:
+        self.writes: list[dict[str, Any]] = []
+        self.api = SimpleNamespace(async_set=self._set)
+
+    async def _set(self, acc: Accessory, props: dict[str, Any]) -> None:
+        self.writes.append(dict(props))
+
+
+def test_light_with_colour_and_white() -> None:
+    acc = _acc("light", hue=10, saturation=0, color_temp=300, brightness=0, on=True)
+    assert ent.LIGHT.supported_color_modes_fn(acc) == {ColorMode.HS, ColorMode.COLOR_TEMP}
+    assert ent.LIGHT.color_mode_fn(acc) == ColorMode.COLOR_TEMP
+    acc.values["saturation"] = 80
+    assert ent.LIGHT.color_mode_fn(acc) == ColorMode.HS
+    assert ent.LIGHT.supported_color_modes_fn(_acc("light", on=False)) == {ColorMode.ONOFF}
+    assert ent.LIGHT.brightness_fn(_acc("light", on=True)) is None
+    assert ent.LIGHT.color_temp_kelvin_fn(_acc("light", color_temp=0)) is None
+
+
+def test_lock_raw_states() -> None:
+    assert ent.LOCK.is_locked_fn(_acc("lock", locked=1)) is True
+    assert ent.LOCK.is_locked_fn(_acc("lock", locked=0)) is False
+    jammed = _acc("lock", locked=2)
+    assert ent.LOCK.is_locked_fn(jammed) is None
+    assert ent.LOCK.is_jammed_fn(jammed) is True
+    assert ent.LOCK.is_jammed_fn(_acc("lock", locked=True)) is False
+    assert ent.LOCK.is_locked_fn(_acc("lock", locked="?")) is None
+
+
+def test_alarm_raw_states() -> None:
+    acc = _acc("alarm", alarm_state=1, alarm_target=1)
+    assert ent.ALARM.state_fn(acc) == AlarmControlPanelState.ARMED_AWAY
+    assert ent.ALARM.state_fn(_acc("alarm", alarm_state=4)) == AlarmControlPanelState.TRIGGERED
+
+
+async def test_refused_modes() -> None:
+    """Modes a device cannot take are validation errors, not writes."""
+    runtime = _Runtime()
+    with pytest.raises(ValueError, match="cannot be set"):
+        await ent.ALARM.set_state_fn(runtime, _acc("alarm"), AlarmControlPanelState.ARMED_VACATION)
+    with pytest.raises(ValueError, match="no dry mode"):
+        await ent.HEATER_COOLER.set_hvac_mode_fn(runtime, _acc("climate"), HVACMode.DRY)
+    assert runtime.writes == []
+
+
+async def test_heater_cooler_edges() -> None:
+    runtime = _Runtime()
+    only_heat = _acc("climate", active=True, heat_target=20.0)
+    assert ent.HEATER_COOLER.target_temperature_fn(only_heat) == 20.0
+    only_cool = _acc("climate", active=1, cool_target=24.0, hvac_mode="auto")
+    assert ent.HEATER_COOLER.target_temperature_fn(only_cool) == 24.0
+    assert ent.HEATER_COOLER.hvac_mode_fn(_acc("climate", hvac_mode="heat")) == HVACMode.HEAT
+    await ent.HEATER_COOLER.set_temperature_fn(
+        runtime, only_heat, ClimateTarget(temperature=21.26, hvac_mode=HVACMode.OFF)
+    )
+    await ent.HEATER_COOLER.set_temperature_fn(runtime, only_heat, ClimateTarget())
+    assert runtime.writes == [{"active": False, "heat_target": 21.3}]
+
+
+def test_thermostat_without_current_state() -> None:
+    assert ent.THERMOSTAT.hvac_action_fn(_acc("climate", heating_cooling_target=1)) is None
+    idle = _acc("climate", heating_cooling_target=1, heating_cooling_current=0)
+    assert ent.THERMOSTAT.hvac_action_fn(idle) == HVACAction.IDLE
+
+
+async def test_cover_and_fan_edges() -> None:
+    runtime = _Runtime()
+    assert ent.COVER.position_fn(_acc("blind", target=30)) == 30
+    assert ent.COVER.is_closed_fn(_acc("blind")) is None
+    fan = _acc("fan", on=True, speed=40)  # an older fan service: power is `on`
+    assert ent.FAN.is_on_fn(fan) is True
+    await ent.FAN.set_percentage_fn(runtime, fan, 0)
+    await ent.FAN.turn_on_fn(runtime, fan, None)
+    assert runtime.writes == [{"on": False}, {"on": True}]
+    assert ent.FAN.percentage_fn(_acc("fan", active=True)) is None
+    assert ent.VALVE.is_closed_fn(_acc("valve")) is None
+
+
+def test_virtual_edges() -> None:
+    date = _acc("date", virtual_datetime="not a date")
+    assert ent.V_DATE.value_fn(date) is None
+    assert ent.V_DATE.value_fn(_acc("date", virtual_datetime="")) is None
+    local = ent.V_DATE.value_fn(_acc("date", virtual_datetime="2026-01-02T03:04:05"))
+    assert local is not None
+    assert local.utcoffset() is not None
+    assert ent.V_READONLY.value_fn(_acc("text")) is None
+    assert ent.V_READONLY.value_fn(_acc("text", virtual_text=["x"])) is None
+    assert ent.V_COUNTER.value_fn(_acc("counter", virtual_count=True)) is None
+    assert ent.V_TEXT.value_fn(_acc("text")) is None
+    plain = _acc("number", virtual_number=1)
+    assert ent.V_NUMBER.limits_fn(plain) is None
+    plain.virtual = VirtualInfo(kind="number", id=None, controllable=True)
+    assert ent.V_NUMBER.limits_fn(plain) == (0.0, 100.0, 1.0)
+    mode = _acc("mode", virtual_mode="A")
+    mode.options = {"virtual_mode": ["A", "B"]}
+    assert ent.V_MODE.options_fn(mode) == ["A", "B"]
+
+
+async def test_counter_without_definition() -> None:
+    runtime = _Runtime()
+    await ent.V_COUNTER_INCREMENT.press_fn(runtime, _acc("counter", virtual_count="x"))
+    assert runtime.writes == [{"virtual_count": 1}]
+
+
+def test_no_data_no_specs() -> None:
+    coordinator = SimpleNamespace(data=None)
+    assert ent.derive_specs(coordinator) == []  # type: ignore[arg-type]
+    source = ent._accessory_source(coordinator, "home", "0003")  # type: ignore[arg-type]
+    assert source() is None
