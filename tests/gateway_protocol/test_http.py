@@ -311,3 +311,32 @@ async def test_client_names_from_initialize_are_remembered_per_token_and_agent(
     assert handler.contexts[-1].client_name == "claude-agent/1"
     await _post(client, rpc("tools/list"), **{"User-Agent": "agent/2"})
     assert handler.contexts[-1].client_name == "c2"
+
+
+async def test_numbers_beyond_64_bits_never_break_the_answer(
+    client: TestClient, handler: FakeHandler
+) -> None:
+    # An id no peer can carry is an invalid request, answered (not a 500).
+    status, body, _ = await _post(
+        client, b'{"jsonrpc": "2.0", "id": 1180591620717411303424, "method": "ping"}'
+    )
+    assert status == 400
+    assert body == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Request id must be a string or an integer"},
+    }
+    status, body, _ = await _post(
+        client, b'{"jsonrpc": "2.0", "id": 9223372036854775807, "method": "ping"}'
+    )
+    assert (status, body["id"]) == (200, 9223372036854775807)
+    # A result with such a number (here the sum a tool computed) still goes out, exactly.
+    request = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"amount": 2**70}},
+    }
+    status, body, _ = await _post(client, request)
+    assert status == 200
+    assert body["result"]["structuredContent"] == {"total": 2**70}

@@ -6,13 +6,12 @@ from typing import Final
 
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.json import json_bytes
 from homeassistant.loader import async_get_integration
 
 from ..const import DOMAIN
 from ..mcp.server import McpServer, ServerHandler
 from .sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
-from .view import DATA_GATEWAY, GatewayRuntime, McpGatewayView
+from .view import DATA_GATEWAY, GatewayRuntime, McpGatewayView, dumps
 from .wellknown import ProtectedResourceMetadataView
 
 SERVER_NAME: Final = "home-assistant-mcp-gateway"
@@ -47,7 +46,7 @@ async def async_setup_gateway(
         title=SERVER_TITLE,
         version=str(integration.version or "0"),
         instructions=INSTRUCTIONS,
-        dumps=json_bytes,
+        dumps=dumps,
     )
     sessions = SseSessionManager(hass)
     runtime = hass.data[DATA_GATEWAY] = GatewayRuntime(hass, server, sessions)

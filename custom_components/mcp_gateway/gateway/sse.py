@@ -23,11 +23,10 @@ from homeassistant.auth.models import User
 from homeassistant.components.http import KEY_HASS, HomeAssistantView
 from homeassistant.components.http.const import KEY_HASS_REFRESH_TOKEN_ID
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.helpers.json import json_bytes
 
 from ..const import GATEWAY_URL
 from ..mcp.server import SessionState, error_body
-from .view import FORBIDDEN_CODE, admit, decode_body, json_response
+from .view import FORBIDDEN_CODE, admit, decode_body, dumps, json_response
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ class SseSession:
     async def send(self, message: Any) -> None:
         """Queue a JSON-RPC message (or batch) for the stream."""
         if not self.closed:
-            await self.queue.put(json_bytes(message))
+            await self.queue.put(dumps(message))
 
     def close(self) -> None:
         """Stop the stream and the session's pending work."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from http import HTTPStatus
+import json
 import time
 from typing import TYPE_CHECKING, Any, Final
 
@@ -97,12 +98,23 @@ class GatewayRuntime:
         return self._limiter.acquire(user.id)
 
 
+def dumps(value: Any) -> bytes:
+    """JSON bytes with Home Assistant's fast encoder, or the standard one for what it refuses.
+
+    orjson refuses integers beyond 64 bits, and such numbers can come from clients or backends.
+    """
+    try:
+        return json_bytes(value)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, default=str).encode()
+
+
 def json_response(
     body: Any, status: int = HTTPStatus.OK, headers: dict[str, str] | None = None
 ) -> web.Response:
-    """A JSON response serialised with Home Assistant's fast encoder."""
+    """A JSON response."""
     return web.Response(
-        body=json_bytes(body), status=status, content_type="application/json", headers=headers
+        body=dumps(body), status=status, content_type="application/json", headers=headers
     )
 
 

@@ -198,9 +198,15 @@ def parse_json(body: bytes) -> Any:
         raise ValueError(str(err)) from err
 
 
+_MAX_ID: Final = 2**63 - 1
+
+
 def _valid_id(value: Any) -> bool:
     # MCP narrows JSON-RPC ids to strings and integers; bool is an int subclass in Python.
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    # Integers beyond 64 bits are refused: many peers (and fast encoders) cannot carry them.
+    if isinstance(value, str):
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and -_MAX_ID <= value <= _MAX_ID
 
 
 def _decode_header(value: str | None) -> str | None:
