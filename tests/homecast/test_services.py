@@ -264,3 +264,12 @@ async def test_without_response(hass: HomeAssistant, sim: Sim, entry: MockConfig
     )
     assert result is None
     assert home.find_scene("Movie Time") is None
+
+
+def test_response_shapes() -> None:
+    """Homecast's answer is always an object for HA: lists and prose are wrapped."""
+    from custom_components.mcp_gateway.backends.homecast.services import _response
+
+    assert _response({"a": 1}) == {"a": 1}
+    assert _response([1, 2]) == {"items": [1, 2]}
+    assert _response("History is off") == {"message": "History is off"}
