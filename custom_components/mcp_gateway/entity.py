@@ -8,6 +8,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Concatenate
 
 from homeassistant.const import Platform
+from homeassistant.core import callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
@@ -100,6 +101,15 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
     def native(self) -> Any:
         """The backend's current object for this entity, or None when it is gone."""
         return self.spec.source()
+
+    @callback
+    def _handle_coordinator_update(self) -> None:
+        """Follow the backend's latest spec, so a renamed alarm or rule shows its new name."""
+        if (latest := self.runtime.publisher.spec(self.spec.platform, self.spec.key)) is not None:
+            self.spec = latest
+            if latest.name is not None:
+                self._attr_name = latest.name
+        super()._handle_coordinator_update()
 
     @property
     def available(self) -> bool:

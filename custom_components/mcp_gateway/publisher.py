@@ -57,6 +57,10 @@ class EntityPublisher:
         """The specs of the last refresh."""
         return list(self._specs.values())
 
+    def spec(self, platform: Platform, key: str) -> EntitySpec | None:
+        """The latest spec of an entity, or None once the backend no longer has it."""
+        return self._specs.get((platform, key))
+
     def unique_id(self, spec: EntitySpec) -> str:
         """The unique id the entity of a spec gets."""
         return f"{self._entry_uid}_{spec.key}"

@@ -146,6 +146,7 @@ class FakeRuntime(BackendRuntime):
                         description=description,
                         coordinator=self.coordinator,
                         source=source,
+                        name=self.plugs[plug_id].name if platform is Platform.SWITCH else None,
                     )
                 )
         return specs
@@ -313,3 +314,15 @@ async def test_repair_issue_when_unreachable_for_long(
     runtime.poll_error = None
     await _poll(hass, entry)
     assert issues.async_get_issue(*issue) is None
+
+
+async def test_renamed_native_object_renames_its_entity(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """A label changed at the backend shows as the entity's new name after the next poll."""
+    lamp = er.async_get(hass).async_get_entity_id("switch", DOMAIN, "fake-1_1_power")
+    assert hass.states.get(lamp).attributes["friendly_name"] == "Lamp Lamp"
+    entry.runtime_data.plugs["1"].name = "Reading lamp"
+    await _poll(hass, entry)
+    # The device follows the backend too (HA keeps a name the user set in the registry).
+    assert hass.states.get(lamp).attributes["friendly_name"] == "Reading lamp Reading lamp"
