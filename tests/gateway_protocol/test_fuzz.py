@@ -60,6 +60,8 @@ _SEEDS: list[dict[str, Any]] = [
     rpc("resources/read", {"uri": "mcp-gateway://guide"}),
     rpc("prompts/get", {"name": "p", "arguments": {}}),
     rpc("ping"),
+    rpc("ping", request_id=2**64),  # beyond what fast JSON encoders carry
+    rpc("tools/call", {"name": "add", "arguments": {"amount": 2**70}}),
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     rpc("server/discover", {"_meta": _meta}),
     rpc("tools/call", {"name": "echo", "arguments": {"text": "y"}, "_meta": _meta}),
