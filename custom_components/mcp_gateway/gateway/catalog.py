@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import hashlib
 import json
 import logging
+import math
 from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.auth.models import User
@@ -468,21 +469,29 @@ _JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
 def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments") -> list[str]:
     """Check a value against the JSON Schema subset our core tools use; messages name the path."""
     errors: list[str] = []
-    types = schema.get("type")
-    if types is not None:
+    if not _type_matches(schema, value):
+        types = schema["type"]
         names = [types] if isinstance(types, str) else list(types)
-        if not any(_is_type(value, name) for name in names):
-            return [f"{path} must be {' or '.join(names)}"]
+        return [f"{path} must be {' or '.join(names)}"]
     if "enum" in schema and value not in schema["enum"]:
         allowed = ", ".join(json.dumps(item) for item in schema["enum"])
         errors.append(f"{path} must be one of {allowed}")
     if "anyOf" in schema:
         branches = [schema_errors(branch, value, path) for branch in schema["anyOf"]]
         if all(branches):
-            errors.append(min(branches, key=len)[0])
+            # A branch whose type matched has the useful complaint ("must be ≥ 5").
+            typed = [
+                found
+                for branch, found in zip(schema["anyOf"], branches, strict=True)
+                if _type_matches(branch, value)
+            ]
+            errors.append(min(typed or branches, key=len)[0])
     if isinstance(value, bool):
         return errors
     if isinstance(value, int | float):
+        if not math.isfinite(value):
+            # Python's JSON parser lets NaN and Infinity through; no tool means them.
+            return [*errors, f"{path} must be a finite number"]
         if "minimum" in schema and value < schema["minimum"]:
             errors.append(f"{path} must be ≥ {schema['minimum']}")
         if "maximum" in schema and value > schema["maximum"]:
@@ -516,6 +525,14 @@ def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments"
             elif isinstance(extra, Mapping):
                 errors.extend(schema_errors(extra, item, f"{path}.{name}"))
     return errors
+
+
+def _type_matches(schema: Mapping[str, Any], value: Any) -> bool:
+    types = schema.get("type")
+    if types is None:
+        return True
+    names = [types] if isinstance(types, str) else list(types)
+    return any(_is_type(value, name) for name in names)
 
 
 def _is_type(value: Any, name: str) -> bool:
