@@ -19,6 +19,7 @@ from custom_components.mcp_gateway.backends.hubitat import const
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpTimeoutError
+from tests.simulators.hubitat.hub import Mode
 
 from .conftest import Sim, entity_id, first, make_entry, setup_entry
 
@@ -278,3 +279,74 @@ async def test_unload(hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime) ->
     assert entry.state is ConfigEntryState.NOT_LOADED
     with pytest.raises(RuntimeError):
         await runtime.async_command("1", "on", [], {})
+
+
+async def test_a_poll_rewrites_only_changed_devices(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """Entities of devices that did not change are not written again by a poll."""
+    water = first(sim, "water")
+    plug = first(sim, "outlet")
+    moisture = entity_id(hass, sim, f"{water.id}_water", "binary_sensor")
+    switch = entity_id(hass, sim, f"{plug.id}_switch", "switch")
+    before = hass.states.get(switch).last_reported
+    sim.hub.set_attribute(water.id, "water", "dry" if water.value("water") == "wet" else "wet")
+    await poll(hass, freezer)
+    assert hass.states.get(moisture).last_reported > before
+    assert hass.states.get(switch).last_reported == before
+
+
+async def test_renamed_device_and_new_mode_follow(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A label changed on the hub renames the HA device; a new mode becomes an option."""
+    plug = first(sim, "outlet")
+    plug.label = "Aquarium Pump"
+    sim.hub.set_attribute(plug.id, "power", 12.5)
+    sim.hub.modes.append(Mode(9, "Party"))
+    await poll(hass, freezer, const.SWEEP_INTERVAL.total_seconds())
+    entry = dr.async_get(hass).async_get_device({(DOMAIN, f"{sim.hub.hub_id}_{plug.id}")})
+    assert entry is not None
+    assert entry.name == "Aquarium Pump"
+    mode = entity_id(hass, sim, "hub_mode", "select")
+    assert "Party" in hass.states.get(mode).attributes["options"]
+
+
+async def test_many_new_devices_take_one_inventory(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """More than a handful of silent new devices: one paged inventory, not a call each."""
+    created = []
+    for n in range(12):
+        device = sim.hub.create_virtual("Virtual Switch", f"Virtual {n}")
+        device.last_activity = None
+        created.append(device)
+    sim.stats.reset()
+    await poll(hass, freezer, const.SWEEP_INTERVAL.total_seconds())
+    assert runtime.coordinator.full_inventories == 2
+    assert {str(d.id) for d in created} <= set(runtime.coordinator.devices)
+
+
+async def test_hub_without_hsm_has_no_alarm_panel(hass: HomeAssistant, sim: Sim) -> None:
+    """HSM is an optional hub app: when its tool fails there is no alarm panel."""
+
+    async def no_hsm(args: dict) -> dict:
+        return {"success": False, "error": "HSM is not installed"}
+
+    with patch.dict(sim.tools._handlers, {"get_hsm_status": no_hsm}):
+        runtime = await setup_entry(hass, make_entry(sim))
+    assert runtime.coordinator.hsm_supported is False
+    registry = er.async_get(hass)
+    assert (
+        registry.async_get_entity_id("alarm_control_panel", DOMAIN, f"{sim.hub.hub_id}_hub_hsm")
+        is None
+    )
+
+
+async def test_no_activity_bookmark_reads_the_whole_list(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """Without any activity time seen yet, a poll falls back to the full listing."""
+    runtime.coordinator._newest_activity = None
+    await poll(hass, freezer)
+    assert runtime.coordinator.changed_since is not None

@@ -137,14 +137,6 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 
     # -- helpers for entities and writes ------------------------------------------------------
 
-    def device(self, device_id: str) -> HubitatDevice | None:
-        """A device by id, or None when the hub no longer has it."""
-        return self.devices.get(device_id)
-
-    def rule(self, rule_id: str) -> HubitatRule | None:
-        """A rule by id, or None when gone."""
-        return self.rules.get(rule_id)
-
     def request_sweep(self) -> None:
         """Make the next poll also list ids, rules, modes and hub facts."""
         self._last_sweep = None
