@@ -40,6 +40,7 @@ from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.simulators.base import SimClock
 from tests.simulators.homecast import HOMECAST, create_app as homecast_app
 from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
+from tests.simulators.hubitat.catalog import GATEWAYS as HUBITAT_GATEWAYS, TOOLS as HUBITAT_TOOLS
 from tests.simulators.robine_wake import create_app as robine_app
 
 BUDGET_BYTES = 12 * 1024
@@ -161,6 +162,9 @@ async def test_admin_tools_list_fits_the_budget(
         "list_backends",
         *gateways,
     }
+    # Every one of the hub's tools, sub-tools of its gateways included, is reachable.
+    hubitat = await entries[BACKEND_HUBITAT].runtime_data.async_list_tools()
+    assert {tool["name"] for tool in hubitat} == {tool.name for tool in HUBITAT_TOOLS}
     handler = GatewayHandler(hass)
     for gateway, entry in gateways.items():
         backend_tools = await entry.runtime_data.async_list_tools()
@@ -173,8 +177,8 @@ async def test_admin_tools_list_fits_the_budget(
         listed = result["structuredContent"]["tools"]
         assert {tool["name"] for tool in listed} == names
         assert all(tool["inputSchema"]["type"] == "object" for tool in listed)
-        # Flattened: no backend tool is itself a gateway of other tools.
-        assert not any(name.endswith("_gateway") for name in names)
+        # Flattened: none of Hubitat's 23 gateways is offered, only their sub-tools.
+        assert not names & set(HUBITAT_GATEWAYS), gateway
 
 
 async def test_hubitat_device_command_through_the_gateway(
