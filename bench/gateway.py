@@ -241,6 +241,7 @@ async def run(args: argparse.Namespace) -> int:
         async with (
             streamable(f"{ha.url}/api/mcp_gateway", ha.token) as ours,
             sse(f"{ha.url}/mcp_server/sse", ha.token) as core,
+            sse(f"{ha.url}/api/mcp_gateway/sse", ha.token) as ours_sse,
             streamable(sim_url, None) as direct,
         ):
             our_tools = (await ours.list_tools()).tools
@@ -280,6 +281,9 @@ async def run(args: argparse.Namespace) -> int:
                     ),
                 )
             )
+            same_transport = await measure(
+                "tools/list  gateway (its SSE transport too)", ours_sse.list_tools, n
+            )
             hop = await measure("ping through HA's HTTP stack (gateway)", ours.send_ping, n)
             via = await measure(
                 "hub_get_device through the gateway",
@@ -305,6 +309,8 @@ async def run(args: argparse.Namespace) -> int:
             ratio = mine.rps / theirs.rps
             print(f"{'':<44} gateway/core throughput {ratio:.2f}x")
             failed |= ratio < 3.0
+        print(same_transport.line())
+        print(f"{'':<44} same transport as core: {same_transport.rps / results[0][1].rps:.2f}x")
         print(hop.line())
         print(via.line())
         print(straight.line())
