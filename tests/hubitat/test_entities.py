@@ -169,3 +169,11 @@ def test_thermostat_reads() -> None:
     assert e._target(thermostat) is None
     assert e._range("heatingSetpoint")(thermostat) == 66
     assert e._hvac_modes(device("Thermostat", supportedThermostatModes='["dry"]')) == [HVACMode.OFF]
+
+
+async def test_on_off_light_ignores_brightness() -> None:
+    """A plug shown as a light has no setLevel: a brightness request just turns it on."""
+    runtime = FakeRuntime()
+    plug = device("Switch", commands=("on", "off"))
+    await e._light_on(runtime, plug, LightCommand(brightness=80, transition=2))  # type: ignore[arg-type]
+    assert runtime.sent[-1][1:3] == ("on", [])

@@ -154,5 +154,6 @@ async def test_health_and_diagnostics(
     assert TOKEN not in text
     assert "127.0.0.1" not in text
     assert "latitude" not in text
+    assert "macAddress" not in text
     assert diagnostics["backend"]["hub"]["hub"]["model"] == "C-8 Pro"
     assert len(diagnostics["backend"]["devices"]) == len(sim.hub.visible_devices())

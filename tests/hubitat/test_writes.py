@@ -297,3 +297,30 @@ async def test_coalescer_close_cancels_a_pending_timer() -> None:
     with pytest.raises(RuntimeError):
         await waiting
     assert hub.batches == []
+
+
+async def test_coalescer_retries_when_another_client_holds_the_write_slots() -> None:
+    """`too_many_writes_in_flight` means nothing ran: the batch is sent again, twice at most."""
+    calls = 0
+
+    async def busy_then_ok(commands: Sequence[Command]) -> list[CommandOutcome]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return [CommandOutcome(False, "hub_call_device_command: too_many_writes_in_flight")]
+        return [CommandOutcome(True)]
+
+    queue = WriteCoalescer(busy_then_ok, window=0, busy_delay=0)
+    await queue.submit(cmd("1"))
+    assert calls == 2
+
+    async def always_busy(commands: Sequence[Command]) -> list[CommandOutcome]:
+        nonlocal calls
+        calls += 1
+        return [CommandOutcome(False, "too_many_writes_in_flight")]
+
+    calls = 0
+    queue = WriteCoalescer(always_busy, window=0, busy_delay=0)
+    with pytest.raises(McpToolError, match="too_many_writes_in_flight"):
+        await queue.submit(cmd("1"))
+    assert calls == 3

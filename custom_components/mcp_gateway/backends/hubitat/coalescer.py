@@ -23,6 +23,10 @@ _LOGGER = logging.getLogger(__name__)
 type Sender = Callable[[Sequence[Command]], Awaitable[list[CommandOutcome]]]
 
 INVALID_PARAMS = -32602
+# The hub's answer when its two write slots are taken (by us or another MCP client).
+BUSY_ERROR = "too_many_writes_in_flight"
+BUSY_RETRIES = 2
+BUSY_DELAY = 0.25  # seconds, times the attempt number
 
 
 @dataclass(slots=True)
@@ -52,8 +56,12 @@ class WriteCoalescer:
         max_batch: int = MAX_BATCH,
         max_in_flight: int = MAX_WRITES_IN_FLIGHT,
         window: float = COALESCE_WINDOW,
+        busy_retries: int = BUSY_RETRIES,
+        busy_delay: float = BUSY_DELAY,
     ) -> None:
         self._send = send
+        self._busy_retries = busy_retries
+        self._busy_delay = busy_delay
         self._max_batch = max_batch
         self._max_in_flight = max_in_flight
         self._window = window
@@ -117,6 +125,14 @@ class WriteCoalescer:
         commands = [item.command for item in batch]
         try:
             outcomes = await self._send(commands)
+            for attempt in range(1, self._busy_retries + 1):
+                if not _all_busy(outcomes):
+                    break
+                # Another client holds the hub's write slots; the hub refused before running
+                # anything, so sending again is safe.
+                _LOGGER.debug("Hub busy with other writes; retry %d of the batch", attempt)
+                await asyncio.sleep(self._busy_delay * attempt)
+                outcomes = await self._send(commands)
         except HubitatKeyRefusedError as err:
             _fail(batch, err)
             return
@@ -161,6 +177,13 @@ class WriteCoalescer:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _all_busy(outcomes: Sequence[CommandOutcome]) -> bool:
+    """Whether the hub refused the whole call for its write cap (nothing ran)."""
+    return bool(outcomes) and all(
+        not outcome.success and BUSY_ERROR in (outcome.error or "") for outcome in outcomes
+    )
 
 
 def _fail(batch: Sequence[_Pending], err: BaseException) -> None:

@@ -211,7 +211,7 @@ async def _light_on(runtime: HubitatRuntime, device: HubitatDevice, cmd: LightCo
             params.append(level)
             expect["level"] = level
         await _send(runtime, device, "setColorTemperature", *params, expect=expect)
-    elif level is not None or (duration and "setLevel" in device.commands):
+    elif "setLevel" in device.commands and (level is not None or duration):
         target = level if level is not None else (_int(device.attr("level")) or 100)
         await _send(
             runtime, device, "setLevel", target, *duration, expect={"switch": "on", "level": target}

@@ -280,11 +280,7 @@ class HubitatRuntime(BackendRuntime):
         hub = coordinator.hub
         stats = self.client.stats
         return {
-            "hub": {
-                key: value
-                for key, value in (hub.raw if hub else {}).items()
-                if key not in ("location",)
-            },
+            "hub": _without_personal(hub.raw if hub else {}),
             "server_info": self.client.server_info,
             "flat_tools": self.api.flat,
             "send_key": self.api.send_key,
@@ -315,6 +311,21 @@ class HubitatRuntime(BackendRuntime):
                 "max_in_flight": self.coalescer.stats.max_in_flight,
             },
         }
+
+
+# What identifies a home or its network; diagnostics leave it out.
+_PERSONAL = frozenset(
+    {"location", "macAddress", "localIP", "ip", "zipCode", "latitude", "longitude", "appId"}
+)
+
+
+def _without_personal(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the hub's facts without location and network identity, at any depth."""
+    return {
+        key: _without_personal(value) if isinstance(value, Mapping) else value
+        for key, value in data.items()
+        if key not in _PERSONAL
+    }
 
 
 def _is_gateway(tool: Mapping[str, Any]) -> bool:
