@@ -26,7 +26,7 @@ from homeassistant.core import HomeAssistant, callback
 
 from ..const import GATEWAY_URL
 from ..mcp.server import SessionState, error_body
-from .view import FORBIDDEN_CODE, admit, decode_body, dumps, json_response
+from .view import BUSY_CODE, admit, decode_body, dumps, json_response
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ class McpGatewaySseView(HomeAssistantView):
         _, user = admitted
         session = self.manager.open(user, request.get(KEY_HASS_REFRESH_TOKEN_ID))
         if session is None:
-            body = error_body(None, FORBIDDEN_CODE, "Too many open MCP sessions")
+            body = error_body(None, BUSY_CODE, "Too many open MCP sessions")
             return json_response(body, HTTPStatus.SERVICE_UNAVAILABLE, {hdrs.RETRY_AFTER: "60"})
         response = web.StreamResponse(
             headers={

@@ -8,6 +8,7 @@ MCP clients need that header to find the OAuth login.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 import json
@@ -48,6 +49,7 @@ _READ_CHUNK: Final = 64 * 1024
 _USER_AGENT_CHARS: Final = 200
 # Server-defined JSON-RPC codes for refusals made before any MCP processing.
 FORBIDDEN_CODE: Final = -32001
+BUSY_CODE: Final = -32000
 RATE_LIMITED_CODE: Final = -32029
 _JSON_TYPES: Final = frozenset({"application/json", "application/*", "*/*"})
 # Client names remembered from `initialize` (per token and User-Agent), at most this many.
@@ -61,7 +63,7 @@ class GatewayRuntime:
     hass: HomeAssistant
     server: McpServer
     sessions: SseSessionManager
-    clock: Any = time.monotonic  # replaced in tests to drive the rate limit
+    clock: Callable[[], float] = time.monotonic  # replaced in tests to drive the rate limit
     _limiter: RateLimiter | None = field(default=None, init=False)
     _client_names: dict[tuple[str | None, str | None], str] = field(
         default_factory=dict, init=False
