@@ -350,3 +350,13 @@ async def test_no_activity_bookmark_reads_the_whole_list(
     runtime.coordinator._newest_activity = None
     await poll(hass, freezer)
     assert runtime.coordinator.changed_since is not None
+
+
+async def test_another_hub_at_the_address_is_refused(hass: HomeAssistant, sim: Sim) -> None:
+    """The address now reaches a different hub: setup fails instead of mixing devices."""
+    entry = make_entry(sim, unique_id="the-old-hub")
+    entry.add_to_hass(hass)
+    await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    assert sim.hub.hub_id in (entry.reason or "")

@@ -16,10 +16,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryAuthFailed
+from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryError
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from homeassistant.util import dt as dt_util
 
+from ...const import DOMAIN
 from ...mcp.errors import McpAuthError, McpError, McpToolError
 from .api import (
     DeviceEvent,
@@ -173,6 +174,14 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         """Everything, once: tools, hub, full inventory, modes, HSM, rules."""
         self.tool_names = await self.api.list_tool_names()
         self.hub = await self.api.get_info()
+        expected = self.config_entry.unique_id
+        if expected is not None and self.hub.id != expected:
+            # Another hub now answers at this address: its devices must not replace ours.
+            raise ConfigEntryError(
+                translation_domain=DOMAIN,
+                translation_key="hubitat_other_hub",
+                translation_placeholders={"found": self.hub.id},
+            )
         await self._full_inventory()
         await self._read_modes()
         await self._read_hsm()
