@@ -8,6 +8,7 @@ revoked, the same access token is refused.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urljoin
 
 from aiohttp.test_utils import TestClient
 from homeassistant.auth.providers.homeassistant import HassAuthProvider
@@ -20,29 +21,60 @@ from .conftest import URL, ClientFactory, FakeHandler, base_url, rpc
 
 CLIENT_ID = "https://claude.ai"
 REDIRECT_URI = "https://claude.ai/api/mcp/auth_callback"
+CLIENTS = pytest.mark.parametrize(
+    ("client_id", "redirect_uri"),
+    [
+        (CLIENT_ID, REDIRECT_URI),
+        ("https://chatgpt.com", "https://chatgpt.com/connector_platform_oauth_redirect"),
+    ],
+)
 
 
-async def _oauth_login(anon: TestClient) -> dict[str, Any]:
+async def _discover(anon: TestClient) -> dict[str, Any]:
+    """Follow the discovery chain a client starts from our 401, as MCP clients do."""
+    response = await anon.post(URL, json=rpc("initialize"), headers={"Accept": "application/json"})
+    assert response.status == 401
+    challenge = response.headers["WWW-Authenticate"]
+    metadata_url = challenge.split('resource_metadata="', 1)[1].split('"', 1)[0]
+    response = await anon.get(metadata_url.removeprefix(base_url(anon)))
+    resource = await response.json()
+    assert resource["resource"] == f"{base_url(anon)}{URL}"
+    (issuer,) = resource["authorization_servers"]
+    response = await anon.get(
+        f"{issuer}/.well-known/oauth-authorization-server".removeprefix(base_url(anon))
+    )
+    assert response.status == 200
+    server = await response.json()
+    # HA 2025.4 gives endpoints relative to itself (no issuer, no PKCE fields): clients
+    # resolve them against the authorization server's URL.
+    assert urljoin(issuer, server["token_endpoint"]) == f"{base_url(anon)}/auth/token"
+    assert urljoin(issuer, server["authorization_endpoint"]) == f"{base_url(anon)}/auth/authorize"
+    return server
+
+
+async def _oauth_login(
+    anon: TestClient, client_id: str = CLIENT_ID, redirect_uri: str = REDIRECT_URI
+) -> dict[str, Any]:
     """Log in through /auth/login_flow and exchange the code at /auth/token."""
     response = await anon.post(
         "/auth/login_flow",
         json={
-            "client_id": CLIENT_ID,
+            "client_id": client_id,
             "handler": ["homeassistant", None],
-            "redirect_uri": REDIRECT_URI,
+            "redirect_uri": redirect_uri,
         },
     )
     assert response.status == 200
     flow = await response.json()
     response = await anon.post(
         f"/auth/login_flow/{flow['flow_id']}",
-        json={"client_id": CLIENT_ID, "username": "claude-user", "password": "s3cret-pass"},
+        json={"client_id": client_id, "username": "claude-user", "password": "s3cret-pass"},
     )
     step = await response.json()
     assert step["type"] == "create_entry", step
     response = await anon.post(
         "/auth/token",
-        data={"grant_type": "authorization_code", "code": step["result"], "client_id": CLIENT_ID},
+        data={"grant_type": "authorization_code", "code": step["result"], "client_id": client_id},
     )
     assert response.status == 200
     return await response.json()
@@ -54,19 +86,24 @@ async def user_with_password(hass: HomeAssistant, local_auth: HassAuthProvider) 
     await local_auth.data.async_save()
 
 
+@CLIENTS
 @pytest.mark.usefixtures("user_with_password")
-async def test_oauth_login_token_is_accepted_and_revocation_refuses_it(
+async def test_oauth_login_token_is_accepted_and_revocation_refuses_it(  # noqa: PLR0917
     hass: HomeAssistant,
     anon: TestClient,
     hass_client: ClientFactory,
     handler: FakeHandler,
+    client_id: str,
+    redirect_uri: str,
 ) -> None:
-    tokens = await _oauth_login(anon)
+    server = await _discover(anon)
+    assert server["authorization_endpoint"].endswith("/auth/authorize")
+    tokens = await _oauth_login(anon, client_id, redirect_uri)
     access = tokens["access_token"]
     assert tokens["token_type"] == "Bearer"
     refresh = hass.auth.async_validate_access_token(access)
     assert refresh is not None
-    assert refresh.client_id == CLIENT_ID
+    assert refresh.client_id == client_id
 
     # The official SDK with that token: listed and called as the user who logged in.
     async with (
