@@ -1,0 +1,99 @@
+"""End to end with all three backends and their simulators: one level of gateways, every
+backend tool reachable, and the whole tools/list within its budget."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+import json
+from typing import Any
+
+from aiohttp.test_utils import TestClient, TestServer
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+import pytest
+
+from tests.homecast import conftest as homecast
+from tests.hubitat import conftest as hubitat
+from tests.robine_wake import conftest as robine_wake
+from tests.simulators.base import SimClock
+from tests.simulators.homecast import create_app as homecast_app
+from tests.simulators.hubitat import create_app as hubitat_app
+from tests.simulators.robine_wake import create_app as robine_wake_app
+
+from .conftest import URL, ClientFactory
+from .test_sdk_clients import _streamable
+
+CORE = {"search_tools", "get_state", "set_state", "get_history", "list_backends"}
+BUDGET_BYTES = 12 * 1024
+
+
+@pytest.fixture
+async def client(
+    hass: HomeAssistant, hass_client: ClientFactory, socket_enabled: None
+) -> AsyncIterator[TestClient]:
+    """HA with one Hubitat, one Homecast and one Robine Wake entry, each on its simulator."""
+    assert await async_setup_component(hass, "http", {})
+    clock = SimClock()
+    clock.set(robine_wake.MONDAY_6AM)
+    servers = [
+        TestServer(hubitat_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"),
+        TestServer(homecast_app(write_delay=0), host="127.0.0.1"),
+        TestServer(
+            robine_wake_app(clock=clock, command_delay=0, device_id=robine_wake.DEVICE_ID),
+            host="127.0.0.1",
+        ),
+    ]
+    for server in servers:
+        await server.start_server()
+    await hubitat.setup_entry(hass, hubitat.make_entry(hubitat.Sim(servers[0], "42")))
+    await homecast.setup_entry(hass, homecast.token_entry(homecast.Sim(servers[1])))
+    await robine_wake.setup_entry(hass, robine_wake.make_entry(robine_wake.Sim(servers[2], clock)))
+    yield await hass_client()
+    for server in servers:
+        await server.close()
+
+
+def _data(result: Any) -> Any:
+    return result.structuredContent or json.loads(result.content[0].text)
+
+
+async def test_admin_catalog_budget_and_reach(client: TestClient, hass_access_token: str) -> None:
+    response = await client.post(
+        URL,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"},
+    )
+    raw = await response.read()
+    tools = json.loads(raw)["result"]["tools"]
+    gateways = {tool["name"] for tool in tools} - CORE
+    assert {name.split("_", 1)[0] for name in gateways} == {"hubitat", "homecast", "robine"}
+    assert len(raw) <= BUDGET_BYTES, len(raw)
+
+    async with _streamable(str(client.make_url("")).rstrip("/"), hass_access_token) as session:
+        await session.initialize()
+        backend_tools: dict[str, set[str]] = {}
+        for gateway in sorted(gateways):
+            catalog = _data(await session.call_tool(gateway, {}))
+            names = {tool["name"] for tool in catalog["tools"]}
+            assert names, gateway
+            # One level only: no backend tool is itself a gateway of tools.
+            assert not any(
+                {"tool", "args"} <= set(tool.get("inputSchema", {}).get("properties", {}))
+                for tool in catalog["tools"]
+            ), gateway
+            backend_tools[gateway] = names
+        # Every backend tool is findable through search.
+        for gateway, names in backend_tools.items():
+            probe = sorted(names)[0]
+            found = _data(await session.call_tool("search_tools", {"query": probe, "limit": 20}))
+            assert any(
+                hit["tool"] == probe and hit["gateway"] == gateway for hit in found["results"]
+            ), (gateway, probe)
+        # get_state spans every backend's entities; each backend contributes.
+        everything = _data(await session.call_tool("get_state", {}))
+        per_backend = [
+            _data(await session.call_tool("get_state", {"backend": kind}))["total"]
+            for kind in ("hubitat", "homecast", "robine_wake")
+        ]
+        assert all(count > 0 for count in per_backend), per_backend
+        assert sum(per_backend) == everything["total"]
