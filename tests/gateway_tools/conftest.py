@@ -122,6 +122,11 @@ def fake_tools() -> list[dict[str, Any]]:
             "description": "Never answers.",
             "inputSchema": _schema(),
         },
+        {
+            "name": "get_thing",
+            "description": "One device's details.",
+            "inputSchema": _schema({"device": {"type": "string"}}, ["device"]),
+        },
     ]
 
 
@@ -133,6 +138,7 @@ TOOL_TABLE: Mapping[str, ToolClass] = {
     "reboot_hub": ToolClass(ToolTier.ADMIN, destructive=True),
     "broken_tool": ToolClass(ToolTier.CONTROL),
     "slow_tool": ToolClass(ToolTier.READ),
+    "get_thing": ToolClass(ToolTier.READ),
 }
 
 
@@ -270,7 +276,7 @@ class FakeRuntime(BackendRuntime):
         return classify(tool, TOOL_TABLE)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        if name == "switch_thing" and "device" in arguments:
+        if name in ("switch_thing", "get_thing") and "device" in arguments:
             return [f"dev_{arguments['device']}"]
         return []
 

@@ -129,12 +129,12 @@ async def test_lists_follow_the_role(
 
     assert listed(admin) == (
         "list_things, switch_thing, set_mode, write_rule, reboot_hub, hub_weather, "
-        "mystery_tool, broken_tool, slow_tool."
+        "mystery_tool, broken_tool, slow_tool, get_thing."
     )
-    assert (
-        listed(user) == "list_things, switch_thing, set_mode, hub_weather, broken_tool, slow_tool."
+    assert listed(user) == (
+        "list_things, switch_thing, set_mode, hub_weather, broken_tool, slow_tool, get_thing."
     )
-    assert listed(read_only) == "list_things, hub_weather, slow_tool."
+    assert listed(read_only) == "list_things, hub_weather, slow_tool, get_thing."
     # The hints follow what this user can reach through the gateway.
     assert _gateway(read_only)["annotations"]["readOnlyHint"] is True
     assert _gateway(read_only)["annotations"]["destructiveHint"] is False
@@ -194,6 +194,7 @@ async def test_gateway_catalog_call(
         "hub_weather",
         "broken_tool",
         "slow_tool",
+        "get_thing",
     ]
     assert by_name["switch_thing"] == {
         "name": "switch_thing",
@@ -341,6 +342,16 @@ async def test_device_calls_check_entity_control(
     assert (await _call(hass, hass_user, GATEWAY, lamp))["isError"] is False
     assert runtime.things["2"].on is True
 
+    # Reading a device needs read permission on its entities, not control.
+    read_plug = {"tool": "get_thing", "args": {"device": "1"}}
+    assert (await _call(hass, hass_user, GATEWAY, read_plug))["isError"] is False
+    hass_user.mock_policy({"entities": {"entity_ids": {"light.desk_lamp": True}}})
+    hidden = _data(await _call(hass, hass_user, GATEWAY, read_plug))
+    assert hidden["error"]["message"] == (
+        f"Permission denied: {GATEWAY}/get_thing reads switch.kitchen_plug, which this Home "
+        "Assistant user may not read."
+    )
+
     ghost = {"tool": "switch_thing", "args": {"device": "99", "on": True}}
     refused = _data(await _call(hass, hass_user, GATEWAY, ghost))
     assert "not Home Assistant entities (dev_99)" in refused["error"]["message"]
@@ -482,7 +493,7 @@ async def test_catalog_refreshes_when_the_backend_changes(
     assert "new_tool" not in _gateway(tools)["description"]
     await _expire_catalogs(hass, freezer)
     tools = await handler.list_tools(ctx(hass_admin_user))
-    assert _gateway(tools)["description"].endswith("slow_tool, new_tool.")
+    assert _gateway(tools)["description"].endswith("get_thing, new_tool.")
     catalog = _data(await _call(hass, hass_admin_user, GATEWAY))
     new = next(tool for tool in catalog["tools"] if tool["name"] == "new_tool")
     # No schema from the backend: an empty object schema, and admin (unclassified) tier.
@@ -538,6 +549,7 @@ async def test_search_tools(
         "list_things",
         "hub_weather",
         "slow_tool",
+        "get_thing",
         "search_tools",
         "get_state",
         "get_history",

@@ -40,6 +40,7 @@ BACKEND: dict[str, tuple[str, dict[str, Any]]] = {
     "list_things": (R, {}),
     "hub_weather": (R, {}),  # not in the table, marked read-only by the backend
     "slow_tool": (R, {}),
+    "get_thing": (R, {"device": "1"}),
     "switch_thing": (C, {"device": "2", "on": True}),
     "set_mode": (C, {"mode": "away"}),
     "broken_tool": (C, {}),

@@ -222,6 +222,7 @@ async def test_hubitat_device_command_through_the_gateway(
 async def test_read_only_user_reads_each_backend(
     hass: HomeAssistant,
     entries: dict[str, MockConfigEntry],
+    sims: dict[str, TestServer],
     hass_read_only_user: MockUser,
 ) -> None:
     """A read-only user sees only read tools of each backend, and they work."""
@@ -238,6 +239,15 @@ async def test_read_only_user_reads_each_backend(
         assert {t["tier"] for t in catalog["structuredContent"]["tools"]} == {"read"}
         result = await handler.call_tool(_ctx(hass_read_only_user), gateway, {"tool": tool})
         assert result["isError"] is False, (gateway, result)
+    # A device read needs read permission on the device's entities, which read-only users have.
+    switch = sorted(sims[BACKEND_HUBITAT].app[HUB].find(kind="switch"), key=lambda d: d.id)[0]
+    device = await handler.call_tool(
+        _ctx(hass_read_only_user),
+        "hubitat_home_hub",
+        {"tool": "hub_get_device", "args": {"deviceId": str(switch.id)}},
+    )
+    assert device["isError"] is False, device
+    assert device["structuredContent"]["id"] == str(switch.id)
     write = await handler.call_tool(
         _ctx(hass_read_only_user), "robine_wake_bedroom_clock", {"tool": "snooze_session"}
     )

@@ -110,6 +110,30 @@ async def test_get_state_projection_and_paging(
     assert _ids(first) + _ids(second) == [LAMP, THERMO, PLUG]
 
 
+async def test_get_state_pages_by_size(
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page ends once it is big enough, and always holds at least one entity."""
+    ctx = Ctx(user=hass_admin_user)
+    full = await async_get_state(hass, ctx, {})
+    assert "next_offset" not in full
+    first_size = gateway_tools._estimated_size(full["entities"][0])
+    assert 0 < first_size < 200
+    # Exactly one entity's worth: the second still fits, the third starts a new page.
+    monkeypatch.setattr(gateway_tools, "STATE_PAGE_CHARS", first_size)
+    page = await async_get_state(hass, ctx, {})
+    assert (page["count"], page["next_offset"]) == (2, 2)
+    assert page["entities"] == full["entities"][:2]
+    monkeypatch.setattr(gateway_tools, "STATE_PAGE_CHARS", 0)
+    for offset in range(3):
+        single = await async_get_state(hass, ctx, {"offset": offset})
+        assert single["entities"] == full["entities"][offset : offset + 1]
+    assert "next_offset" not in single
+
+
 async def test_get_state_hides_what_the_user_may_not_read(
     hass: HomeAssistant, fake_entry: MockConfigEntry, hass_user: MockUser
 ) -> None:
@@ -370,7 +394,7 @@ async def test_list_backends(
                 "title": "Test Hub",
                 "backend": "hubitat",
                 "state": "loaded",
-                "tools": 3,  # list_things, hub_weather, slow_tool: the read tier
+                "tools": 4,  # list_things, hub_weather, slow_tool, get_thing: the read tier
                 "available": True,
                 "protocol_version": "2025-11-25",
                 "latency_ms": 12.3,

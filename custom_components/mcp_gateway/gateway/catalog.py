@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+import functools
 import hashlib
 import json
 import logging
@@ -232,11 +233,19 @@ class _SearchCache:
 
 def gateway_tool_names(entries: Sequence[ConfigEntry]) -> dict[str, str]:
     """Entry id → gateway tool name: `<backend>_<title>`, ≤ 64 chars, unique, stable in order."""
+    key = tuple(
+        (entry.entry_id, str(entry.data.get(CONF_BACKEND)), entry.title or "") for entry in entries
+    )
+    return dict(_gateway_tool_names(key))
+
+
+@functools.lru_cache(maxsize=8)
+def _gateway_tool_names(entries: tuple[tuple[str, str, str], ...]) -> tuple[tuple[str, str], ...]:
+    # Cached: slugify is the costliest step of dispatching a call, and titles rarely change.
     names: dict[str, str] = {}
     taken: set[str] = set()
-    for entry in entries:
-        kind = str(entry.data.get(CONF_BACKEND))
-        slug = slugify(entry.title or "", separator="_") or "entry"
+    for entry_id, kind, title in entries:
+        slug = slugify(title, separator="_") or "entry"
         # "Hubitat Home" under hubitat would otherwise become hubitat_hubitat_home.
         base = slug if slug == kind or slug.startswith(f"{kind}_") else f"{kind}_{slug}"
         base = base[:MAX_TOOL_NAME].rstrip("_")
@@ -246,8 +255,8 @@ def gateway_tool_names(entries: Sequence[ConfigEntry]) -> dict[str, str]:
             suffix = f"_{number}"
             name = base[: MAX_TOOL_NAME - len(suffix)].rstrip("_") + suffix
         taken.add(name)
-        names[entry.entry_id] = name
-    return names
+        names[entry_id] = name
+    return tuple(names.items())
 
 
 def is_exposed(entry: ConfigEntry) -> bool:

@@ -53,6 +53,7 @@ from .policy import (
     may_use_gateway,
     require_confirmation,
     require_control,
+    require_read,
     require_tier,
     user_role,
 )
@@ -311,7 +312,7 @@ class GatewayHandler:
         try:
             require_tier(user, sub.tool_class.tier, what)
             require_confirmation(sub.tool_class, arguments, what)
-            entity_ids = self._check_devices(user, runtime, name, args, what)
+            entity_ids = self._check_devices(user, runtime, sub, args, what)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
         result = await self._execute(backend, runtime, name, args)
@@ -334,15 +335,15 @@ class GatewayHandler:
         self,
         user: User,
         runtime: BackendRuntime,
-        name: str,
+        sub: BackendTool,
         args: Mapping[str, Any],
         what: str,
     ) -> list[str]:
-        """Backend calls that address devices need control of the entities those devices are.
+        """Calls that address devices need HA's permission on the entities those devices are.
 
-        Returns the entities the call addresses.
+        Reads need read permission, everything else control. Returns the addressed entities.
         """
-        keys = set(runtime.device_keys_in_call(name, args))
+        keys = set(runtime.device_keys_in_call(sub.name, args))
         if not keys:
             return []
         registry = er.async_get(self.hass)
@@ -364,7 +365,10 @@ class GatewayHandler:
                 f"Permission denied: {what} addresses devices that are not Home Assistant "
                 f"entities ({', '.join(sorted(unmapped))}); only administrators may do that."
             )
-        require_control(user, entity_ids, what)
+        if sub.tool_class.tier is ToolTier.READ:
+            require_read(user, entity_ids, what)
+        else:
+            require_control(user, entity_ids, what)
         return sorted(entity_ids)
 
     async def _execute(

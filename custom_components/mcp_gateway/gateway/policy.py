@@ -116,6 +116,16 @@ def can_control_entity(user: User, entity_id: str) -> bool:
     return user.permissions.check_entity(entity_id, POLICY_CONTROL)
 
 
+def require_read(user: User, entity_ids: Iterable[str], what: str) -> None:
+    """Every addressed entity must be readable by the caller."""
+    denied = sorted(eid for eid in entity_ids if not can_read_entity(user, eid))
+    if denied:
+        raise PermissionDenied(
+            f"Permission denied: {what} reads {', '.join(denied)}, which this Home Assistant "
+            "user may not read."
+        )
+
+
 def require_control(user: User, entity_ids: Iterable[str], what: str) -> None:
     """Every addressed entity must be controllable by the caller."""
     denied = sorted(eid for eid in entity_ids if not can_control_entity(user, eid))

@@ -37,8 +37,11 @@ _LOGGER = logging.getLogger(__name__)
 
 # Every service call reaches a backend through an entity; this bounds a stuck one.
 SERVICE_TIMEOUT: Final = 30.0
-DEFAULT_STATE_LIMIT: Final = 200
 MAX_STATE_LIMIT: Final = 1000
+DEFAULT_STATE_LIMIT: Final = MAX_STATE_LIMIT
+# A page stops growing at about this many characters of JSON: the result carries it twice
+# (structuredContent and text), and must stay well inside the server's response size guard.
+STATE_PAGE_CHARS: Final = 96_000
 DEFAULT_HISTORY_HOURS: Final = 24
 MAX_HISTORY_HOURS: Final = 24 * 30
 MAX_HISTORY_ENTITIES: Final = 50
@@ -173,7 +176,12 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
                 "domain, device, last_changed, attributes (all), or any attribute name."
             ),
         },
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_STATE_LIMIT},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_STATE_LIMIT,
+            "description": "Page size (pages also end near 100 KB).",
+        },
         "offset": {"type": "integer", "minimum": 0},
     },
     "required": [],
@@ -192,15 +200,23 @@ async def async_get_state(
     fields = args.get("fields") or BASIC_FIELDS
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     devices = dr.async_get(hass)
-    page = refs[offset : offset + limit]
     entities = []
-    for ref in page:
-        state = hass.states.get(ref.entity_id)
-        entities.append(_project(ref, state, fields, area_names, devices))
+    size = 0
+    for ref in refs[offset : offset + limit]:
+        if entities and size > STATE_PAGE_CHARS:
+            break
+        item = _project(ref, hass.states.get(ref.entity_id), fields, area_names, devices)
+        size += _estimated_size(item)
+        entities.append(item)
     result: dict[str, Any] = {"total": len(refs), "count": len(entities), "entities": entities}
-    if offset + limit < len(refs):
-        result["next_offset"] = offset + limit
+    if offset + len(entities) < len(refs):
+        result["next_offset"] = offset + len(entities)
     return result
+
+
+def _estimated_size(item: Mapping[str, Any]) -> int:
+    """Roughly the item's JSON length; exact encoding per entity would cost more than it saves."""
+    return 2 + sum(len(key) + len(str(value)) + 6 for key, value in item.items())
 
 
 def _project(
