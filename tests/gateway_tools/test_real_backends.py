@@ -355,3 +355,35 @@ async def test_real_backend_matrix(
                 _ctx(user), gateway, {"tool": name, "args": {}, "confirm": True}
             )
             assert result["structuredContent"]["error"]["code"] == "forbidden", (gateway, name)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected", "within"),
+    [
+        ("reboot the hub", "hub_reboot", 1),
+        ("snooze", "snooze_session", 1),
+        ("run a scene", "run_scene", 1),
+        ("lock the door", "set_state", 1),
+        ("set an alarm for 7am", "create_alarm", 3),
+        ("change hub mode to away", "hub_manage_mode", 3),
+        ("arm security system", "hub_set_hsm", 3),
+        ("switch a device on", "hub_call_device_command", 4),
+        ("read a file", "hub_read_file", 1),
+        ("device temperature history", "get_history", 4),
+    ],
+)
+async def test_search_finds_the_right_tool(
+    hass: HomeAssistant,
+    entries: dict[str, MockConfigEntry],
+    *,
+    hass_admin_user: MockUser,
+    query: str,
+    expected: str,
+    within: int,
+) -> None:
+    """BM25 over ~145 real tools of three backends puts the obvious tool near the top."""
+    result = await GatewayHandler(hass).call_tool(
+        _ctx(hass_admin_user), "search_tools", {"query": query, "limit": within}
+    )
+    found = [hit["tool"] for hit in result["structuredContent"]["results"]]
+    assert expected in found, found

@@ -75,3 +75,16 @@ def test_search_never_fails_and_respects_limit(docs: list[str], query: str, limi
     assert len({hit.key for hit in hits}) == len(hits)
     assert all(hit.key in {f"k{n}" for n in range(len(docs))} for hit in hits)
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+
+
+def test_synonyms_help_but_literal_matches_win() -> None:
+    """ "set an alarm" finds create_alarm; a tool literally about "set" still ranks above."""
+    index = Bm25Index(
+        [
+            _doc("delete_alarm", "Remove an alarm."),
+            _doc("create_alarm", "Store a new alarm."),
+        ]
+    )
+    assert index.search("set alarm")[0].key == "create_alarm"
+    literal = Bm25Index([_doc("create_rule", "New rule."), _doc("set_rule", "Rule values.")])
+    assert [hit.key for hit in literal.search("set rule")] == ["set_rule", "create_rule"]

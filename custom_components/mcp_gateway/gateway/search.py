@@ -30,6 +30,28 @@ _STOP: Final = frozenset(
 )
 
 
+# How people ask vs how tools are named: a query word also finds its usual tool words, at
+# half weight so a literal match still ranks first.
+SYNONYMS: Final[dict[str, tuple[str, ...]]] = {
+    "set": ("create", "update", "change"),
+    "add": ("create",),
+    "new": ("create",),
+    "make": ("create",),
+    "edit": ("update", "change"),
+    "modify": ("update", "change"),
+    "remove": ("delete",),
+    "turn": ("command", "state"),
+    "switch": ("command", "state"),
+    "control": ("command", "state"),
+    "status": ("state", "get"),
+    "show": ("get", "list"),
+    "find": ("get", "list", "search"),
+    "log": ("event", "history"),
+    "past": ("history",),
+}
+SYNONYM_WEIGHT: Final = 0.5
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercase words; snake_case, kebab-case and camelCase split into their parts."""
     words = _WORD.findall(_CAMEL.sub(" ", text).lower())
@@ -91,17 +113,21 @@ class Bm25Index:
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
         """The best `limit` documents for the query, best first; ties keep index order."""
-        terms = set(tokenize(query))
-        if not terms or limit <= 0:
+        weights: dict[str, float] = {}
+        for term in tokenize(query):
+            weights[term] = 1.0
+            for synonym in SYNONYMS.get(term, ()):
+                weights.setdefault(synonym, SYNONYM_WEIGHT)
+        if not weights or limit <= 0:
             return []
         scored: list[tuple[float, int]] = []
         for index, freq in enumerate(self._freqs):
             score = 0.0
             norm = K1 * (1 - B + B * self._lengths[index] / (self._avg_length or 1.0))
-            for term in terms:
+            for term, weight in weights.items():
                 tf = freq.get(term)
                 if tf:
-                    score += self._idf[term] * tf * (K1 + 1) / (tf + norm)
+                    score += weight * self._idf[term] * tf * (K1 + 1) / (tf + norm)
             if score > 0:
                 scored.append((score, index))
         scored.sort(key=lambda item: (-item[0], item[1]))

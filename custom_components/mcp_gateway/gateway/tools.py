@@ -761,7 +761,8 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="Get entity states",
         description=(
             "Current state of the gateway's Home Assistant entities (all backends) that you may "
-            "read. Filter by backend, area, domain, name or entity_ids; pick fields."
+            "read: what is on, open, locked, temperatures. Filter by backend, area, domain, "
+            "name or entity_ids; pick fields."
         ),
         input_schema=GET_STATE_SCHEMA,
         tier=ToolTier.READ,
@@ -772,9 +773,10 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         name="set_state",
         title="Set entity states",
         description=(
-            "Change entities through Home Assistant, several per call: "
-            'updates=[{"entity_id": "light.kitchen", "state": "on", "brightness": 60}]. '
-            "Runs as you, with your Home Assistant permissions."
+            "Control entities through Home Assistant, several per call: turn lights and "
+            "switches on/off, dim, lock, open/close covers and valves, set temperature, modes "
+            'and values: updates=[{"entity_id": "light.kitchen", "state": "on", '
+            '"brightness": 60}]. Runs as you, with your Home Assistant permissions.'
         ),
         input_schema=SET_STATE_SCHEMA,
         tier=ToolTier.CONTROL,
