@@ -85,6 +85,7 @@ async def test_every_tool_is_well_formed(
     """Titles, all four hints explicit, object schemas with `required`, names ≤ 64."""
     tools = await GatewayHandler(hass).list_tools(ctx(hass_admin_user))
     assert _names(tools) == [*CORE, GATEWAY]
+    assert _gateway(tools)["title"] == "Test Hub (Hubitat)"
     for tool in tools:
         assert tool["title"]
         assert tool["description"]

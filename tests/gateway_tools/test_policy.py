@@ -14,6 +14,7 @@ from custom_components.mcp_gateway.gateway.policy import (
     Role,
     allowed_tiers,
     classify,
+    describe_tiers,
     may_use_gateway,
     require_confirmation,
     require_control,
@@ -71,7 +72,11 @@ async def test_require_tier_names_the_tier(
     require_tier(hass_read_only_user, ToolTier.READ, "get_state")
     with pytest.raises(PermissionDenied, match="set_state needs the 'control' tier") as err:
         require_tier(hass_read_only_user, ToolTier.CONTROL, "set_state")
-    assert "read-only user may only use: read" in str(err.value)
+    assert "you act as a read-only user of Home Assistant, who may use: read." in str(err.value)
+    assert describe_tiers([ToolTier.ADMIN, ToolTier.READ, ToolTier.CONTROL]) == (
+        "read, control, admin"
+    )
+    assert describe_tiers([]) == "none"
 
 
 def test_confirmation() -> None:

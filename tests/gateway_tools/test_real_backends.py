@@ -165,6 +165,9 @@ async def test_admin_tools_list_fits_the_budget(
     # Every one of the hub's tools, sub-tools of its gateways included, is reachable.
     hubitat = await entries[BACKEND_HUBITAT].runtime_data.async_list_tools()
     assert {tool["name"] for tool in hubitat} == {tool.name for tool in HUBITAT_TOOLS}
+    titles = {tool["name"]: tool["title"] for tool in tools}
+    assert titles["homecast"] == "Homecast"  # the kind is not repeated when the title has it
+    assert titles["robine_wake_bedroom_clock"] == "Bedroom clock (Robine Wake)"
     handler = GatewayHandler(hass)
     for gateway, entry in gateways.items():
         backend_tools = await entry.runtime_data.async_list_tools()

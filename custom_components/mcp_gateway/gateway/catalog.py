@@ -417,7 +417,10 @@ def gateway_tool_definition(
     backend: ExposedBackend, tools: Sequence[BackendTool], *, catalog_known: bool = True
 ) -> dict[str, Any]:
     """The gateway tool of one entry: names its tools (never their schemas, to keep lists small)."""
-    title = f"{backend.entry.title} ({backend.kind.replace('_', ' ').title()})"
+    kind_label = backend.kind.replace("_", " ").title()
+    title = backend.entry.title or kind_label
+    if kind_label.casefold() not in title.casefold():
+        title = f"{title} ({kind_label})"
     if tools:
         names = ", ".join(tool.name for tool in tools)
         listing = f"Tools: {names}."

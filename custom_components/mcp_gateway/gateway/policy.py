@@ -47,6 +47,19 @@ _TIERS: Final[Mapping[Role, frozenset[ToolTier]]] = {
 }
 
 
+ROLE_LABELS: Final[Mapping[Role, str]] = {
+    Role.ADMIN: "an administrator",
+    Role.USER: "a non-admin user",
+    Role.READ_ONLY: "a read-only user",
+}
+
+
+def describe_tiers(tiers: Iterable[ToolTier]) -> str:
+    """Tiers in their natural order (read, control, admin), for messages."""
+    wanted = set(tiers)
+    return ", ".join(str(tier) for tier in ToolTier if tier in wanted) or "none"
+
+
 class PermissionDenied(Exception):
     """The caller may not do this; the message says why, for the AI and the user."""
 
@@ -89,11 +102,10 @@ def require_tier(user: User, tier: ToolTier, what: str) -> None:
     """Raise PermissionDenied naming the tool and the tier it needs."""
     if may_use_tier(user, tier):
         return
-    role = user_role(user)
     raise PermissionDenied(
-        f"Permission denied: {what} needs the '{tier}' tier, and a Home Assistant "
-        f"{role.replace('_', '-')} user may only use: "
-        f"{', '.join(sorted(allowed_tiers(user))) or 'nothing'}."
+        f"Permission denied: {what} needs the '{tier}' tier; you act as "
+        f"{ROLE_LABELS[user_role(user)]} of Home Assistant, who may use: "
+        f"{describe_tiers(allowed_tiers(user))}."
     )
 
 

@@ -13,7 +13,7 @@ from homeassistant.helpers import area_registry as ar
 
 from ..backends.base import ToolTier
 from .catalog import GatewayCatalog
-from .policy import allowed_tiers, user_role
+from .policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
 from .tools import readable_entities
 
 GUIDE_URI: Final = "mcp-gateway://guide"
@@ -67,9 +67,9 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
     lines = [
         "# Home Assistant MCP gateway",
         "",
-        f"You act as a Home Assistant {user_role(user).replace('_', '-')} user; tiers you may "
-        f"use: {', '.join(sorted(tiers)) or 'none'}. Everything you do runs with that user's "
-        "Home Assistant permissions and is written to Home Assistant's logbook.",
+        f"You act as {ROLE_LABELS[user_role(user)]} of Home Assistant; tool tiers you may "
+        f"use: {describe_tiers(tiers)}. Everything you do runs with that user's Home "
+        "Assistant permissions, and every change is written to Home Assistant's logbook.",
         "",
         "## Core tools",
         "- `search_tools {query}`: find any tool (core or backend) by what it does.",
