@@ -360,3 +360,19 @@ async def test_another_hub_at_the_address_is_refused(hass: HomeAssistant, sim: S
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.SETUP_ERROR
     assert sim.hub.hub_id in (entry.reason or "")
+
+
+async def test_device_disabled_on_the_hub_is_unavailable(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A device its owner disabled on the hub shows as unavailable, and back when enabled."""
+    plug = first(sim, "outlet")
+    switch = entity_id(hass, sim, f"{plug.id}_switch", "switch")
+    plug.disabled = True
+    sim.hub.set_attribute(plug.id, "power", 1.5)
+    await poll(hass, freezer)
+    assert hass.states.get(switch).state == STATE_UNAVAILABLE
+    plug.disabled = False
+    sim.hub.set_attribute(plug.id, "power", 2.5)
+    await poll(hass, freezer)
+    assert hass.states.get(switch).state != STATE_UNAVAILABLE
