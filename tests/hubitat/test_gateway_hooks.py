@@ -14,7 +14,7 @@ from custom_components.mcp_gateway.diagnostics import async_get_config_entry_dia
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from tests.simulators.hubitat import GATEWAYS, TOOL_DEFS
 
-from .conftest import TOKEN, Sim, first, make_entry, setup_entry
+from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, setup_entry
 
 
 @pytest.fixture
@@ -157,3 +157,27 @@ async def test_health_and_diagnostics(
     assert "macAddress" not in text
     assert diagnostics["backend"]["hub"]["hub"]["model"] == "C-8 Pro"
     assert len(diagnostics["backend"]["devices"]) == len(sim.hub.visible_devices())
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"gateways": False}, {"structured_content": True}],
+    ids=["flat_tools", "structured_content"],
+)
+async def test_other_server_settings(
+    hass: HomeAssistant, sim_factory: SimFactory, options: dict
+) -> None:
+    """A hub listing every tool flat, or answering with structuredContent, works the same."""
+    sim = await sim_factory(**options)
+    runtime = await setup_entry(hass, make_entry(sim))
+    assert runtime.api.flat is (options.get("gateways") is False)
+    assert len(runtime.coordinator.devices) == len(sim.hub.visible_devices())
+    plug = first(sim, "switch")
+    target = "off" if plug.value("switch") == "on" else "on"
+    await hass.services.async_call(
+        "switch",
+        f"turn_{target}",
+        {"entity_id": entity_id(hass, sim, f"{plug.id}_switch", "switch")},
+        blocking=True,
+    )
+    assert plug.value("switch") == target
