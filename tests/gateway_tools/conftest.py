@@ -40,6 +40,7 @@ from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.gateway.policy import classify
 from custom_components.mcp_gateway.light import GatewayLightDescription, LightCommand
 from custom_components.mcp_gateway.mcp.client import ToolResult
+from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.sensor import GatewaySensorDescription
 from custom_components.mcp_gateway.switch import GatewaySwitchDescription
 
@@ -191,6 +192,8 @@ class FakeRuntime(BackendRuntime):
     calls: list[tuple[str, dict[str, Any]]]
     fail_writes: Exception | None = None
     write_gate: asyncio.Event | None = None
+    list_gate: asyncio.Event | None = None
+    list_calls: int = 0
     list_error: Exception | None = None
     call_error: Exception | None = None
     hang: asyncio.Event
@@ -249,6 +252,9 @@ class FakeRuntime(BackendRuntime):
         return specs
 
     async def async_list_tools(self) -> list[dict[str, Any]]:
+        self.list_calls += 1
+        if self.list_gate is not None:
+            await self.list_gate.wait()
         if self.list_error is not None:
             raise self.list_error
         return self.tools
@@ -267,8 +273,14 @@ class FakeRuntime(BackendRuntime):
             data = {"things": [{"id": t.id, "on": t.on} for t in self.things.values()]}
             # Like Hubitat: JSON only as text, no structuredContent.
             return ToolResult(content=[{"type": "text", "text": json.dumps(data)}])
-        if name == "switch_thing":
-            self.things[arguments["device"]].on = bool(arguments["on"])
+        if name in ("switch_thing", "get_thing"):
+            # Like a real server: invalid arguments are a JSON-RPC error, not a crash.
+            thing = self.things.get(str(arguments.get("device")))
+            bad_on = name == "switch_thing" and not isinstance(arguments.get("on"), bool)
+            if thing is None or bad_on:
+                raise McpRpcError(-32602, f"Invalid arguments for {name}")
+            if name == "switch_thing":
+                thing.on = arguments["on"]
         data = {"ok": True, "tool": name}
         return ToolResult(content=[{"type": "text", "text": json.dumps(data)}], structured=data)
 

@@ -98,6 +98,7 @@ def _samples(count: int) -> list[tuple[str, dict[str, Any]]]:
     @settings(
         max_examples=count,
         database=None,
+        derandomize=True,
         deadline=None,
         suppress_health_check=list(HealthCheck),
     )

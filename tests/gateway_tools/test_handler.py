@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -687,3 +688,25 @@ async def test_catalog_hoists_repeated_paragraphs(
     assert by_name["switch_thing"]["title"] == "Switch a thing"
     assert "notes" not in by_name["list_things"]
     assert checklist.strip() not in json.dumps(data["tools"])
+
+
+async def test_concurrent_requests_list_a_backend_once(
+    hass: HomeAssistant,
+    hass_admin_user: MockUser,
+    hass_user: User,
+) -> None:
+    """Requests arriving while a backend is being listed wait for that one listing."""
+    entry = await add_fake_entry(hass)
+    runtime: FakeRuntime = entry.runtime_data
+    runtime.list_gate = asyncio.Event()
+    handler = GatewayHandler(hass)
+    waiting = [
+        hass.async_create_task(handler.list_tools(ctx(user)))
+        for user in (hass_admin_user, hass_user, hass_admin_user)
+    ]
+    await asyncio.sleep(0)  # let every request reach the backend's lock
+    assert runtime.list_calls == 1
+    runtime.list_gate.set()
+    listings = await asyncio.gather(*waiting)
+    assert runtime.list_calls == 1
+    assert all(GATEWAY in _names(tools) for tools in listings)

@@ -284,6 +284,8 @@ class GatewayCatalog:
     def __init__(self, hass: HomeAssistant) -> None:
         self.hass = hass
         self._catalogs: dict[str, BackendCatalog] = {}
+        # Concurrent requests after the TTL ask a backend once, not once each.
+        self._locks: dict[str, asyncio.Lock] = {}
         # One index per tier set: users of the same role see the same tools.
         self._search: dict[tuple[str, ...], _SearchCache] = {}
 
@@ -310,13 +312,32 @@ class GatewayCatalog:
         A backend that cannot list its tools right now keeps its last known catalog.
         """
         entry_id = backend.entry.entry_id
-        cached = self._catalogs.get(entry_id)
         runtime = backend.runtime
         if runtime is None:
+            return self._catalogs.get(entry_id)
+        if (cached := self._fresh(entry_id, runtime)) is not None:
             return cached
+        async with self._locks.setdefault(entry_id, asyncio.Lock()):
+            if (cached := self._fresh(entry_id, runtime)) is not None:
+                return cached
+            return await self._async_refresh(backend, runtime)
+
+    def _fresh(self, entry_id: str, runtime: BackendRuntime) -> BackendCatalog | None:
+        cached = self._catalogs.get(entry_id)
+        if (
+            cached is not None
+            and cached.owner is runtime
+            and self.hass.loop.time() - cached.checked_at < CATALOG_TTL
+        ):
+            return cached
+        return None
+
+    async def _async_refresh(
+        self, backend: ExposedBackend, runtime: BackendRuntime
+    ) -> BackendCatalog | None:
+        entry_id = backend.entry.entry_id
+        cached = self._catalogs.get(entry_id)
         now = self.hass.loop.time()
-        if cached is not None and cached.owner is runtime and now - cached.checked_at < CATALOG_TTL:
-            return cached
         try:
             async with asyncio.timeout(LIST_TOOLS_TIMEOUT):
                 tools = await runtime.async_list_tools()
