@@ -213,7 +213,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
     async def _poll_devices(self) -> tuple[bool, bool]:
         since = self.changed_since
         if since is None:
-            # No device has ever reported activity: look at the whole (summary-free) list.
+            # No device has ever reported activity: there is no bookmark, read the whole list.
             page = await self.api.list_devices()
         else:
             page = await self.api.list_devices(changed_since=since)
