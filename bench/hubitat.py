@@ -1,6 +1,6 @@
 """Benchmarks of the Hubitat backend against the simulated hub, measured side by side in one run.
 
-    .venv/bin/python -m bench.hubitat [--cycles 100] [--repeats 15]
+    .venv/bin/python -m bench.hubitat [--cycles 100] [--repeats 30]
 
 1. An idle poll cycle (nothing changed on the hub) at 100 and at 1,000 devices: bytes on the
    wire and CPU time per cycle, and their ratio (target <= 1.2). The periodic sweep (device ids,
@@ -78,41 +78,57 @@ async def hub_entry(
         await server.close()
 
 
-async def idle_cycle(hass: HomeAssistant, devices: int, cycles: int) -> dict[str, float]:
-    """Bytes and CPU of idle polls (and of a sweep) on a hub of `devices` devices."""
-    async with hub_entry(hass, devices) as (_, runtime, setup_s):
-        coordinator = runtime.coordinator
-        stats = runtime.client.stats
-        # Warm up one cycle (connection reuse, caches).
-        await coordinator.async_refresh()
-        before_bytes = stats.bytes_sent + stats.bytes_received
-        before_requests = stats.requests
-        cpu = time.process_time()
-        for _ in range(cycles):
-            await coordinator.async_refresh()
-        cpu_per = (time.process_time() - cpu) / cycles
-        bytes_per = (stats.bytes_sent + stats.bytes_received - before_bytes) / cycles
-        requests_per = (stats.requests - before_requests) / cycles
-        assert coordinator.last_update_success
+async def idle_cycles(
+    hass: HomeAssistant, sizes: tuple[int, ...], cycles: int
+) -> list[dict[str, float]]:
+    """Bytes and CPU of idle polls (and of one sweep) per hub size.
 
-        coordinator.request_sweep()
-        sweep_bytes = stats.bytes_sent + stats.bytes_received
-        sweep_cpu = time.process_time()
-        await coordinator.async_refresh()
-        sweep_cpu = time.process_time() - sweep_cpu
-        sweep_bytes = stats.bytes_sent + stats.bytes_received - sweep_bytes
-        entities = len(
-            er.async_entries_for_config_entry(er.async_get(runtime.hass), runtime.entry.entry_id)
-        )
-        return {
-            "bytes": bytes_per,
-            "cpu_ms": cpu_per * 1000,
-            "requests": requests_per,
-            "sweep_bytes": sweep_bytes,
-            "sweep_cpu_ms": sweep_cpu * 1000,
-            "setup_s": setup_s,
-            "entities": entities,
-        }
+    Every hub is loaded at once and their polls alternate, so the sizes are measured side by
+    side under the same heap and garbage-collector conditions.
+    """
+    async with contextlib.AsyncExitStack() as stack:
+        hubs = [await stack.enter_async_context(hub_entry(hass, size)) for size in sizes]
+        runtimes = [runtime for _, runtime, _ in hubs]
+        for runtime in runtimes:
+            await runtime.coordinator.async_refresh()  # warm up: connections, caches
+        cpu = [0.0] * len(sizes)
+        wire = [
+            runtime.client.stats.bytes_sent + runtime.client.stats.bytes_received
+            for runtime in runtimes
+        ]
+        requests = [runtime.client.stats.requests for runtime in runtimes]
+        for _ in range(cycles):
+            for index, runtime in enumerate(runtimes):
+                start = time.process_time()
+                await runtime.coordinator.async_refresh()
+                cpu[index] += time.process_time() - start
+        results = []
+        for index, (_, runtime, setup_s) in enumerate(hubs):
+            coordinator = runtime.coordinator
+            stats = runtime.client.stats
+            assert coordinator.last_update_success
+            bytes_per = (stats.bytes_sent + stats.bytes_received - wire[index]) / cycles
+            requests_per = (stats.requests - requests[index]) / cycles
+            coordinator.request_sweep()
+            sweep_bytes = stats.bytes_sent + stats.bytes_received
+            sweep_cpu = time.process_time()
+            await coordinator.async_refresh()
+            sweep_cpu = time.process_time() - sweep_cpu
+            sweep_bytes = stats.bytes_sent + stats.bytes_received - sweep_bytes
+            registry = er.async_get(hass)
+            entities = len(er.async_entries_for_config_entry(registry, runtime.entry.entry_id))
+            results.append(
+                {
+                    "bytes": bytes_per,
+                    "cpu_ms": cpu[index] / cycles * 1000,
+                    "requests": requests_per,
+                    "sweep_bytes": sweep_bytes,
+                    "sweep_cpu_ms": sweep_cpu * 1000,
+                    "setup_s": setup_s,
+                    "entities": entities,
+                }
+            )
+        return results
 
 
 async def light_actions(hass: HomeAssistant, repeats: int) -> dict[str, float]:
@@ -164,15 +180,14 @@ async def light_actions(hass: HomeAssistant, repeats: int) -> dict[str, float]:
 async def main(cycles: int, repeats: int) -> None:
     async with async_test_home_assistant() as hass:
         hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)  # let HA load our integration
-        small = await idle_cycle(hass, 100, cycles)
-        large = await idle_cycle(hass, 1000, cycles)
+        small, large = await idle_cycles(hass, (100, 1000), cycles)
         actions = await light_actions(hass, repeats)
         await hass.async_stop(force=True)
 
     def ratio(key: str) -> float:
         return large[key] / small[key] if small[key] else float("inf")
 
-    print(f"1. Idle poll cycle (average of {cycles} cycles)")
+    print(f"1. Idle poll cycle (average of {cycles} cycles, the two hubs alternating)")
     print(f"   {'':24}{'100 devices':>14}{'1,000 devices':>16}{'ratio':>8}")
     for label, key, digits in (
         ("bytes per cycle", "bytes", 0),
@@ -209,7 +224,7 @@ async def main(cycles: int, repeats: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=100, help="idle polls measured per size")
-    parser.add_argument("--repeats", type=int, default=15, help="on/off pairs per action size")
+    parser.add_argument("--repeats", type=int, default=30, help="on/off pairs per action size")
     options = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(main(options.cycles, options.repeats))
