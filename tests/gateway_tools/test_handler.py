@@ -700,12 +700,27 @@ async def test_concurrent_requests_list_a_backend_once(
     runtime: FakeRuntime = entry.runtime_data
     runtime.list_gate = asyncio.Event()
     handler = GatewayHandler(hass)
+    all_arrived = asyncio.Event()
+
+    class ObservedLock(asyncio.Lock):
+        """Tells the test once every request has reached the entry's lock."""
+
+        arrivals = 0
+
+        async def acquire(self) -> bool:
+            ObservedLock.arrivals += 1
+            if ObservedLock.arrivals == 3:
+                all_arrived.set()
+            return await super().acquire()
+
+    handler.catalog._locks[entry.entry_id] = ObservedLock()
     waiting = [
         hass.async_create_task(handler.list_tools(ctx(user)))
         for user in (hass_admin_user, hass_user, hass_admin_user)
     ]
-    await asyncio.sleep(0)  # let every request reach the backend's lock
-    assert runtime.list_calls == 1
+    async with asyncio.timeout(10):  # a guard against a hang, not a timing assertion
+        await all_arrived.wait()
+    assert runtime.list_calls == 1  # the first request is listing; two wait behind it
     runtime.list_gate.set()
     listings = await asyncio.gather(*waiting)
     assert runtime.list_calls == 1
