@@ -8,7 +8,7 @@ permissions apply), history comes from HA's recorder. Nothing here talks to a ba
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 import logging
@@ -333,6 +333,8 @@ SET_STATE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 type ServiceCall = tuple[str, str, dict[str, Any]]
+# Turns (state, the other fields) into service calls, popping the fields it used.
+type Builder = Callable[[str | None, dict[str, Any]], list[ServiceCall]]
 
 _ALARM_SERVICES: Final = {
     "disarmed": "alarm_disarm",
@@ -377,7 +379,7 @@ def _expect(state: str | None, allowed: Iterable[str], domain: str) -> None:
         raise _BadUpdate(f"state of a {domain} must be one of {', '.join(allowed)}")
 
 
-def _on_off(domain: str) -> Any:
+def _on_off(domain: str) -> Builder:
     def build(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
         _expect(state, ("on", "off"), domain)
         if state is None:
@@ -416,7 +418,7 @@ def _fan(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
     return [("fan", "set_percentage", data)]
 
 
-def _opening(domain: str) -> Any:
+def _opening(domain: str) -> Builder:
     def build(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
         _expect(state, ("open", "closed", "stop"), domain)
         calls: list[ServiceCall] = []
@@ -469,7 +471,7 @@ def _alarm(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
     return [("alarm_control_panel", _ALARM_SERVICES[state], _take(fields, "code"))]
 
 
-def _valued(domain: str, service: str, key: str) -> Any:
+def _valued(domain: str, service: str, key: str) -> Builder:
     def build(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
         value = fields.pop("value", state)
         if value is None:
@@ -496,7 +498,7 @@ def _scene(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
     return [("scene", "turn_on", {})]
 
 
-_BUILDERS: Final[dict[str, Any]] = {
+_BUILDERS: Final[dict[str, Builder]] = {
     "light": _light,
     "switch": _on_off("switch"),
     "fan": _fan,
