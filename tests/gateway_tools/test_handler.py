@@ -593,6 +593,9 @@ async def test_resources(
     assert "read-only user" in text
     assert "set_state" not in text
     assert f"`{GATEWAY}`" in text
+    assert "set_state, per domain" not in text
+    user_guide = await handler.read_resource(ctx(hass_user), "mcp-gateway://guide")
+    assert "- lock: state locked/unlocked/open, code" in user_guide["contents"][0]["text"]
 
     hass_user.mock_policy({"entities": {"entity_ids": {"light.desk_lamp": True}}})
     context = await handler.read_resource(ctx(hass_user), "mcp-gateway://context")

@@ -21,6 +21,17 @@ CONTEXT_URI: Final = "mcp-gateway://context"
 # The snapshot is a primer, not a dump: beyond this get_state pages through the rest.
 CONTEXT_MAX_ENTITIES: Final = 300
 
+SET_STATE_VOCABULARY: Final = (
+    "- light: state on/off, brightness (0-100 %), color_temp_kelvin, hs_color, transition",
+    "- switch: state on/off; fan: state on/off, percentage",
+    "- cover, valve: state open/closed/stop, position (0-100)",
+    "- lock: state locked/unlocked/open, code",
+    "- climate: state on/off or an HVAC mode, temperature, target_temp_low/high, fan_mode",
+    "- alarm_control_panel: state disarmed/armed_home/armed_away/armed_night/armed_vacation, code",
+    "- select, number, text, datetime: value; button: state pressed; scene: state on",
+    "- sensor, binary_sensor, event: read-only",
+)
+
 RESOURCES: Final[tuple[dict[str, Any], ...]] = (
     {
         "uri": GUIDE_URI,
@@ -94,6 +105,7 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
             "Prefer `set_state` for entities; use a backend's own tools for what Home "
             "Assistant does not model (rules, scenes, alarms, …)."
         )
+        lines += ["", "## set_state, per domain", *SET_STATE_VOCABULARY]
     lines += [
         "",
         gateways or "No backend is exposed.",
