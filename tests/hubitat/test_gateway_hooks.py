@@ -181,3 +181,16 @@ async def test_other_server_settings(
         blocking=True,
     )
     assert plug.value("switch") == target
+
+
+async def test_catalog_does_not_ask_the_ai_for_the_write_key(hass: HomeAssistant, sim: Sim) -> None:
+    """The runtime adds the key to every write itself, so no schema offered to an AI asks for it."""
+    runtime = await setup_entry(hass, make_entry(sim))
+    catalog = await runtime.async_list_tools()
+    command = next(tool for tool in catalog if tool["name"] == "hub_call_device_command")
+    assert "bestPracticeKey" not in command["inputSchema"].get("properties", {})
+    assert "bestPracticeKey" not in command["inputSchema"].get("required", [])
+    assert all(
+        "bestPracticeKey" not in tool.get("inputSchema", {}).get("properties", {})
+        for tool in catalog
+    )

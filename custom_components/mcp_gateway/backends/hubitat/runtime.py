@@ -221,7 +221,7 @@ class HubitatRuntime(BackendRuntime):
                     entry = dict(sub)
                     entry.setdefault("annotations", {"readOnlyHint": not is_write(entry)})
                     catalog[name] = entry
-        self._catalog = list(catalog.values())
+        self._catalog = [_without_key(tool) for tool in catalog.values()]
         self._catalog_gateways = gateways
         self._route = route
         return self._catalog
@@ -338,3 +338,13 @@ def _is_gateway(tool: Mapping[str, Any]) -> bool:
         and "args" in properties
         and str(tool.get("name", "")).startswith(("hub_read_", "hub_manage_"))
     )
+
+
+def _without_key(tool: dict[str, Any]) -> dict[str, Any]:
+    """The tool as an AI should see it: we add the write key ourselves, so it is not asked for."""
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict) or "bestPracticeKey" not in schema.get("properties", {}):
+        return tool
+    properties = {k: v for k, v in schema["properties"].items() if k != "bestPracticeKey"}
+    required = [k for k in schema.get("required", []) if k != "bestPracticeKey"]
+    return {**tool, "inputSchema": {**schema, "properties": properties, "required": required}}
