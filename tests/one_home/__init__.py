@@ -1,0 +1,1 @@
+"""One Home Assistant with all three backends at once, and automations across them."""
