@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from homeassistant.components.alarm_control_panel import AlarmControlPanelState
-from homeassistant.const import STATE_OFF, STATE_ON
+from homeassistant.const import STATE_OFF, STATE_ON, STATE_UNKNOWN
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util.yaml import parse_yaml
@@ -132,6 +132,7 @@ async def test_robine_ringing_opens_shade_and_disarms_hsm(one_home: OneHome) -> 
     # Until 06:44:30 Berlin: polls of all three backends, no alarm rings yet.
     await home.advance_to(MONDAY_6AM + timedelta(minutes=44, seconds=30))
     assert home.robine.active_session is None
+    assert hass.states.get(wake_id).state == STATE_UNKNOWN  # no event has fired
     assert shade.value("windowShade") == "closed"
     assert hub.hsm_status == "armedNight"
 
