@@ -248,3 +248,22 @@ def test_leak_check_catches_a_leak(leaked: dict[str, Any]) -> None:
     """The search above is not vacuous: a secret anywhere in the dump fails it."""
     with pytest.raises(AssertionError, match="a secret leaked"):
         _assert_no_secret(leaked, HUBITAT_TOKEN, HOMECAST_TOKEN, ROBINE_PASSWORD)
+
+
+async def test_gateway_settings_entry_diagnostics(
+    hass: HomeAssistant, hass_client: ClientSessionGenerator
+) -> None:
+    """The gateway's settings entry has no backend: its diagnostics are its options."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="MCP gateway",
+        unique_id="gateway",
+        data={CONF_BACKEND: "gateway"},
+        options={"allowed_origins": ["https://claude.ai"], "rate_limit_per_minute": 60},
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    result = await get_diagnostics_for_config_entry(hass, hass_client, entry)
+    assert result["entry"]["options"]["rate_limit_per_minute"] == 60
+    assert "backend" not in result

@@ -8,6 +8,8 @@ from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
 
 from .backends.base import McpGatewayConfigEntry
+from .const import CONF_BACKEND
+from .gateway.settings import KIND_GATEWAY
 
 # Keys that may hold credentials or identify a person, wherever they appear.
 TO_REDACT = {
@@ -29,6 +31,9 @@ async def async_get_config_entry_diagnostics(
     hass: HomeAssistant, entry: McpGatewayConfigEntry
 ) -> dict[str, Any]:
     """Return redacted diagnostics for one entry."""
+    if entry.data.get(CONF_BACKEND) == KIND_GATEWAY:
+        # The gateway's settings entry runs nothing: its options are all there is to show.
+        return {"entry": {"data": dict(entry.data), "options": dict(entry.options)}}
     runtime = entry.runtime_data
     health = runtime.health()
     return async_redact_data(
