@@ -20,6 +20,19 @@ from .home import DemoHome, demo_home
 DEMO_DIR = REPO / ".demo"
 # The order add_backends adds them in.
 BACKENDS = ("hubitat", "homecast", "robine_wake")
+# What the demo shows besides the base configuration: history, automations, scripts, scenes.
+DEMO_YAML = """\
+history:
+logbook:
+recorder:
+  purge_keep_days: 1
+script:
+scene:
+logger:
+  default: warning
+  logs:
+    custom_components.mcp_gateway: info
+"""
 
 
 async def add_backends(ha: HomeAssistantProcess, home: DemoHome) -> list[dict[str, Any]]:
@@ -83,10 +96,18 @@ async def run() -> int:
         loop.add_signal_handler(signum, stop.set)
 
     async with demo_home() as home:
-        ha = HomeAssistantProcess(config_dir=DEMO_DIR / "config", port=port)
+        ha = HomeAssistantProcess(
+            config_dir=DEMO_DIR / "config",
+            port=port,
+            name="MCP Gateway demo",
+            owner_name="Demo Owner",
+            automations=[],
+            extra_yaml=DEMO_YAML,
+            log_path=DEMO_DIR / "hass.log",
+        )
         try:
             print(f"Starting Home Assistant on {ha.base_url} (log: .demo/hass.log) …", flush=True)
-            await ha.start(DEMO_DIR / "hass.log")
+            await ha.start()
             await ha.onboard()
             entries = await add_backends(ha, home)
             kinds = {

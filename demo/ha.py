@@ -1,32 +1,41 @@
 """A real Home Assistant process on loopback, driven the way a user's browser drives it.
 
-Starts `hass` with a throwaway configuration directory, onboards an owner through the REST
-onboarding API, obtains tokens, and runs config flows through the same REST API the frontend
-uses. Nothing here reaches into Home Assistant's internals.
+Starts `hass -c <dir> --skip-pip` (in a given or a throw-away configuration directory), onboards
+an owner through the REST onboarding API, obtains tokens, and runs websocket commands and config
+flows through the same APIs the frontend uses. Nothing here reaches into Home Assistant's
+internals. Used by the demo, the peer checks (tests/peers) and the benchmark (bench/gateway.py).
+
+    async with HomeAssistantProcess(gateway_options={...}) as ha:   # started and onboarded
+        await ha.api("GET", "/api/states")
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+import contextlib
 from dataclasses import dataclass, field
 import json
 import os
 from pathlib import Path
 import shutil
 import signal
+import socket
 import sys
-from typing import Any
+import tempfile
+from typing import Any, Self
 
 import aiohttp
 
 REPO = Path(__file__).resolve().parent.parent
 INTEGRATION = REPO / "custom_components" / "mcp_gateway"
+HASS = Path(sys.executable).with_name("hass")
 
-# Only what the demo needs: default_config pulls integrations whose packages are absent here.
+# Only what every user needs: default_config pulls integrations whose packages are absent here.
+# Callers add their own integrations through `extra_yaml`.
 BASE_CONFIGURATION = """\
 homeassistant:
-  name: MCP Gateway demo
+  name: {name}
   time_zone: Europe/Berlin
   country: DE
   unit_system: metric
@@ -41,36 +50,71 @@ http:
   server_port: {port}
 frontend:
 config:
-history:
-logbook:
-recorder:
-  purge_keep_days: 1
-automation: !include automations.yaml
-script:
-scene:
-logger:
-  default: warning
-  logs:
-    custom_components.mcp_gateway: info
+api:
+{extra}
 """
 
 
 class HomeAssistantError(RuntimeError):
-    """Home Assistant did not do what the demo asked."""
+    """Home Assistant did not do what we asked."""
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @dataclass
 class HomeAssistantProcess:
-    """A `hass` process and the owner's credentials once onboarded."""
+    """A `hass` process and the owner's credentials once onboarded.
 
-    config_dir: Path
-    port: int
+    `async with` starts, onboards and (when `gateway_options` is set) adds the gateway settings
+    entry, and stops it again; `start()`, `onboard()` and `stop()` do the steps one by one.
+    Without `config_dir` a temporary directory is used and removed on stop unless `keep`.
+    """
+
+    config_dir: Path | None = None
+    port: int = field(default_factory=free_port)
+    name: str = "MCP Gateway"
+    owner_name: str = "Owner"
     username: str = "demo"
     password: str = "demo-password"
-    automations: list[dict[str, Any]] = field(default_factory=list)
+    # Written to automations.yaml and included when not None.
+    automations: list[dict[str, Any]] | None = None
+    extra_yaml: str = ""
+    # How to run HA; the benchmark runs it from a venv with core mcp_server's own MCP SDK pin.
+    command: Sequence[str] = (str(HASS),)
+    # Options of the gateway settings entry created on `async with`; None: no entry.
+    gateway_options: Mapping[str, Any] | None = None
+    keep: bool = False
+    log_path: Path | None = None
+    # Lifespan (days) of the long-lived token onboarding creates.
+    token_lifespan: int = 365
     process: asyncio.subprocess.Process | None = None
     access_token: str | None = None
     long_lived_token: str | None = None
+    _temporary: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.config_dir is None:
+            self.config_dir = Path(tempfile.mkdtemp(prefix="mcp-gateway-ha-"))
+            self._temporary = True
+        if self.log_path is None:
+            self.log_path = self.config_dir / "hass.log"
+
+    @property
+    def directory(self) -> Path:
+        """The configuration directory (always set after construction)."""
+        assert self.config_dir is not None
+        return self.config_dir
+
+    @property
+    def log(self) -> Path:
+        """Where HA's own output goes."""
+        assert self.log_path is not None
+        return self.log_path
 
     @property
     def base_url(self) -> str:
@@ -79,25 +123,57 @@ class HomeAssistantProcess:
 
     @property
     def client_id(self) -> str:
-        """The OAuth client id the demo logs in as (HA's own frontend uses its base URL)."""
+        """The OAuth client id we log in as (HA's own frontend uses its base URL)."""
         return f"{self.base_url}/"
+
+    @property
+    def token(self) -> str:
+        """The owner's long-lived token (for MCP clients and the APIs)."""
+        if not self.long_lived_token:
+            raise HomeAssistantError("not onboarded yet")
+        return self.long_lived_token
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Authorization headers of the owner."""
+        return {"Authorization": f"Bearer {self.access_token or self.long_lived_token}"}
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        try:
+            await self.onboard()
+            if self.gateway_options is not None:
+                await self.add_gateway_entry(self.gateway_options)
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
     def write_configuration(self) -> None:
         """A fresh configuration directory with our integration linked in."""
-        if self.config_dir.exists():
-            shutil.rmtree(self.config_dir)
-        (self.config_dir / "custom_components").mkdir(parents=True)
-        (self.config_dir / "custom_components" / "mcp_gateway").symlink_to(INTEGRATION)
-        (self.config_dir / "configuration.yaml").write_text(
-            BASE_CONFIGURATION.format(base_url=self.base_url, port=self.port)
+        config_dir = self.directory
+        if not self._temporary and config_dir.exists():
+            shutil.rmtree(config_dir)
+        (config_dir / "custom_components").mkdir(parents=True, exist_ok=True)
+        (config_dir / "custom_components" / "mcp_gateway").symlink_to(INTEGRATION)
+        extra = self.extra_yaml
+        if self.automations is not None:
+            # JSON is valid YAML, and it keeps the automations exactly as the caller wrote them.
+            (config_dir / "automations.yaml").write_text(json.dumps(self.automations, indent=2))
+            extra = f"automation: !include automations.yaml\n{extra}"
+        (config_dir / "configuration.yaml").write_text(
+            BASE_CONFIGURATION.format(
+                name=self.name, base_url=self.base_url, port=self.port, extra=extra
+            )
         )
-        # JSON is valid YAML, and it keeps the automations exactly as the demo wrote them.
-        (self.config_dir / "automations.yaml").write_text(json.dumps(self.automations, indent=2))
         # Mark every onboarding step but the owner's as done: the location, analytics and
         # integration steps would add default integrations (weather, radio, TTS) whose
         # packages a --skip-pip install does not have.
-        storage = self.config_dir / ".storage"
-        storage.mkdir()
+        storage = config_dir / ".storage"
+        storage.mkdir(exist_ok=True)
         (storage / "onboarding").write_text(
             json.dumps(
                 {
@@ -109,50 +185,59 @@ class HomeAssistantProcess:
             )
         )
 
-    async def start(self, log_path: Path, wait_seconds: float = 120.0) -> None:
-        """Start `hass` and wait until its HTTP API answers."""
+    async def start(self, wait_seconds: float = 180.0) -> None:
+        """Write the configuration, start `hass` and wait until its HTTP API answers."""
         self.write_configuration()
-        hass_bin = Path(sys.executable).with_name("hass")
-        log = log_path.open("wb")
-        self.process = await asyncio.create_subprocess_exec(
-            str(hass_bin),
-            "-c",
-            str(self.config_dir),
-            "--skip-pip",
-            stdout=log,
-            stderr=asyncio.subprocess.STDOUT,
-            # Its own process group, so Ctrl-C in the terminal reaches the demo, which then
-            # stops Home Assistant in order (no orphan left behind).
-            start_new_session=True,
-        )
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("wb") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.command,
+                "-c",
+                str(self.directory),
+                "--skip-pip",
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+                # Its own process group, so Ctrl-C in the terminal reaches our process, which
+                # then stops Home Assistant's whole group in order (no orphan left behind).
+                start_new_session=True,
+            )
+        try:
+            await self._wait_until_up(wait_seconds)
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _wait_until_up(self, wait_seconds: float) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_seconds
         async with aiohttp.ClientSession() as session:
             while loop.time() < deadline:
-                if self.process.returncode is not None:
+                if self.process is not None and self.process.returncode is not None:
                     raise HomeAssistantError(
-                        f"hass exited with {self.process.returncode}; see {log_path}"
+                        f"hass exited with {self.process.returncode}; see {self.log}"
                     )
-                try:
+                with contextlib.suppress(aiohttp.ClientError):
                     async with session.get(f"{self.base_url}/api/onboarding") as response:
                         if response.status == 200:
                             return
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(0.5)  # polling a process we do not control
         raise HomeAssistantError(f"Home Assistant did not start within {wait_seconds:.0f} s")
 
-    async def stop(self, grace_seconds: float = 30.0) -> None:
-        """Stop `hass` gracefully, then forcibly if it does not finish."""
-        process = self.process
-        if process is None or process.returncode is not None:
-            return
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), grace_seconds)
-        except TimeoutError:
-            os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+    async def stop(self, grace_seconds: float = 60.0) -> None:
+        """Stop `hass` (politely, then firmly); remove a temporary config dir unless kept."""
+        process, self.process = self.process, None
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), grace_seconds)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+        if self._temporary and not self.keep:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     async def onboard(self) -> None:
         """Create the owner and finish onboarding, as the first-run wizard does."""
@@ -162,7 +247,7 @@ class HomeAssistantProcess:
                     f"{self.base_url}/api/onboarding/users",
                     json={
                         "client_id": self.client_id,
-                        "name": "Demo Owner",
+                        "name": self.owner_name,
                         "username": self.username,
                         "password": self.password,
                         "language": "en",
@@ -181,30 +266,48 @@ class HomeAssistantProcess:
             )
             self.access_token = tokens["access_token"]
         self.long_lived_token = await self.websocket_command(
-            {"type": "auth/long_lived_access_token", "client_name": "MCP client", "lifespan": 365}
+            {
+                "type": "auth/long_lived_access_token",
+                "client_name": "MCP client",
+                "lifespan": self.token_lifespan,
+            }
         )
 
-    @property
-    def headers(self) -> dict[str, str]:
-        """Authorization headers of the owner's session."""
-        return {"Authorization": f"Bearer {self.access_token}"}
-
-    async def websocket_command(self, command: Mapping[str, Any]) -> Any:
-        """Run one websocket command as the owner and return its result."""
+    async def websocket_commands(self, *commands: Mapping[str, Any]) -> list[Any]:
+        """Run websocket commands as the owner, in order on one connection; their results."""
+        results: list[Any] = []
         async with (
             aiohttp.ClientSession() as session,
             session.ws_connect(f"{self.base_url}/api/websocket") as ws,
         ):
             await ws.receive_json()  # auth_required
-            await ws.send_json({"type": "auth", "access_token": self.access_token})
+            token = self.access_token or self.long_lived_token
+            await ws.send_json({"type": "auth", "access_token": token})
             answer = await ws.receive_json()
             if answer.get("type") != "auth_ok":
-                raise HomeAssistantError(f"websocket auth failed: {answer}")
-            await ws.send_json({"id": 1, **command})
-            result = await ws.receive_json()
-            if not result.get("success"):
-                raise HomeAssistantError(f"{command['type']} failed: {result.get('error')}")
-            return result.get("result")
+                raise HomeAssistantError(f"websocket auth failed: {answer.get('type')}")
+            for number, command in enumerate(commands, 1):
+                await ws.send_json({"id": number, **command})
+                result = await ws.receive_json()
+                if not result.get("success"):
+                    raise HomeAssistantError(f"{command['type']} failed: {result.get('error')}")
+                results.append(result.get("result"))
+        return results
+
+    async def websocket_command(self, command: Mapping[str, Any]) -> Any:
+        """Run one websocket command as the owner and return its result."""
+        (result,) = await self.websocket_commands(command)
+        return result
+
+    async def config_flow_steps(self, handler: str, *steps: Mapping[str, Any]) -> dict[str, Any]:
+        """Start a config flow and answer its steps with exactly `steps`; the created entry."""
+        flows = "/api/config/config_entries/flow"
+        result = await self.api("POST", flows, json={"handler": handler})
+        for step in steps:
+            result = await self.api("POST", f"{flows}/{result['flow_id']}", json=dict(step))
+        if result.get("type") != "create_entry":
+            raise HomeAssistantError(f"{handler} flow did not finish: {result}")
+        return dict(result)
 
     async def config_flow(
         self, handler: str, menu_choice: str, values: Mapping[str, Any]
@@ -215,30 +318,39 @@ class HomeAssistantProcess:
         multi-select takes every option, as a user adding all homes would); returns the
         created entry.
         """
-        async with aiohttp.ClientSession(headers=self.headers) as session:
-            flows = f"{self.base_url}/api/config/config_entries/flow"
-            result = await _json(
-                session.post(flows, json={"handler": handler, "show_advanced_options": False})
-            )
-            for _ in range(10):  # no flow of ours has more steps; a loop here is a bug
-                kind = result.get("type")
-                if kind == "create_entry":
-                    return dict(result)
-                if kind == "menu":
-                    answer: dict[str, Any] = {"next_step_id": menu_choice}
-                elif kind == "form":
-                    if result.get("errors"):
-                        raise HomeAssistantError(f"{handler} flow: {result['errors']}")
-                    answer = _fill_form(result.get("data_schema", []), values)
-                else:
-                    raise HomeAssistantError(f"{handler} flow ended with {result}")
-                result = await _json(session.post(f"{flows}/{result['flow_id']}", json=answer))
+        flows = "/api/config/config_entries/flow"
+        result = await self.api(
+            "POST", flows, json={"handler": handler, "show_advanced_options": False}
+        )
+        for _ in range(10):  # no flow of ours has more steps; a loop here is a bug
+            kind = result.get("type")
+            if kind == "create_entry":
+                return dict(result)
+            if kind == "menu":
+                answer: dict[str, Any] = {"next_step_id": menu_choice}
+            elif kind == "form":
+                if result.get("errors"):
+                    raise HomeAssistantError(f"{handler} flow: {result['errors']}")
+                answer = _fill_form(result.get("data_schema", []), values)
+            else:
+                raise HomeAssistantError(f"{handler} flow ended with {result}")
+            result = await self.api("POST", f"{flows}/{result['flow_id']}", json=answer)
         raise HomeAssistantError(f"{handler} flow did not finish: {result}")
+
+    async def add_gateway_entry(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Create the gateway's settings entry with exactly these options."""
+        return await self.config_flow_steps(
+            "mcp_gateway", {"next_step_id": "gateway"}, dict(options)
+        )
+
+    async def api(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Call the REST API as the owner; the JSON answer (None when empty)."""
+        async with aiohttp.ClientSession(headers=self.headers) as session:
+            return await _json(session.request(method, f"{self.base_url}{path}", **kwargs))
 
     async def get(self, path: str) -> Any:
         """GET a REST API path as the owner."""
-        async with aiohttp.ClientSession(headers=self.headers) as session:
-            return await _json(session.get(f"{self.base_url}{path}"))
+        return await self.api("GET", path)
 
 
 def _fill_form(schema: list[dict[str, Any]], values: Mapping[str, Any]) -> dict[str, Any]:
