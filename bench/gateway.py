@@ -33,12 +33,11 @@ import sysconfig
 import time
 from typing import Any
 
-import aiohttp
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
 
-from tests.peers.ha_instance import REPO, HaInstance, free_port
+from demo.ha import REPO, HomeAssistantProcess, free_port
 
 SIM_TOKEN = "bench-token"
 # Core's mcp_server in HA 2025.4 is written against mcp==1.5.0 (its manifest pin); newer SDKs
@@ -167,43 +166,12 @@ async def simulator(devices: int) -> AsyncIterator[str]:
         await process.wait()
 
 
-async def flow(ha: HaInstance, handler: str, *steps: dict[str, Any]) -> dict[str, Any]:
-    """Run a config flow through the REST API."""
-    result = await ha.api("POST", "/api/config/config_entries/flow", json={"handler": handler})
-    for step in steps:
-        result = await ha.api(
-            "POST", f"/api/config/config_entries/flow/{result['flow_id']}", json=step
-        )
-    if result.get("type") != "create_entry":
-        raise RuntimeError(f"{handler} flow did not finish: {result}")
-    return result
-
-
-async def websocket(ha: HaInstance, *commands: dict[str, Any]) -> list[Any]:
-    """Send websocket commands as the owner; their results."""
-    results = []
-    async with (
-        aiohttp.ClientSession() as session,
-        session.ws_connect(f"{ha.url}/api/websocket") as ws,
-    ):
-        await ws.receive_json()
-        await ws.send_json({"type": "auth", "access_token": ha.token})
-        await ws.receive_json()
-        for number, command in enumerate(commands, 1):
-            await ws.send_json({"id": number, **command})
-            answer = await ws.receive_json()
-            if not answer.get("success"):
-                raise RuntimeError(f"{command['type']} failed: {answer}")
-            results.append(answer.get("result"))
-    return results
-
-
-async def prepare(ha: HaInstance, sim_url: str) -> list[str]:
+async def prepare(ha: HomeAssistantProcess, sim_url: str) -> list[str]:
     """The Hubitat entry, its entities exposed to Assist (only they), core's mcp_server entry."""
-    await flow(ha, "mcp_gateway", {"next_step_id": "hubitat"}, {"url": sim_url})
+    await ha.config_flow_steps("mcp_gateway", {"next_step_id": "hubitat"}, {"url": sim_url})
     registry: list[dict[str, Any]] = []
     for _ in range(300):
-        (registry,) = await websocket(ha, {"type": "config/entity_registry/list"})
+        registry = await ha.websocket_command({"type": "config/entity_registry/list"})
         ours = [e["entity_id"] for e in registry if e["platform"] == "mcp_gateway"]
         states = {s["entity_id"] for s in await ha.api("GET", "/api/states")}
         if ours and set(ours) <= states:
@@ -228,8 +196,8 @@ async def prepare(ha: HaInstance, sim_url: str) -> list[str]:
                 "should_expose": False,
             }
         )
-    await websocket(ha, *commands)
-    await flow(ha, "mcp_server", {"llm_hass_api": "assist"})
+    await ha.websocket_commands(*commands)
+    await ha.config_flow_steps("mcp_server", {"llm_hass_api": "assist"})
     return ours
 
 
@@ -237,15 +205,23 @@ async def run(args: argparse.Namespace) -> int:
     ha_command = (core_venv_python(), "-m", "homeassistant")
     async with (
         simulator(args.devices) as sim_url,
-        HaInstance(extra_yaml="conversation:\n", keep=args.keep, command=ha_command) as ha,
+        HomeAssistantProcess(
+            name="MCP bench",
+            extra_yaml="conversation:\n",
+            command=ha_command,
+            gateway_options={"allowed_origins": ["http://localhost:*"]},
+            keep=args.keep,
+        ) as ha,
     ):
         entities = await prepare(ha, sim_url)
-        print(f"Home Assistant {ha.url}: {len(entities)} gateway entities, all exposed to Assist")
+        print(
+            f"Home Assistant {ha.base_url}: {len(entities)} gateway entities, all exposed to Assist"
+        )
         results: list[tuple[Stats, Stats]] = []
         async with (
-            streamable(f"{ha.url}/api/mcp_gateway", ha.token) as ours,
-            sse(f"{ha.url}/mcp_server/sse", ha.token) as core,
-            sse(f"{ha.url}/api/mcp_gateway/sse", ha.token) as ours_sse,
+            streamable(f"{ha.base_url}/api/mcp_gateway", ha.token) as ours,
+            sse(f"{ha.base_url}/mcp_server/sse", ha.token) as core,
+            sse(f"{ha.base_url}/api/mcp_gateway/sse", ha.token) as ours_sse,
             streamable(sim_url, None) as direct,
         ):
             our_tools = (await ours.list_tools()).tools

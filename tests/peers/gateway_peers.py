@@ -13,7 +13,10 @@ import os
 import sys
 from typing import Any
 
-from .ha_instance import HaInstance
+from demo.ha import HomeAssistantProcess
+
+# The conformance proxy and the Inspector talk from a localhost origin.
+GATEWAY_OPTIONS = {"allowed_origins": ["http://localhost:*"]}
 
 
 async def _run(name: str, argv: list[str], check: Any = None) -> bool:
@@ -58,10 +61,12 @@ async def main(keep: bool) -> int:
     if not peers:
         print("set MCP_PEERS to the mcp-peers tool", file=sys.stderr)
         return 2
-    async with HaInstance(keep=keep) as ha:
-        url = f"{ha.url}/api/mcp_gateway"
+    async with HomeAssistantProcess(
+        name="MCP peers", gateway_options=GATEWAY_OPTIONS, keep=keep, token_lifespan=1
+    ) as ha:
+        url = f"{ha.base_url}/api/mcp_gateway"
         token = ["--token", ha.token]
-        print(f"== Home Assistant with MCP Gateway at {url} (log: {ha.log_path})")
+        print(f"== Home Assistant with MCP Gateway at {url} (log: {ha.log})")
         results = [
             await _run(
                 f"conformance server scenarios at {version}",
