@@ -21,7 +21,7 @@ from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, Upda
 from homeassistant.util import dt as dt_util
 
 from ...const import DOMAIN
-from ...mcp.errors import McpAuthError, McpError, McpToolError
+from ...mcp.errors import McpAuthError, McpError, McpRpcError, McpToolError
 from .api import (
     DeviceEvent,
     HsmStatus,
@@ -102,6 +102,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         # Device keys whose entities need a state write; None = all of them.
         self._dirty: set[str] | None = None
         self._notified_success: bool | None = None
+        # Devices showing a command's optimistic effect, with the order it was applied in: the
+        # next poll reads each of them even if `changedSince` no longer lists it.
+        self._unconfirmed: dict[str, int] = {}
+        self._applied = 0
 
     # -- listeners ---------------------------------------------------------------------------
 
@@ -211,6 +215,9 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self._advance_bookmark(device.last_activity for device in page.devices)
 
     async def _poll_devices(self) -> tuple[bool, bool]:
+        # Only reads sent after an optimistic update can confirm or correct it; one applied
+        # while this poll is on the wire waits for the next poll.
+        settle = dict(self._unconfirmed)
         since = self.changed_since
         if since is None:
             # No device has ever reported activity: there is no bookmark, read the whole list.
@@ -224,11 +231,9 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
                 self.devices[fresh.id] = self._adopt(fresh)
                 structural = changed = True
                 continue
-            if old.structure() != fresh.structure():
-                structural = True
-            if _merge(old, fresh):
-                self.mark(old.id)
-                changed = True
+            moved, reshaped = self._take(old, fresh)
+            changed = changed or moved
+            structural = structural or reshaped
             if (
                 old.capabilities & BUTTON_CAPABILITIES
                 and since is not None
@@ -237,7 +242,52 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
                 self.mark(old.id)
                 changed = True
         self._advance_bookmark(device.last_activity for device in page.devices)
+        listed = {device.id for device in page.devices}
+        moved, reshaped = await self._settle(
+            [device_id for device_id in settle if device_id not in listed]
+        )
+        for device_id, order in settle.items():
+            if self._unconfirmed.get(device_id) == order:
+                del self._unconfirmed[device_id]
+        return changed or moved, structural or reshaped
+
+    async def _settle(self, device_ids: list[str]) -> tuple[bool, bool]:
+        """Read devices whose optimistic state the listing did not confirm.
+
+        The bookmark can already be past a commanded device's activity (a poll read its final
+        state before the command's answer applied the optimistic one), so `changedSince` would
+        never list it again. These reads do not move the bookmark: activity of other devices
+        between the listing and them would be skipped.
+        """
+        changed = structural = False
+        wanted = [device_id for device_id in device_ids if device_id in self.devices]
+        if not wanted:
+            return False, False
+        if len(wanted) > _MAX_SINGLE_FETCHES:
+            page = await self.api.list_devices()
+            fresh_devices = [device for device in page.devices if device.id in wanted]
+        else:
+            fresh_devices = []
+            for device_id in sorted(wanted):
+                try:
+                    fresh_devices.append(await self.api.get_device(device_id))
+                except (McpToolError, McpRpcError) as err:
+                    # Gone from the hub: the next sweep removes it.
+                    _LOGGER.debug("Device %s could not be read: %s", device_id, err)
+        for fresh in fresh_devices:
+            if (old := self.devices.get(fresh.id)) is not None:
+                moved, reshaped = self._take(old, fresh)
+                changed = changed or moved
+                structural = structural or reshaped
         return changed, structural
+
+    def _take(self, old: HubitatDevice, fresh: HubitatDevice) -> tuple[bool, bool]:
+        """Merge a fresh reading into the device entities hold: (state moved, shape changed)."""
+        reshaped = old.structure() != fresh.structure()
+        moved = _merge(old, fresh)
+        if moved:
+            self.mark(old.id)
+        return moved, reshaped
 
     async def _read_button_events(self, device: HubitatDevice, since: str) -> bool:
         events = await self.api.list_events(device_id=device.id, since=since)
@@ -356,6 +406,9 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         if (device := self.devices.get(device_id)) is not None:
             device.attributes.update(attributes)
             self.mark(device_id)
+            if attributes:
+                self._applied += 1
+                self._unconfirmed[device_id] = self._applied
 
     def set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Optimistic pause state of a rule."""
