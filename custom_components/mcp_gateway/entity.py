@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 import functools
 from typing import TYPE_CHECKING, Any, Concatenate
@@ -134,6 +135,40 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         return value_fn(native)
 
 
+@contextmanager
+def backend_errors(runtime: BackendRuntime) -> Iterator[None]:
+    """The one boundary from backend failures to the errors HA shows a user.
+
+    Entity actions (through `translate_errors`) and backend actions use it alike; a backend
+    catches its own domain errors inside it first.
+    """
+    try:
+        yield
+    except ValueError as err:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="invalid_value",
+            translation_placeholders={"error": str(err)},
+        ) from err
+    except McpAuthError as err:
+        runtime.entry.async_start_reauth(runtime.hass)
+        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="auth_failed") from err
+    except McpRateLimitError as err:
+        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="rate_limited") from err
+    except McpConnectionError as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="communication_error",
+            translation_placeholders={"error": str(err)},
+        ) from err
+    except McpError as err:  # tool results with isError, JSON-RPC errors, bad replies
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="command_failed",
+            translation_placeholders={"error": str(err)},
+        ) from err
+
+
 def translate_errors[E: GatewayEntity, **P](
     func: Callable[Concatenate[E, P], Awaitable[Any]],
 ) -> Callable[Concatenate[E, P], Coroutine[Any, Any, None]]:
@@ -145,35 +180,8 @@ def translate_errors[E: GatewayEntity, **P](
 
     @functools.wraps(func)
     async def wrapper(self: E, *args: P.args, **kwargs: P.kwargs) -> None:
-        try:
+        with backend_errors(self.runtime):
             await func(self, *args, **kwargs)
-        except ValueError as err:
-            raise ServiceValidationError(
-                translation_domain=DOMAIN,
-                translation_key="invalid_value",
-                translation_placeholders={"error": str(err)},
-            ) from err
-        except McpAuthError as err:
-            self.runtime.entry.async_start_reauth(self.hass)
-            raise HomeAssistantError(
-                translation_domain=DOMAIN, translation_key="auth_failed"
-            ) from err
-        except McpRateLimitError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN, translation_key="rate_limited"
-            ) from err
-        except McpConnectionError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="communication_error",
-                translation_placeholders={"error": str(err)},
-            ) from err
-        except McpError as err:  # tool results with isError, JSON-RPC errors, bad replies
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="command_failed",
-                translation_placeholders={"error": str(err)},
-            ) from err
         self.coordinator.async_update_listeners()
 
     return wrapper

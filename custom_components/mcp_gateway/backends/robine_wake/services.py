@@ -20,7 +20,7 @@ from homeassistant.helpers import config_validation as cv
 import voluptuous as vol
 
 from ...const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
-from ...mcp.errors import McpAuthError, McpConnectionError, McpError, McpRateLimitError
+from ...entity import backend_errors
 from . import model
 from .api import RevisionConflict, RobineDomainError
 
@@ -127,53 +127,31 @@ def _runtime(hass: HomeAssistant, call: ServiceCall) -> RobineWakeRuntime:
 
 
 async def _run[T](runtime: RobineWakeRuntime, action: Awaitable[T]) -> T:
-    """One boundary from backend failures to the errors HA shows a user."""
-    try:
-        return await action
-    except RevisionConflict as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="robine_wake_revision_conflict",
-            translation_placeholders={
-                "alarm_id": err.alarm_id,
-                "current_revision": (
-                    "unknown" if err.current_revision is None else str(err.current_revision)
-                ),
-                "sent_revision": str(err.sent_revision),
-            },
-        ) from err
-    except RobineDomainError as err:
-        error_class = (
-            ServiceValidationError if err.code in model.CALLER_ERRORS else HomeAssistantError
-        )
-        raise error_class(
-            translation_domain=DOMAIN,
-            translation_key="robine_wake_rejected",
-            translation_placeholders={"code": err.code, "message": err.info.message},
-        ) from err
-    except ValueError as err:
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="invalid_value",
-            translation_placeholders={"error": str(err)},
-        ) from err
-    except McpAuthError as err:
-        runtime.entry.async_start_reauth(runtime.hass)
-        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="auth_failed") from err
-    except McpRateLimitError as err:
-        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="rate_limited") from err
-    except McpConnectionError as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="communication_error",
-            translation_placeholders={"error": str(err)},
-        ) from err
-    except McpError as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="command_failed",
-            translation_placeholders={"error": str(err)},
-        ) from err
+    """The clock's own refusals first, then the integration's shared error boundary."""
+    with backend_errors(runtime):
+        try:
+            return await action
+        except RevisionConflict as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="robine_wake_revision_conflict",
+                translation_placeholders={
+                    "alarm_id": err.alarm_id,
+                    "current_revision": (
+                        "unknown" if err.current_revision is None else str(err.current_revision)
+                    ),
+                    "sent_revision": str(err.sent_revision),
+                },
+            ) from err
+        except RobineDomainError as err:
+            error_class = (
+                ServiceValidationError if err.code in model.CALLER_ERRORS else HomeAssistantError
+            )
+            raise error_class(
+                translation_domain=DOMAIN,
+                translation_key="robine_wake_rejected",
+                translation_placeholders={"code": err.code, "message": err.info.message},
+            ) from err
 
 
 def _session_dict(session: model.Session) -> dict[str, Any]:
