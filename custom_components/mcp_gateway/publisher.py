@@ -46,6 +46,8 @@ class EntityPublisher:
         self._platforms: dict[Platform, tuple[AddEntitiesCallback, EntityFactory]] = {}
         self._published: set[tuple[Platform, str]] = set()
         self._specs: dict[tuple[Platform, str], EntitySpec] = {}
+        # Gateway calls that address devices look their entities up on every call.
+        self._by_device: dict[str, list[EntitySpec]] = {}
 
     @property
     def _entry_uid(self) -> str:
@@ -60,6 +62,10 @@ class EntityPublisher:
     def spec(self, platform: Platform, key: str) -> EntitySpec | None:
         """The latest spec of an entity, or None once the backend no longer has it."""
         return self._specs.get((platform, key))
+
+    def device_specs(self, device_key: str) -> list[EntitySpec]:
+        """The specs of one device's entities; empty when the backend has no such device."""
+        return self._by_device.get(device_key, [])
 
     def unique_id(self, spec: EntitySpec) -> str:
         """The unique id the entity of a spec gets."""
@@ -77,6 +83,10 @@ class EntityPublisher:
     def async_refresh(self) -> None:
         """Re-derive the specs (after a coordinator update) and apply the difference."""
         self._specs = {(spec.platform, spec.key): spec for spec in self._derive()}
+        by_device: dict[str, list[EntitySpec]] = {}
+        for spec in self._specs.values():
+            by_device.setdefault(spec.device.key, []).append(spec)
+        self._by_device = by_device
         self._ensure_devices()
         self._publish(set(self._platforms))
         self._remove_gone()

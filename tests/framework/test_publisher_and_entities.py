@@ -200,9 +200,18 @@ async def test_entities_and_devices_follow_the_backend(
     assert lamp_device.via_device_id == hub.id
 
     runtime: FakeRuntime = entry.runtime_data
+    assert {spec.key for spec in runtime.publisher.device_specs("plug_2")} == {
+        "2_power",
+        "2_reachable",
+        "2_button",
+    }
     runtime.plugs["3"] = Plug("3", "Fan")
     del runtime.plugs["2"]
     await _poll(hass, entry)
+
+    # The per-device index follows the backend too (gateway calls look devices up in it).
+    assert runtime.publisher.device_specs("plug_2") == []
+    assert len(runtime.publisher.device_specs("plug_3")) == 3
 
     assert entities.async_get_entity_id("switch", DOMAIN, "fake-1_3_power") is not None
     assert entities.async_get_entity_id("switch", DOMAIN, "fake-1_2_power") is None

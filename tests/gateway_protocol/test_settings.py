@@ -108,6 +108,8 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
 async def test_options_flow_edits_the_settings(hass: HomeAssistant) -> None:
     entry = _gateway_entry({CONF_RATE_LIMIT: 10})
     entry.add_to_hass(hass)
+    # Read (and remembered) before the edit, so the edit must replace what was remembered.
+    assert gateway_settings(hass).rate_limit_per_minute == 10
     result = await hass.config_entries.options.async_init(entry.entry_id)
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "gateway"

@@ -349,15 +349,14 @@ class GatewayHandler:
         registry = er.async_get(self.hass)
         entity_ids: list[str] = []
         mapped: set[str] = set()
-        for spec in runtime.publisher.specs:
-            if spec.device.key not in keys:
-                continue
-            entity_id = registry.async_get_entity_id(
-                spec.platform, DOMAIN, runtime.publisher.unique_id(spec)
-            )
-            if entity_id is not None:
-                entity_ids.append(entity_id)
-                mapped.add(spec.device.key)
+        for key in keys:
+            for spec in runtime.publisher.device_specs(key):
+                entity_id = registry.async_get_entity_id(
+                    spec.platform, DOMAIN, runtime.publisher.unique_id(spec)
+                )
+                if entity_id is not None:
+                    entity_ids.append(entity_id)
+                    mapped.add(key)
         unmapped = keys - mapped
         # Without an entity HA has no permission to consult: only admins may address it.
         if unmapped and user_role(user) is not Role.ADMIN:

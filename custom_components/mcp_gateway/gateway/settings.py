@@ -51,11 +51,21 @@ class GatewaySettings:
 DEFAULT_SETTINGS: Final = GatewaySettings()
 
 
+# The last options read and what they gave. Every gateway request consults the settings, and
+# HA replaces an entry's options mapping on each update, so identity tells when to read again.
+_last_read: list[tuple[Mapping[str, Any], GatewaySettings]] = []
+
+
 def gateway_settings(hass: HomeAssistant) -> GatewaySettings:
     """The settings of the gateway entry (loaded or not), else the defaults."""
     for entry in hass.config_entries.async_entries(DOMAIN):
         if entry.data.get(CONF_BACKEND) == KIND_GATEWAY:
-            return settings_from_options(entry.options)
+            options = entry.options
+            if _last_read and _last_read[0][0] is options:
+                return _last_read[0][1]
+            settings = settings_from_options(options)
+            _last_read[:] = [(options, settings)]
+            return settings
     return DEFAULT_SETTINGS
 
 
