@@ -114,7 +114,9 @@ def test_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
     written = brand_images.main(tmp_path)
     assert {path.name for path in written} == EXPECTED
     for path in written:
-        assert path.read_bytes() == (BRAND / path.name).read_bytes(), path.name
+        assert path.read_bytes() == (BRAND / path.name).read_bytes(), (
+            f"{path.name} differs from what the script draws: run scripts/brand-images"
+        )
 
 
 def test_missing_font_fails_clearly(bitmap_font_only: None) -> None:
