@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 import functools
-from typing import TYPE_CHECKING, Any, Concatenate
+from typing import TYPE_CHECKING, Any, Concatenate, Protocol
 
 from homeassistant.const import Platform
 from homeassistant.core import callback
@@ -117,16 +117,22 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         """Unavailable while the coordinator fails, the native is gone or says it is unreachable."""
         if not super().available or (native := self.native) is None:
             return False
-        available_fn = getattr(self.entity_description, "available_fn", None)
-        return available_fn(native) if available_fn else True
+        description = self.entity_description
+        if isinstance(description, GatewayEntityDescription) and description.available_fn:
+            return description.available_fn(native)
+        return True
 
     @property
     def extra_state_attributes(self) -> Mapping[str, Any] | None:
         """Attributes the backend derives from the native object (e.g. a rule's definition)."""
-        attributes_fn = getattr(self.entity_description, "attributes_fn", None)
-        if attributes_fn is None or (native := self.native) is None:
+        description = self.entity_description
+        if (
+            not isinstance(description, GatewayEntityDescription)
+            or description.attributes_fn is None
+            or (native := self.native) is None
+        ):
             return None
-        return attributes_fn(native)
+        return description.attributes_fn(native)
 
     def read[T](self, value_fn: Callable[[Any], T] | None) -> T | None:
         """Apply a read callable to the native object; None when either is missing."""
@@ -169,8 +175,18 @@ def backend_errors(runtime: BackendRuntime) -> Iterator[None]:
         ) from err
 
 
+class _EntityAction[E: GatewayEntity, **P](Protocol):
+    """An entity method as written: `self` may be passed by name, as in `def f(self, **kwargs)`.
+
+    `Concatenate[E, P]` would make the entity positional-only, which a method whose other
+    parameters are `**kwargs` does not match (a caller could pass `self=` among them).
+    """
+
+    def __call__(_action, self: E, *args: P.args, **kwargs: P.kwargs) -> Awaitable[Any]: ...
+
+
 def translate_errors[E: GatewayEntity, **P](
-    func: Callable[Concatenate[E, P], Awaitable[Any]],
+    func: _EntityAction[E, P],
 ) -> Callable[Concatenate[E, P], Coroutine[Any, Any, None]]:
     """Turn backend failures of an entity action into the errors HA shows a user.
 
@@ -179,7 +195,7 @@ def translate_errors[E: GatewayEntity, **P](
     """
 
     @functools.wraps(func)
-    async def wrapper(self: E, *args: P.args, **kwargs: P.kwargs) -> None:
+    async def wrapper(self: E, /, *args: P.args, **kwargs: P.kwargs) -> None:
         with backend_errors(self.runtime):
             await func(self, *args, **kwargs)
         self.coordinator.async_update_listeners()
