@@ -11,11 +11,10 @@ from homeassistant.components.light import (
     ATTR_COLOR_TEMP_KELVIN,
     ATTR_HS_COLOR,
     ATTR_TRANSITION,
-    ColorMode,
     LightEntity,
     LightEntityDescription,
-    LightEntityFeature,
 )
+from homeassistant.components.light.const import ColorMode, LightEntityFeature
 from homeassistant.const import Platform
 
 from .entity import GatewayEntity, GatewayEntityDescription, translate_errors

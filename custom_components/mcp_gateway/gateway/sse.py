@@ -20,9 +20,9 @@ from typing import Any, Final
 
 from aiohttp import hdrs, web
 from homeassistant.auth.models import User
-from homeassistant.components.http import KEY_HASS, HomeAssistantView
 from homeassistant.components.http.const import KEY_HASS_REFRESH_TOKEN_ID
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.http import KEY_HASS, HomeAssistantView
 
 from ..const import GATEWAY_URL
 from ..mcp.server import SessionState, error_body

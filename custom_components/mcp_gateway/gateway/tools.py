@@ -200,7 +200,7 @@ async def async_get_state(
     fields = args.get("fields") or BASIC_FIELDS
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     devices = dr.async_get(hass)
-    entities = []
+    entities: list[dict[str, Any]] = []
     size = 0
     for ref in refs[offset : offset + limit]:
         if entities and size > STATE_PAGE_CHARS:
@@ -671,7 +671,7 @@ async def async_get_history(
     limit = args.get("limit", DEFAULT_HISTORY_POINTS)
     entity_ids = sorted(ref.entity_id for ref in refs)
 
-    from homeassistant.components.recorder import get_instance
+    from homeassistant.helpers.recorder import get_instance
 
     states = await get_instance(hass).async_add_executor_job(
         _significant_states, hass, start, end, entity_ids

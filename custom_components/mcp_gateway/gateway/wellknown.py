@@ -11,7 +11,7 @@ from http import HTTPStatus
 from typing import Final
 
 from aiohttp import web
-from homeassistant.components.http import HomeAssistantView
+from homeassistant.helpers.http import HomeAssistantView
 
 from ..const import GATEWAY_URL
 from .view import RESOURCE_METADATA_PATH, json_response
