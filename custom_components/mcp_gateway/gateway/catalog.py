@@ -86,7 +86,7 @@ class CoreTool:
             "title": self.title,
             "description": self.description,
             "inputSchema": self.input_schema,
-            "annotations": annotations(
+            "annotations": tool_annotations(
                 title=self.title,
                 read_only=self.read_only,
                 destructive=self.destructive,
@@ -96,7 +96,7 @@ class CoreTool:
         }
 
 
-def annotations(
+def tool_annotations(
     *, title: str, read_only: bool, destructive: bool, idempotent: bool, open_world: bool
 ) -> dict[str, Any]:
     """All four hints, always explicit: clients' defaults are the unsafe ones."""
@@ -476,7 +476,7 @@ def gateway_tool_definition(
             "required": [],
             "additionalProperties": False,
         },
-        "annotations": annotations(
+        "annotations": tool_annotations(
             title=title,
             read_only=read_only,
             destructive=destructive,

@@ -415,10 +415,9 @@ def parse_session(value: Any) -> Session:
     """A wake session."""
     data = _obj(value, "session")
     raw_state = data.get("state")
-    try:
-        state = SessionState(raw_state)
-    except ValueError as err:
-        raise ModelError(f"session.state {raw_state!r} is unknown") from err
+    if not isinstance(raw_state, str) or raw_state not in SessionState:
+        raise ModelError(f"session.state {raw_state!r} is unknown")
+    state = SessionState(raw_state)
     return Session(
         id=_str(data, "id", "session"),
         alarm_id=str(data.get("alarm_id", "")),

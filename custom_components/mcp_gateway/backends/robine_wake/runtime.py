@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
@@ -51,7 +51,7 @@ class RobineWakeRuntime(BackendRuntime):
     """One Robine Wake alarm clock."""
 
     kind = BACKEND_ROBINE_WAKE
-    platforms: tuple[Platform, ...] = PLATFORMS
+    platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
 
     def __init__(
         self, hass: HomeAssistant, entry: McpGatewayConfigEntry, client: McpClient
