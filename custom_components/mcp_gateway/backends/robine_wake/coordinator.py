@@ -94,6 +94,13 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         self._unsub_due: CALLBACK_TYPE | None = None
         self._polling = False
 
+    @property
+    def latest(self) -> RobineWakeData | None:
+        """The last successful poll, or None before the first one."""
+        # DataUpdateCoordinator types `data` as always set, but it is None until the first poll.
+        data: RobineWakeData | None = self.data
+        return data
+
     async def _async_update_data(self) -> RobineWakeData:
         self._polling = True
         try:

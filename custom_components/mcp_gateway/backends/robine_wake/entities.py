@@ -223,13 +223,13 @@ def clock_device(runtime: RobineWakeRuntime, data: RobineWakeData) -> DeviceSpec
 def derive_specs(runtime: RobineWakeRuntime) -> list[EntitySpec]:
     """The entities the last poll calls for: the clock's, and two per alarm."""
     coordinator = runtime.coordinator
-    data = coordinator.data
+    data = coordinator.latest
     if data is None:
         return []
     device = clock_device(runtime, data)
 
     def clock_source() -> RobineWakeData | None:
-        return coordinator.data
+        return coordinator.latest
 
     specs = [
         EntitySpec(
@@ -245,7 +245,7 @@ def derive_specs(runtime: RobineWakeRuntime) -> list[EntitySpec]:
     for alarm in data.alarms.values():
 
         def alarm_source(alarm_id: str = alarm.id) -> Alarm | None:
-            current = coordinator.data
+            current = coordinator.latest
             return current.alarms.get(alarm_id) if current is not None else None
 
         specs.append(

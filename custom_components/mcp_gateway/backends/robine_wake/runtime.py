@@ -174,7 +174,7 @@ class RobineWakeRuntime(BackendRuntime):
 
     def health(self) -> BackendHealth:
         """Reachability, protocol and the clock's own health."""
-        data = self.coordinator.data
+        data = self.coordinator.latest
         details: dict[str, Any] = {
             "poll_interval_s": self.coordinator.interval.total_seconds(),
             "rate_limited_until": (
@@ -194,7 +194,7 @@ class RobineWakeRuntime(BackendRuntime):
 
     def diagnostics(self) -> dict[str, Any]:
         """State as last read (alarms, sessions, health), traffic counters; no credentials."""
-        data = self.coordinator.data
+        data = self.coordinator.latest
         result: dict[str, Any] = {
             "server_info": self.client.server_info,
             "protocol_version": self.client.protocol_version,
