@@ -278,9 +278,10 @@ def _parse_accessory(
     options_raw = props.get("_options")
     options: dict[str, list[Any]] = {}
     if isinstance(options_raw, Mapping):
-        for opt_key, allowed in options_raw.items():
+        for raw_key, allowed in options_raw.items():
             if not isinstance(allowed, list):
                 continue
+            opt_key = str(raw_key)
             if opt_key == "target_heater_cooler_state":
                 # The older form lists ints; the current names are what we write.
                 options.setdefault("hvac_mode", [_LEGACY_HVAC_MODES.get(v, v) for v in allowed])

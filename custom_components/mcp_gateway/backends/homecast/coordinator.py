@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 _LOGGER = logging.getLogger(__name__)
 
+# HomeKit automations by home (None: keep the last ones) and the view-only home keys.
+type _Automations = tuple[dict[str, list[dict[str, Any]]] | None, set[str]]
+
 # Presses remembered per doorbell/button (the event entity fires those it has not seen).
 _EVENT_MEMORY = 5
 
@@ -54,12 +57,16 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
 
     async def _async_update_data(self) -> HomecastState:
         # Wait for all three even when one fails, so no call is left running unobserved.
-        results = await asyncio.gather(
+        state: HomecastState | BaseException
+        automations: _Automations | BaseException
+        hc_automations: dict[str, list[dict[str, Any]]] | BaseException | None
+        state, automations, hc_automations = await asyncio.gather(
             self.api.async_get_state(self.homes),
             self._automations(),
             self._hc_automations(),
             return_exceptions=True,
         )
+        results = (state, automations, hc_automations)
         for result in results:
             if isinstance(result, McpAuthError):
                 raise ConfigEntryAuthFailed(str(result)) from result
@@ -68,9 +75,13 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
                 raise UpdateFailed(f"Homecast did not answer: {result}") from result
             if isinstance(result, BaseException):
                 raise result
-        state, automations, hc_automations = results
+        # Narrowed for the type checker: every exception was raised above.
+        assert not isinstance(state, BaseException)
+        assert not isinstance(automations, BaseException)
+        assert not isinstance(hc_automations, BaseException)
         self.polls += 1
-        previous = self.data
+        # Typed as always set by HA, but None until the first poll succeeded.
+        previous: HomecastState | None = self.data
         self._report_missing_homes(state, previous)
         automations_by_home, view_only = automations
         for home in state.homes.values():
@@ -88,7 +99,7 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
             self._carry_events(state, home.uuid, previous)
         return state
 
-    async def _automations(self) -> tuple[dict[str, list[dict[str, Any]]] | None, set[str]]:
+    async def _automations(self) -> _Automations:
         """HomeKit automations by home; None (keep the last ones) when listing them failed."""
         if not self.automations_supported:
             return {}, set()

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from homeassistant.components.alarm_control_panel import (
+from homeassistant.components.alarm_control_panel.const import (
     AlarmControlPanelEntityFeature,
     AlarmControlPanelState,
 )
 from homeassistant.components.binary_sensor import BinarySensorDeviceClass
-from homeassistant.components.climate import HVACAction, HVACMode
+from homeassistant.components.climate.const import HVACAction, HVACMode
 from homeassistant.components.cover import CoverDeviceClass
 from homeassistant.components.event import EventDeviceClass
-from homeassistant.components.light import ColorMode
+from homeassistant.components.light.const import ColorMode
 from homeassistant.components.sensor import SensorDeviceClass, SensorStateClass
 from homeassistant.components.valve import ValveDeviceClass
 from homeassistant.const import (
@@ -51,7 +51,7 @@ from ...sensor import GatewaySensorDescription
 from ...switch import GatewaySwitchDescription
 from ...text import GatewayTextDescription
 from ...valve import GatewayValveDescription
-from .api import EVENT_KEY, Accessory, Home, slugify_name
+from .api import EVENT_KEY, Accessory, Home, HomecastState, slugify_name
 
 if TYPE_CHECKING:
     from .coordinator import HomecastCoordinator
@@ -863,7 +863,7 @@ def _virtual(acc: Accessory) -> list[tuple[Platform, Any]]:
         if info.kind == "date":
             return [(Platform.SENSOR, V_READONLY_TIME)]
         return [(Platform.SENSOR, V_READONLY)]
-    return {
+    by_kind: dict[str, list[tuple[Platform, Any]]] = {
         "switch": [(Platform.SWITCH, V_SWITCH)],
         "mode": [(Platform.SELECT, V_MODE)],
         "number": [(Platform.NUMBER, V_NUMBER)],
@@ -875,7 +875,8 @@ def _virtual(acc: Accessory) -> list[tuple[Platform, Any]]:
         "timer": [(Platform.SWITCH, V_TIMER)],
         "text": [(Platform.TEXT, V_TEXT)],
         "date": [(Platform.DATETIME, V_DATE)],
-    }.get(info.kind, [])
+    }
+    return by_kind.get(info.kind, [])
 
 
 def _extras(acc: Accessory) -> Iterator[tuple[Platform, Any]]:
@@ -904,7 +905,8 @@ def _extras(acc: Accessory) -> Iterator[tuple[Platform, Any]]:
 
 def _live_home(coordinator: HomecastCoordinator, home_uuid: str) -> Home | None:
     """The home as last polled, or None while it is gone (its entities are unavailable)."""
-    home = coordinator.data.homes.get(home_uuid) if coordinator.data else None
+    data: HomecastState | None = coordinator.data
+    home = data.homes.get(home_uuid) if data is not None else None
     return None if home is None or home.missing else home
 
 
@@ -949,9 +951,10 @@ def _automation_source(
 def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
     """Every entity the current data calls for."""
     specs: list[EntitySpec] = []
-    if coordinator.data is None:
+    data: HomecastState | None = coordinator.data
+    if data is None:
         return specs
-    for home_uuid, home in coordinator.data.homes.items():
+    for home_uuid, home in data.homes.items():
         home_device = DeviceSpec(
             key=home_device_key(home),
             name=home.name,

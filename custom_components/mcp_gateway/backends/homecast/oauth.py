@@ -58,7 +58,10 @@ class HomecastOAuth2Implementation(LocalOAuth2ImplementationWithPkce):
             str(client.get("client_secret") or ""),
         )
 
-    from_stored = for_client
+    @classmethod
+    def from_stored(cls, hass: HomeAssistant, client: Mapping[str, Any]) -> Self:
+        """Rebuild the implementation from what `stored()` kept in the entry."""
+        return cls.for_client(hass, client)
 
     def stored(self) -> dict[str, str]:
         """What the entry keeps to rebuild this implementation after a restart."""

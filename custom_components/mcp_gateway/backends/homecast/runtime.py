@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 import logging
 import time
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from aiohttp import ClientError, ClientResponseError
 from homeassistant.const import CONF_URL, Platform
@@ -20,7 +20,7 @@ from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
-from .api import HomecastApi
+from .api import HomecastApi, HomecastState
 from .const import (
     AUTH_OAUTH,
     CONF_ACCESS_TOKEN,
@@ -58,7 +58,7 @@ class HomecastRuntime(BackendRuntime):
     """One Homecast account (the homes the user picked)."""
 
     kind = "homecast"
-    platforms: tuple[Platform, ...] = PLATFORMS
+    platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
 
     def __init__(
         self,
@@ -122,11 +122,11 @@ class HomecastRuntime(BackendRuntime):
         """The dynamically registered client (from the entry), else the application credential."""
         client = self.entry.data.get(CONF_OAUTH_CLIENT)
         if client:
-            implementation = HomecastOAuth2Implementation.from_stored(self.hass, client)
+            registered = HomecastOAuth2Implementation.from_stored(self.hass, client)
             config_entry_oauth2_flow.async_register_implementation(
-                self.hass, self.entry.domain, implementation
+                self.hass, self.entry.domain, registered
             )
-            return implementation
+            return registered
         implementation = await config_entry_oauth2_flow.async_get_config_entry_implementation(
             self.hass, self.entry
         )
@@ -165,7 +165,7 @@ class HomecastRuntime(BackendRuntime):
             self._tools = None
 
     def _catalog_signature(self) -> tuple[str, ...]:
-        data = self.coordinator.data
+        data: HomecastState | None = self.coordinator.data
         if data is None:
             return ()
         keys = {home.key for home in data.homes.values()}
@@ -205,7 +205,7 @@ class HomecastRuntime(BackendRuntime):
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         """Accessory devices a set_state addresses; the home device for run_scene."""
-        data = self.coordinator.data
+        data: HomecastState | None = self.coordinator.data
         if data is None:
             return []
         keys: list[str] = []
@@ -228,7 +228,7 @@ class HomecastRuntime(BackendRuntime):
 
     def health(self) -> BackendHealth:
         """Reachability and protocol facts."""
-        data = self.coordinator.data
+        data: HomecastState | None = self.coordinator.data
         return BackendHealth(
             available=self.coordinator.last_update_success,
             protocol_version=self.client.protocol_version,
@@ -242,7 +242,7 @@ class HomecastRuntime(BackendRuntime):
 
     def diagnostics(self) -> dict[str, Any]:
         """Counts and shapes, no tokens (diagnostics.py redacts again)."""
-        data = self.coordinator.data
+        data: HomecastState | None = self.coordinator.data
         homes: list[dict[str, Any]] = []
         for home in data.homes.values() if data else []:
             types: dict[str, int] = {}
