@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 import logging
 from typing import Any
 
@@ -96,16 +96,22 @@ class McpGatewayConfigFlow(
 
     async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
         """Dispatch a reauth to the backend's own step."""
-        step = getattr(self, f"async_step_{entry_data[CONF_BACKEND]}_reauth")
-        return await step()
+        return await self._backend_step(entry_data[CONF_BACKEND], "reauth")
 
     async def async_step_reconfigure(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """Dispatch a reconfigure to the backend's own step."""
-        kind = self._get_reconfigure_entry().data[CONF_BACKEND]
-        step = getattr(self, f"async_step_{kind}_reconfigure")
-        return await step()
+        return await self._backend_step(
+            self._get_reconfigure_entry().data[CONF_BACKEND], "reconfigure"
+        )
+
+    async def _backend_step(self, kind: str, step: str) -> ConfigFlowResult:
+        """Run `async_step_<kind>_<step>` of the backend's mixin, as its first step."""
+        method: Callable[[], Awaitable[ConfigFlowResult]] = getattr(
+            self, f"async_step_{kind}_{step}"
+        )
+        return await method()
 
     @staticmethod
     @callback

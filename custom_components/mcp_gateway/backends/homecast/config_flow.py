@@ -27,14 +27,8 @@ import voluptuous as vol
 
 from ...const import BACKEND_HOMECAST, CONF_BACKEND
 from ...mcp.client import BearerAuth, McpClient
-from ...mcp.errors import (
-    McpAuthError,
-    McpConnectionError,
-    McpError,
-    McpProtocolError,
-    McpTimeoutError,
-    McpToolError,
-)
+from ...mcp.errors import McpConnectionError, McpError, McpRateLimitError, McpTimeoutError
+from ..flow import BackendFlowMixin, FormError, async_check, connection_test
 from .api import HomecastApi, HomecastReplyError, parse_state
 from .const import (
     AUTH_OAUTH,
@@ -56,16 +50,11 @@ from .oauth import HomecastOAuth2Implementation, OAuthDiscoveryError, async_disc
 
 _LOGGER = logging.getLogger(__name__)
 
-
-class _ProbeError(Exception):
-    """A connection test failed; `key` is the form error."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
+# An empty token means: sign in with OAuth.
+_ENDPOINT_SCHEMA = vol.Schema({vol.Required(CONF_URL): str, vol.Optional(CONF_ACCESS_TOKEN): str})
 
 
-class HomecastFlowMixin(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
+class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
     """Steps: homecast, homecast_homes, homecast_reauth(_confirm), homecast_reconfigure."""
 
     # Pending entry data between steps (the flow instance is per flow).
@@ -87,26 +76,15 @@ class HomecastFlowMixin(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
         if user_input is not None:
             url = user_input[CONF_URL].strip()
             token = (user_input.get(CONF_ACCESS_TOKEN) or "").strip()
-            if token:
-                try:
-                    homes = await self._hc_probe(url, token)
-                except _ProbeError as err:
-                    errors["base"] = err.key
-                else:
-                    data = {CONF_URL: url, CONF_AUTH_TYPE: AUTH_TOKEN, CONF_ACCESS_TOKEN: token}
-                    return await self._hc_account(data, homes)
-            else:
+            if not token:
                 return await self._hc_start_oauth(url, "homecast")
+            if homes := await async_check(errors, self._hc_probe(url, token)):
+                data = {CONF_URL: url, CONF_AUTH_TYPE: AUTH_TOKEN, CONF_ACCESS_TOKEN: token}
+                return await self._hc_account(data, homes)
         return self.async_show_form(
             step_id="homecast",
             data_schema=self.add_suggested_values_to_schema(
-                vol.Schema(
-                    {
-                        vol.Required(CONF_URL): str,
-                        vol.Optional(CONF_ACCESS_TOKEN): str,
-                    }
-                ),
-                user_input or {CONF_URL: DEFAULT_URL},
+                _ENDPOINT_SCHEMA, user_input or {CONF_URL: DEFAULT_URL}
             ),
             errors=errors,
         )
@@ -143,10 +121,7 @@ class HomecastFlowMixin(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
 
     def _hc_retry_schema(self, step_id: str, url: str) -> vol.Schema:
         if step_id == "homecast":
-            return self.add_suggested_values_to_schema(
-                vol.Schema({vol.Required(CONF_URL): str, vol.Optional(CONF_ACCESS_TOKEN): str}),
-                {CONF_URL: url},
-            )
+            return self.add_suggested_values_to_schema(_ENDPOINT_SCHEMA, {CONF_URL: url})
         return vol.Schema({})
 
     async def async_oauth_create_entry(self, data: dict[str, Any]) -> ConfigFlowResult:
@@ -155,7 +130,7 @@ class HomecastFlowMixin(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
         entry_data = {**pending, **data}
         try:
             homes = await self._hc_probe(entry_data[CONF_URL], data["token"]["access_token"])
-        except _ProbeError as err:
+        except FormError as err:
             return self.async_abort(reason=f"homecast_{err.key}")
         return await self._hc_account(entry_data, homes)
 
@@ -235,19 +210,10 @@ class HomecastFlowMixin(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
             if oauth:
                 return await self._hc_start_oauth(entry.data[CONF_URL], "homecast_reauth_confirm")
             token = user_input[CONF_ACCESS_TOKEN].strip()
-            try:
-                homes = await self._hc_probe(entry.data[CONF_URL], token)
-            except _ProbeError as err:
-                errors["base"] = err.key
-            else:
+            if homes := await async_check(errors, self._hc_probe(entry.data[CONF_URL], token)):
                 return await self._hc_account({CONF_ACCESS_TOKEN: token}, homes)
         schema = vol.Schema({} if oauth else {vol.Required(CONF_ACCESS_TOKEN): str})
-        return self.async_show_form(
-            step_id="homecast_reauth_confirm",
-            data_schema=schema,
-            errors=errors,
-            description_placeholders={"name": entry.title},
-        )
+        return self._async_show_reauth_form("homecast_reauth_confirm", schema, errors)
 
     # --- reconfigure ---------------------------------------------------------------------
 
@@ -266,7 +232,7 @@ class HomecastFlowMixin(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
             # The URL belongs to the OAuth grant; only the homes can change.
             try:
                 homes = await self._hc_probe_entry(entry)
-            except _ProbeError as err:
+            except FormError as err:
                 return self.async_abort(reason=f"homecast_{err.key}")
             return await self._hc_account({}, homes)
         if user_input is not None:
@@ -274,17 +240,12 @@ class HomecastFlowMixin(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
             token = (user_input.get(CONF_ACCESS_TOKEN) or "").strip() or entry.data[
                 CONF_ACCESS_TOKEN
             ]
-            try:
-                homes = await self._hc_probe(url, token)
-            except _ProbeError as err:
-                errors["base"] = err.key
-            else:
-                return await self._hc_account({CONF_URL: url, CONF_ACCESS_TOKEN: token}, homes)
+            if seen := await async_check(errors, self._hc_probe(url, token)):
+                return await self._hc_account({CONF_URL: url, CONF_ACCESS_TOKEN: token}, seen)
         return self.async_show_form(
             step_id="homecast_reconfigure",
             data_schema=self.add_suggested_values_to_schema(
-                vol.Schema({vol.Required(CONF_URL): str, vol.Optional(CONF_ACCESS_TOKEN): str}),
-                {CONF_URL: entry.data[CONF_URL]},
+                _ENDPOINT_SCHEMA, {CONF_URL: entry.data[CONF_URL]}
             ),
             errors=errors,
         )
@@ -303,36 +264,32 @@ class HomecastFlowMixin(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
         """The homes a loaded OAuth entry's credential sees (its runtime refreshes the token)."""
         runtime = getattr(entry, "runtime_data", None)
         if runtime is None or not hasattr(runtime, "api"):
-            raise _ProbeError("not_loaded")
+            raise FormError("not_loaded")
         return await _homes_of(runtime.api)
 
 
+def _homecast_key(err: McpError) -> str | None:
+    """Where a failed get_state reads differently from the shared connection errors.
+
+    A tool failure (relay offline, …) stays the shared `cannot_connect`: the server is Homecast
+    but could not read the homes.
+    """
+    if isinstance(err, HomecastReplyError):
+        return "not_homecast"
+    # Homecast's forms read any HTTP failure, a 404 too, as unreachable, and a 429 as not an
+    # MCP server (the OAuth aborts have no rate-limit message).
+    if isinstance(err, McpConnectionError) and not isinstance(err, McpTimeoutError):
+        return "cannot_connect"
+    if isinstance(err, McpRateLimitError):
+        return "not_an_mcp_server"
+    return None
+
+
 async def _homes_of(api: HomecastApi) -> dict[str, str]:
-    try:
+    with connection_test("Homecast", _homecast_key):
         state = parse_state(await api.async_get_state_raw())
-    except McpAuthError as err:
-        raise _ProbeError("invalid_auth") from err
-    except McpTimeoutError as err:
-        raise _ProbeError("timeout") from err
-    except McpConnectionError as err:
-        raise _ProbeError("cannot_connect") from err
-    except HomecastReplyError as err:
-        _LOGGER.debug("Not a Homecast get_state answer: %s", err)
-        raise _ProbeError("not_homecast") from err
-    except McpProtocolError as err:
-        raise _ProbeError("not_an_mcp_server") from err
-    except McpToolError as err:
-        # The server is Homecast but could not read the homes (relay offline, …).
-        _LOGGER.debug("get_state failed: %s", err)
-        raise _ProbeError("cannot_connect") from err
-    except McpError as err:
-        _LOGGER.debug("get_state failed: %s", err)
-        raise _ProbeError("not_an_mcp_server") from err
-    except Exception:
-        _LOGGER.exception("Unexpected error testing the Homecast connection")
-        raise _ProbeError("unknown") from None
     if not state.homes:
-        raise _ProbeError("no_homes")
+        raise FormError("no_homes")
     return {uuid: home.name for uuid, home in state.homes.items()}
 
 

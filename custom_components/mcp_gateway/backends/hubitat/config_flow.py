@@ -2,35 +2,30 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from homeassistant.config_entries import ConfigEntry, ConfigEntryState, ConfigFlow, ConfigFlowResult
+from homeassistant.config_entries import ConfigEntry, ConfigEntryState, ConfigFlowResult
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
-    NumberSelector,
-    NumberSelectorConfig,
-    NumberSelectorMode,
     SelectOptionDict,
     SelectSelector,
     SelectSelectorConfig,
     SelectSelectorMode,
     TextSelector,
-    TextSelectorConfig,
-    TextSelectorType,
 )
 import voluptuous as vol
 from yarl import URL
 
 from ...const import BACKEND_HUBITAT, CONF_BACKEND
 from ...mcp.client import McpClient, QueryTokenAuth
-from ...mcp.errors import (
-    McpAuthError,
-    McpConnectionError,
-    McpError,
-    McpProtocolError,
-    McpRpcError,
-    McpTimeoutError,
+from ..flow import (
+    SECRET_FIELD,
+    URL_FIELD,
+    BackendFlowMixin,
+    FormError,
+    async_check,
+    connection_test,
+    seconds_field,
 )
 from .api import HubInfo, HubitatApi
 from .const import (
@@ -47,19 +42,7 @@ from .const import (
     MIN_POLL_INTERVAL,
 )
 
-_LOGGER = logging.getLogger(__name__)
-
 _TEXT = TextSelector()
-_URL = TextSelector(TextSelectorConfig(type=TextSelectorType.URL))
-_SECRET = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
-
-
-class _InputError(Exception):
-    """The form's values do not describe an endpoint; `key` is the error to show."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
 
 
 def endpoint_from_input(user_input: dict[str, Any]) -> tuple[str, str]:
@@ -69,30 +52,30 @@ def endpoint_from_input(user_input: dict[str, Any]) -> tuple[str, str]:
         try:
             url = URL(raw)
         except ValueError as err:
-            raise _InputError("invalid_url") from err
+            raise FormError("invalid_url") from err
         if url.scheme not in ("http", "https") or not url.host or not url.path.strip("/"):
-            raise _InputError("invalid_url")
+            raise FormError("invalid_url")
         token = url.query.get("access_token", token)
         url = url.without_query_params("access_token")
     else:
         host = (user_input.get(CONF_HOST) or "").strip().rstrip("/")
         app_id = (user_input.get(CONF_APP_ID) or "").strip()
         if not host or not app_id:
-            raise _InputError("missing_endpoint")
+            raise FormError("missing_endpoint")
         if "://" not in host:
             host = f"http://{host}"
         try:
             url = URL(f"{host}/apps/api/{app_id}/mcp")
         except ValueError as err:
-            raise _InputError("invalid_url") from err
+            raise FormError("invalid_url") from err
         if url.scheme not in ("http", "https") or not url.host:
-            raise _InputError("invalid_url")
+            raise FormError("invalid_url")
     if not token:
-        raise _InputError("missing_token")
+        raise FormError("missing_token")
     return str(url), token
 
 
-class HubitatFlowMixin(ConfigFlow):
+class HubitatFlowMixin(BackendFlowMixin):
     """Steps: async_step_hubitat, async_step_hubitat_reauth, async_step_hubitat_reconfigure."""
 
     async def _hubitat_probe(self, url: str, token: str) -> HubInfo:
@@ -107,28 +90,13 @@ class HubitatFlowMixin(ConfigFlow):
         self, user_input: dict[str, Any], errors: dict[str, str]
     ) -> tuple[str, str, HubInfo] | None:
         """Validate a form; fill `errors` and return None when it does not lead to a hub."""
-        try:
-            url, token = endpoint_from_input(user_input)
+        return await async_check(errors, self._hubitat_connect(user_input))
+
+    async def _hubitat_connect(self, user_input: dict[str, Any]) -> tuple[str, str, HubInfo]:
+        url, token = endpoint_from_input(user_input)
+        with connection_test("Hubitat"):
             info = await self._hubitat_probe(url, token)
-        except _InputError as err:
-            errors["base"] = err.key
-        except McpAuthError:
-            errors["base"] = "invalid_auth"
-        except McpTimeoutError:
-            errors["base"] = "timeout"
-        except McpConnectionError as err:
-            # An endpoint that is not there (wrong app id or path) is not an MCP server.
-            errors["base"] = "not_an_mcp_server" if err.status in (404, 405) else "cannot_connect"
-        except (McpProtocolError, McpRpcError):
-            errors["base"] = "not_an_mcp_server"
-        except McpError:
-            errors["base"] = "cannot_connect"
-        except Exception:
-            _LOGGER.exception("Unexpected error while connecting to the hub")
-            errors["base"] = "unknown"
-        else:
-            return url, token, info
-        return None
+        return url, token, info
 
     async def async_step_hubitat(
         self, user_input: dict[str, Any] | None = None
@@ -163,14 +131,11 @@ class HubitatFlowMixin(ConfigFlow):
             )
             if found:
                 _, token, info = found
-                await self.async_set_unique_id(info.id)
-                self._abort_if_unique_id_mismatch(reason="unique_id_mismatch")
-                return self.async_update_reload_and_abort(entry, data_updates={CONF_TOKEN: token})
-        return self.async_show_form(
-            step_id="hubitat_reauth",
-            data_schema=vol.Schema({vol.Required(CONF_TOKEN): _SECRET}),
-            description_placeholders={"name": entry.title},
-            errors=errors,
+                return await self._async_update_same_device(
+                    entry, info.id, data_updates={CONF_TOKEN: token}
+                )
+        return self._async_show_reauth_form(
+            "hubitat_reauth", vol.Schema({vol.Required(CONF_TOKEN): SECRET_FIELD}), errors
         )
 
     async def async_step_hubitat_reconfigure(
@@ -185,10 +150,8 @@ class HubitatFlowMixin(ConfigFlow):
                 values[CONF_TOKEN] = entry.data[CONF_TOKEN]
             if found := await self._hubitat_check(values, errors):
                 url, token, info = found
-                await self.async_set_unique_id(info.id)
-                self._abort_if_unique_id_mismatch(reason="unique_id_mismatch")
-                return self.async_update_reload_and_abort(
-                    entry, data_updates={CONF_URL: url, CONF_TOKEN: token}
+                return await self._async_update_same_device(
+                    entry, info.id, data_updates={CONF_URL: url, CONF_TOKEN: token}
                 )
         return self.async_show_form(
             step_id="hubitat_reconfigure",
@@ -203,10 +166,10 @@ class HubitatFlowMixin(ConfigFlow):
 def _endpoint_schema() -> vol.Schema:
     return vol.Schema(
         {
-            vol.Optional(CONF_URL): _URL,
+            vol.Optional(CONF_URL): URL_FIELD,
             vol.Optional(CONF_HOST): _TEXT,
             vol.Optional(CONF_APP_ID): _TEXT,
-            vol.Optional(CONF_TOKEN): _SECRET,
+            vol.Optional(CONF_TOKEN): SECRET_FIELD,
         }
     )
 
@@ -238,15 +201,7 @@ def hubitat_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
     return {
         vol.Optional(
             CONF_POLL_INTERVAL, default=options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL)
-        ): NumberSelector(
-            NumberSelectorConfig(
-                min=MIN_POLL_INTERVAL,
-                max=MAX_POLL_INTERVAL,
-                step=1,
-                unit_of_measurement="s",
-                mode=NumberSelectorMode.BOX,
-            )
-        ),
+        ): seconds_field(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL),
         vol.Optional(CONF_SEND_KEY, default=options.get(CONF_SEND_KEY, True)): bool,
         vol.Optional(CONF_AS_SWITCH, default=as_switch): _device_select(lights, as_switch),
         vol.Optional(CONF_AS_LIGHT, default=as_light): _device_select(switches, as_light),

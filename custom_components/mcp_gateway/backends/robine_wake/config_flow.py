@@ -8,30 +8,24 @@ address now points at a different clock.
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Mapping
 from typing import Any
 
-from homeassistant.config_entries import ConfigEntry, ConfigFlow, ConfigFlowResult
-from homeassistant.helpers.selector import (
-    NumberSelector,
-    NumberSelectorConfig,
-    NumberSelectorMode,
-    TextSelector,
-    TextSelectorConfig,
-    TextSelectorType,
-)
+from homeassistant.config_entries import ConfigEntry, ConfigFlowResult
+from homeassistant.core import HomeAssistant
 import voluptuous as vol
 from yarl import URL
 
 from ...const import BACKEND_ROBINE_WAKE, CONF_BACKEND
-from ...mcp.errors import (
-    McpAuthError,
-    McpConnectionError,
-    McpProtocolError,
-    McpRateLimitError,
-    McpRpcError,
-    McpTimeoutError,
-    McpToolError,
+from ...mcp.errors import McpError, McpRateLimitError, McpToolError
+from ..flow import (
+    SECRET_FIELD,
+    URL_FIELD,
+    BackendFlowMixin,
+    FormError,
+    async_check,
+    connection_test,
+    seconds_field,
 )
 from .api import RobineWakeApi
 from .const import (
@@ -45,19 +39,6 @@ from .const import (
 )
 from .model import DEFAULT_PATH, DeviceIdentity
 from .runtime import make_client
-
-_LOGGER = logging.getLogger(__name__)
-
-_URL_FIELD = TextSelector(TextSelectorConfig(type=TextSelectorType.URL))
-_PASSWORD_FIELD = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
-
-
-class _ProbeError(Exception):
-    """A connection test failed; `key` is the form error."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
 
 
 def normalize_url(raw: str) -> str:
@@ -77,36 +58,46 @@ def normalize_url(raw: str) -> str:
     return str(url.with_query(None).with_fragment(None))
 
 
-async def _probe(flow: ConfigFlow, url: str, password: str | None) -> DeviceIdentity:
-    """Read get_state; return the clock's identity or raise McpAuthError / _ProbeError."""
-    client = make_client(flow.hass, url, password)
+def _normalized_url(raw: str, errors: dict[str, str]) -> str | None:
+    """The normalized address; None with the address field's error when it is not one."""
     try:
-        identity = await RobineWakeApi(client).identity()
-    except McpAuthError:
-        raise
-    except McpTimeoutError as err:
-        raise _ProbeError("timeout") from err
-    except McpRateLimitError as err:
-        raise _ProbeError("rate_limited") from err
-    except McpConnectionError as err:
-        # A 404/405 means something answers on that address, but no MCP endpoint there.
-        key = "not_an_mcp_server" if err.status in (404, 405) else "cannot_connect"
-        raise _ProbeError(key) from err
-    except (McpProtocolError, McpRpcError) as err:
-        raise _ProbeError("not_an_mcp_server") from err
-    except McpToolError as err:
-        raise _ProbeError("not_robine_wake") from err
-    except Exception:
-        _LOGGER.exception("Unexpected error testing the Robine Wake connection")
-        raise _ProbeError("unknown") from None
+        return normalize_url(raw)
+    except ValueError:
+        errors[CONF_URL] = "invalid_url"
+        return None
+
+
+def _robine_key(err: McpError) -> str | None:
+    """Where a failed get_state reads differently from the shared connection errors."""
+    if isinstance(err, McpRateLimitError):
+        return "rate_limited"
+    if isinstance(err, McpToolError):
+        return "not_robine_wake"
+    return None
+
+
+async def _probe(hass: HomeAssistant, url: str, password: str | None) -> DeviceIdentity:
+    """Read get_state; return the clock's identity or raise FormError."""
+    client = make_client(hass, url, password)
+    try:
+        with connection_test("Robine Wake", _robine_key):
+            identity = await RobineWakeApi(client).identity()
     finally:
         await client.close()
     if identity is None:
-        raise _ProbeError("not_robine_wake")
+        raise FormError("not_robine_wake")
     return identity
 
 
-class RobineWakeFlowMixin(ConfigFlow):
+def _with_password(data: Mapping[str, Any], password: str | None) -> dict[str, Any]:
+    """Entry data with this admin password, or with none (the clock has none)."""
+    kept = {key: value for key, value in data.items() if key != CONF_PASSWORD}
+    if password:
+        kept[CONF_PASSWORD] = password
+    return kept
+
+
+class RobineWakeFlowMixin(BackendFlowMixin):
     """Steps: robine_wake, robine_wake_password, robine_wake_reauth(_confirm), _reconfigure."""
 
     _rw_url: str | None = None
@@ -116,25 +107,18 @@ class RobineWakeFlowMixin(ConfigFlow):
     ) -> ConfigFlowResult:
         """Ask for the clock's address."""
         errors: dict[str, str] = {}
-        if user_input is not None:
-            try:
-                url = normalize_url(user_input[CONF_URL])
-            except ValueError:
-                errors[CONF_URL] = "invalid_url"
-            else:
-                try:
-                    identity = await _probe(self, url, None)
-                except McpAuthError:
-                    self._rw_url = url
-                    return await self.async_step_robine_wake_password()
-                except _ProbeError as err:
-                    errors["base"] = err.key
-                else:
-                    return await self._rw_create(url, None, identity)
+        if user_input is not None and (url := _normalized_url(user_input[CONF_URL], errors)):
+            identity = await async_check(errors, _probe(self.hass, url, None))
+            if identity is not None:
+                return await self._rw_create(url, None, identity)
+            if errors["base"] == "invalid_auth":
+                # The clock has an admin password: ask for it rather than fail.
+                self._rw_url = url
+                return await self.async_step_robine_wake_password()
         return self.async_show_form(
             step_id="robine_wake",
             data_schema=self.add_suggested_values_to_schema(
-                vol.Schema({vol.Required(CONF_URL): _URL_FIELD}), user_input
+                vol.Schema({vol.Required(CONF_URL): URL_FIELD}), user_input
             ),
             errors=errors,
         )
@@ -147,17 +131,12 @@ class RobineWakeFlowMixin(ConfigFlow):
         errors: dict[str, str] = {}
         if user_input is not None:
             password = user_input[CONF_PASSWORD]
-            try:
-                identity = await _probe(self, self._rw_url, password)
-            except McpAuthError:
-                errors["base"] = "invalid_auth"
-            except _ProbeError as err:
-                errors["base"] = err.key
-            else:
+            identity = await async_check(errors, _probe(self.hass, self._rw_url, password))
+            if identity is not None:
                 return await self._rw_create(self._rw_url, password, identity)
         return self.async_show_form(
             step_id="robine_wake_password",
-            data_schema=vol.Schema({vol.Required(CONF_PASSWORD): _PASSWORD_FIELD}),
+            data_schema=vol.Schema({vol.Required(CONF_PASSWORD): SECRET_FIELD}),
             description_placeholders={"url": self._rw_url},
             errors=errors,
         )
@@ -168,9 +147,7 @@ class RobineWakeFlowMixin(ConfigFlow):
         await self.async_set_unique_id(identity.id)
         # The same clock under a new address (DHCP): follow it instead of adding it twice.
         self._abort_if_unique_id_configured(updates={CONF_URL: url})
-        data: dict[str, Any] = {CONF_BACKEND: BACKEND_ROBINE_WAKE, CONF_URL: url}
-        if password:
-            data[CONF_PASSWORD] = password
+        data = _with_password({CONF_BACKEND: BACKEND_ROBINE_WAKE, CONF_URL: url}, password)
         return self.async_create_entry(title=identity.name or DEFAULT_MODEL, data=data)
 
     # --- reauth ----------------------------------------------------------------------------
@@ -189,24 +166,15 @@ class RobineWakeFlowMixin(ConfigFlow):
         errors: dict[str, str] = {}
         if user_input is not None:
             password = user_input.get(CONF_PASSWORD) or None
-            try:
-                identity = await _probe(self, entry.data[CONF_URL], password)
-            except McpAuthError:
-                errors["base"] = "invalid_auth"
-            except _ProbeError as err:
-                errors["base"] = err.key
-            else:
-                await self.async_set_unique_id(identity.id)
-                self._abort_if_unique_id_mismatch(reason="unique_id_mismatch")
-                data = {k: v for k, v in entry.data.items() if k != CONF_PASSWORD}
-                if password:
-                    data[CONF_PASSWORD] = password
-                return self.async_update_reload_and_abort(entry, data=data)
-        return self.async_show_form(
-            step_id="robine_wake_reauth_confirm",
-            data_schema=vol.Schema({vol.Optional(CONF_PASSWORD): _PASSWORD_FIELD}),
-            description_placeholders={"name": entry.title},
-            errors=errors,
+            identity = await async_check(errors, _probe(self.hass, entry.data[CONF_URL], password))
+            if identity is not None:
+                return await self._async_update_same_device(
+                    entry, identity.id, data=_with_password(entry.data, password)
+                )
+        return self._async_show_reauth_form(
+            "robine_wake_reauth_confirm",
+            vol.Schema({vol.Optional(CONF_PASSWORD): SECRET_FIELD}),
+            errors,
         )
 
     # --- reconfigure -----------------------------------------------------------------------
@@ -217,33 +185,20 @@ class RobineWakeFlowMixin(ConfigFlow):
         """A new address (and password) for the same clock."""
         entry = self._get_reconfigure_entry()
         errors: dict[str, str] = {}
-        if user_input is not None:
+        if user_input is not None and (url := _normalized_url(user_input[CONF_URL], errors)):
             password = user_input.get(CONF_PASSWORD) or entry.data.get(CONF_PASSWORD)
-            try:
-                url = normalize_url(user_input[CONF_URL])
-            except ValueError:
-                errors[CONF_URL] = "invalid_url"
-            else:
-                try:
-                    identity = await _probe(self, url, password)
-                except McpAuthError:
-                    errors["base"] = "invalid_auth"
-                except _ProbeError as err:
-                    errors["base"] = err.key
-                else:
-                    await self.async_set_unique_id(identity.id)
-                    self._abort_if_unique_id_mismatch(reason="unique_id_mismatch")
-                    data: dict[str, Any] = {**entry.data, CONF_URL: url}
-                    if password:
-                        data[CONF_PASSWORD] = password
-                    return self.async_update_reload_and_abort(entry, data=data)
+            identity = await async_check(errors, _probe(self.hass, url, password))
+            if identity is not None:
+                return await self._async_update_same_device(
+                    entry, identity.id, data=_with_password({**entry.data, CONF_URL: url}, password)
+                )
         return self.async_show_form(
             step_id="robine_wake_reconfigure",
             data_schema=self.add_suggested_values_to_schema(
                 vol.Schema(
                     {
-                        vol.Required(CONF_URL): _URL_FIELD,
-                        vol.Optional(CONF_PASSWORD): _PASSWORD_FIELD,
+                        vol.Required(CONF_URL): URL_FIELD,
+                        vol.Optional(CONF_PASSWORD): SECRET_FIELD,
                     }
                 ),
                 {CONF_URL: entry.data[CONF_URL]},
@@ -258,13 +213,5 @@ def robine_wake_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
         vol.Optional(
             CONF_POLL_INTERVAL,
             default=entry.options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL),
-        ): NumberSelector(
-            NumberSelectorConfig(
-                min=MIN_POLL_INTERVAL,
-                max=MAX_POLL_INTERVAL,
-                step=1,
-                unit_of_measurement="s",
-                mode=NumberSelectorMode.BOX,
-            )
-        ),
+        ): seconds_field(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL),
     }
