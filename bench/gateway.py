@@ -12,7 +12,9 @@ Measured, sequentially on one connection each (requests/s, p50, p99):
 - `tools/list`, ours vs core's (target: ours at least 3x core's throughput);
 - a state read over every entity: our `get_state` vs core's `GetLiveContext`;
 - a backend tool call (`hub_get_device`) through the gateway vs the same call straight to the
-  simulator (target: latency ratio ≤ 1.15).
+  simulator (target: latency ratio ≤ 1.15), and through `bench/relay`, a bare HA view that only
+  relays the bytes: what any MCP proxy inside HA pays (HA's HTTP stack, a second HTTP hop)
+  before doing anything of its own. Gateway minus relay is the gateway's own work.
 Needs `aiohttp_sse` (requirements_test.txt) and the frontend (scripts/setup --demo).
 """
 
@@ -38,6 +40,8 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
 
 from demo.ha import REPO, HomeAssistantProcess, free_port
+
+RELAY = Path(__file__).parent / "relay"
 
 SIM_TOKEN = "bench-token"
 # Core's mcp_server in HA 2025.4 is written against mcp==1.5.0 (its manifest pin); newer SDKs
@@ -202,12 +206,14 @@ async def prepare(ha: HomeAssistantProcess, sim_url: str) -> list[str]:
 
 
 async def run(args: argparse.Namespace) -> int:
-    ha_command = (core_venv_python(), "-m", "homeassistant")
+    # -P: the repository (our working directory) must not shadow the config dir's custom_components.
+    ha_command = (core_venv_python(), "-P", "-m", "homeassistant")
     async with (
         simulator(args.devices) as sim_url,
         HomeAssistantProcess(
             name="MCP bench",
-            extra_yaml="conversation:\n",
+            extra_yaml=f"conversation:\nbench_relay:\n  url: {json.dumps(sim_url)}\n",
+            extra_components={"bench_relay": RELAY},
             command=ha_command,
             gateway_options={"allowed_origins": ["http://localhost:*"]},
             keep=args.keep,
@@ -223,6 +229,7 @@ async def run(args: argparse.Namespace) -> int:
             sse(f"{ha.base_url}/mcp_server/sse", ha.token) as core,
             sse(f"{ha.base_url}/api/mcp_gateway/sse", ha.token) as ours_sse,
             streamable(sim_url, None) as direct,
+            streamable(f"{ha.base_url}/api/bench_relay", ha.token) as relay,
         ):
             our_tools = (await ours.list_tools()).tools
             core_tools = (await core.list_tools()).tools
@@ -277,6 +284,11 @@ async def run(args: argparse.Namespace) -> int:
                 lambda: direct.call_tool("hub_get_device", get_direct),
                 n,
             )
+            relayed = await measure(
+                "hub_get_device through a bare HA relay",
+                lambda: relay.call_tool("hub_get_device", get_direct),
+                n,
+            )
         print(f"tools/list JSON: ours {sizes['ours']} bytes, core {sizes['core']} bytes")
         print(
             f"state read text: ours {len(state_ours.content[0].text)} chars,"
@@ -295,8 +307,16 @@ async def run(args: argparse.Namespace) -> int:
         print(hop.line())
         print(via.line())
         print(straight.line())
+        print(relayed.line())
         overhead = via.pct(0.5) / straight.pct(0.5)
+        floor = relayed.pct(0.5) / straight.pct(0.5)
         print(f"{'':<44} gateway/direct p50 latency ratio {overhead:.2f}")
+        print(f"{'':<44} bare relay/direct p50 latency ratio {floor:.2f} (floor of any HA proxy)")
+        print(
+            f"{'':<44} added per call: gateway {via.pct(0.5) - straight.pct(0.5):.2f} ms,"
+            f" of which HA + second hop {relayed.pct(0.5) - straight.pct(0.5):.2f} ms,"
+            f" gateway's own work {via.pct(0.5) - relayed.pct(0.5):.2f} ms"
+        )
         if overhead > 1.15:
             missed.append("gateway/direct latency <= 1.15")
         print("all targets met" if not missed else f"targets missed: {'; '.join(missed)}")

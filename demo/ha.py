@@ -89,6 +89,8 @@ class HomeAssistantProcess:
     # Options of the gateway settings entry created on `async with`; None: no entry.
     gateway_options: Mapping[str, Any] | None = None
     keep: bool = False
+    # More custom integrations to link in beside ours (domain -> folder): the bench relay.
+    extra_components: Mapping[str, Path] = field(default_factory=dict)
     log_path: Path | None = None
     # Lifespan (days) of the long-lived token onboarding creates.
     token_lifespan: int = 365
@@ -159,6 +161,8 @@ class HomeAssistantProcess:
             shutil.rmtree(config_dir)
         (config_dir / "custom_components").mkdir(parents=True, exist_ok=True)
         (config_dir / "custom_components" / "mcp_gateway").symlink_to(INTEGRATION)
+        for domain, folder in self.extra_components.items():
+            (config_dir / "custom_components" / domain).symlink_to(folder.resolve())
         extra = self.extra_yaml
         if self.automations is not None:
             # JSON is valid YAML, and it keeps the automations exactly as the caller wrote them.
