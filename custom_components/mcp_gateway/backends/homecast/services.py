@@ -6,29 +6,22 @@ returns what Homecast answered as response data.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from homeassistant.config_entries import ConfigEntryState
-from homeassistant.core import (
-    HomeAssistant,
-    ServiceCall,
-    ServiceResponse,
-    SupportsResponse,
-    callback,
-)
+from homeassistant.core import ServiceCall, ServiceResponse, SupportsResponse
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.typing import VolSchemaType
 import voluptuous as vol
 
-from ...const import BACKEND_HOMECAST, CONF_BACKEND, DOMAIN
+from ...const import BACKEND_HOMECAST, DOMAIN
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
+from ..actions import ATTR_CONFIG_ENTRY_ID, ActionHandler, BackendAction, entry_runtime
 
 if TYPE_CHECKING:
     from .runtime import HomecastRuntime
 
-ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
 ATTR_HOME: Final = "home"
 
 VIRTUAL_TYPES: Final = ("switch", "mode", "number", "counter", "timer", "text", "date")
@@ -52,7 +45,7 @@ def _non_empty(value: Any) -> str:
 
 
 _OBJECTS = vol.All(cv.ensure_list, [dict])
-_BASE: Final = {
+_BASE: Final[dict[Any, Any]] = {
     vol.Required(ATTR_CONFIG_ENTRY_ID): cv.string,
     vol.Required(ATTR_HOME): _non_empty,
 }
@@ -81,7 +74,7 @@ _UPDATE_SCENE = vol.Schema(
     }
 )
 _DELETE_SCENE = vol.Schema({**_BASE, vol.Required("name"): _non_empty})
-_HC_FIELDS: Final = {
+_HC_FIELDS: Final[dict[Any, Any]] = {
     vol.Optional("conditions"): _OBJECTS,
     vol.Optional("enabled"): cv.boolean,
     vol.Optional("mode"): vol.In(HC_MODES),
@@ -107,7 +100,7 @@ _UPDATE_HC = vol.Schema(
     }
 )
 _DELETE_BY_ID = vol.Schema({**_BASE, vol.Required("id"): _non_empty})
-_VIRTUAL_FIELDS: Final = {
+_VIRTUAL_FIELDS: Final[dict[Any, Any]] = {
     vol.Optional("options"): vol.All(cv.ensure_list, [_non_empty], vol.Length(min=1)),
     vol.Optional("initial"): vol.Any(str, int, float, bool),
     vol.Optional("min"): vol.Coerce(float),
@@ -157,56 +150,9 @@ _UPDATE_VIRTUAL = vol.All(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Action:
-    tool: str
-    schema: Callable[[Any], Any]
-    response: SupportsResponse
-    kind: str = "write"  # read actions do not refresh entities afterwards
-
-
-ACTIONS: Final[dict[str, _Action]] = {
-    "homecast_query_history": _Action(
-        "query_history", _QUERY_HISTORY, SupportsResponse.ONLY, "read"
-    ),
-    "homecast_create_scene": _Action("create_scene", _CREATE_SCENE, SupportsResponse.OPTIONAL),
-    "homecast_update_scene": _Action("update_scene", _UPDATE_SCENE, SupportsResponse.OPTIONAL),
-    "homecast_delete_scene": _Action("delete_scene", _DELETE_SCENE, SupportsResponse.OPTIONAL),
-    "homecast_create_automation": _Action(
-        "create_hc_automation", _CREATE_HC, SupportsResponse.OPTIONAL
-    ),
-    "homecast_update_automation": _Action(
-        "update_hc_automation", _UPDATE_HC, SupportsResponse.OPTIONAL
-    ),
-    "homecast_delete_automation": _Action(
-        "delete_hc_automation", _DELETE_BY_ID, SupportsResponse.OPTIONAL
-    ),
-    "homecast_create_virtual_accessory": _Action(
-        "create_virtual_accessory", _CREATE_VIRTUAL, SupportsResponse.OPTIONAL
-    ),
-    "homecast_update_virtual_accessory": _Action(
-        "update_virtual_accessory", _UPDATE_VIRTUAL, SupportsResponse.OPTIONAL
-    ),
-    "homecast_delete_virtual_accessory": _Action(
-        "delete_virtual_accessory", _DELETE_BY_ID, SupportsResponse.OPTIONAL
-    ),
-}
-
-
-def _runtime(hass: HomeAssistant, entry_id: str) -> HomecastRuntime:
-    entry = hass.config_entries.async_get_entry(entry_id)
-    if (
-        entry is None
-        or entry.domain != DOMAIN
-        or entry.data.get(CONF_BACKEND) != BACKEND_HOMECAST
-        or entry.state is not ConfigEntryState.LOADED
-    ):
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="homecast_entry_not_found",
-            translation_placeholders={"entry_id": entry_id},
-        )
-    return entry.runtime_data  # type: ignore[no-any-return]
+def _runtime(call: ServiceCall) -> HomecastRuntime:
+    runtime = entry_runtime(call, BACKEND_HOMECAST, not_found="homecast_entry_not_found")
+    return cast("HomecastRuntime", runtime)
 
 
 def _home_key(runtime: HomecastRuntime, ref: str) -> str:
@@ -241,12 +187,14 @@ def _response(data: Any) -> dict[str, Any]:
     return {"message": str(data)}
 
 
-def _handler(action: _Action) -> Callable[[ServiceCall], Any]:
+def _handler(tool: str, kind: str) -> ActionHandler:
+    """Call the tool; read actions (kind "read") do not refresh entities afterwards."""
+
     async def handle(call: ServiceCall) -> ServiceResponse:
-        runtime = _runtime(call.hass, call.data[ATTR_CONFIG_ENTRY_ID])
+        runtime = _runtime(call)
         args = _arguments(runtime, call.data)
         try:
-            data = await runtime.api.async_tool(action.tool, args, action.kind)
+            data = await runtime.api.async_tool(tool, args, kind)
         except McpAuthError as err:
             runtime.entry.async_start_reauth(call.hass)
             raise HomeAssistantError(
@@ -262,9 +210,9 @@ def _handler(action: _Action) -> Callable[[ServiceCall], Any]:
             raise HomeAssistantError(
                 translation_domain=DOMAIN,
                 translation_key="homecast_tool_failed",
-                translation_placeholders={"tool": action.tool, "error": str(err)},
+                translation_placeholders={"tool": tool, "error": str(err)},
             ) from err
-        if action.kind == "write":
+        if kind == "write":
             # New scenes, automations and virtual accessories become entities at once; these
             # definition changes are rare, so the refresh is not debounced.
             await runtime.coordinator.async_refresh()
@@ -273,14 +221,27 @@ def _handler(action: _Action) -> Callable[[ServiceCall], Any]:
     return handle
 
 
-@callback
-def async_register_services(hass: HomeAssistant) -> None:
-    """Register the backend's actions."""
-    for service, action in ACTIONS.items():
-        hass.services.async_register(
-            DOMAIN,
-            service,
-            _handler(action),
-            schema=action.schema,  # type: ignore[arg-type]
-            supports_response=action.response,
-        )
+def _action(
+    name: str,
+    tool: str,
+    schema: VolSchemaType,
+    supports_response: SupportsResponse = SupportsResponse.OPTIONAL,
+    kind: str = "write",
+) -> BackendAction:
+    return BackendAction(name, schema, _handler(tool, kind), supports_response)
+
+
+ACTIONS: Final = (
+    _action(
+        "homecast_query_history", "query_history", _QUERY_HISTORY, SupportsResponse.ONLY, "read"
+    ),
+    _action("homecast_create_scene", "create_scene", _CREATE_SCENE),
+    _action("homecast_update_scene", "update_scene", _UPDATE_SCENE),
+    _action("homecast_delete_scene", "delete_scene", _DELETE_SCENE),
+    _action("homecast_create_automation", "create_hc_automation", _CREATE_HC),
+    _action("homecast_update_automation", "update_hc_automation", _UPDATE_HC),
+    _action("homecast_delete_automation", "delete_hc_automation", _DELETE_BY_ID),
+    _action("homecast_create_virtual_accessory", "create_virtual_accessory", _CREATE_VIRTUAL),
+    _action("homecast_update_virtual_accessory", "update_virtual_accessory", _UPDATE_VIRTUAL),
+    _action("homecast_delete_virtual_accessory", "delete_virtual_accessory", _DELETE_BY_ID),
+)

@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from datetime import time
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from homeassistant.config_entries import ConfigEntryState
-from homeassistant.core import (
-    HomeAssistant,
-    ServiceCall,
-    ServiceResponse,
-    SupportsResponse,
-    callback,
-)
+from homeassistant.core import ServiceCall, ServiceResponse, SupportsResponse
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 import voluptuous as vol
 
-from ...const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from ...const import BACKEND_ROBINE_WAKE, DOMAIN
 from ...entity import backend_errors
+from ..actions import ATTR_CONFIG_ENTRY_ID, BackendAction, entry_runtime
 from . import model
 from .api import RevisionConflict, RobineDomainError
 
 if TYPE_CHECKING:
     from .runtime import RobineWakeRuntime
 
-ATTR_CONFIG_ENTRY_ID = "config_entry_id"
 ATTR_ALARM_ID = "alarm_id"
 ATTR_REVISION = "revision"
 
@@ -104,26 +97,14 @@ def _fields(call: ServiceCall) -> dict[str, Any]:
     return {key: value for key, value in call.data.items() if key not in _NOT_FIELDS}
 
 
-def _runtime(hass: HomeAssistant, call: ServiceCall) -> RobineWakeRuntime:
-    entry_id = call.data[ATTR_CONFIG_ENTRY_ID]
-    entry = hass.config_entries.async_get_entry(entry_id)
-    if (
-        entry is None
-        or entry.domain != DOMAIN
-        or entry.data.get(CONF_BACKEND) != BACKEND_ROBINE_WAKE
-    ):
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="robine_wake_entry_not_found",
-            translation_placeholders={"entry_id": entry_id},
-        )
-    if entry.state is not ConfigEntryState.LOADED:
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="robine_wake_entry_not_loaded",
-            translation_placeholders={"title": entry.title},
-        )
-    return entry.runtime_data  # type: ignore[no-any-return]
+def _runtime(call: ServiceCall) -> RobineWakeRuntime:
+    runtime = entry_runtime(
+        call,
+        BACKEND_ROBINE_WAKE,
+        not_found="robine_wake_entry_not_found",
+        not_loaded="robine_wake_entry_not_loaded",
+    )
+    return cast("RobineWakeRuntime", runtime)
 
 
 async def _run[T](runtime: RobineWakeRuntime, action: Awaitable[T]) -> T:
@@ -164,14 +145,14 @@ def _session_dict(session: model.Session) -> dict[str, Any]:
     }
 
 
-async def _create(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(hass, call)
+async def _create(call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(call)
     alarm = await _run(runtime, runtime.async_create_alarm(_fields(call)))
     return {"alarm": model.alarm_as_dict(alarm)}
 
 
-async def _update(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(hass, call)
+async def _update(call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(call)
     changes = _fields(call)
     if not changes:
         raise ServiceValidationError(
@@ -184,21 +165,21 @@ async def _update(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     return {"alarm": model.alarm_as_dict(alarm)}
 
 
-async def _delete(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(hass, call)
+async def _delete(call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(call)
     alarm_id = call.data[ATTR_ALARM_ID]
     await _run(runtime, runtime.async_delete_alarm(alarm_id, call.data[ATTR_REVISION]))
     return {"deleted": alarm_id}
 
 
-async def _trigger(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(hass, call)
+async def _trigger(call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(call)
     session = await _run(runtime, runtime.async_trigger_alarm(call.data[ATTR_ALARM_ID]))
     return {"session": _session_dict(session)}
 
 
-async def _preview(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(hass, call)
+async def _preview(call: ServiceCall) -> ServiceResponse:
+    runtime = _runtime(call)
     preview = await _run(runtime, runtime.async_preview_alarm(_fields(call)))
     return {
         "valid": preview.valid,
@@ -213,25 +194,10 @@ async def _preview(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     }
 
 
-type _Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
-
-_SERVICES: tuple[tuple[str, vol.Schema, _Handler, SupportsResponse], ...] = (
-    (SERVICE_CREATE_ALARM, CREATE_SCHEMA, _create, SupportsResponse.OPTIONAL),
-    (SERVICE_UPDATE_ALARM, UPDATE_SCHEMA, _update, SupportsResponse.OPTIONAL),
-    (SERVICE_DELETE_ALARM, DELETE_SCHEMA, _delete, SupportsResponse.OPTIONAL),
-    (SERVICE_TRIGGER_ALARM, TRIGGER_SCHEMA, _trigger, SupportsResponse.OPTIONAL),
-    (SERVICE_PREVIEW_ALARM, PREVIEW_SCHEMA, _preview, SupportsResponse.ONLY),
+ACTIONS: Final = (
+    BackendAction(SERVICE_CREATE_ALARM, CREATE_SCHEMA, _create, SupportsResponse.OPTIONAL),
+    BackendAction(SERVICE_UPDATE_ALARM, UPDATE_SCHEMA, _update, SupportsResponse.OPTIONAL),
+    BackendAction(SERVICE_DELETE_ALARM, DELETE_SCHEMA, _delete, SupportsResponse.OPTIONAL),
+    BackendAction(SERVICE_TRIGGER_ALARM, TRIGGER_SCHEMA, _trigger, SupportsResponse.OPTIONAL),
+    BackendAction(SERVICE_PREVIEW_ALARM, PREVIEW_SCHEMA, _preview, SupportsResponse.ONLY),
 )
-
-
-@callback
-def async_register_services(hass: HomeAssistant) -> None:
-    """Register the alarm actions (once, from the integration's async_setup)."""
-    for name, schema, handler, supports in _SERVICES:
-
-        async def _handle(call: ServiceCall, handler: _Handler = handler) -> ServiceResponse:
-            return await handler(hass, call)
-
-        hass.services.async_register(
-            DOMAIN, name, _handle, schema=schema, supports_response=supports
-        )

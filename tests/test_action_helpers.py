@@ -1,0 +1,77 @@
+"""The action helpers the backends share: which entry an action may act through."""
+
+from __future__ import annotations
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import HomeAssistant, ServiceCall
+from homeassistant.exceptions import ServiceValidationError
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.mcp_gateway.backends.actions import ATTR_CONFIG_ENTRY_ID, entry_runtime
+from custom_components.mcp_gateway.const import (
+    BACKEND_HOMECAST,
+    BACKEND_ROBINE_WAKE,
+    CONF_BACKEND,
+    DOMAIN,
+)
+
+
+def _entry(
+    hass: HomeAssistant, backend: str, state: ConfigEntryState, domain: str = DOMAIN
+) -> MockConfigEntry:
+    entry = MockConfigEntry(
+        domain=domain, data={CONF_BACKEND: backend}, title="Bedroom clock", state=state
+    )
+    entry.add_to_hass(hass)
+    return entry
+
+
+def _call(hass: HomeAssistant, entry_id: str) -> ServiceCall:
+    return ServiceCall(hass, DOMAIN, "any_action", {ATTR_CONFIG_ENTRY_ID: entry_id})
+
+
+async def test_loaded_entry_gives_its_runtime(hass: HomeAssistant) -> None:
+    entry = _entry(hass, BACKEND_ROBINE_WAKE, ConfigEntryState.LOADED)
+    runtime = object()
+    entry.runtime_data = runtime
+    found = entry_runtime(_call(hass, entry.entry_id), BACKEND_ROBINE_WAKE, not_found="gone")
+    assert found is runtime
+
+
+@pytest.mark.parametrize(
+    ("backend", "domain"),
+    [(BACKEND_HOMECAST, DOMAIN), (BACKEND_ROBINE_WAKE, "other_integration")],
+)
+async def test_entry_of_another_backend_or_integration(
+    hass: HomeAssistant, backend: str, domain: str
+) -> None:
+    """An entry that is not this backend's is `not_found`, even when loaded."""
+    entry = _entry(hass, backend, ConfigEntryState.LOADED, domain)
+    with pytest.raises(ServiceValidationError) as err:
+        entry_runtime(
+            _call(hass, entry.entry_id), BACKEND_ROBINE_WAKE, not_found="gone", not_loaded="off"
+        )
+    assert err.value.translation_key == "gone"
+    assert err.value.translation_placeholders == {"entry_id": entry.entry_id}
+
+
+async def test_unknown_entry(hass: HomeAssistant) -> None:
+    with pytest.raises(ServiceValidationError) as err:
+        entry_runtime(_call(hass, "nope"), BACKEND_ROBINE_WAKE, not_found="gone")
+    assert err.value.translation_key == "gone"
+    assert err.value.translation_placeholders == {"entry_id": "nope"}
+
+
+async def test_entry_not_loaded(hass: HomeAssistant) -> None:
+    """Its own message where the backend has one, else the not-found one."""
+    entry = _entry(hass, BACKEND_ROBINE_WAKE, ConfigEntryState.SETUP_RETRY)
+    call = _call(hass, entry.entry_id)
+    with pytest.raises(ServiceValidationError) as err:
+        entry_runtime(call, BACKEND_ROBINE_WAKE, not_found="gone", not_loaded="off")
+    assert err.value.translation_key == "off"
+    assert err.value.translation_placeholders == {"title": "Bedroom clock"}
+    with pytest.raises(ServiceValidationError) as err:
+        entry_runtime(call, BACKEND_ROBINE_WAKE, not_found="gone")
+    assert err.value.translation_key == "gone"
+    assert err.value.translation_placeholders == {"entry_id": entry.entry_id}
