@@ -8,8 +8,9 @@ sse, sessions, strict_accept, session_ttl, write_delay, token, analytics, clock.
 
 Test helpers on HomecastSim: home(), accessory(), values(), external_change(), press(),
 set_reachable(), set_relay_online(), pair_accessory(), remove_accessory(), rename_accessory(),
-add_home(), flush(), pending_writes, listeners, add_token(), revoke_token(),
-revoke_refresh_token(), revoke_client(), consent, expire_sessions(), notify_tools_changed().
+add_scene(), rename_scene(), remove_scene(), add_home(), flush(), pending_writes, listeners,
+add_token(), revoke_token(), revoke_refresh_token(), revoke_client(), consent,
+expire_sessions(), notify_tools_changed().
 Control routes: POST /_sim/homecast/{change,press,reachable,pair,remove,expire_sessions,
 revoke,token,flush} with a JSON body.
 """

@@ -226,6 +226,25 @@ class HomecastSim:
         acc.name = name
         return acc.slug
 
+    def add_scene(self, home: str, name: str) -> None:
+        """A scene saved in the Home app (no actions)."""
+        self.home(home).scenes.append(Scene(uuid_with_tail(self.rng), name, []))
+
+    def rename_scene(self, home: str, name: str, new_name: str) -> None:
+        """A scene renamed in the Home app: same HomeKit scene, only its name changes."""
+        scene = self.home(home).find_scene(name)
+        if scene is None:
+            raise KeyError(name)
+        scene.name = new_name
+
+    def remove_scene(self, home: str, name: str) -> None:
+        """A scene deleted in the Home app."""
+        h = self.home(home)
+        scene = h.find_scene(name)
+        if scene is None:
+            raise KeyError(name)
+        h.scenes.remove(scene)
+
     def add_home(self, name: str) -> str:
         """A home shared with the account; returns its key."""
         home = Home(uuid=uuid_with_tail(self.rng), name=name, analytics=False)

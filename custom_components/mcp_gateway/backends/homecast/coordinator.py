@@ -16,6 +16,7 @@ from ...const import DOMAIN
 from ...mcp.errors import McpAuthError, McpError, McpRpcError, McpToolError
 from .api import EVENT_KEY, EventOccurrence, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
+from .scenes import async_follow_scene_renames
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry
@@ -97,6 +98,8 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
             elif previous is not None and (old := previous.homes.get(home.uuid)) is not None:
                 home.hc_automations = old.hc_automations
             self._carry_events(state, home.uuid, previous)
+        # Before the listeners publish the new scene keys, so a renamed scene keeps its entity.
+        await async_follow_scene_renames(self.hass, self.config_entry, state)
         return state
 
     async def _automations(self) -> _Automations:

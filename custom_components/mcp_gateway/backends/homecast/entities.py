@@ -2,8 +2,10 @@
 
 Keys come from UUID tails, never from names: an accessory is `<home tail>_<accessory tail>`
 (the tail of its slug, which is the tail of its HomeKit UUID), so a rename in the Home app keeps
-every entity. Descriptions are module-level constants; their callables read `Accessory` values
-in the current vocabulary (the API normalises the older one) and write with set_state keys.
+every entity. Scenes are the exception: Homecast gives them no id at all, so their keys come
+from their names and scenes.py carries an entity over a rename. Descriptions are module-level
+constants; their callables read `Accessory` values in the current vocabulary (the API
+normalises the older one) and write with set_state keys.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ from ...sensor import GatewaySensorDescription
 from ...switch import GatewaySwitchDescription
 from ...text import GatewayTextDescription
 from ...valve import GatewayValveDescription
-from .api import EVENT_KEY, Accessory, Home, HomecastState, slugify_name
+from .api import EVENT_KEY, Accessory, Home, HomecastState
+from .scenes import home_device_key, scene_key
 
 if TYPE_CHECKING:
     from .coordinator import HomecastCoordinator
@@ -810,11 +813,6 @@ AUTOMATION = GatewaySwitchDescription(
 # Deriving the specs
 
 
-def home_device_key(home: Home) -> str:
-    """Device key of a home (holds its scenes and automations)."""
-    return f"home_{home.tail}"
-
-
 def accessory_device_key(home: Home, acc: Accessory) -> str:
     """Device key of an accessory: home tail + the accessory's UUID tail."""
     return f"{home.tail}_{acc.uid}"
@@ -986,7 +984,7 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
             specs.append(
                 EntitySpec(
                     platform=Platform.SCENE,
-                    key=f"{home_device.key}_scene_{slugify_name(name)}",
+                    key=scene_key(home, name),
                     device=home_device,
                     description=SCENE,
                     coordinator=coordinator,

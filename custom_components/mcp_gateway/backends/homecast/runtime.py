@@ -32,8 +32,9 @@ from .const import (
     DEFAULT_SCAN_INTERVAL,
 )
 from .coordinator import HomecastCoordinator
-from .entities import PLATFORMS, accessory_device_key, derive_specs, home_device_key
+from .entities import PLATFORMS, accessory_device_key, derive_specs
 from .oauth import HomecastOAuth2Implementation
+from .scenes import home_device_key
 from .tools import TOOL_CLASSES, classify
 
 _LOGGER = logging.getLogger(__name__)
