@@ -47,8 +47,6 @@ _META_KEYS: Final = frozenset(
 )
 # Value keys an event (doorbell / button) reports a press with.
 EVENT_KEY: Final = "programmable_switch_event"
-# How many recent presses an event source keeps.
-_EVENT_MEMORY: Final = 5
 
 
 class HomecastReplyError(McpProtocolError):

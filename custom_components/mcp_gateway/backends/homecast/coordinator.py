@@ -161,7 +161,11 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
         """Turn a changed press value into a new occurrence, keeping recent ones.
 
         Polling only sees the last press between two polls, and two identical presses in a
-        row look like none; the push channel (out of scope) would see each.
+        row look like none. Homecast's MCP tools offer no way to see each press: get_state
+        holds only the last ProgrammableSwitchEvent value, no tool takes a `since` or keeps a
+        press counter, and the history tools (opt-in Analytics) are not documented to record
+        button events. The push channels (WebSocket, webhooks, MQTT) would see each press but
+        are not MCP and out of scope here.
         """
         home = state.homes[home_uuid]
         old_home = previous.homes.get(home_uuid) if previous is not None else None
