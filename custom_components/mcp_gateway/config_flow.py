@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 import logging
 from typing import Any
 
-from homeassistant.config_entries import ConfigEntry, ConfigFlowResult, OptionsFlow
+from homeassistant.config_entries import ConfigEntry, ConfigFlow, ConfigFlowResult, OptionsFlow
 from homeassistant.core import callback
 from homeassistant.helpers import config_entry_oauth2_flow
 import voluptuous as vol
@@ -65,17 +65,14 @@ class McpGatewayConfigFlow(
         """The singleton entry that holds the gateway-wide settings."""
         if await self.async_set_unique_id(GATEWAY_UNIQUE_ID) is not None:
             return self.async_abort(reason="gateway_already_configured")
-        errors: dict[str, str] = {}
-        if user_input is not None:
-            options, errors = options_from_input(user_input)
-            if not errors:
-                return self.async_create_entry(
-                    title=GATEWAY_TITLE, data={CONF_BACKEND: KIND_GATEWAY}, options=options
-                )
-        return self.async_show_form(
-            step_id="gateway",
-            data_schema=self.add_suggested_values_to_schema(settings_schema({}), user_input),
-            errors=errors,
+        return _settings_step(
+            self,
+            "gateway",
+            user_input,
+            self.add_suggested_values_to_schema(settings_schema({}), user_input),
+            lambda options: self.async_create_entry(
+                title=GATEWAY_TITLE, data={CONF_BACKEND: KIND_GATEWAY}, options=options
+            ),
         )
 
     async def async_step_gateway_reconfigure(
@@ -83,15 +80,12 @@ class McpGatewayConfigFlow(
     ) -> ConfigFlowResult:
         """Reconfiguring the gateway entry edits the same settings as its options."""
         entry = self._get_reconfigure_entry()
-        errors: dict[str, str] = {}
-        if user_input is not None:
-            options, errors = options_from_input(user_input)
-            if not errors:
-                return self.async_update_reload_and_abort(entry, options=options)
-        return self.async_show_form(
-            step_id="gateway_reconfigure",
-            data_schema=settings_schema(entry.options),
-            errors=errors,
+        return _settings_step(
+            self,
+            "gateway_reconfigure",
+            user_input,
+            settings_schema(entry.options),
+            lambda options: self.async_update_reload_and_abort(entry, options=options),
         )
 
     async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
@@ -140,11 +134,26 @@ class McpGatewayOptionsFlow(OptionsFlow):
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """The gateway-wide settings: extra origins, rate limit, non-admin access."""
-        errors: dict[str, str] = {}
-        if user_input is not None:
-            options, errors = options_from_input(user_input)
-            if not errors:
-                return self.async_create_entry(data=options)
-        return self.async_show_form(
-            step_id="gateway", data_schema=settings_schema(self.config_entry.options), errors=errors
+        return _settings_step(
+            self,
+            "gateway",
+            user_input,
+            settings_schema(self.config_entry.options),
+            lambda options: self.async_create_entry(data=options),
         )
+
+
+def _settings_step(
+    flow: ConfigFlow | OptionsFlow,
+    step_id: str,
+    user_input: dict[str, Any] | None,
+    schema: vol.Schema,
+    store: Callable[[dict[str, Any]], ConfigFlowResult],
+) -> ConfigFlowResult:
+    """The gateway settings form (entry, reconfigure and options alike); `store` keeps them."""
+    errors: dict[str, str] = {}
+    if user_input is not None:
+        options, errors = options_from_input(user_input)
+        if not errors:
+            return store(options)
+    return flow.async_show_form(step_id=step_id, data_schema=schema, errors=errors)

@@ -16,6 +16,7 @@ from homeassistant.helpers.typing import VolSchemaType
 import voluptuous as vol
 
 from ...const import BACKEND_HOMECAST, DOMAIN
+from ...entity import backend_errors
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ..actions import ATTR_CONFIG_ENTRY_ID, ActionHandler, BackendAction, entry_runtime
 
@@ -193,25 +194,24 @@ def _handler(tool: str, kind: str) -> ActionHandler:
     async def handle(call: ServiceCall) -> ServiceResponse:
         runtime = _runtime(call)
         args = _arguments(runtime, call.data)
-        try:
-            data = await runtime.api.async_tool(tool, args, kind)
-        except McpAuthError as err:
-            runtime.entry.async_start_reauth(call.hass)
-            raise HomeAssistantError(
-                translation_domain=DOMAIN, translation_key="auth_failed"
-            ) from err
-        except McpConnectionError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="homecast_unreachable",
-                translation_placeholders={"error": str(err)},
-            ) from err
-        except McpError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="homecast_tool_failed",
-                translation_placeholders={"tool": tool, "error": str(err)},
-            ) from err
+        with backend_errors(runtime):
+            try:
+                data = await runtime.api.async_tool(tool, args, kind)
+            except McpAuthError:
+                raise  # the shared boundary starts the reauth
+            except McpConnectionError as err:
+                raise HomeAssistantError(
+                    translation_domain=DOMAIN,
+                    translation_key="homecast_unreachable",
+                    translation_placeholders={"error": str(err)},
+                ) from err
+            except McpError as err:
+                # Name the tool: an action's refusal is about what the user asked for.
+                raise HomeAssistantError(
+                    translation_domain=DOMAIN,
+                    translation_key="homecast_tool_failed",
+                    translation_placeholders={"tool": tool, "error": str(err)},
+                ) from err
         if kind == "write":
             # New scenes, automations and virtual accessories become entities at once; these
             # definition changes are rare, so the refresh is not debounced.
