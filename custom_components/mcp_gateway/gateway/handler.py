@@ -287,10 +287,18 @@ class GatewayHandler:
                 f"{backend.entry.title} is not connected right now; see list_backends.",
                 code="unavailable",
             )
-        tiers = allowed_tiers(user)
-        visible = [t for t in backend_catalog.tools.values() if t.tool_class.tier in tiers]
         name = arguments.get("tool")
-        if name is None:
+        sub = None if name is None else backend_catalog.tools.get(name)
+        if sub is None:
+            # Only a listing (or a wrong name) needs the user's whole view of the catalog.
+            tiers = allowed_tiers(user)
+            visible = [t for t in backend_catalog.tools.values() if t.tool_class.tier in tiers]
+            if name is not None:
+                return error_result(
+                    f"{backend.gateway_name} has no tool '{name}'. Its tools: "
+                    f"{', '.join(tool.name for tool in visible) or 'none for you'}.",
+                    code="unknown_tool",
+                )
             if "args" in arguments:
                 return error_result('Give "tool" with "args".', code="invalid")
             return tool_result(
@@ -299,13 +307,6 @@ class GatewayHandler:
                     "backend": backend.kind,
                     **catalog_listing(visible),
                 }
-            )
-        sub = backend_catalog.tools.get(name)
-        if sub is None:
-            return error_result(
-                f"{backend.gateway_name} has no tool '{name}'. Its tools: "
-                f"{', '.join(tool.name for tool in visible) or 'none for you'}.",
-                code="unknown_tool",
             )
         args: dict[str, Any] = arguments.get("args", {})
         what = f"{backend.gateway_name}/{name}"

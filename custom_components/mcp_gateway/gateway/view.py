@@ -176,21 +176,27 @@ async def admit(request: web.Request) -> tuple[GatewayRuntime, User] | web.Respo
     return runtime, user
 
 
-async def read_body(request: web.Request) -> bytes | web.Response:
-    """The request body up to MAX_BODY_BYTES, else a 413 response."""
-    too_large = json_response(
+def _too_large() -> web.Response:
+    return json_response(
         error_body(None, INVALID_REQUEST, f"Request body exceeds {MAX_BODY_BYTES} bytes"),
         HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
     )
-    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
-        return too_large
+
+
+async def read_body(request: web.Request) -> bytes | web.Response:
+    """The request body up to MAX_BODY_BYTES, else a 413 response."""
+    if request.content_length is not None:
+        # The declared length is what aiohttp reads, never more.
+        if request.content_length > MAX_BODY_BYTES:
+            return _too_large()
+        return await request.read()
     chunks: list[bytes] = []
     size = 0
     # Read in chunks so a chunked (length-less) body is capped too.
     async for chunk in request.content.iter_chunked(_READ_CHUNK):
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            return too_large
+            return _too_large()
         chunks.append(chunk)
     return b"".join(chunks)
 
