@@ -149,6 +149,19 @@ async def test_413_for_bodies_over_one_mib(client: TestClient, handler: FakeHand
 
     response = await client.post(URL, data=chunks(), headers={"Content-Type": "application/json"})
     assert response.status == 413
+
+    async def few_chunks() -> AsyncIterator[bytes]:
+        body = json.dumps(rpc("ping")).encode()
+        yield body[:5]
+        yield body[5:]
+
+    # A chunked body within the cap is read whole and answered.
+    response = await client.post(
+        URL, data=few_chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert response.request_info.headers.get("Transfer-Encoding") == "chunked"
+    assert response.status == 200
+    assert (await response.json())["result"] == {}
     # Just under the cap is accepted; echoing it twice (text + structured) trips the
     # response size guard, which answers with an explicit truncation result.
     small = "z" * (MAX_BODY_BYTES - 200)
