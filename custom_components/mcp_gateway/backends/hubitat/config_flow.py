@@ -93,6 +93,7 @@ class HubitatFlowMixin(BackendFlowMixin):
         return await async_check(errors, self._hubitat_connect(user_input))
 
     async def _hubitat_connect(self, user_input: dict[str, Any]) -> tuple[str, str, HubInfo]:
+        """The endpoint, token and hub a form leads to; raises FormError."""
         url, token = endpoint_from_input(user_input)
         with connection_test("Hubitat"):
             info = await self._hubitat_probe(url, token)
