@@ -15,6 +15,8 @@ Measured, sequentially on one connection each (requests/s, p50, p99):
   simulator (target: latency ratio ≤ 1.15), and through `bench/relay`, a bare HA view that only
   relays the bytes: what any MCP proxy inside HA pays (HA's HTTP stack, a second HTTP hop)
   before doing anything of its own. Gateway minus relay is the gateway's own work.
+  The same pair again with the simulator answering after a set delay (`--backend-latency`, ms),
+  as a hub or cloud relay on a real network does: the ratio a user sees.
 Needs `aiohttp_sse` (requirements_test.txt) and the frontend (scripts/setup --demo).
 """
 
@@ -35,9 +37,11 @@ import sysconfig
 import time
 from typing import Any
 
+import aiohttp
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
+from yarl import URL
 
 from demo.ha import REPO, HomeAssistantProcess, free_port
 
@@ -170,6 +174,14 @@ async def simulator(devices: int) -> AsyncIterator[str]:
         await process.wait()
 
 
+async def set_latency(sim_url: str, seconds: float) -> None:
+    """Make the simulator answer every request after `seconds` (its fault switch)."""
+    faults = str(URL(sim_url).with_path("/_sim/faults").with_query(None))
+    async with aiohttp.ClientSession() as session:
+        response = await session.post(faults, json={"latency": seconds})
+        response.raise_for_status()
+
+
 async def prepare(ha: HomeAssistantProcess, sim_url: str) -> list[str]:
     """The Hubitat entry, its entities exposed to Assist (only they), core's mcp_server entry."""
     await ha.config_flow_steps("mcp_gateway", {"next_step_id": "hubitat"}, {"url": sim_url})
@@ -289,6 +301,25 @@ async def run(args: argparse.Namespace) -> int:
                 lambda: relay.call_tool("hub_get_device", get_direct),
                 n,
             )
+            slow: dict[float, tuple[Stats, Stats]] = {}
+            for delay in args.backend_latency:
+                await set_latency(sim_url, delay / 1000)
+                calls = max(20, n // 4)
+                slow[delay] = (
+                    await measure(
+                        f"  the same through the gateway, {delay:g} ms hub",
+                        lambda: ours.call_tool(
+                            gateway_tool, {"tool": "hub_get_device", "args": get_direct}
+                        ),
+                        calls,
+                    ),
+                    await measure(
+                        f"  the same straight, {delay:g} ms hub",
+                        lambda: direct.call_tool("hub_get_device", get_direct),
+                        calls,
+                    ),
+                )
+            await set_latency(sim_url, 0.0)
         print(f"tools/list JSON: ours {sizes['ours']} bytes, core {sizes['core']} bytes")
         print(
             f"state read text: ours {len(state_ours.content[0].text)} chars,"
@@ -319,6 +350,11 @@ async def run(args: argparse.Namespace) -> int:
         )
         if overhead > 1.15:
             missed.append("gateway/direct latency <= 1.15")
+        for delay, (via_slow, straight_slow) in slow.items():
+            print(via_slow.line())
+            print(straight_slow.line())
+            ratio = via_slow.pct(0.5) / straight_slow.pct(0.5)
+            print(f"{'':<44} gateway/direct p50 ratio {ratio:.2f} with a {delay:g} ms backend")
         print("all targets met" if not missed else f"targets missed: {'; '.join(missed)}")
         return 1 if missed and args.strict else 0
 
@@ -327,6 +363,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--devices", type=int, default=207, help="simulated Hubitat devices")
     parser.add_argument("--requests", type=int, default=200, help="measured calls per case")
+    parser.add_argument(
+        "--backend-latency",
+        type=lambda text: [float(part) for part in text.split(",") if part],
+        default=[5.0, 20.0],
+        help="comma-separated simulated hub delays (ms) for the extra ratio rows; '' for none",
+    )
     parser.add_argument("--keep", action="store_true", help="keep HA's config dir")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
