@@ -13,8 +13,15 @@ from homeassistant.helpers import entity_registry as er
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
-from custom_components.mcp_gateway.backends.homecast.scenes import SceneRename, match_rename
+from custom_components.mcp_gateway.backends.homecast.api import SceneRenamed
+from custom_components.mcp_gateway.backends.homecast.runtime import HomecastRuntime
+from custom_components.mcp_gateway.backends.homecast.scenes import (
+    SceneRename,
+    match_rename,
+    plan_renames,
+)
 from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.mcp.errors import McpToolError
 
 from .conftest import Sim, home_entity_id, home_tail, setup_entry, token_entry
 
@@ -64,6 +71,37 @@ def test_match_rename(
     registered: set[str], current: set[str], expected: SceneRename | None
 ) -> None:
     assert match_rename(registered, current) == expected
+
+
+@pytest.mark.parametrize(
+    ("registered", "current", "told", "expected"),
+    [
+        # Told of one, the other by elimination.
+        (
+            {"a", "b", "c"},
+            {"a2", "b2", "c"},
+            [("a", "a2")],
+            [SceneRename("a", "a2"), SceneRename("b", "b2")],
+        ),
+        # Told of a rename; another scene deleted in the same poll: no guess needed.
+        ({"a", "b", "c"}, {"a2", "c"}, [("a", "a2")], [SceneRename("a", "a2")]),
+        # Renamed twice before a poll.
+        ({"a", "b"}, {"a3", "b"}, [("a", "a2"), ("a2", "a3")], [SceneRename("a", "a3")]),
+        # Told of a rename the poll does not show yet: nothing moves.
+        ({"a", "b"}, {"a", "b"}, [("a", "a2")], []),
+        # Told of a rename onto a name another registered scene still has: ignored.
+        ({"a", "b"}, {"b", "c"}, [("a", "b")], [SceneRename("a", "c")]),
+        # A rename we did not see the old name of (created and renamed between polls).
+        ({"a"}, {"a", "x2"}, [("x", "x2")], []),
+    ],
+)
+def test_plan_renames(
+    registered: set[str],
+    current: set[str],
+    told: list[tuple[str, str]],
+    expected: list[SceneRename],
+) -> None:
+    assert sorted(plan_renames(registered, current, told), key=lambda r: r.old_key) == expected
 
 
 # --- the simulator's Home app side ------------------------------------------------------------
@@ -224,3 +262,98 @@ async def test_rename_blocked_by_a_leftover_entry(
     uids = _scene_uids(hass, entry)
     assert movie_id not in uids.values()
     assert uids[new_uid] == leftover.entity_id
+
+
+# --- renames made through Home Assistant -----------------------------------------------------
+
+
+def _runtime(entry: MockConfigEntry) -> HomecastRuntime:
+    runtime = entry.runtime_data
+    assert isinstance(runtime, HomecastRuntime)
+    return runtime
+
+
+async def test_gateway_rename_plus_home_app_rename(hass: HomeAssistant, sim: Sim) -> None:
+    """A rename through the gateway is known for certain, so a Home-app one can still be guessed."""
+    entry = await _loaded(hass, sim)
+    runtime = _runtime(entry)
+    slug = sim.state.homes[0].slug
+    movie_id = home_entity_id(hass, entry, "scene", _scene_key(sim, "movie_time"))
+    morning_id = home_entity_id(hass, entry, "scene", _scene_key(sim, "good_morning"))
+    sim.state.rename_scene(slug, "Good Morning", "Rise and Shine")
+    result = await runtime.async_call_tool(
+        "update_scene", {"home": slug, "name": "Movie Time", "new_name": "Cinema Night"}
+    )
+    assert not result.is_error
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+    uids = _scene_uids(hass, entry)
+    assert uids[f"{entry.unique_id}_{_scene_key(sim, 'cinema_night')}"] == movie_id
+    assert uids[f"{entry.unique_id}_{_scene_key(sim, 'rise_and_shine')}"] == morning_id
+    assert runtime.coordinator.scene_renames.pending == []
+
+
+async def test_action_rename_and_delete_in_one_poll(hass: HomeAssistant, sim: Sim) -> None:
+    """Renamed and another deleted before one poll: the told rename is followed, no guessing."""
+    entry = await _loaded(hass, sim)
+    runtime = _runtime(entry)
+    slug = sim.state.homes[0].slug
+    movie_id = home_entity_id(hass, entry, "scene", _scene_key(sim, "movie_time"))
+    sim.state.add_scene(slug, "Reading")
+    await runtime.coordinator.async_refresh()
+    await hass.async_block_till_done()
+    reading_id = home_entity_id(hass, entry, "scene", _scene_key(sim, "reading"))
+
+    await runtime.api.async_tool(
+        "update_scene", {"home": slug, "name": "movie time", "new_name": "Cinema"}
+    )
+    await runtime.api.async_tool(
+        "update_scene", {"home": slug, "name": "Cinema", "new_name": "Cinema Night"}
+    )
+    await runtime.api.async_tool("delete_scene", {"home": slug, "name": "Reading"})
+    await runtime.coordinator.async_refresh()
+    await hass.async_block_till_done()
+
+    uids = _scene_uids(hass, entry)
+    assert uids[f"{entry.unique_id}_{_scene_key(sim, 'cinema_night')}"] == movie_id
+    assert reading_id not in uids.values()
+    assert hass.states.get(movie_id).state != STATE_UNAVAILABLE
+
+
+async def test_failed_rename_is_not_noted(hass: HomeAssistant, sim: Sim) -> None:
+    """A refused update_scene (built-in scene) renames nothing, so nothing is remembered."""
+    entry = await _loaded(hass, sim)
+    runtime = _runtime(entry)
+    slug = sim.state.homes[0].slug
+    with pytest.raises(McpToolError):
+        await runtime.api.async_tool(
+            "update_scene", {"home": slug, "name": "Good Morning", "new_name": "Rise"}
+        )
+    result = await runtime.async_call_tool(
+        "update_scene", {"home": slug, "name": "Good Night", "new_name": "Lights Out"}
+    )
+    assert result.is_error
+    # Changing only the actions is no rename either.
+    movie = sim.state.homes[0].find_scene("Movie Time")
+    assert movie is not None
+    await runtime.api.async_tool(
+        "update_scene", {"home": slug, "name": "Movie Time", "actions": movie.actions}
+    )
+    assert runtime.api.scene_renames == []
+
+
+async def test_unseen_told_rename_is_forgotten(
+    hass: HomeAssistant, sim: Sim, freezer: FrozenDateTimeFactory
+) -> None:
+    """A told rename that no poll shows (renamed again elsewhere) does not linger."""
+    entry = await _loaded(hass, sim)
+    runtime = _runtime(entry)
+    slug = sim.state.homes[0].slug
+    ghost = SceneRenamed(slug, "Movie Time", "Never Shown")
+    runtime.api.scene_renames.append(ghost)
+    await _poll(hass, freezer)
+    assert runtime.coordinator.scene_renames.pending == [ghost]
+    for _ in range(runtime.coordinator.scene_renames.TOLD_POLLS):
+        await _poll(hass, freezer)
+    assert runtime.coordinator.scene_renames.pending == []
+    assert home_entity_id(hass, entry, "scene", _scene_key(sim, "movie_time"))

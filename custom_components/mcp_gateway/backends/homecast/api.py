@@ -178,6 +178,15 @@ class HomecastState:
 
 
 @dataclass(frozen=True, slots=True)
+class SceneRenamed:
+    """A scene renamed through us (update_scene with new_name), as the call named it."""
+
+    home: str  # slug, display name or UUID
+    old_name: str
+    new_name: str
+
+
+@dataclass(frozen=True, slots=True)
 class SetStateResult:
     """What set_state reported."""
 
@@ -550,6 +559,8 @@ class HomecastApi:
         self.client = client
         self._before_call = before_call
         self.batcher = SetStateBatcher(self._send_set_state)
+        # Scene renames made through us, oldest first, until a poll has followed them.
+        self.scene_renames: list[SceneRenamed] = []
 
     async def _call(self, name: str, args: Mapping[str, Any], kind: str = "read") -> Any:
         if self._before_call is not None:
@@ -606,4 +617,19 @@ class HomecastApi:
 
     async def async_tool(self, name: str, args: Mapping[str, Any], kind: str = "write") -> Any:
         """Any other tool (actions with response data); raises McpToolError on isError."""
-        return await self._call(name, args, kind)
+        data = await self._call(name, args, kind)
+        self.note_success(name, args)
+        return data
+
+    def note_success(self, name: str, args: Mapping[str, Any]) -> None:
+        """Remember what a successful call changed that a poll cannot tell (a scene's rename)."""
+        if name != "update_scene":
+            return
+        home, old, new = args.get("home"), args.get("name"), args.get("new_name")
+        if isinstance(home, str) and isinstance(old, str) and isinstance(new, str) and new.strip():
+            self.scene_renames.append(SceneRenamed(home, old, new))
+
+    def take_scene_renames(self) -> list[SceneRenamed]:
+        """The scene renames made through us since the last time they were taken."""
+        taken, self.scene_renames = self.scene_renames, []
+        return taken

@@ -16,7 +16,7 @@ from ...const import DOMAIN
 from ...mcp.errors import McpAuthError, McpError, McpRpcError, McpToolError
 from .api import EVENT_KEY, EventOccurrence, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
-from .scenes import async_follow_scene_renames
+from .scenes import SceneRenameFollower
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry
@@ -55,6 +55,7 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
         self.polls = 0
         self.automations_supported = True
         self.hc_automations_supported = True
+        self.scene_renames = SceneRenameFollower()
 
     async def _async_update_data(self) -> HomecastState:
         # Wait for all three even when one fails, so no call is left running unobserved.
@@ -99,7 +100,9 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
                 home.hc_automations = old.hc_automations
             self._carry_events(state, home.uuid, previous)
         # Before the listeners publish the new scene keys, so a renamed scene keeps its entity.
-        await async_follow_scene_renames(self.hass, self.config_entry, state)
+        await self.scene_renames.async_follow(
+            self.hass, self.config_entry, state, self.api.take_scene_renames()
+        )
         return state
 
     async def _automations(self) -> _Automations:

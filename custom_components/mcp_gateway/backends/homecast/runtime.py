@@ -197,6 +197,7 @@ class HomecastRuntime(BackendRuntime):
         result = await self.client.call_tool(name, arguments, kind=kind)
         self._latency_ms = (time.perf_counter() - started) * 1000
         if kind == "write" and not result.is_error:
+            self.api.note_success(name, arguments)
             await self.coordinator.async_request_refresh()
         return result
 
