@@ -54,20 +54,19 @@ _TOOL = McpToolError("relay offline")
         (_shared, _NOT_FOUND, "not_an_mcp_server"),
         (_shared, _NOT_ALLOWED, "not_an_mcp_server"),
         (_shared, _SERVER_ERROR, "cannot_connect"),
-        (_shared, _RATE, "cannot_connect"),
+        (_shared, _RATE, "rate_limited"),
         (_shared, _PROTOCOL, "not_an_mcp_server"),
         (_shared, _RPC, "not_an_mcp_server"),
         (_shared, _TOOL, "cannot_connect"),
-        # Robine Wake: a 429 and a tool failure have their own messages.
-        (_robine_key, _RATE, "rate_limited"),
+        # Robine Wake: a tool failure has its own message.
         (_robine_key, _TOOL, "not_robine_wake"),
         (_robine_key, _NOT_FOUND, "not_an_mcp_server"),
         (_robine_key, _AUTH, "invalid_auth"),
-        # Homecast: any HTTP failure is unreachable, a 429 is not an MCP server.
+        # Homecast: any HTTP failure but a 429 or a timeout is unreachable.
         (_homecast_key, _NOT_FOUND, "cannot_connect"),
         (_homecast_key, _SERVER_ERROR, "cannot_connect"),
         (_homecast_key, _TIMEOUT, "timeout"),
-        (_homecast_key, _RATE, "not_an_mcp_server"),
+        (_homecast_key, _RATE, "rate_limited"),
         (_homecast_key, HomecastReplyError("no _homes"), "not_homecast"),
         (_homecast_key, _PROTOCOL, "not_an_mcp_server"),
         (_homecast_key, _TOOL, "cannot_connect"),

@@ -30,6 +30,7 @@ from ..mcp.errors import (
     McpConnectionError,
     McpError,
     McpProtocolError,
+    McpRateLimitError,
     McpRpcError,
     McpTimeoutError,
 )
@@ -54,6 +55,8 @@ def connection_error_key(err: McpError) -> str:
         return "invalid_auth"
     if isinstance(err, McpTimeoutError):
         return "timeout"
+    if isinstance(err, McpRateLimitError):
+        return "rate_limited"
     if isinstance(err, McpConnectionError):
         # A 404/405 means something answers on that address, but no MCP endpoint there.
         return "not_an_mcp_server" if err.status in (404, 405) else "cannot_connect"

@@ -276,12 +276,12 @@ def _homecast_key(err: McpError) -> str | None:
     """
     if isinstance(err, HomecastReplyError):
         return "not_homecast"
-    # Homecast's forms read any HTTP failure, a 404 too, as unreachable, and a 429 as not an
-    # MCP server (the OAuth aborts have no rate-limit message).
-    if isinstance(err, McpConnectionError) and not isinstance(err, McpTimeoutError):
+    # Homecast's forms read any other HTTP failure, a 404 too, as unreachable: its endpoint is
+    # a fixed cloud address, not one the user typed.
+    if isinstance(err, McpConnectionError) and not isinstance(
+        err, McpTimeoutError | McpRateLimitError
+    ):
         return "cannot_connect"
-    if isinstance(err, McpRateLimitError):
-        return "not_an_mcp_server"
     return None
 
 

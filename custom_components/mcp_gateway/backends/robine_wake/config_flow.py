@@ -17,7 +17,7 @@ import voluptuous as vol
 from yarl import URL
 
 from ...const import BACKEND_ROBINE_WAKE, CONF_BACKEND
-from ...mcp.errors import McpError, McpRateLimitError, McpToolError
+from ...mcp.errors import McpError, McpToolError
 from ..flow import (
     SECRET_FIELD,
     URL_FIELD,
@@ -69,8 +69,6 @@ def _normalized_url(raw: str, errors: dict[str, str]) -> str | None:
 
 def _robine_key(err: McpError) -> str | None:
     """Where a failed get_state reads differently from the shared connection errors."""
-    if isinstance(err, McpRateLimitError):
-        return "rate_limited"
     if isinstance(err, McpToolError):
         return "not_robine_wake"
     return None
