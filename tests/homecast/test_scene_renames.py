@@ -7,7 +7,12 @@ import logging
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
-from homeassistant.const import ATTR_ENTITY_ID, ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
+from homeassistant.const import (
+    ATTR_ENTITY_ID,
+    ATTR_FRIENDLY_NAME,
+    STATE_UNAVAILABLE,
+    STATE_UNKNOWN,
+)
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 import pytest
@@ -138,6 +143,9 @@ async def test_rename_keeps_entity_and_settings(
     scene_id = home_entity_id(hass, entry, "scene", _scene_key(sim, "movie_time"))
     registry = er.async_get(hass)
     registry.async_update_entity(scene_id, icon="mdi:movie", area_id=None)
+    await hass.services.async_call("scene", "turn_on", {ATTR_ENTITY_ID: scene_id}, blocking=True)
+    activated = hass.states.get(scene_id).state
+    assert activated not in (STATE_UNKNOWN, STATE_UNAVAILABLE)
     before = _scene_uids(hass, entry)
 
     sim.state.rename_scene(home.slug, "Movie Time", "Cinema Night")
@@ -153,7 +161,7 @@ async def test_rename_keeps_entity_and_settings(
     assert moved.previous_unique_id == old_uid
     state = hass.states.get(scene_id)
     assert state is not None
-    assert state.state != STATE_UNAVAILABLE
+    assert state.state == activated  # when it last ran, kept across the rename
     assert "Cinema Night" in state.attributes[ATTR_FRIENDLY_NAME]
     assert "already exists" not in caplog.text
 
