@@ -157,6 +157,10 @@ class Hub:
         self.writes_in_flight = 0
         self.blocking_waits = 0  # attribute waits currently blocking a request
         self.write_hold: asyncio.Event | None = None  # tests hold writes open with this
+        # Tests hold a write's answer with this after the write took effect on the hub: a
+        # slow link or a busy app delivers it late, and polls can run in between.
+        self.answer_hold: asyncio.Event | None = None
+        self.answers_held = 0
         # (epoch ms, device id) per device event, sorted: changedSince costs O(changed).
         self._activity: list[tuple[int, int]] = []
         self._activity_horizon = 0
@@ -608,6 +612,20 @@ class Hub:
     async def wait_writes_in_flight(self, count: int) -> None:
         """Return once at least `count` writes are in flight (tests of the write cap)."""
         while self.writes_in_flight < count:
+            await self.wait_change(1.0)
+
+    async def hold_answer(self, hold: asyncio.Event) -> None:
+        """Keep a finished write's answer until `hold` is set."""
+        self.answers_held += 1
+        self.notify()
+        try:
+            await hold.wait()
+        finally:
+            self.answers_held -= 1
+
+    async def wait_answers_held(self, count: int = 1) -> None:
+        """Return once at least `count` finished writes wait for their answer to leave."""
+        while self.answers_held < count:
             await self.wait_change(1.0)
 
     async def wait_blocking(self, count: int = 1) -> None:

@@ -174,9 +174,12 @@ class Tools:
         try:
             if hub.write_hold is not None:
                 await hub.write_hold.wait()
-            return await self._run(tool, args)
+            result = await self._run(tool, args)
         finally:
             hub.writes_in_flight -= 1
+        if hub.answer_hold is not None:
+            await hub.hold_answer(hub.answer_hold)
+        return result
 
     async def _run(self, tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
         for key in tool.required:
