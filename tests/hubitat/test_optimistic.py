@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from datetime import timedelta
+from typing import Any
+from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
+from homeassistant.components.alarm_control_panel import (
+    DOMAIN as ALARM_DOMAIN,
+    SERVICE_ALARM_ARM_AWAY,
+)
+from homeassistant.components.cover import DOMAIN as COVER_DOMAIN
+from homeassistant.components.select import (
+    ATTR_OPTION,
+    DOMAIN as SELECT_DOMAIN,
+    SERVICE_SELECT_OPTION,
+)
+from homeassistant.const import ATTR_ENTITY_ID, SERVICE_OPEN_COVER
 from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
+from custom_components.mcp_gateway.backends.hubitat.const import (
+    CONF_POLL_INTERVAL,
+    MAX_POLL_INTERVAL,
+)
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from tests.simulators.base import INTERNAL_ERROR, RpcFailure
 from tests.simulators.hubitat.devices import Device
+from tests.simulators.hubitat.hub import epoch_ms
 
-from .conftest import Sim, entity_id, first, make_entry, setup_entry
+from .conftest import Sim, SimFactory, entity_id, first, make_entry, setup_entry
 
 
 async def poll(hass: HomeAssistant, freezer: FrozenDateTimeFactory, seconds: float = 15) -> None:
@@ -51,3 +72,214 @@ async def test_device_gone_before_it_could_be_confirmed(
     sim.hub.remove_device(shade.id)
     await poll(hass, freezer)
     assert runtime.coordinator.last_update_success
+
+
+# The races below run on real time: the write coalescer's window is a loop timer, which a frozen
+# clock would never let fire. The hub's clock is moved instead, and HA polls only when told to.
+
+
+@pytest.fixture
+async def manual_runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
+    """An entry whose interval never comes during a test: each poll is an explicit refresh."""
+    return await setup_entry(hass, make_entry(sim, **{CONF_POLL_INTERVAL: MAX_POLL_INTERVAL}))
+
+
+async def refresh(runtime: HubitatRuntime) -> None:
+    """One poll, now; entities write their state before it returns.
+
+    No "block till done": the service call of a held action counts as pending work.
+    """
+    await runtime.coordinator.async_refresh()
+
+
+async def _answer_held(
+    sim: Sim, action: Coroutine[Any, Any, Any]
+) -> tuple[asyncio.Event, asyncio.Task[Any]]:
+    """Start an action and return once the hub has run its write but still holds the answer.
+
+    The hub's clock moves a second first, so what the write does is newer than any bookmark.
+    The action is a plain task: HA's "block till done" must not wait for it.
+    """
+    sim.hub.clock.advance(1)
+    hold = asyncio.Event()
+    sim.hub.answer_hold = hold
+    task = asyncio.get_running_loop().create_task(action)
+    await sim.hub.wait_answers_held(1)
+    return hold, task
+
+
+async def _deliver(sim: Sim, hold: asyncio.Event, task: asyncio.Task[Any]) -> None:
+    """Let the held answer reach HA and the action finish (its optimistic effect applies)."""
+    sim.hub.answer_hold = None
+    hold.set()
+    await task
+
+
+async def test_shade_answer_after_a_poll_already_past_its_activity(
+    hass: HomeAssistant, sim: Sim, manual_runtime: HubitatRuntime
+) -> None:
+    """A poll reads the opened shade before the command's answer applies "opening".
+
+    Later activity elsewhere has moved the bookmark past the shade's, so `changedSince` never
+    lists the shade again: only the read of commanded devices brings back the hub's "open".
+    """
+    shade = first(sim, "shade")
+    cover = entity_id(hass, sim, f"{shade.id}_shade", "cover")
+    sim.hub.set_attribute(shade.id, "windowShade", "closed")
+    sim.hub.set_attribute(shade.id, "position", 0)
+    await refresh(manual_runtime)
+    assert hass.states.get(cover).state == "closed"
+    sensor = first(sim, "water")
+    hold, action = await _answer_held(
+        sim,
+        hass.services.async_call(
+            COVER_DOMAIN, SERVICE_OPEN_COVER, {ATTR_ENTITY_ID: cover}, blocking=True
+        ),
+    )
+    assert shade.value("windowShade") == "open"
+    # The house goes on: a later sensor report moves the bookmark past the shade's activity.
+    sim.hub.clock.advance(5)
+    sim.hub.set_attribute(sensor.id, "water", "wet" if sensor.value("water") == "dry" else "dry")
+    await refresh(manual_runtime)
+    assert hass.states.get(cover).state == "open"
+    since = manual_runtime.coordinator.changed_since
+    assert since is not None
+    assert int(since) >= epoch_ms(shade.last_activity)
+
+    await _deliver(sim, hold, action)
+    assert hass.states.get(cover).state == "opening"
+    await refresh(manual_runtime)
+    assert shade.value("windowShade") == "open"
+    assert hass.states.get(cover).state == "open"
+
+
+async def test_hsm_answer_after_a_poll_that_read_the_hub(
+    hass: HomeAssistant, sim: Sim, manual_runtime: HubitatRuntime
+) -> None:
+    """A keypad disarms while the arm command's answer is on its way; a poll reads "disarmed"
+    before the answer applies "armed away". No later location event will come: the next poll
+    must read HSM because a value of ours is pending.
+    """
+    panel = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
+    assert hass.states.get(panel).state == "disarmed"
+    hold, action = await _answer_held(
+        sim,
+        hass.services.async_call(
+            ALARM_DOMAIN, SERVICE_ALARM_ARM_AWAY, {ATTR_ENTITY_ID: panel}, blocking=True
+        ),
+    )
+    assert sim.hub.hsm_status == "armedAway"
+    sim.hub.set_hsm_status("disarmed")
+    await refresh(manual_runtime)
+    assert hass.states.get(panel).state == "disarmed"
+
+    await _deliver(sim, hold, action)
+    assert hass.states.get(panel).state == "armed_away"
+    await refresh(manual_runtime)
+    assert hass.states.get(panel).state == "disarmed"
+
+
+async def test_mode_answer_after_a_poll_that_read_the_hub(
+    hass: HomeAssistant, sim: Sim, manual_runtime: HubitatRuntime
+) -> None:
+    """Another client changes the mode again while our answer is on its way (same race)."""
+    select = entity_id(hass, sim, "hub_mode", "select")
+    assert hass.states.get(select).state == "Day"
+    hold, action = await _answer_held(
+        sim,
+        hass.services.async_call(
+            SELECT_DOMAIN,
+            SERVICE_SELECT_OPTION,
+            {ATTR_ENTITY_ID: select, ATTR_OPTION: "Night"},
+            blocking=True,
+        ),
+    )
+    assert sim.hub.mode_name == "Night"
+    sim.hub.set_mode("Evening")
+    await refresh(manual_runtime)
+    assert hass.states.get(select).state == "Evening"
+
+    await _deliver(sim, hold, action)
+    assert hass.states.get(select).state == "Night"
+    await refresh(manual_runtime)
+    assert hass.states.get(select).state == "Evening"
+
+
+async def test_hsm_not_confirmed_by_the_hub_is_read_once(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim_factory: SimFactory
+) -> None:
+    """The hub answers the arm command but has not applied it (no event): the next poll reads
+    HSM once and shows the hub's value; once nothing is pending, polls are idle again.
+    """
+    sim = await sim_factory(command_delay=None)
+    await setup_entry(hass, make_entry(sim))
+    panel = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
+    await hass.services.async_call(
+        ALARM_DOMAIN, SERVICE_ALARM_ARM_AWAY, {ATTR_ENTITY_ID: panel}, blocking=True
+    )
+    assert hass.states.get(panel).state == "armed_away"
+    sim.stats.reset()
+    await poll(hass, freezer)
+    assert sim.hub.hsm_status == "disarmed"
+    assert hass.states.get(panel).state == "disarmed"
+    assert sim.stats.tools["hub_get_hsm_status"] == 1
+
+    sim.stats.reset()
+    await poll(hass, freezer)
+    assert dict(sim.stats.tools) == {"hub_read_devices": 2}
+
+    # The hub gets to it: its events bring the real states.
+    sim.hub.apply_pending()
+    await poll(hass, freezer)
+    assert hass.states.get(panel).state == "armed_away"
+
+
+async def test_confirmed_mode_costs_no_extra_read(
+    hass: HomeAssistant,
+    freezer: FrozenDateTimeFactory,
+    sim: Sim,
+    runtime: HubitatRuntime,
+) -> None:
+    """The mode event the command caused already makes the poll read modes: no second read."""
+    select = entity_id(hass, sim, "hub_mode", "select")
+    freezer.tick(timedelta(seconds=1))
+    await hass.services.async_call(
+        SELECT_DOMAIN,
+        SERVICE_SELECT_OPTION,
+        {ATTR_ENTITY_ID: select, ATTR_OPTION: "Away"},
+        blocking=True,
+    )
+    sim.stats.reset()
+    await poll(hass, freezer)
+    assert hass.states.get(select).state == "Away"
+    assert sim.stats.tools["hub_list_modes"] == 1
+    sim.stats.reset()
+    await poll(hass, freezer)
+    assert dict(sim.stats.tools) == {"hub_read_devices": 2}
+
+
+async def test_pending_value_outlives_a_failed_read(
+    hass: HomeAssistant, sim: Sim, manual_runtime: HubitatRuntime
+) -> None:
+    """A poll that fails at the HSM read leaves the value pending: the poll after reads it."""
+    panel = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
+    hold, action = await _answer_held(
+        sim,
+        hass.services.async_call(
+            ALARM_DOMAIN, SERVICE_ALARM_ARM_AWAY, {ATTR_ENTITY_ID: panel}, blocking=True
+        ),
+    )
+    sim.hub.set_hsm_status("disarmed")
+    await refresh(manual_runtime)
+    await _deliver(sim, hold, action)
+    assert hass.states.get(panel).state == "armed_away"
+
+    async def refuse(args: dict[str, Any]) -> dict[str, Any]:
+        raise RpcFailure(INTERNAL_ERROR, "HSM app busy")
+
+    with patch.dict(sim.tools._handlers, {"get_hsm_status": refuse}):
+        await refresh(manual_runtime)
+    assert not manual_runtime.coordinator.last_update_success
+    await refresh(manual_runtime)
+    assert manual_runtime.coordinator.last_update_success
+    assert hass.states.get(panel).state == "disarmed"

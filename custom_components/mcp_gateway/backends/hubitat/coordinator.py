@@ -4,7 +4,8 @@ An idle poll is two small reads whatever the number of devices: `hub_list_device
 {changedSince}` (devices with activity since the newest activity we saw) and
 `hub_list_device_events {since}` without a device (location events: mode and HSM changes).
 Every few minutes a sweep also lists the device ids (to find additions and removals without a
-full inventory), the rules, the modes and the hub's own facts.
+full inventory), the rules, the modes and the hub's own facts. A device, mode or HSM state a
+command showed before the hub confirmed it is read once more by the next poll.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ _MODE_EVENTS = frozenset({"mode"})
 _HSM_EVENTS = frozenset({"hsmStatus", "hsmAlert", "hsmSetArm", "hsmArmState"})
 # More new ids than this in a sweep: one paged inventory beats one call per device.
 _MAX_SINGLE_FETCHES = 10
+# Keys of the location values a command can show before the hub confirms them.
+_MODE = "mode"
+_HSM = "hsm"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -105,6 +109,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         # Devices showing a command's optimistic effect, with the order it was applied in: the
         # next poll reads each of them even if `changedSince` no longer lists it.
         self._unconfirmed: dict[str, int] = {}
+        # The same for mode and HSM: the next poll reads them even without a location event.
+        self._unconfirmed_location: dict[str, int] = {}
+        # Reads of mode and HSM so far, to tell whether a poll already read one.
+        self._location_reads: dict[str, int] = {_MODE: 0, _HSM: 0}
         self._applied = 0
 
     # -- listeners ---------------------------------------------------------------------------
@@ -197,6 +205,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 
     async def _poll(self) -> tuple[bool, bool]:
         """What changed since the last poll; a sweep now and then."""
+        # As for devices: only reads sent from here on can confirm mode or HSM values shown
+        # so far; one applied while this poll is on the wire waits for the next poll.
+        settle = dict(self._unconfirmed_location)
+        reads = dict(self._location_reads)
         changed, structural = await self._poll_devices()
         if await self._poll_location():
             changed = True
@@ -206,6 +218,13 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             self._last_sweep = now
             changed = changed or sweep_changed
             structural = structural or sweep_structural
+        if await self._settle_location(
+            [key for key in settle if self._location_reads[key] == reads[key]]
+        ):
+            changed = True
+        for key, order in settle.items():
+            if self._unconfirmed_location.get(key) == order:
+                del self._unconfirmed_location[key]
         return changed, structural
 
     async def _full_inventory(self) -> None:
@@ -311,6 +330,24 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self._location_since = newest([self._location_since, *(e.date for e in events)])
         return await self._apply_location(events)
 
+    async def _settle_location(self, keys: list[str]) -> bool:
+        """Read mode or HSM still showing a command's value that no read of this poll checked.
+
+        A poll can have read the location's events (and the hub's value) before the command's
+        answer applied ours; no later event would ever correct it.
+        """
+        if not keys:
+            return False
+        before = (self.modes, self.hsm)
+        if _MODE in keys:
+            await self._read_modes()
+        if _HSM in keys:
+            await self._read_hsm()
+        if before == (self.modes, self.hsm):
+            return False
+        self.mark(HUB_DEVICE_KEY)
+        return True
+
     async def _apply_location(self, events: list[DeviceEvent]) -> bool:
         names = {event.name for event in events}
         changed = False
@@ -373,12 +410,14 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 
     async def _read_modes(self) -> None:
         self.modes = await self.api.list_modes()
+        self._location_reads[_MODE] += 1
 
     async def _read_hsm(self) -> None:
         if not self.hsm_supported:
             return
         try:
             self.hsm = await self.api.get_hsm()
+            self._location_reads[_HSM] += 1
         except McpToolError as err:
             # HSM is an optional hub app; without it there is no alarm panel to show.
             _LOGGER.debug("HSM is not available on this hub: %s", err)
@@ -409,6 +448,21 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             if attributes:
                 self._applied += 1
                 self._unconfirmed[device_id] = self._applied
+
+    def apply_mode(self, mode: str) -> None:
+        """Show an activated mode at once; the next poll reads the hub's mode."""
+        self.modes = Modes(current=mode, names=self.modes.names)
+        self._pending_location(_MODE)
+
+    def apply_hsm(self, status: str) -> None:
+        """Show an arm or disarm command's status at once; the next poll reads the hub's."""
+        self.hsm = HsmStatus(status=status)
+        self._pending_location(_HSM)
+
+    def _pending_location(self, key: str) -> None:
+        self.mark(HUB_DEVICE_KEY)
+        self._applied += 1
+        self._unconfirmed_location[key] = self._applied
 
     def set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Optimistic pause state of a rule."""

@@ -20,7 +20,7 @@ from ...mcp.errors import McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
 from . import const
-from .api import Command, HsmStatus, HubitatApi, HubitatKeyRefusedError, Modes, is_key_refusal
+from .api import Command, HubitatApi, HubitatKeyRefusedError, is_key_refusal
 from .coalescer import WriteCoalescer
 from .const import (
     CONF_AS_LIGHT,
@@ -30,7 +30,6 @@ from .const import (
     CONF_TOKEN,
     CONF_URL,
     DEFAULT_POLL_INTERVAL,
-    HUB_DEVICE_KEY,
     ISSUE_KEY_REFUSED,
     MAX_WRITES_IN_FLIGHT,
 )
@@ -146,14 +145,12 @@ class HubitatRuntime(BackendRuntime):
         if mode not in self.coordinator.modes.names:
             raise ValueError(f"unknown mode {mode!r}")
         await self.api.set_mode(mode)
-        self.coordinator.modes = Modes(current=mode, names=self.coordinator.modes.names)
-        self.coordinator.mark(HUB_DEVICE_KEY)
+        self.coordinator.apply_mode(mode)
 
     async def async_set_hsm(self, command: str, expected_status: str) -> None:
         """Arm or disarm HSM; the hub applies it asynchronously, the next poll confirms."""
         await self.api.set_hsm(command)
-        self.coordinator.hsm = HsmStatus(status=expected_status)
-        self.coordinator.mark(HUB_DEVICE_KEY)
+        self.coordinator.apply_hsm(expected_status)
 
     async def async_set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Pause or resume a rule."""
