@@ -265,12 +265,18 @@ def parse_device(item: Any) -> HubitatDevice:
     )
 
 
+def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A nested object of an answer, empty when it is missing or not an object."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def parse_hub_info(data: Any) -> HubInfo:
     """The hub's identity from `hub_get_info` (its own id is the entry's unique id)."""
     info = _require_dict(data, "hub_get_info")
-    hub = info.get("hub") if isinstance(info.get("hub"), dict) else {}
-    location = info.get("location") if isinstance(info.get("location"), dict) else {}
-    mcp = info.get("mcp") if isinstance(info.get("mcp"), dict) else {}
+    hub = _section(info, "hub")
+    location = _section(info, "location")
+    mcp = _section(info, "mcp")
 
     def pick(*sources_keys: tuple[Mapping[str, Any], str]) -> str | None:
         for source, key in sources_keys:

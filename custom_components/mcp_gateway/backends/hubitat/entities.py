@@ -13,15 +13,15 @@ from dataclasses import dataclass
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from homeassistant.components.alarm_control_panel import (
+from homeassistant.components.alarm_control_panel.const import (
     AlarmControlPanelEntityFeature,
     AlarmControlPanelState,
 )
 from homeassistant.components.binary_sensor import BinarySensorDeviceClass
-from homeassistant.components.climate import HVACAction, HVACMode
+from homeassistant.components.climate.const import HVACAction, HVACMode
 from homeassistant.components.cover import CoverDeviceClass
 from homeassistant.components.event import EventDeviceClass
-from homeassistant.components.light import ColorMode
+from homeassistant.components.light.const import ColorMode
 from homeassistant.components.sensor import SensorDeviceClass, SensorStateClass
 from homeassistant.components.valve import ValveDeviceClass
 from homeassistant.const import (
@@ -310,9 +310,12 @@ FAN: Final = GatewayFanDescription(
 # ---------------------------------------------------------------------------------------------
 
 
+_SHADE_STATES: Final = frozenset({"closed", "open", "partially open", "opening", "closing"})
+
+
 def _shade_closed(device: HubitatDevice) -> bool | None:
     state = device.attr("windowShade")
-    if state in ("closed", "open", "partially open", "opening", "closing"):
+    if isinstance(state, str) and state in _SHADE_STATES:
         return state == "closed"
     position = _int(device.attr("position"))
     return None if position is None else position == 0
