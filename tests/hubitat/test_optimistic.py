@@ -27,6 +27,7 @@ from pytest_homeassistant_custom_component.common import async_fire_time_changed
 from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_POLL_INTERVAL,
     MAX_POLL_INTERVAL,
+    SWEEP_INTERVAL,
 )
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
 from tests.simulators.base import INTERNAL_ERROR, RpcFailure
@@ -283,3 +284,21 @@ async def test_pending_value_outlives_a_failed_read(
     await refresh(manual_runtime)
     assert manual_runtime.coordinator.last_update_success
     assert hass.states.get(panel).state == "disarmed"
+
+
+async def test_sweep_read_of_modes_settles_a_pending_mode(
+    hass: HomeAssistant,
+    freezer: FrozenDateTimeFactory,
+    sim: Sim,
+    runtime: HubitatRuntime,
+) -> None:
+    """A poll that sweeps reads modes anyway: that read corrects a pending mode, no second one."""
+    select = entity_id(hass, sim, "hub_mode", "select")
+    # A command's answer whose mode event a poll already consumed; the hub stayed on "Day".
+    runtime.coordinator.apply_mode("Night")
+    runtime.coordinator.async_update_listeners()
+    assert hass.states.get(select).state == "Night"
+    sim.stats.reset()
+    await poll(hass, freezer, SWEEP_INTERVAL.total_seconds())
+    assert sim.stats.tools["hub_list_modes"] == 1
+    assert hass.states.get(select).state == "Day"
