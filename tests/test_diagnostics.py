@@ -6,14 +6,11 @@ Each test loads an entry against its simulator, downloads the diagnostics the wa
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 import json
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.const import CONF_PASSWORD, CONF_URL
 from homeassistant.core import HomeAssistant
@@ -27,19 +24,15 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from yarl import URL
 
-from custom_components.mcp_gateway.backends.homecast.const import (
-    AUTH_TOKEN,
-    CONF_ACCESS_TOKEN,
-    CONF_AUTH_TYPE,
-    CONF_HOMES,
-)
+from custom_components.mcp_gateway.backends.homecast.const import CONF_ACCESS_TOKEN, CONF_HOMES
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN
-from custom_components.mcp_gateway.const import (
-    BACKEND_HOMECAST,
-    BACKEND_HUBITAT,
-    BACKEND_ROBINE_WAKE,
-    CONF_BACKEND,
-    DOMAIN,
+from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from tests.simulation import (
+    LoopbackServers,
+    homecast_token_entry,
+    hubitat_entry,
+    robine_wake_entry,
+    setup_entry,
 )
 from tests.simulators.base import FAULTS
 from tests.simulators.homecast import HOMECAST, create_app as homecast_app
@@ -54,31 +47,6 @@ ROBINE_PASSWORD = "robine secret 42!"
 @pytest.fixture(autouse=True)
 def _loopback_sockets(socket_enabled: None) -> None:
     """Real HTTP to the simulators on 127.0.0.1."""
-
-
-@pytest.fixture
-async def servers() -> AsyncGenerator[list[TestServer]]:
-    """Simulators started by a test, closed after it."""
-    started: list[TestServer] = []
-    yield started
-    for server in started:
-        await server.close()
-
-
-async def _start(servers: list[TestServer], app: web.Application) -> TestServer:
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    servers.append(server)
-    return server
-
-
-async def _load(hass: HomeAssistant, entry: MockConfigEntry) -> None:
-    # The diagnostics views must exist before a test client freezes HA's router.
-    assert await async_setup_component(hass, "diagnostics", {})
-    entry.add_to_hass(hass)
-    await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    assert entry.state is ConfigEntryState.LOADED
 
 
 def _assert_no_secret(diagnostics: dict[str, Any], *secrets: str) -> str:
@@ -102,22 +70,32 @@ def _assert_sections(diagnostics: dict[str, Any]) -> None:
     assert diagnostics["backend"]
 
 
-async def test_hubitat_diagnostics(
-    hass: HomeAssistant, hass_client: ClientSessionGenerator, servers: list[TestServer]
-) -> None:
-    """The hub's token (sent in the URL query) appears nowhere, even after a failed poll."""
-    server = await _start(servers, hubitat_app(token=HUBITAT_TOKEN, command_delay=0, devices=24))
-    hub = server.app[HUB]
-    url = str(server.make_url(mcp_path("42")))
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Home Hub",
-        unique_id=hub.hub_id,
-        data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: url, CONF_TOKEN: HUBITAT_TOKEN},
-    )
-    await _load(hass, entry)
+async def _diagnostics(
+    hass: HomeAssistant, hass_client: ClientSessionGenerator, entry: MockConfigEntry
+) -> dict[str, Any]:
+    """Load the entry and download its diagnostics as the UI does; the common sections hold."""
+    # The diagnostics views must exist before a test client freezes HA's router.
+    assert await async_setup_component(hass, "diagnostics", {})
+    await setup_entry(hass, entry)
+    assert entry.state is ConfigEntryState.LOADED
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, entry)
     _assert_sections(diagnostics)
+    return diagnostics
+
+
+async def test_hubitat_diagnostics(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    loopback_servers: LoopbackServers,
+) -> None:
+    """The hub's token (sent in the URL query) appears nowhere, even after a failed poll."""
+    server = await loopback_servers.start(
+        hubitat_app(token=HUBITAT_TOKEN, command_delay=0, devices=24)
+    )
+    hub = server.app[HUB]
+    url = str(server.make_url(mcp_path("42")))
+    entry = hubitat_entry(url, HUBITAT_TOKEN, unique_id=hub.hub_id)
+    diagnostics = await _diagnostics(hass, hass_client, entry)
     dump = _assert_no_secret(diagnostics, HUBITAT_TOKEN, f"access_token={HUBITAT_TOKEN}")
     assert "127.0.0.1" not in dump
     assert diagnostics["entry"]["data"][CONF_TOKEN] == "**REDACTED**"
@@ -133,25 +111,14 @@ async def test_hubitat_diagnostics(
 
 
 async def test_homecast_token_diagnostics(
-    hass: HomeAssistant, hass_client: ClientSessionGenerator, servers: list[TestServer]
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    loopback_servers: LoopbackServers,
 ) -> None:
-    server = await _start(servers, homecast_app(token=HOMECAST_TOKEN, write_delay=0))
+    server = await loopback_servers.start(homecast_app(token=HOMECAST_TOKEN, write_delay=0))
     homes = [home.uuid.lower() for home in server.app[HOMECAST].homes]
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Homecast",
-        unique_id=min(homes),
-        data={
-            CONF_BACKEND: BACKEND_HOMECAST,
-            CONF_URL: str(server.make_url("/mcp")),
-            CONF_AUTH_TYPE: AUTH_TOKEN,
-            CONF_ACCESS_TOKEN: HOMECAST_TOKEN,
-            CONF_HOMES: homes,
-        },
-    )
-    await _load(hass, entry)
-    diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, entry)
-    _assert_sections(diagnostics)
+    entry = homecast_token_entry(str(server.make_url("/mcp")), HOMECAST_TOKEN, homes)
+    diagnostics = await _diagnostics(hass, hass_client, entry)
     _assert_no_secret(diagnostics, HOMECAST_TOKEN)
     assert diagnostics["entry"]["data"][CONF_ACCESS_TOKEN] == "**REDACTED**"
     assert len(diagnostics["backend"]["homes"]) == len(homes)
@@ -162,10 +129,10 @@ async def test_homecast_oauth_diagnostics(
     hass: HomeAssistant,
     hass_client: ClientSessionGenerator,
     hass_client_no_auth: ClientSessionGenerator,
-    servers: list[TestServer],
+    loopback_servers: LoopbackServers,
 ) -> None:
     """An OAuth entry: access token, refresh token and the client's secret stay hidden."""
-    server = await _start(servers, homecast_app(write_delay=0))
+    server = await loopback_servers.start(homecast_app(write_delay=0))
     sim = server.app[HOMECAST]
     homes = [home.uuid.lower() for home in sim.homes]
     # Our views and the diagnostics views exist before any test client starts.
@@ -211,25 +178,18 @@ async def test_homecast_oauth_diagnostics(
 
 
 async def test_robine_wake_diagnostics(
-    hass: HomeAssistant, hass_client: ClientSessionGenerator, servers: list[TestServer]
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    loopback_servers: LoopbackServers,
 ) -> None:
-    server = await _start(
-        servers, robine_app(password=ROBINE_PASSWORD, device_id="rw-0123456789ab")
+    server = await loopback_servers.start(
+        robine_app(password=ROBINE_PASSWORD, device_id="rw-0123456789ab")
     )
     device = server.app[ROBINE]
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Bedroom clock",
-        unique_id=device.device_id,
-        data={
-            CONF_BACKEND: BACKEND_ROBINE_WAKE,
-            CONF_URL: str(server.make_url("/mcp")),
-            CONF_PASSWORD: ROBINE_PASSWORD,
-        },
+    entry = robine_wake_entry(
+        str(server.make_url("/mcp")), device.device_id, password=ROBINE_PASSWORD
     )
-    await _load(hass, entry)
-    diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, entry)
-    _assert_sections(diagnostics)
+    diagnostics = await _diagnostics(hass, hass_client, entry)
     _assert_no_secret(diagnostics, ROBINE_PASSWORD)
     assert diagnostics["entry"]["data"][CONF_PASSWORD] == "**REDACTED**"
     assert diagnostics["backend"]["has_password"] is True

@@ -2,40 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 from unittest.mock import PropertyMock, patch
 
-from aiohttp import web
-from aiohttp.test_utils import TestServer
-from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends.homecast.const import (
-    AUTH_TOKEN,
-    CONF_ACCESS_TOKEN,
-    CONF_AUTH_TYPE,
-    CONF_HOMES,
+from custom_components.mcp_gateway.const import DOMAIN
+from tests.simulation import (
+    LoopbackServers,
+    SimServer,
+    homecast_token_entry,
+    registry_entity_id,
+    setup_entry as setup_entry,
 )
-from custom_components.mcp_gateway.const import BACKEND_HOMECAST, CONF_BACKEND, DOMAIN
-from tests.simulators.base import FAULTS, STATS, Faults, Stats
 from tests.simulators.homecast import HOMECAST, HomecastSim, create_app
 
 TOKEN = "hc_test_token"
 
 
-class Sim:
+class Sim(SimServer):
     """A running simulator: its URL, account state, fault switches and counters."""
-
-    def __init__(self, server: TestServer) -> None:
-        self.server = server
-        self.app: web.Application = server.app  # type: ignore[assignment]
-
-    @property
-    def url(self) -> str:
-        return str(self.server.make_url("/mcp"))
 
     @property
     def origin(self) -> str:
@@ -44,14 +33,6 @@ class Sim:
     @property
     def state(self) -> HomecastSim:
         return self.app[HOMECAST]
-
-    @property
-    def faults(self) -> Faults:
-        return self.app[FAULTS]
-
-    @property
-    def stats(self) -> Stats:
-        return self.app[STATS]
 
     def home_uuids(self) -> list[str]:
         return [home.uuid.lower() for home in self.state.homes]
@@ -77,20 +58,14 @@ type SimFactory = Callable[..., Coroutine[Any, Any, Sim]]
 
 
 @pytest.fixture
-async def sim_factory() -> AsyncGenerator[SimFactory]:
+def sim_factory(loopback_servers: LoopbackServers) -> SimFactory:
     """Start simulators with options (closed after the test)."""
-    servers: list[TestServer] = []
 
     async def start(**options: Any) -> Sim:
         options.setdefault("write_delay", 0)
-        server = TestServer(create_app(**options), host="127.0.0.1")
-        await server.start_server()
-        servers.append(server)
-        return Sim(server)
+        return Sim(await loopback_servers.start(create_app(**options)))
 
-    yield start
-    for server in servers:
-        await server.close()
+    return start
 
 
 @pytest.fixture
@@ -104,27 +79,14 @@ def token_entry(
 ) -> MockConfigEntry:
     """A token entry for the simulator's account."""
     uuids = sim.home_uuids()
-    return MockConfigEntry(
-        domain=DOMAIN,
-        entry_id=entry_id,
-        title="Homecast",
+    return homecast_token_entry(
+        sim.url,
+        TOKEN,
+        homes if homes is not None else uuids,
         unique_id=min(uuids),
-        data={
-            CONF_BACKEND: BACKEND_HOMECAST,
-            CONF_URL: sim.url,
-            CONF_AUTH_TYPE: AUTH_TOKEN,
-            CONF_ACCESS_TOKEN: TOKEN,
-            CONF_HOMES: homes if homes is not None else uuids,
-            **data,
-        },
+        entry_id=entry_id,
+        **data,
     )
-
-
-async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
-    """Add and set up an entry, waiting for its platforms."""
-    entry.add_to_hass(hass)
-    await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
 
 
 def home_tail(sim: Sim, home: int = 0) -> str:
@@ -180,8 +142,4 @@ def entity_id(
 
 def home_entity_id(hass: HomeAssistant, entry: MockConfigEntry, platform: str, key: str) -> str:
     """The entity id of a home-level entity (scene, automation) by its key."""
-    from homeassistant.helpers import entity_registry as er
-
-    found = er.async_get(hass).async_get_entity_id(platform, DOMAIN, f"{entry.unique_id}_{key}")
-    assert found is not None, key
-    return found
+    return registry_entity_id(hass, platform, f"{entry.unique_id}_{key}")

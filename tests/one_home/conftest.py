@@ -12,32 +12,25 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
-from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends.homecast.const import (
-    AUTH_TOKEN,
-    CONF_ACCESS_TOKEN,
-    CONF_AUTH_TYPE,
-    CONF_HOMES,
-)
-from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN
-from custom_components.mcp_gateway.const import (
-    BACKEND_HOMECAST,
-    BACKEND_HUBITAT,
-    BACKEND_ROBINE_WAKE,
-    CONF_BACKEND,
-    DOMAIN,
+from tests.simulation import (
+    LoopbackServers,
+    advance_clocks,
+    first_device,
+    homecast_token_entry,
+    hubitat_entry,
+    registry_entity_id,
+    robine_wake_entry,
+    setup_entry,
+    sim_clock,
 )
 from tests.simulators.base import SimClock
 from tests.simulators.homecast import HOMECAST, HomecastSim, create_app as homecast_app
@@ -69,11 +62,7 @@ class OneHome:
 
     async def advance(self, seconds: float = POLL_STEP) -> None:
         """Let time pass for the simulators and HA alike; the polls that fall due run."""
-        self.clock.advance(seconds)
-        self.freezer.tick(timedelta(seconds=seconds))
-        async_fire_time_changed(self.hass)
-        # Polls run as background tasks of the entries; automations as ordinary tasks.
-        await self.hass.async_block_till_done(wait_background_tasks=True)
+        await advance_clocks(self.hass, self.freezer, self.clock, seconds)
 
     async def advance_to(self, when: datetime, step: float = 300.0) -> None:
         """Let time pass until `when`, in steps no longer than `step` (a poll each)."""
@@ -82,17 +71,11 @@ class OneHome:
 
     def entity_id(self, platform: str, entry: MockConfigEntry, key: str) -> str:
         """The entity id a user would see, found by the entity's unique id."""
-        found = er.async_get(self.hass).async_get_entity_id(
-            platform, DOMAIN, f"{entry.unique_id}_{key}"
-        )
-        assert found is not None, f"no {platform} entity with key {key}"
-        return found
+        return registry_entity_id(self.hass, platform, f"{entry.unique_id}_{key}")
 
     def hubitat_device(self, kind: str) -> Any:
         """The first visible simulated Hubitat device of a kind."""
-        devices = sorted(self.hub.find(kind=kind), key=lambda d: d.id)
-        assert devices, kind
-        return devices[0]
+        return first_device(self.hub, kind)
 
 
 @pytest.fixture(autouse=True)
@@ -100,73 +83,42 @@ def _loopback_sockets(socket_enabled: None) -> None:
     """Real HTTP to the simulators on 127.0.0.1 (the HA plugin refuses any other host)."""
 
 
-async def _start(app: web.Application) -> TestServer:
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    return server
-
-
 @pytest.fixture
-async def one_home(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> AsyncGenerator[OneHome]:
+async def one_home(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, loopback_servers: LoopbackServers
+) -> AsyncGenerator[OneHome]:
     """All three backends running against their simulators in one HA, entries loaded."""
     freezer.move_to(MONDAY_6AM)
-    clock = SimClock()
-    clock.set(MONDAY_6AM)
+    clock = sim_clock(MONDAY_6AM)
     # Commands take effect at once, so an action's result is visible when the service returns.
-    servers = [
-        await _start(
-            hubitat_app(clock=clock, token=HUBITAT_TOKEN, hub_id="hub-one-home", command_delay=0)
-        ),
-        await _start(homecast_app(clock=clock, token=HOMECAST_TOKEN, write_delay=0)),
-        await _start(robine_app(clock=clock, device_id=ROBINE_ID, command_delay=0)),
-    ]
-    hub_server, homecast_server, robine_server = servers
+    hub_server = await loopback_servers.start(
+        hubitat_app(clock=clock, token=HUBITAT_TOKEN, hub_id="hub-one-home", command_delay=0)
+    )
+    homecast_server = await loopback_servers.start(
+        homecast_app(clock=clock, token=HOMECAST_TOKEN, write_delay=0)
+    )
+    robine_server = await loopback_servers.start(
+        robine_app(clock=clock, device_id=ROBINE_ID, command_delay=0)
+    )
     hub: Hub = hub_server.app[HUB]
     homecast: HomecastSim = homecast_server.app[HOMECAST]
     robine: RobineWake = robine_server.app[ROBINE]
     homes = [home.uuid.lower() for home in homecast.homes]
 
-    hubitat_entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Home Hub",
-        unique_id=hub.hub_id,
-        data={
-            CONF_BACKEND: BACKEND_HUBITAT,
-            CONF_URL: str(hub_server.make_url(mcp_path("42"))),
-            CONF_TOKEN: HUBITAT_TOKEN,
-        },
+    hubitat = hubitat_entry(
+        str(hub_server.make_url(mcp_path("42"))), HUBITAT_TOKEN, unique_id=hub.hub_id
     )
-    homecast_entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Homecast",
-        unique_id=min(homes),
-        data={
-            CONF_BACKEND: BACKEND_HOMECAST,
-            CONF_URL: str(homecast_server.make_url("/mcp")),
-            CONF_AUTH_TYPE: AUTH_TOKEN,
-            CONF_ACCESS_TOKEN: HOMECAST_TOKEN,
-            CONF_HOMES: homes,
-        },
+    homecast_entry = homecast_token_entry(
+        str(homecast_server.make_url("/mcp")), HOMECAST_TOKEN, homes
     )
-    robine_entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Bedroom clock",
-        unique_id=robine.device_id,
-        data={CONF_BACKEND: BACKEND_ROBINE_WAKE, CONF_URL: str(robine_server.make_url("/mcp"))},
-    )
-    home = OneHome(
-        hass, freezer, clock, hub, homecast, robine, hubitat_entry, homecast_entry, robine_entry
-    )
-    for entry in (hubitat_entry, homecast_entry, robine_entry):
-        entry.add_to_hass(hass)
-        assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    for entry in (hubitat_entry, homecast_entry, robine_entry):
+    robine_entry = robine_wake_entry(str(robine_server.make_url("/mcp")), robine.device_id)
+    entries = (hubitat, homecast_entry, robine_entry)
+    home = OneHome(hass, freezer, clock, hub, homecast, robine, *entries)
+    for entry in entries:
+        await setup_entry(hass, entry)
         assert entry.state is ConfigEntryState.LOADED, entry.title
     yield home
     # Unload while the simulators still answer, so sessions close cleanly.
-    for entry in (hubitat_entry, homecast_entry, robine_entry):
+    for entry in entries:
         await hass.config_entries.async_unload(entry.entry_id)
     await hass.async_block_till_done()
-    for server in servers:
-        await server.close()

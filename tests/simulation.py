@@ -1,0 +1,235 @@
+"""Scaffolding shared by the tests that run the simulators.
+
+The backend suites, `one_home`, the diagnostics tests and the simulators' own tests all start
+simulators on 127.0.0.1, make config entries for them and move clocks; doing it here keeps
+the three backends' fixtures alike and a change to one of these steps in one place.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+import json
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from freezegun.api import FrozenDateTimeFactory
+from homeassistant.const import CONF_URL
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
+
+from custom_components.mcp_gateway.backends.homecast.const import (
+    AUTH_TOKEN,
+    CONF_ACCESS_TOKEN,
+    CONF_AUTH_TYPE,
+    CONF_HOMES,
+)
+from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN
+from custom_components.mcp_gateway.backends.robine_wake.const import CONF_PASSWORD
+from custom_components.mcp_gateway.const import (
+    BACKEND_HOMECAST,
+    BACKEND_HUBITAT,
+    BACKEND_ROBINE_WAKE,
+    CONF_BACKEND,
+    DOMAIN,
+)
+from tests.simulators.base import FAULTS, STATS, Faults, SimClock, Stats
+
+# ---------------------------------------------------------------- simulators on loopback
+
+
+class LoopbackServers:
+    """Simulator servers a test starts on 127.0.0.1; the `loopback_servers` fixture closes them."""
+
+    def __init__(self) -> None:
+        self.started: list[TestServer] = []
+
+    async def start(self, app: web.Application) -> TestServer:
+        """Serve `app` on a free loopback port (the HA test plugin refuses any other host)."""
+        server = TestServer(app, host="127.0.0.1")
+        await server.start_server()
+        self.started.append(server)
+        return server
+
+    async def close(self) -> None:
+        for server in self.started:
+            await server.close()
+
+
+class SimServer:
+    """A running simulator: its MCP URL, app, fault switches and counters."""
+
+    def __init__(self, server: TestServer, path: str = "/mcp") -> None:
+        self.server = server
+        self.app: web.Application = server.app  # type: ignore[assignment]
+        self._path = path
+
+    @property
+    def url(self) -> str:
+        return str(self.server.make_url(self._path))
+
+    @property
+    def faults(self) -> Faults:
+        return self.app[FAULTS]
+
+    @property
+    def stats(self) -> Stats:
+        return self.app[STATS]
+
+
+def sim_clock(now: datetime) -> SimClock:
+    """A simulator clock frozen at `now`; tests move it explicitly."""
+    clock = SimClock()
+    clock.set(now)
+    return clock
+
+
+async def advance_clocks(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, clock: SimClock, seconds: float
+) -> None:
+    """Let `seconds` pass for the simulators and HA alike; the polls that fall due run."""
+    clock.advance(seconds)
+    freezer.tick(timedelta(seconds=seconds))
+    async_fire_time_changed(hass)
+    # Polls run as background tasks of the entries; automations as ordinary tasks.
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+
+# ---------------------------------------------------------------- config entries
+
+
+def hubitat_entry(
+    url: str, token: str, *, unique_id: str, options: dict[str, Any] | None = None
+) -> MockConfigEntry:
+    """An entry for a (simulated) Hubitat hub."""
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="Home Hub",
+        unique_id=unique_id,
+        data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: url, CONF_TOKEN: token},
+        options=options or {},
+    )
+
+
+def homecast_token_entry(
+    url: str,
+    token: str,
+    homes: list[str],
+    /,
+    *,
+    unique_id: str | None = None,
+    entry_id: str | None = None,
+    **data: Any,
+) -> MockConfigEntry:
+    """A token entry for a (simulated) Homecast account; its unique id is its first home.
+
+    `data` adds or overrides entry data: a test may replace the URL or the token itself.
+    """
+    return MockConfigEntry(
+        domain=DOMAIN,
+        entry_id=entry_id,
+        title="Homecast",
+        unique_id=unique_id or min(homes),
+        data={
+            CONF_BACKEND: BACKEND_HOMECAST,
+            CONF_URL: url,
+            CONF_AUTH_TYPE: AUTH_TOKEN,
+            CONF_ACCESS_TOKEN: token,
+            CONF_HOMES: homes,
+            **data,
+        },
+    )
+
+
+def robine_wake_entry(
+    url: str,
+    unique_id: str,
+    *,
+    password: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> MockConfigEntry:
+    """An entry for a (simulated) Robine Wake clock."""
+    data: dict[str, Any] = {CONF_BACKEND: BACKEND_ROBINE_WAKE, CONF_URL: url}
+    if password is not None:
+        data[CONF_PASSWORD] = password
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="Bedroom clock",
+        unique_id=unique_id,
+        data=data,
+        options=options or {},
+    )
+
+
+async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    """Add and set up an entry, waiting for its platforms (setup may fail: tests check)."""
+    entry.add_to_hass(hass)
+    await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+
+
+def registry_entity_id(hass: HomeAssistant, platform: str, unique_id: str) -> str:
+    """The entity id a user would see, found by the entity's unique id."""
+    found = er.async_get(hass).async_get_entity_id(platform, DOMAIN, unique_id)
+    assert found is not None, f"no {platform} entity with unique id {unique_id}"
+    return found
+
+
+def first_device(hub: Any, kind: str) -> Any:
+    """The first visible device of a kind on a simulated Hubitat hub (lowest id)."""
+    devices = sorted(hub.find(kind=kind), key=lambda d: d.id)
+    assert devices, kind
+    return devices[0]
+
+
+# ---------------------------------------------------------------- raw MCP for the simulator tests
+
+
+class RawMcp:
+    """Raw JSON-RPC over HTTP against one simulator, so its tests depend on no client code.
+
+    Subclasses say how a request is posted (path, headers, credentials) and, where the reply
+    may be an SSE stream, how it is read.
+    """
+
+    def __init__(self, client: TestClient, clock: SimClock) -> None:
+        self.client = client
+        self.clock = clock
+        self._id = 0
+
+    @staticmethod
+    def encode(body: Any) -> Any:
+        """A body as sent: bytes and text as they are (to send malformed JSON), else JSON."""
+        return body if isinstance(body, bytes | str) else json.dumps(body)
+
+    async def post(self, body: Any, **kwargs: Any) -> aiohttp.ClientResponse:
+        raise NotImplementedError
+
+    async def read(self, response: aiohttp.ClientResponse) -> dict[str, Any]:
+        """The JSON-RPC message of a reply."""
+        return await response.json()
+
+    async def rpc(
+        self, method: str, params: dict[str, Any] | None = None, **kwargs: Any
+    ) -> tuple[int, dict[str, Any]]:
+        """One request with a fresh id; the HTTP status and the JSON-RPC reply."""
+        self._id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id, "method": method}
+        if params is not None:
+            message["params"] = params
+        response = await self.post(message, **kwargs)
+        return response.status, await self.read(response)
+
+    async def call_raw(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A tools/call answered with HTTP 200; the whole JSON-RPC reply (result or error)."""
+        status, body = await self.rpc("tools/call", {"name": name, "arguments": arguments or {}})
+        assert status == 200, body
+        return body
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A tools/call that must succeed at the JSON-RPC level; the tool result."""
+        body = await self.call_raw(name, arguments)
+        assert "result" in body, body
+        return body["result"]
