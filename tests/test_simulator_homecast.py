@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamablehttp_client
 import pytest
 from yarl import URL
 
+from tests.simulation import RawMcp, sim_clock
 from tests.simulators.base import FAULTS, STATS, SimClock
 from tests.simulators.homecast import (
     HOMECAST,
@@ -75,16 +76,14 @@ def parse_body(text: str, content_type: str) -> dict[str, Any]:
     return json.loads(text)
 
 
-class Hc:
+class Hc(RawMcp):
     """A simulator under test with helpers for raw MCP over HTTP."""
 
     def __init__(self, client: TestClient, clock: SimClock) -> None:
-        self.client = client
-        self.clock = clock
+        super().__init__(client, clock)
         self.sim: HomecastSim = client.server.app[HOMECAST]
         self.token = TOKEN
         self.session: str | None = None
-        self._id = 0
 
     def headers(self, **extra: str) -> dict[str, str]:
         headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
@@ -96,19 +95,10 @@ class Hc:
         return headers
 
     async def post(self, body: Any, **extra: str) -> aiohttp.ClientResponse:
-        data = body if isinstance(body, str | bytes) else json.dumps(body)
-        return await self.client.post("/mcp", data=data, headers=self.headers(**extra))
+        return await self.client.post("/mcp", data=self.encode(body), headers=self.headers(**extra))
 
-    async def rpc(
-        self, method: str, params: dict[str, Any] | None = None, **extra: str
-    ) -> tuple[int, dict[str, Any]]:
-        self._id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id, "method": method}
-        if params is not None:
-            message["params"] = params
-        response = await self.post(message, **extra)
-        text = await response.text()
-        return response.status, parse_body(text, response.content_type)
+    async def read(self, response: aiohttp.ClientResponse) -> dict[str, Any]:
+        return parse_body(await response.text(), response.content_type)
 
     async def init(self, version: str = "2025-03-26") -> dict[str, Any]:
         response = await self.post(
@@ -126,12 +116,6 @@ class Hc:
         assert response.status == 200
         self.session = response.headers.get("Mcp-Session-Id")
         return parse_body(await response.text(), response.content_type)["result"]
-
-    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        status, body = await self.rpc("tools/call", {"name": name, "arguments": arguments or {}})
-        assert status == 200, body
-        assert "result" in body, body
-        return body["result"]
 
     async def ok(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
         result = await self.call(name, arguments)
@@ -175,8 +159,7 @@ def _loopback_sockets(socket_enabled: None) -> None:
 @pytest.fixture
 def make_hc(aiohttp_client: ClientFactory) -> Callable[..., Awaitable[Hc]]:
     async def _make(*, init: bool = True, **options: Any) -> Hc:
-        clock = SimClock()
-        clock.set(NOW)
+        clock = sim_clock(NOW)
         options.setdefault("write_delay", 0)
         hc = Hc(await aiohttp_client(create_app(clock=clock, **options)), clock)
         if init:

@@ -21,6 +21,7 @@ import aiohttp
 from aiohttp.test_utils import TestClient
 import pytest
 
+from tests.simulation import RawMcp, sim_clock
 from tests.simulators.base import FAULTS, STATS, SimClock
 from tests.simulators.hubitat import (
     BEST_PRACTICE_KEY,
@@ -41,16 +42,14 @@ MODERN = "2026-07-28"
 ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
-class Sim:
+class Sim(RawMcp):
     """A running simulated hub with raw JSON-RPC helpers."""
 
     def __init__(self, client: TestClient, clock: SimClock, app_id: str, token: str) -> None:
-        self.client = client
-        self.clock = clock
+        super().__init__(client, clock)
         self.hub: Hub = client.server.app[HUB]
         self.path = f"/apps/api/{app_id}/mcp"
         self.token = token
-        self._id = 0
 
     async def post(
         self,
@@ -59,32 +58,17 @@ class Sim:
         headers: dict[str, str] | None = None,
         token: str | None = "query",
     ) -> aiohttp.ClientResponse:
-        data = body if isinstance(body, bytes | str) else json.dumps(body)
         params = {"access_token": self.token} if token == "query" else None
         hdrs = {"Content-Type": "application/json", **(headers or {})}
-        return await self.client.post(self.path, data=data, params=params, headers=hdrs)
+        return await self.client.post(
+            self.path, data=self.encode(body), params=params, headers=hdrs
+        )
 
-    async def rpc(
-        self, method: str, params: dict[str, Any] | None = None, **kwargs: Any
-    ) -> tuple[int, dict[str, Any]]:
-        self._id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id, "method": method}
-        if params is not None:
-            message["params"] = params
-        response = await self.post(message, **kwargs)
-        return response.status, await response.json()
-
-    async def call_raw(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        status, body = await self.rpc("tools/call", {"name": name, "arguments": args or {}})
-        assert status == 200
-        return body
-
-    async def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """A tool call that must succeed at the JSON-RPC level; the parsed text payload."""
-        body = await self.call_raw(name, args)
-        assert "result" in body, body
-        assert "structuredContent" not in body["result"]
-        return json.loads(body["result"]["content"][0]["text"])
+        result = await super().call(name, arguments)
+        assert "structuredContent" not in result
+        return json.loads(result["content"][0]["text"])
 
     async def error(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         body = await self.call_raw(name, args)
@@ -103,8 +87,7 @@ def _loopback_sockets(socket_enabled: None) -> None:
 @pytest.fixture
 def make_sim(aiohttp_client: ClientFactory) -> Callable[..., Awaitable[Sim]]:
     async def _make(**options: Any) -> Sim:
-        clock = SimClock()
-        clock.set(options.pop("now", NOW))
+        clock = sim_clock(options.pop("now", NOW))
         options.setdefault("command_delay", None)
         options.setdefault("devices", 40)
         app = create_app(clock=clock, **options)

@@ -21,6 +21,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 import pytest
 
+from tests.simulation import RawMcp, sim_clock
 from tests.simulators.base import FAULTS, STATS, SimClock
 from tests.simulators.robine_wake import (
     DEFAULT_SOUNDS,
@@ -57,37 +58,17 @@ TOOL_NAMES = {
 ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
-class Sim:
+class Sim(RawMcp):
     """A running simulator with helpers for raw JSON-RPC over HTTP."""
 
     def __init__(self, client: TestClient, clock: SimClock) -> None:
-        self.client = client
-        self.clock = clock
+        super().__init__(client, clock)
         self.device: RobineWake = client.server.app[ROBINE]
-        self._next_id = 0
 
     async def post(
         self, body: Any, headers: dict[str, str] | None = None
     ) -> aiohttp.ClientResponse:
-        data = body if isinstance(body, bytes | str) else json.dumps(body)
-        return await self.client.post("/mcp", data=data, headers=headers or HEADERS)
-
-    async def rpc(
-        self, method: str, params: dict[str, Any] | None = None, **kwargs: Any
-    ) -> tuple[int, dict[str, Any]]:
-        self._next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        response = await self.post(message, **kwargs)
-        return response.status, await response.json()
-
-    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A tools/call that must succeed at the JSON-RPC level; returns the tool result."""
-        status, body = await self.rpc("tools/call", {"name": name, "arguments": arguments or {}})
-        assert status == 200, body
-        assert "result" in body, body
-        return body["result"]
+        return await self.client.post("/mcp", data=self.encode(body), headers=headers or HEADERS)
 
     async def ok(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """A tool call that must succeed; returns structuredContent."""
@@ -125,8 +106,7 @@ def _loopback_sockets(socket_enabled: None) -> None:
 @pytest.fixture
 def make_sim(aiohttp_client: ClientFactory) -> Callable[..., Awaitable[Sim]]:
     async def _make(**options: Any) -> Sim:
-        clock = SimClock()
-        clock.set(options.pop("now", MONDAY_6AM))
+        clock = sim_clock(options.pop("now", MONDAY_6AM))
         options.setdefault("command_delay", 0)
         app = create_app(clock=clock, **options)
         return Sim(await aiohttp_client(app), clock)
