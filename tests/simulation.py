@@ -1,25 +1,30 @@
-"""Scaffolding shared by the tests that run the simulators.
+"""Scaffolding shared by the tests that stand in for backends: simulators and in-memory fakes.
 
 The backend suites, `one_home`, the diagnostics tests and the simulators' own tests all start
 simulators on 127.0.0.1, make config entries for them and move clocks; doing it here keeps
-the three backends' fixtures alike and a change to one of these steps in one place.
+the three backends' fixtures alike and a change to one of these steps in one place. Tests of
+the gateway's own logic use an in-memory backend built on `InMemoryRuntime` instead.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 import json
+import logging
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from freezegun.api import FrozenDateTimeFactory
-from homeassistant.const import CONF_URL
+from homeassistant.const import CONF_URL, Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.entity import EntityDescription
+from homeassistant.helpers.update_coordinator import DataUpdateCoordinator
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
+from custom_components.mcp_gateway.backends.base import BackendRuntime
 from custom_components.mcp_gateway.backends.homecast.const import (
     AUTH_TOKEN,
     CONF_ACCESS_TOKEN,
@@ -35,6 +40,8 @@ from custom_components.mcp_gateway.const import (
     CONF_BACKEND,
     DOMAIN,
 )
+from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
+from custom_components.mcp_gateway.publisher import EntityPublisher
 from tests.simulators.base import FAULTS, STATS, Faults, SimClock, Stats
 
 # ---------------------------------------------------------------- simulators on loopback
@@ -233,3 +240,57 @@ class RawMcp:
         body = await self.call_raw(name, arguments)
         assert "result" in body, body
         return body["result"]
+
+
+# ---------------------------------------------------------------- in-memory backends
+
+
+class InMemoryRuntime(BackendRuntime):
+    """A backend whose devices live in memory, polled and published through the real platforms.
+
+    Subclasses return their native objects by id from `_poll` and the entities they want from
+    `_specs` (built with `item_spec`); the gateway hooks stay theirs.
+    """
+
+    poll_interval = timedelta(seconds=30)
+
+    async def _poll(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _specs(self) -> list[EntitySpec]:
+        raise NotImplementedError
+
+    async def async_setup(self) -> None:
+        self.coordinator = DataUpdateCoordinator(
+            self.hass,
+            logging.getLogger(type(self).__module__),
+            config_entry=self.entry,
+            name="fake",
+            update_method=self._poll,
+            update_interval=self.poll_interval,
+        )
+        self.publisher = EntityPublisher(self.hass, self, self._specs)
+        await self.coordinator.async_config_entry_first_refresh()
+
+    def item_spec(
+        self,
+        platform: Platform,
+        description: EntityDescription,
+        device: DeviceSpec,
+        item_id: str,
+        name: str | None = None,
+    ) -> EntitySpec:
+        """The entity of `description` for the polled object `item_id` (gone when it is)."""
+
+        def source() -> Any:
+            return self.coordinator.data.get(item_id)
+
+        return EntitySpec(
+            platform=platform,
+            key=f"{item_id}_{description.key}",
+            device=device,
+            description=description,
+            coordinator=self.coordinator,
+            source=source,
+            name=name,
+        )

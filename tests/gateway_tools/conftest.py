@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 import json
-import logging
 from typing import Any, Self
 from unittest.mock import patch
 
@@ -20,16 +19,10 @@ from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.update_coordinator import DataUpdateCoordinator
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.backends.base import (
-    BackendHealth,
-    BackendRuntime,
-    ToolClass,
-    ToolTier,
-)
+from custom_components.mcp_gateway.backends.base import BackendHealth, ToolClass, ToolTier
 from custom_components.mcp_gateway.const import (
     BACKEND_HUBITAT,
     CONF_BACKEND,
@@ -43,6 +36,7 @@ from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.sensor import GatewaySensorDescription
 from custom_components.mcp_gateway.switch import GatewaySwitchDescription
+from tests.simulation import InMemoryRuntime
 
 HUB = DeviceSpec(key="hub", name="Fake hub", manufacturer="Test")
 
@@ -182,11 +176,12 @@ _DESCRIPTIONS = {"plug": (Platform.SWITCH, PLUG), "lamp": (Platform.LIGHT, LAMP)
 _DESCRIPTIONS["thermo"] = (Platform.SENSOR, THERMO)
 
 
-class FakeRuntime(BackendRuntime):
+class FakeRuntime(InMemoryRuntime):
     """An in-memory backend: devices as entities, tools answered from memory."""
 
     kind = BACKEND_HUBITAT
     platforms = (Platform.SWITCH, Platform.LIGHT, Platform.SENSOR)
+    poll_interval = timedelta(minutes=5)
     things: dict[str, Thing]
     tools: list[dict[str, Any]]
     calls: list[tuple[str, dict[str, Any]]]
@@ -211,20 +206,6 @@ class FakeRuntime(BackendRuntime):
         runtime.hang = asyncio.Event()
         return runtime
 
-    async def async_setup(self) -> None:
-        self.coordinator = DataUpdateCoordinator(
-            self.hass,
-            logging.getLogger(__name__),
-            config_entry=self.entry,
-            name="fake",
-            update_method=self._poll,
-            update_interval=timedelta(minutes=5),
-        )
-        from custom_components.mcp_gateway.publisher import EntityPublisher
-
-        self.publisher = EntityPublisher(self.hass, self, self._specs)
-        await self.coordinator.async_config_entry_first_refresh()
-
     async def _poll(self) -> dict[str, Thing]:
         return dict(self.things)
 
@@ -235,20 +216,7 @@ class FakeRuntime(BackendRuntime):
             device = DeviceSpec(
                 key=f"dev_{thing.id}", name=thing.name, suggested_area=thing.area, via=HUB
             )
-
-            def source(thing_id: str = thing.id) -> Thing | None:
-                return self.coordinator.data.get(thing_id)
-
-            specs.append(
-                EntitySpec(
-                    platform=platform,
-                    key=f"{thing.id}_{description.key}",
-                    device=device,
-                    description=description,
-                    coordinator=self.coordinator,
-                    source=source,
-                )
-            )
+            specs.append(self.item_spec(platform, description, device, thing.id))
         return specs
 
     async def async_list_tools(self) -> list[dict[str, Any]]:
