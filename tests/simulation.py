@@ -8,6 +8,7 @@ the gateway's own logic use an in-memory backend built on `InMemoryRuntime` inst
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 import json
 import logging
@@ -91,6 +92,20 @@ def sim_clock(now: datetime) -> SimClock:
     clock = SimClock()
     clock.set(now)
     return clock
+
+
+type ClientFactory = Callable[..., Awaitable[TestClient]]
+
+
+async def client_on_clock(
+    aiohttp_client: ClientFactory,
+    create_app: Callable[..., web.Application],
+    now: datetime,
+    **options: Any,
+) -> tuple[TestClient, SimClock]:
+    """A simulator app, on a clock frozen at `now`, behind an aiohttp test client."""
+    clock = sim_clock(now)
+    return await aiohttp_client(create_app(clock=clock, **options)), clock
 
 
 async def advance_clocks(

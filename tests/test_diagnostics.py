@@ -44,9 +44,8 @@ HOMECAST_TOKEN = "hc_secret_token_8a7b6c"
 ROBINE_PASSWORD = "robine secret 42!"
 
 
-@pytest.fixture(autouse=True)
-def _loopback_sockets(socket_enabled: None) -> None:
-    """Real HTTP to the simulators on 127.0.0.1."""
+# Real HTTP to the simulators on 127.0.0.1.
+pytestmark = pytest.mark.usefixtures("socket_enabled")
 
 
 def _assert_no_secret(diagnostics: dict[str, Any], *secrets: str) -> str:

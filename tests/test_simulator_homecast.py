@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamablehttp_client
 import pytest
 from yarl import URL
 
-from tests.simulation import RawMcp, sim_clock
+from tests.simulation import ClientFactory, RawMcp, client_on_clock
 from tests.simulators.base import FAULTS, STATS, SimClock
 from tests.simulators.homecast import (
     HOMECAST,
@@ -59,8 +59,6 @@ TOOL_NAMES = {
     "update_virtual_accessory",
     "delete_virtual_accessory",
 }
-
-ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
 def parse_body(text: str, content_type: str) -> dict[str, Any]:
@@ -151,17 +149,15 @@ class Hc(RawMcp):
         return h.room_of(acc).slug, acc.slug
 
 
-@pytest.fixture(autouse=True)
-def _loopback_sockets(socket_enabled: None) -> None:
-    """Real HTTP on 127.0.0.1 (the HA test plugin still refuses any other host)."""
+# Real HTTP on 127.0.0.1 (the HA test plugin still refuses any other host).
+pytestmark = pytest.mark.usefixtures("socket_enabled")
 
 
 @pytest.fixture
 def make_hc(aiohttp_client: ClientFactory) -> Callable[..., Awaitable[Hc]]:
     async def _make(*, init: bool = True, **options: Any) -> Hc:
-        clock = sim_clock(NOW)
         options.setdefault("write_delay", 0)
-        hc = Hc(await aiohttp_client(create_app(clock=clock, **options)), clock)
+        hc = Hc(*await client_on_clock(aiohttp_client, create_app, NOW, **options))
         if init:
             await hc.init()
         return hc

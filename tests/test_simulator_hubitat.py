@@ -21,7 +21,7 @@ import aiohttp
 from aiohttp.test_utils import TestClient
 import pytest
 
-from tests.simulation import RawMcp, sim_clock
+from tests.simulation import ClientFactory, RawMcp, client_on_clock
 from tests.simulators.base import FAULTS, STATS, SimClock
 from tests.simulators.hubitat import (
     BEST_PRACTICE_KEY,
@@ -39,7 +39,6 @@ NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
 LAST_ACTIVITY = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$")
 EVENT_DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}$")
 MODERN = "2026-07-28"
-ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
 class Sim(RawMcp):
@@ -79,19 +78,17 @@ class Sim(RawMcp):
         return await self.call(gateway, {"tool": tool, "args": args})
 
 
-@pytest.fixture(autouse=True)
-def _loopback_sockets(socket_enabled: None) -> None:
-    """Real HTTP on 127.0.0.1."""
+# Real HTTP on 127.0.0.1 (the HA test plugin still refuses any other host).
+pytestmark = pytest.mark.usefixtures("socket_enabled")
 
 
 @pytest.fixture
 def make_sim(aiohttp_client: ClientFactory) -> Callable[..., Awaitable[Sim]]:
     async def _make(**options: Any) -> Sim:
-        clock = sim_clock(options.pop("now", NOW))
         options.setdefault("command_delay", None)
         options.setdefault("devices", 40)
-        app = create_app(clock=clock, **options)
-        client = await aiohttp_client(app)
+        now = options.pop("now", NOW)
+        client, clock = await client_on_clock(aiohttp_client, create_app, now, **options)
         return Sim(
             client, clock, str(options.get("app_id", "42")), options.get("token", "sim-token")
         )

@@ -21,7 +21,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 import pytest
 
-from tests.simulation import RawMcp, sim_clock
+from tests.simulation import ClientFactory, RawMcp, client_on_clock
 from tests.simulators.base import FAULTS, STATS, SimClock
 from tests.simulators.robine_wake import (
     DEFAULT_SOUNDS,
@@ -54,8 +54,6 @@ TOOL_NAMES = {
     "snooze_session",
     "dismiss_session",
 }
-
-ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
 class Sim(RawMcp):
@@ -98,18 +96,16 @@ class Sim(RawMcp):
         return next(alarm for alarm in alarms if alarm["label"] == label)
 
 
-@pytest.fixture(autouse=True)
-def _loopback_sockets(socket_enabled: None) -> None:
-    """Real HTTP on 127.0.0.1 (the HA test plugin still refuses any other host)."""
+# Real HTTP on 127.0.0.1 (the HA test plugin still refuses any other host).
+pytestmark = pytest.mark.usefixtures("socket_enabled")
 
 
 @pytest.fixture
 def make_sim(aiohttp_client: ClientFactory) -> Callable[..., Awaitable[Sim]]:
     async def _make(**options: Any) -> Sim:
-        clock = sim_clock(options.pop("now", MONDAY_6AM))
         options.setdefault("command_delay", 0)
-        app = create_app(clock=clock, **options)
-        return Sim(await aiohttp_client(app), clock)
+        now = options.pop("now", MONDAY_6AM)
+        return Sim(*await client_on_clock(aiohttp_client, create_app, now, **options))
 
     return _make
 
