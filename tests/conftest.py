@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Generator
+from unittest.mock import PropertyMock, patch
 
 import pytest
 
@@ -22,3 +23,14 @@ async def loopback_servers() -> AsyncGenerator[LoopbackServers]:
     servers = LoopbackServers()
     yield servers
     await servers.close()
+
+
+@pytest.fixture
+def entity_registry_enabled_by_default() -> Generator[None]:
+    """Create every entity enabled, also those disabled by default (as HA core's fixture)."""
+    with patch(
+        "homeassistant.helpers.entity.Entity.entity_registry_enabled_default",
+        return_value=True,
+        new_callable=PropertyMock,
+    ):
+        yield

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import Any
-from unittest.mock import PropertyMock, patch
 
 from homeassistant.core import HomeAssistant
 import pytest
@@ -41,17 +40,6 @@ class Sim(SimServer):
 @pytest.fixture(autouse=True)
 def _loopback_sockets(socket_enabled: None) -> None:
     """Real HTTP to the simulator on 127.0.0.1 (the HA plugin refuses any other host)."""
-
-
-@pytest.fixture
-def entity_registry_enabled_by_default() -> Generator[None]:
-    """Create every entity enabled, also those disabled by default (as HA core's fixture)."""
-    with patch(
-        "homeassistant.helpers.entity.Entity.entity_registry_enabled_default",
-        return_value=True,
-        new_callable=PropertyMock,
-    ):
-        yield
 
 
 type SimFactory = Callable[..., Coroutine[Any, Any, Sim]]
