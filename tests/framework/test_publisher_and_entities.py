@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-import logging
 from typing import Any, Self
 from unittest.mock import patch
 
@@ -22,13 +21,12 @@ from homeassistant.helpers import (
     entity_registry as er,
     issue_registry as ir,
 )
-from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
+from homeassistant.helpers.update_coordinator import UpdateFailed
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from custom_components.mcp_gateway.backends.base import (
     BackendHealth,
-    BackendRuntime,
     ToolClass,
     ToolTier,
 )
@@ -41,8 +39,8 @@ from custom_components.mcp_gateway.mcp.errors import (
     McpConnectionError,
     McpToolError,
 )
-from custom_components.mcp_gateway.publisher import EntityPublisher
 from custom_components.mcp_gateway.switch import GatewaySwitchDescription
+from tests.simulation import InMemoryRuntime
 
 HUB = DeviceSpec(key="hub", name="Fake hub", manufacturer="Test")
 
@@ -88,7 +86,7 @@ PRESSES = GatewayEventDescription(
 )
 
 
-class FakeRuntime(BackendRuntime):
+class FakeRuntime(InMemoryRuntime):
     """An in-memory backend with plugs, polled by a coordinator."""
 
     kind = "fake"
@@ -109,16 +107,7 @@ class FakeRuntime(BackendRuntime):
         return dict(self.plugs)
 
     async def async_setup(self) -> None:
-        self.coordinator = DataUpdateCoordinator(
-            self.hass,
-            logging.getLogger(__name__),
-            config_entry=self.entry,
-            name="fake",
-            update_method=self._poll,
-            update_interval=timedelta(seconds=30),
-        )
-        self.publisher = EntityPublisher(self.hass, self, self._specs)
-        await self.coordinator.async_config_entry_first_refresh()
+        await super().async_setup()
         self.coordinator.async_add_listener(self.publisher.async_refresh)
 
     def _specs(self) -> list[EntitySpec]:
@@ -129,26 +118,13 @@ class FakeRuntime(BackendRuntime):
                 name=self.plugs.get(plug_id, Plug(plug_id, "?")).name,
                 via=HUB,
             )
-
-            def source(plug_id: str = plug_id) -> Plug | None:
-                return self.coordinator.data.get(plug_id)
-
             for platform, description in (
                 (Platform.SWITCH, SWITCH),
                 (Platform.BINARY_SENSOR, REACHABLE),
                 (Platform.EVENT, PRESSES),
             ):
-                specs.append(
-                    EntitySpec(
-                        platform=platform,
-                        key=f"{plug_id}_{description.key}",
-                        device=device,
-                        description=description,
-                        coordinator=self.coordinator,
-                        source=source,
-                        name=self.plugs[plug_id].name if platform is Platform.SWITCH else None,
-                    )
-                )
+                name = self.plugs[plug_id].name if platform is Platform.SWITCH else None
+                specs.append(self.item_spec(platform, description, device, plug_id, name))
         return specs
 
     async def async_list_tools(self) -> list[dict[str, Any]]:
