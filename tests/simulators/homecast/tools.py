@@ -571,7 +571,8 @@ async def create_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> 
     actions = _scene_actions(home, args.get("actions"))
     scene = Scene(uuid_with_tail(sim.rng), name, actions)
     home.scenes.append(scene)
-    return {"success": True, "scene": {"id": scene.uuid, "name": name, "actions": actions}}
+    # The seed gives scenes no id (they are addressed by name), so neither does this.
+    return {"success": True, "scene": {"name": name, "actions": actions}}
 
 
 async def update_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
@@ -594,7 +595,7 @@ async def update_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> 
             raise ToolError(f"A scene named '{new_name}' already exists in {home.slug}")
         scene.name = new_name
     scene.actions = actions
-    return {"success": True, "scene": {"id": scene.uuid, "name": scene.name, "actions": actions}}
+    return {"success": True, "scene": {"name": scene.name, "actions": actions}}
 
 
 async def delete_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
