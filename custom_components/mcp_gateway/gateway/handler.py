@@ -316,7 +316,7 @@ class GatewayHandler:
             entity_ids = self._check_devices(user, runtime, sub, args, what)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
-        result = await self._execute(backend, runtime, name, args)
+        result = await self._execute(backend, runtime, sub.name, args)
         if sub.tool_class.tier is not ToolTier.READ:
             # Arguments stay out of the logbook: they may hold codes or file contents.
             target = f" on {', '.join(entity_ids)}" if entity_ids else ""

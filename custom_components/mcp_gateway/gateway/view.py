@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import hdrs, web
 from homeassistant.auth.models import User
-from homeassistant.components.http import KEY_AUTHENTICATED, KEY_HASS, HomeAssistantView
 from homeassistant.components.http.const import KEY_HASS_REFRESH_TOKEN_ID, KEY_HASS_USER
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers.http import KEY_AUTHENTICATED, KEY_HASS, HomeAssistantView
 from homeassistant.helpers.json import json_bytes
 from homeassistant.helpers.network import NoURLAvailableError, get_url
 from homeassistant.util.hass_dict import HassKey

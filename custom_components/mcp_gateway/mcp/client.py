@@ -302,11 +302,16 @@ class McpClient:
         if self._connected:
             return
         async with self._lock:
-            if self._connected:
+            if self._handshake_done():  # by another caller while we waited for the lock
                 return
             if self._prefer_modern and await self._discover():
                 return
             await self._initialize()
+
+    def _handshake_done(self) -> bool:
+        # A call, not an attribute read: type checkers would keep the narrowing from before
+        # the await and call the second check unreachable.
+        return self._connected
 
     async def close(self) -> None:
         """End the session (DELETE, when the server gave one) and forget negotiated state."""
