@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from unittest.mock import PropertyMock, patch
+from unittest.mock import patch
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
@@ -18,18 +17,8 @@ from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntim
 from .conftest import Sim, make_entry, setup_entry
 
 
-@pytest.fixture
-def enable_all_entities() -> Generator[None]:
-    """Noisy entities are disabled by default; snapshots show them all."""
-    with patch(
-        "homeassistant.helpers.entity.Entity.entity_registry_enabled_default",
-        new_callable=PropertyMock,
-        return_value=True,
-    ):
-        yield
-
-
-@pytest.mark.usefixtures("enable_all_entities")
+# Noisy entities are disabled by default; snapshots show them all.
+@pytest.mark.usefixtures("entity_registry_enabled_by_default")
 @pytest.mark.parametrize("platform", HubitatRuntime.platforms)
 async def test_platform_snapshot(
     hass: HomeAssistant,
