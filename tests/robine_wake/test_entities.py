@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 import json
-from unittest.mock import PropertyMock, patch
+from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.const import Platform
@@ -22,6 +22,7 @@ from custom_components.mcp_gateway.diagnostics import async_get_config_entry_dia
 from .conftest import PASSWORD, Sim, SimFactory, advance, make_entry, setup_entry
 
 
+@pytest.mark.usefixtures("entity_registry_enabled_by_default")  # snapshots show them all
 @pytest.mark.parametrize(
     "platform",
     [Platform.BINARY_SENSOR, Platform.BUTTON, Platform.EVENT, Platform.SENSOR, Platform.SWITCH],
@@ -35,14 +36,7 @@ async def test_platform_snapshot(  # noqa: PLR0917 - pytest fixtures
     platform: Platform,
 ) -> None:
     entry = make_entry(sim)
-    with (
-        patch.object(RobineWakeRuntime, "platforms", (platform,)),
-        patch(
-            "homeassistant.helpers.entity.Entity.entity_registry_enabled_default",
-            new_callable=PropertyMock,
-            return_value=True,
-        ),
-    ):
+    with patch.object(RobineWakeRuntime, "platforms", (platform,)):
         await setup_entry(hass, entry)
         await snapshot_platform(
             hass,
