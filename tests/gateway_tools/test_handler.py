@@ -408,6 +408,15 @@ async def test_core_tool_policy_and_validation(
     assert _data(failure)["error"]["code"] == "not_found"
     ok = await _call(hass, hass_admin_user, "get_state", {"domain": ["switch"]})
     assert _data(ok)["entities"][0]["entity_id"] == "switch.kitchen_plug"
+    # A lone string where a list of strings is expected is read as that list ...
+    lone = await _call(hass, hass_admin_user, "get_state", {"domain": "switch"})
+    assert not lone["isError"]
+    assert [e["entity_id"] for e in _data(lone)["entities"]] == ["switch.kitchen_plug"]
+    # ... but nothing else is bent to fit.
+    wrong = await _call(hass, hass_admin_user, "get_state", {"domain": 3, "name": ["plug"]})
+    message = _data(wrong)["error"]["message"]
+    assert "arguments.domain must be array" in message
+    assert "arguments.name must be string" in message
 
 
 async def test_unknown_tools_and_prompts(

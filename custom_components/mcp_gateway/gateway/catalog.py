@@ -499,6 +499,26 @@ _JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
 }
 
 
+def lift_single_items(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """A lone string where a list of strings is expected becomes that list.
+
+    Models often write `"domain": "light"` for `["light"]`; the intent is plain, so accept it
+    rather than fail the call. Anything else is left for schema_errors to judge.
+    """
+    properties = schema.get("properties", {})
+    lifted = dict(arguments)
+    for key, value in arguments.items():
+        spec = properties.get(key)
+        if (
+            isinstance(value, str)
+            and isinstance(spec, Mapping)
+            and spec.get("type") == "array"
+            and spec.get("items", {}).get("type") == "string"
+        ):
+            lifted[key] = [value]
+    return lifted
+
+
 def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments") -> list[str]:
     """Check a value against the JSON Schema subset our core tools use; messages name the path."""
     errors: list[str] = []

@@ -43,6 +43,7 @@ from .catalog import (
     ToolFailure,
     catalog_listing,
     gateway_tool_definition,
+    lift_single_items,
     schema_errors,
 )
 from .policy import (
@@ -221,6 +222,7 @@ class GatewayHandler:
             require_tier(user, tool.tier, tool.name)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
+        arguments = lift_single_items(tool.input_schema, arguments)
         if errors := schema_errors(tool.input_schema, arguments):
             return error_result(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
         try:
