@@ -169,6 +169,12 @@ async def test_admin_tools_list_fits_the_budget(
     assert titles["homecast"] == "Homecast"  # the kind is not repeated when the title has it
     assert titles["robine_wake_bedroom_clock"] == "Bedroom clock (Robine Wake)"
     handler = GatewayHandler(hass)
+    backends = await handler.call_tool(_ctx(hass_admin_user), "list_backends", {})
+    # Every backend reports the round trip of its last poll.
+    assert all(
+        item["available"] and item["latency_ms"] >= 0
+        for item in backends["structuredContent"]["backends"]
+    ), backends
     for gateway, entry in gateways.items():
         backend_tools = await entry.runtime_data.async_list_tools()
         names = {tool["name"] for tool in backend_tools}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import HomeAssistant
@@ -56,6 +57,14 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
         self.automations_supported = True
         self.hc_automations_supported = True
         self.scene_renames = SceneRenameFollower()
+        # The last get_state round trip: list_backends shows it, as for the other backends.
+        self.latency_ms: float | None = None
+
+    async def _timed_state(self) -> HomecastState:
+        started = time.perf_counter()
+        state = await self.api.async_get_state(self.homes)
+        self.latency_ms = (time.perf_counter() - started) * 1000
+        return state
 
     async def _async_update_data(self) -> HomecastState:
         # Wait for all three even when one fails, so no call is left running unobserved.
@@ -63,7 +72,7 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
         automations: _Automations | BaseException
         hc_automations: dict[str, list[dict[str, Any]]] | BaseException | None
         state, automations, hc_automations = await asyncio.gather(
-            self.api.async_get_state(self.homes),
+            self._timed_state(),
             self._automations(),
             self._hc_automations(),
             return_exceptions=True,

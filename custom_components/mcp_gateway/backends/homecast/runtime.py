@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 import logging
-import time
 from typing import Any, ClassVar, Self
 
 from aiohttp import ClientError, ClientResponseError
@@ -84,7 +83,6 @@ class HomecastRuntime(BackendRuntime):
         self.publisher = EntityPublisher(hass, self, lambda: derive_specs(self.coordinator))
         self._tools: list[dict[str, Any]] | None = None
         self._tools_signature: tuple[str, ...] | None = None
-        self._latency_ms: float | None = None
 
     @classmethod
     def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
@@ -193,9 +191,7 @@ class HomecastRuntime(BackendRuntime):
         await self._ensure_token()
         tool_class = TOOL_CLASSES.get(name)
         kind = "read" if tool_class is not None and tool_class.tier == "read" else "write"
-        started = time.perf_counter()
         result = await self.client.call_tool(name, arguments, kind=kind)
-        self._latency_ms = (time.perf_counter() - started) * 1000
         if kind == "write" and not result.is_error:
             self.api.note_success(name, arguments)
             await self.coordinator.async_request_refresh()
@@ -234,7 +230,7 @@ class HomecastRuntime(BackendRuntime):
         return BackendHealth(
             available=self.coordinator.last_update_success,
             protocol_version=self.client.protocol_version,
-            latency_ms=self._latency_ms,
+            latency_ms=self.coordinator.latency_ms,
             details={
                 "homes": len(data.homes) if data else 0,
                 "accessories": sum(len(h.accessories) for h in data.homes.values()) if data else 0,
