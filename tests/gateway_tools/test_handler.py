@@ -319,6 +319,32 @@ async def test_tier_confirm_and_unknown_sub_tools(
     assert lonely_args["error"]["message"] == 'Give "tool" with "args".'
 
 
+async def test_describe_lists_only_the_named_tools(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_user: User
+) -> None:
+    """`describe` returns just those tools' schemas, in the order asked, within the user's tier."""
+    everything = _data(await _call(hass, hass_user, GATEWAY))
+    some = _data(
+        await _call(hass, hass_user, GATEWAY, {"describe": ["switch_thing", "list_things"]})
+    )
+    assert [tool["name"] for tool in some["tools"]] == ["switch_thing", "list_things"]
+    full = {tool["name"]: tool for tool in everything["tools"]}
+    assert all(tool["inputSchema"] == full[tool["name"]]["inputSchema"] for tool in some["tools"])
+    # One name alone is read as a list of one.
+    one = _data(await _call(hass, hass_user, GATEWAY, {"describe": "list_things"}))
+    assert [tool["name"] for tool in one["tools"]] == ["list_things"]
+    # An admin tool is unknown to a user, like a name the backend does not have.
+    hidden = _data(await _call(hass, hass_user, GATEWAY, {"describe": ["write_rule", "nope"]}))
+    assert hidden["error"]["code"] == "unknown_tool"
+    assert "'write_rule', 'nope'" in hidden["error"]["message"]
+    mixed = _data(
+        await _call(hass, hass_user, GATEWAY, {"describe": ["list_things"], "tool": "list_things"})
+    )
+    assert mixed["error"]["code"] == "invalid"
+    empty = _data(await _call(hass, hass_user, GATEWAY, {"describe": []}))
+    assert "arguments.describe must have at least 1 items" in empty["error"]["message"]
+
+
 async def test_device_calls_check_entity_control(
     hass: HomeAssistant,
     fake_entry: MockConfigEntry,

@@ -451,9 +451,9 @@ def gateway_tool_definition(
         listing = "No tools of this backend are available to you."
     description = (
         f"Gateway to the {backend.kind.replace('_', ' ')} backend '{backend.entry.title}'. "
-        "Call with no arguments for each tool's description and input schema; call with "
-        '{"tool": <name>, "args": {...}} to run one (add "confirm": true for destructive '
-        f"tools). {listing}"
+        "Call with no arguments for every tool's description and input schema, or with "
+        '{"describe": [<names>]} for some; call with {"tool": <name>, "args": {...}} to run '
+        f'one (add "confirm": true for destructive tools). {listing}'
     )
     read_only = bool(tools) and all(t.tool_class.tier is ToolTier.READ for t in tools)
     destructive = any(t.tool_class.destructive for t in tools) or (
@@ -468,6 +468,11 @@ def gateway_tool_definition(
             "properties": {
                 "tool": {"type": "string", "description": "Tool to run; omit to list them."},
                 "args": {"type": "object", "description": "That tool's arguments."},
+                "describe": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Tools to describe (omit all arguments to describe all).",
+                },
                 "confirm": {
                     "type": "boolean",
                     "description": "true to allow a destructive tool.",

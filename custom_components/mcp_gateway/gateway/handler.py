@@ -74,12 +74,21 @@ SEARCH_DESCRIPTION_CHARS: Final = 300
 # JSON-RPC code for "authenticated, but not allowed" (server-defined range).
 FORBIDDEN_CODE: Final = -32001
 
+# Tools one selective catalog call may describe.
+MAX_DESCRIBE: Final = 50
+
 GATEWAY_ARGUMENTS_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
         "tool": {"type": "string", "minLength": 1},
         "args": {"type": "object"},
         "confirm": {"type": "boolean"},
+        "describe": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
+            "maxItems": MAX_DESCRIBE,
+        },
     },
     "required": [],
     "additionalProperties": False,
@@ -280,8 +289,15 @@ class GatewayHandler:
         backend: ExposedBackend,
         arguments: dict[str, Any],
     ) -> dict[str, Any]:
+        arguments = lift_single_items(GATEWAY_ARGUMENTS_SCHEMA, arguments)
         if errors := schema_errors(GATEWAY_ARGUMENTS_SCHEMA, arguments):
             return error_result(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
+        describe: list[str] | None = arguments.get("describe")
+        if describe is not None and ("tool" in arguments or "args" in arguments):
+            return error_result(
+                'Give "describe" to read tools\' schemas, or "tool" with "args" to run one.',
+                code="invalid",
+            )
         runtime = backend.runtime
         backend_catalog = await self.catalog.async_backend_catalog(backend)
         if runtime is None or backend_catalog is None:
@@ -303,6 +319,15 @@ class GatewayHandler:
                 )
             if "args" in arguments:
                 return error_result('Give "tool" with "args".', code="invalid")
+            if describe is not None:
+                by_name = {tool.name: tool for tool in visible}
+                if unknown := [n for n in describe if n not in by_name]:
+                    return error_result(
+                        f"{backend.gateway_name} has no tool {', '.join(map(repr, unknown))}"
+                        f" for you. Its tools: {', '.join(by_name) or 'none for you'}.",
+                        code="unknown_tool",
+                    )
+                visible = [by_name[n] for n in dict.fromkeys(describe)]
             return tool_result(
                 {
                     "gateway": backend.gateway_name,

@@ -96,9 +96,10 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
         "- `list_backends`: health and latency of each backend.",
         "",
         "## Backend gateways",
-        "Call a gateway tool with `{}` for its tools and their input schemas, then with "
-        '`{"tool": name, "args": {...}}`. Destructive tools also need `"confirm": true`: ask '
-        "the user first.",
+        "Call a gateway tool with `{}` for all its tools and their input schemas (it can be "
+        'large), or `{"describe": [names]}` for the ones you need (its description names '
+        'them all; `search_tools` finds them), then with `{"tool": name, "args": {...}}`. '
+        'Destructive tools also need `"confirm": true`: ask the user first.',
     ]
     if ToolTier.CONTROL in tiers:
         lines.append(
