@@ -310,29 +310,24 @@ class GatewayHandler:
         if sub is None:
             # Only a listing (or a wrong name) needs the user's whole view of the catalog.
             tiers = allowed_tiers(user)
-            visible = [t for t in backend_catalog.tools.values() if t.tool_class.tier in tiers]
-            if name is not None:
+            visible = {
+                t.name: t for t in backend_catalog.tools.values() if t.tool_class.tier in tiers
+            }
+            asked = describe if name is None else [name]
+            if unknown := [n for n in asked or () if n not in visible]:
                 return error_result(
-                    f"{backend.gateway_name} has no tool '{name}'. Its tools: "
-                    f"{', '.join(tool.name for tool in visible) or 'none for you'}.",
+                    f"{backend.gateway_name} has no tool {', '.join(map(repr, unknown))}"
+                    f" for you. Its tools: {', '.join(visible) or 'none for you'}.",
                     code="unknown_tool",
                 )
             if "args" in arguments:
                 return error_result('Give "tool" with "args".', code="invalid")
-            if describe is not None:
-                by_name = {tool.name: tool for tool in visible}
-                if unknown := [n for n in describe if n not in by_name]:
-                    return error_result(
-                        f"{backend.gateway_name} has no tool {', '.join(map(repr, unknown))}"
-                        f" for you. Its tools: {', '.join(by_name) or 'none for you'}.",
-                        code="unknown_tool",
-                    )
-                visible = [by_name[n] for n in dict.fromkeys(describe)]
+            listed = [visible[n] for n in dict.fromkeys(asked)] if asked else visible.values()
             return tool_result(
                 {
                     "gateway": backend.gateway_name,
                     "backend": backend.kind,
-                    **catalog_listing(visible),
+                    **catalog_listing(list(listed)),
                 }
             )
         args: dict[str, Any] = arguments.get("args", {})
