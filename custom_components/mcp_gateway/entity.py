@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import functools
 from typing import TYPE_CHECKING, Any, Concatenate, Protocol
 
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
 from homeassistant.core import callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
@@ -60,6 +61,11 @@ class EntitySpec:
     name: str | None = None
 
 
+def entry_uid(entry: ConfigEntry) -> str:
+    """What every unique id and device identifier of an entry starts with."""
+    return entry.unique_id or entry.entry_id
+
+
 def device_identifier(entry_uid: str, device_key: str) -> tuple[str, str]:
     """The registry identifier of a device of an entry."""
     return (DOMAIN, f"{entry_uid}_{device_key}")
@@ -92,7 +98,7 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         self.runtime = runtime
         self.spec = spec
         self.entity_description = spec.description
-        uid = runtime.entry.unique_id or runtime.entry.entry_id
+        uid = entry_uid(runtime.entry)
         self._attr_unique_id = f"{uid}_{spec.key}"
         self._attr_device_info = device_info(uid, spec.device)
         if spec.name is not None:

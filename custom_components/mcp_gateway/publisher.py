@@ -21,7 +21,7 @@ from homeassistant.helpers.entity_platform import (
 )
 
 from .const import DOMAIN
-from .entity import DeviceSpec, EntitySpec, device_identifier, device_info
+from .entity import DeviceSpec, EntitySpec, device_identifier, device_info, entry_uid
 
 if TYPE_CHECKING:
     from .backends.base import BackendRuntime, McpGatewayConfigEntry
@@ -51,8 +51,7 @@ class EntityPublisher:
 
     @property
     def _entry_uid(self) -> str:
-        entry = self._runtime.entry
-        return entry.unique_id or entry.entry_id
+        return entry_uid(self._runtime.entry)
 
     @property
     def specs(self) -> list[EntitySpec]:

@@ -33,6 +33,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_platform, entity_registry as er
 
 from ...const import DOMAIN
+from ...entity import entry_uid
 from .api import Home, HomecastState, SceneRenamed, slugify_name
 
 if TYPE_CHECKING:
@@ -100,11 +101,6 @@ def plan_renames(
         registered_keys - {r.old_key for r in plan}, current_keys - {r.new_key for r in plan}
     )
     return [*plan, guess] if guess is not None else plan
-
-
-def entry_uid(entry: McpGatewayConfigEntry) -> str:
-    """The prefix of every unique id of the entry (as the publisher builds them)."""
-    return entry.unique_id or entry.entry_id
 
 
 class SceneRenameFollower:
