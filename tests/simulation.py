@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 import json
 import logging
 from typing import Any
+from unittest.mock import patch
 
 import aiohttp
 from aiohttp import web
@@ -23,7 +24,13 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_fire_time_changed,
+    snapshot_platform,
+)
+from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
+from syrupy.assertion import SnapshotAssertion
 
 from custom_components.mcp_gateway.backends.base import BackendRuntime
 from custom_components.mcp_gateway.backends.homecast.const import (
@@ -190,6 +197,29 @@ async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
     entry.add_to_hass(hass)
     await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
+
+
+async def snapshot_one_platform(
+    hass: HomeAssistant,
+    entity_registry: er.EntityRegistry,
+    snapshot: SnapshotAssertion,
+    entry: MockConfigEntry,
+    *,
+    runtime_class: type[BackendRuntime],
+    platform: Platform,
+) -> None:
+    """Set the entry up with only `platform`, then snapshot its entities and states.
+
+    The HA extension strips ids and times that change from run to run.
+    """
+    with patch.object(runtime_class, "platforms", (platform,)):
+        await setup_entry(hass, entry)
+    await snapshot_platform(
+        hass,
+        entity_registry,
+        snapshot.use_extension(HomeAssistantSnapshotExtension),
+        entry.entry_id,
+    )
 
 
 def registry_entity_id(hass: HomeAssistant, platform: str, unique_id: str) -> str:

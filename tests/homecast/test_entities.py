@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 import random
 from typing import Any
-from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.components.alarm_control_panel import AlarmControlPanelState
@@ -18,13 +17,12 @@ import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     async_fire_time_changed,
-    snapshot_platform,
 )
-from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.mcp_gateway.backends.homecast.entities import PLATFORMS
 from custom_components.mcp_gateway.backends.homecast.runtime import HomecastRuntime
+from tests.simulation import snapshot_one_platform
 from tests.simulators.homecast.model import Virtual, add_virtual
 
 from .conftest import (
@@ -92,13 +90,8 @@ async def test_entity_snapshot(  # noqa: PLR0917 - pytest fixtures
     sim = await sim_factory(homes=1, vocabulary=vocabulary)
     _extra_virtuals(sim)
     entry = token_entry(sim, entry_id="01HOMECASTSNAPSHOT")
-    with patch.object(HomecastRuntime, "platforms", (platform,)):
-        await setup_entry(hass, entry)
-    await snapshot_platform(
-        hass,
-        entity_registry,
-        snapshot.use_extension(HomeAssistantSnapshotExtension),
-        entry.entry_id,
+    await snapshot_one_platform(
+        hass, entity_registry, snapshot, entry, runtime_class=HomecastRuntime, platform=platform
     )
 
 

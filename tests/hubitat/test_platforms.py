@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from unittest.mock import patch
-
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
-from pytest_homeassistant_custom_component.common import snapshot_platform
-from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from tests.simulation import snapshot_one_platform
 
 from .conftest import Sim, make_entry, setup_entry
 
@@ -28,15 +25,13 @@ async def test_platform_snapshot(
     platform: Platform,
 ) -> None:
     """Each platform's entities and states, from a 24-device hub with rules, modes and HSM."""
-    entry = make_entry(sim)
-    with patch.object(HubitatRuntime, "platforms", (platform,)):
-        await setup_entry(hass, entry)
-    # The HA extension strips ids and times that change from run to run.
-    await snapshot_platform(
+    await snapshot_one_platform(
         hass,
         entity_registry,
-        snapshot.use_extension(HomeAssistantSnapshotExtension),
-        entry.entry_id,
+        snapshot,
+        make_entry(sim),
+        runtime_class=HubitatRuntime,
+        platform=platform,
     )
 
 

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 import json
-from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 import pytest
-from pytest_homeassistant_custom_component.common import snapshot_platform
-from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
 from custom_components.mcp_gateway.backends.robine_wake.runtime import RobineWakeRuntime
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
+from tests.simulation import snapshot_one_platform
 
 from .conftest import PASSWORD, Sim, SimFactory, advance, make_entry, setup_entry
 
@@ -35,15 +33,14 @@ async def test_platform_snapshot(  # noqa: PLR0917 - pytest fixtures
     snapshot: SnapshotAssertion,
     platform: Platform,
 ) -> None:
-    entry = make_entry(sim)
-    with patch.object(RobineWakeRuntime, "platforms", (platform,)):
-        await setup_entry(hass, entry)
-        await snapshot_platform(
-            hass,
-            entity_registry,
-            snapshot.use_extension(HomeAssistantSnapshotExtension),
-            entry.entry_id,
-        )
+    await snapshot_one_platform(
+        hass,
+        entity_registry,
+        snapshot,
+        make_entry(sim),
+        runtime_class=RobineWakeRuntime,
+        platform=platform,
+    )
 
 
 async def test_noisy_diagnostics_are_disabled_by_default(
