@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from datetime import timedelta
 from typing import Any
 
 from aiohttp.test_utils import TestServer
+from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import HomeAssistant
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
 from tests.simulation import (
@@ -79,6 +81,20 @@ async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> HubitatRun
     """Add and set up an entry, waiting for its platforms."""
     await _setup_entry(hass, entry)
     return entry.runtime_data
+
+
+@pytest.fixture
+async def runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
+    """The default hub's entry, set up."""
+    return await setup_entry(hass, make_entry(sim))
+
+
+async def poll(hass: HomeAssistant, freezer: FrozenDateTimeFactory, seconds: float = 15) -> None:
+    """Let the poll interval pass (the hub's clock follows the frozen one)."""
+    freezer.tick(timedelta(seconds=seconds))
+    async_fire_time_changed(hass)
+    # Interval refreshes run as background tasks.
+    await hass.async_block_till_done(wait_background_tasks=True)
 
 
 def entity_id(hass: HomeAssistant, sim: Sim, key: str, platform: str) -> str:

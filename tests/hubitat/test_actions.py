@@ -52,18 +52,11 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 import pytest
 
-from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-
-from .conftest import Sim, entity_id, first, make_entry, setup_entry
+from .conftest import Sim, entity_id, first
 
 
 async def _call(hass: HomeAssistant, domain: str, service: str, target: str, **data: Any) -> None:
     await hass.services.async_call(domain, service, {ATTR_ENTITY_ID: target, **data}, blocking=True)
-
-
-@pytest.fixture
-async def runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
-    return await setup_entry(hass, make_entry(sim))
 
 
 @pytest.mark.usefixtures("runtime")

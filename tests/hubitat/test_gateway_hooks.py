@@ -17,11 +17,6 @@ from tests.simulators.hubitat import GATEWAYS, TOOL_DEFS
 from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, setup_entry
 
 
-@pytest.fixture
-async def runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
-    return await setup_entry(hass, make_entry(sim))
-
-
 async def test_catalog_is_flat_and_cached(sim: Sim, runtime: HubitatRuntime) -> None:
     """Every tool once, no gateway names; a second listing costs one tools/list."""
     tools = await runtime.async_list_tools()

@@ -22,7 +22,6 @@ from homeassistant.components.select import (
 from homeassistant.const import ATTR_ENTITY_ID, SERVICE_OPEN_COVER
 from homeassistant.core import HomeAssistant
 import pytest
-from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_POLL_INTERVAL,
@@ -34,19 +33,7 @@ from tests.simulators.base import INTERNAL_ERROR, RpcFailure
 from tests.simulators.hubitat.devices import Device
 from tests.simulators.hubitat.hub import epoch_ms
 
-from .conftest import Sim, SimFactory, entity_id, first, make_entry, setup_entry
-
-
-async def poll(hass: HomeAssistant, freezer: FrozenDateTimeFactory, seconds: float = 15) -> None:
-    """Let the poll interval pass (the hub's clock follows the frozen one)."""
-    freezer.tick(timedelta(seconds=seconds))
-    async_fire_time_changed(hass)
-    await hass.async_block_till_done(wait_background_tasks=True)
-
-
-@pytest.fixture
-async def runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
-    return await setup_entry(hass, make_entry(sim))
+from .conftest import Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
 
 
 async def _closed_shade(

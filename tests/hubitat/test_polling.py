@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 import logging
 from unittest.mock import patch
 
@@ -13,7 +12,6 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 from homeassistant.helpers.update_coordinator import UpdateFailed
 import pytest
-from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.mcp_gateway.backends.hubitat import const
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
@@ -21,20 +19,7 @@ from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpTimeoutError
 from tests.simulators.hubitat.hub import Mode
 
-from .conftest import Sim, entity_id, first, make_entry, setup_entry
-
-
-async def poll(hass: HomeAssistant, freezer: FrozenDateTimeFactory, seconds: float = 15) -> None:
-    """Let the poll interval pass."""
-    freezer.tick(timedelta(seconds=seconds))
-    async_fire_time_changed(hass)
-    # Interval refreshes run as background tasks.
-    await hass.async_block_till_done(wait_background_tasks=True)
-
-
-@pytest.fixture
-async def runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
-    return await setup_entry(hass, make_entry(sim))
+from .conftest import Sim, entity_id, first, make_entry, poll, setup_entry
 
 
 async def test_idle_poll_reads_only_changes(
