@@ -27,6 +27,7 @@ from .const import (
     EVENT_ENDED,
     RATE_LIMIT_FALLBACK_WAIT,
     SESSION_IDLE,
+    is_address_uid,
     password_issue_id,
 )
 from .model import DISMISS_REASONS, Alarm, DeviceState, Session, SessionState
@@ -123,7 +124,12 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         except McpError as err:
             raise UpdateFailed(f"Could not read the clock: {err}") from err
         expected = self.config_entry.unique_id
-        if state.device is not None and expected and state.device.id != expected:
+        if (
+            state.device is not None
+            and expected
+            and not is_address_uid(expected)
+            and state.device.id != expected
+        ):
             # The address now leads to another clock (a new DHCP lease): showing its alarms
             # under this entry would be wrong. Reconfigure fixes the address.
             raise UpdateFailed(

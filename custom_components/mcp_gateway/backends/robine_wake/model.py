@@ -5,9 +5,12 @@ codes and the session states are decisions of reference/robine-wake.md (the spec
 them). When a real device disagrees, this module is the only one to change: the rest of the
 backend sees only the dataclasses and constants below.
 
-Our own extension (decision): get_state carries `device: {id, name, model, firmware}` and
-`initialize`'s serverInfo repeats it as `serverInfo.device`; `device.id` is stable for a clock and
-is the config entry's unique id (get_state's first, serverInfo's as the fallback).
+Identity: 50-002 defines no device id. A clock is recognised by what the spec guarantees, its ten
+tool names (`SPEC_TOOLS`). When a clock does name itself (`device: {id, name, model, firmware}` in
+get_state, else in serverInfo: a variation beyond the spec), `device.id` is the entry's unique id;
+otherwise the address is (const.ADDRESS_UID_PREFIX).
+Credentials: MCP-002 asks for "administrator credentials" without a scheme; the 401's
+WWW-Authenticate names it (`requested_scheme`): Basic (user `admin`) or Bearer.
 """
 
 from __future__ import annotations
@@ -16,13 +19,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+import re
 from typing import Any, Final
 
 # --- transport (spec 50-002) -----------------------------------------------------------------
 
 DEFAULT_PATH: Final = "/mcp"
-# Decision: when the device has an admin password it wants HTTP Basic with this user name.
+# Decision: when the device asks for HTTP Basic, the user name of its administrator.
 ADMIN_USER: Final = "admin"
+
+
+class AuthScheme(StrEnum):
+    """Credential schemes a clock may ask for in its 401 (RFC 9110 auth-scheme, lowercase)."""
+
+    BASIC = "basic"
+    BEARER = "bearer"
+
+
+# A challenge's scheme: a token at the start or after a comma that is not a parameter (`x=`).
+_CHALLENGE_SCHEME = re.compile(r"(?:^|,)\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?=\s|,|$)(?!\s*=)")
+
+
+def requested_scheme(challenge: str | None) -> AuthScheme | None:
+    """The first scheme of a WWW-Authenticate header that we can answer; None: none we can."""
+    for match in _CHALLENGE_SCHEME.finditer(challenge or ""):
+        name = match.group(1).lower()
+        if name in AuthScheme.__members__.values():
+            return AuthScheme(name)
+    return None
+
+
 # 50-002: mcp_max_requests_per_minute defaults to 120 per source address.
 DEVICE_RATE_LIMIT_PER_MINUTE: Final = 120
 # The device only speaks the initialize handshake (2025-06-18 / 2025-03-26); probing the
@@ -42,6 +68,27 @@ TOOL_DELETE_ALARM: Final = "delete_alarm"
 TOOL_TRIGGER_ALARM: Final = "trigger_alarm"
 TOOL_SNOOZE_SESSION: Final = "snooze_session"
 TOOL_DISMISS_SESSION: Final = "dismiss_session"
+# What 50-002 guarantees of every clock, and so what recognises one.
+SPEC_TOOLS: Final = frozenset(
+    {
+        TOOL_GET_STATE,
+        TOOL_LIST_ALARMS,
+        TOOL_LIST_SOUNDS,
+        TOOL_PREVIEW_ALARM,
+        TOOL_CREATE_ALARM,
+        TOOL_UPDATE_ALARM,
+        TOOL_DELETE_ALARM,
+        TOOL_TRIGGER_ALARM,
+        TOOL_SNOOZE_SESSION,
+        TOOL_DISMISS_SESSION,
+    }
+)
+
+
+def offers_spec_tools(tools: list[dict[str, Any]]) -> bool:
+    """Whether a tools/list is a Robine Wake's: every tool 50-002 names (more are fine)."""
+    return SPEC_TOOLS.issubset(tool.get("name") for tool in tools if isinstance(tool, Mapping))
+
 
 # --- alarm fields (decision of the reference page) -------------------------------------------
 

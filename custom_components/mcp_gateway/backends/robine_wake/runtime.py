@@ -12,13 +12,14 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from yarl import URL
 
 from ...const import BACKEND_ROBINE_WAKE, DOMAIN
-from ...mcp.client import BasicAuth, McpClient, ToolResult
+from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpRateLimitError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass, ToolTier
 from . import model
 from .api import RevisionConflict, RobineWakeApi
 from .const import (
+    CONF_AUTH_SCHEME,
     CONF_PASSWORD,
     CONF_POLL_INTERVAL,
     CONF_URL,
@@ -28,18 +29,40 @@ from .const import (
 )
 from .coordinator import RobineWakeCoordinator
 from .entities import PLATFORMS, derive_specs
-from .model import Alarm, Preview, Session
+from .model import Alarm, AuthScheme, Preview, Session
 from .tools import classify
 
 
+def credentials(secret: str | None, scheme: AuthScheme | None) -> McpAuth | None:
+    """The admin secret sent the way the clock asked: Basic (user admin) or as a Bearer token."""
+    if not secret:
+        return None
+    if scheme is AuthScheme.BEARER:
+        return BearerAuth(secret)
+    return BasicAuth(model.ADMIN_USER, secret)
+
+
+def entry_scheme(data: Mapping[str, Any]) -> AuthScheme:
+    """The scheme an entry's secret is sent with (entries from before it was stored: Basic)."""
+    try:
+        return AuthScheme(data.get(CONF_AUTH_SCHEME, AuthScheme.BASIC))
+    except ValueError:
+        return AuthScheme.BASIC
+
+
 def make_client(
-    hass: HomeAssistant, url: str, password: str | None, *, timeout: float | None = None
+    hass: HomeAssistant,
+    url: str,
+    password: str | None,
+    scheme: AuthScheme | None = None,
+    *,
+    timeout: float | None = None,
 ) -> McpClient:
     """An MCP client for a clock, on HA's shared HTTP session."""
     return McpClient(
         async_get_clientsession(hass),
         url,
-        auth=BasicAuth(model.ADMIN_USER, password) if password else None,
+        auth=credentials(password, scheme),
         timeout=timeout or model.REQUEST_TIMEOUT,
         prefer_modern=model.PREFER_MODERN_PROTOCOL,
         # The clock applies one write at a time anyway; queue ours instead of piling them up.
@@ -66,9 +89,9 @@ class RobineWakeRuntime(BackendRuntime):
     @classmethod
     def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
         """Client with the admin password when the entry has one."""
-        return cls(
-            hass, entry, make_client(hass, entry.data[CONF_URL], entry.data.get(CONF_PASSWORD))
-        )
+        data = entry.data
+        client = make_client(hass, data[CONF_URL], data.get(CONF_PASSWORD), entry_scheme(data))
+        return cls(hass, entry, client)
 
     @property
     def configuration_url(self) -> str:
