@@ -120,22 +120,22 @@ class RobineWakeRuntime(BackendRuntime):
             self.coordinator.note_rate_limited(err.retry_after)
             raise
 
-    async def async_create_alarm(self, fields: Mapping[str, Any]) -> Alarm:
+    async def async_create_alarm(self, fields: Mapping[str, Any]) -> Alarm | None:
         """Create an alarm and show it at once."""
         alarm = await self._guard(self.api.create_alarm(fields))
-        self.coordinator.apply_alarm(alarm)
+        await self.coordinator.async_apply_alarm(alarm)
         return alarm
 
     async def async_update_alarm(
         self, alarm_id: str, revision: int, changes: Mapping[str, Any]
-    ) -> Alarm:
+    ) -> Alarm | None:
         """Change an alarm seen at `revision`; on a conflict read the clock again, then raise."""
         try:
             alarm = await self._guard(self.api.update_alarm(alarm_id, revision, changes))
         except RevisionConflict:
             await self.coordinator.async_refresh()
             raise
-        self.coordinator.apply_alarm(alarm)
+        await self.coordinator.async_apply_alarm(alarm)
         return alarm
 
     async def async_delete_alarm(self, alarm_id: str, revision: int) -> None:
@@ -145,28 +145,28 @@ class RobineWakeRuntime(BackendRuntime):
         except RevisionConflict:
             await self.coordinator.async_refresh()
             raise
-        self.coordinator.apply_alarm_deleted(alarm_id)
+        await self.coordinator.async_apply_alarm_deleted(alarm_id)
 
-    async def async_trigger_alarm(self, alarm_id: str) -> Session:
+    async def async_trigger_alarm(self, alarm_id: str) -> Session | None:
         """Ring an alarm now."""
         session = await self._guard(self.api.trigger_alarm(alarm_id))
-        self.coordinator.apply_session(session)
+        await self.coordinator.async_apply_session(session)
         return session
 
     async def async_preview_alarm(self, fields: Mapping[str, Any]) -> Preview:
         """Validate an alarm without storing it."""
         return await self._guard(self.api.preview_alarm(fields))
 
-    async def async_snooze(self) -> Session:
+    async def async_snooze(self) -> Session | None:
         """Snooze the ringing session."""
         session = await self._guard(self.api.snooze())
-        self.coordinator.apply_session(session)
+        await self.coordinator.async_apply_session(session)
         return session
 
-    async def async_dismiss(self) -> Session:
+    async def async_dismiss(self) -> Session | None:
         """Dismiss the active session."""
         session = await self._guard(self.api.dismiss())
-        self.coordinator.apply_session(session)
+        await self.coordinator.async_apply_session(session)
         return session
 
     # --- gateway hooks ------------------------------------------------------------------------
