@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
+from datetime import tzinfo
 from typing import Any, ClassVar, Self
 
 from homeassistant.const import Platform
@@ -12,6 +13,7 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from yarl import URL
 
 from ...const import BACKEND_ROBINE_WAKE, DOMAIN
+from ...localtime import localize_json, localize_text
 from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpRateLimitError
 from ...publisher import EntityPublisher
@@ -185,7 +187,7 @@ class RobineWakeRuntime(BackendRuntime):
         )
         if not read and not result.is_error:
             await self.coordinator.async_request_refresh()
-        return result
+        return _in_zone(result, self.api.tz)
 
     def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
         """From the classification table (tools.py)."""
@@ -241,6 +243,18 @@ class RobineWakeRuntime(BackendRuntime):
                 }
             )
         return result
+
+
+def _in_zone(result: ToolResult, tz: tzinfo) -> ToolResult:
+    """A clock's result with its times in the clock's zone, however the clock wrote them."""
+    content = [
+        {**part, "text": localize_text(part["text"], tz)}
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+        else part
+        for part in result.content
+    ]
+    structured = None if result.structured is None else localize_json(result.structured, tz)
+    return ToolResult(content, structured, result.is_error, result.meta)
 
 
 def vars_of(obj: Any) -> dict[str, Any]:
