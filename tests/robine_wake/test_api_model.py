@@ -176,12 +176,12 @@ def _reading() -> model.Reading:
 @pytest.mark.parametrize(
     ("change", "field", "value", "problem"),
     [
-        ({"days": "mon"}, "days", None, "days is a str, not a list"),
+        ({"days": "mon"}, "days", None, "days is a text, not a list"),
         ({"days": ["Monday", "funday", 3]}, "days", ("mon",), "no weekday"),
-        ({"enabled": "yes"}, "enabled", None, "enabled is a str, not a boolean"),
-        ({"revision": True}, "revision", None, "revision is a bool, not an integer"),
+        ({"enabled": "yes"}, "enabled", None, "enabled is a text, not a boolean"),
+        ({"revision": True}, "revision", None, "revision is a boolean, not an integer"),
         ({"revision": 2.0}, "revision", 2, None),
-        ({"label": 7}, "label", "alm_1", "label is a int, not a text"),
+        ({"label": 7}, "label", "alm_1", "label is a number, not a text"),
         ({"time": "6 am"}, "time", None, "time is not HH:MM"),
         ({"time": "06:45:00"}, "time", "06:45", None),
         (
@@ -191,8 +191,8 @@ def _reading() -> model.Reading:
             "no UTC offset (read as the clock's local time)",
         ),
         ({"next_occurrence": "tomorrow"}, "next_occurrence", None, "not an ISO-8601 datetime"),
-        ({"next_occurrence": 5}, "next_occurrence", None, "is a int, not an ISO-8601 text"),
-        ({"vibration": "strong"}, "vibration", None, "vibration is a str, not an object"),
+        ({"next_occurrence": 5}, "next_occurrence", None, "is a number, not an ISO-8601 text"),
+        ({"vibration": "strong"}, "vibration", None, "vibration is a text, not an object"),
     ],
 )
 def test_alarm_fields_degrade_alone(
@@ -262,7 +262,7 @@ def test_alarm_summary_and_details() -> None:
         (
             {"health": {"status": "ok"}, "alarms": [], "recent_sessions": {}},
             lambda s: s.recent_sessions is None and s.alarms == {},
-            "recent_sessions is a dict",
+            "recent_sessions is an object",
         ),
         ({"health": {}, "alarms": []}, lambda s: s.health.ok is None, "health: status"),
         (
@@ -273,12 +273,12 @@ def test_alarm_summary_and_details() -> None:
         (
             {"health": {"status": "ok"}, "alarms": [], "active_session": "ringing"},
             lambda s: s.active_session is None and not s.session_known,
-            "active_session: is a str",
+            "active_session: is a text",
         ),
         (
             {"health": "fine", "settings": {"max_volume": "loud"}, "alarms": []},
             lambda s: s.health.status is None and s.settings.max_volume is None,
-            "health: is a str",
+            "health: is a text",
         ),
     ],
 )

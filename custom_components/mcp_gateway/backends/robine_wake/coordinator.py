@@ -291,6 +291,7 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
             )
 
     def _derive_ends(self, state: DeviceState, recent: tuple[Session, ...], *, fire: bool) -> None:
+        """Report every ended session once (dismissed first when a person ended it)."""
         for session in reversed(recent):  # the device lists newest first
             if session.id in self._reported_ends:
                 continue
@@ -340,7 +341,7 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
             recent = state.recent_sessions
             if recent is not None:
                 recent = (session, *(s for s in recent if s.id != session.id))
-            state = replace(state, active_session=None, recent_sessions=recent)
+            state = replace(state, active_session=None, recent_sessions=recent, session_known=True)
         else:
             state = replace(state, active_session=session, session_known=True)
         self.async_set_updated_data(self._build(state))

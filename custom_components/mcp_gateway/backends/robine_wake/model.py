@@ -372,8 +372,21 @@ class Reading:
             self.problems.append(text)
 
 
+_JSON_KINDS: Final = {
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    str: "a text",
+    list: "a list",
+    dict: "an object",
+}
+
+
 def _kind(value: Any) -> str:
-    return "missing" if value is None else f"a {type(value).__name__}"
+    """What a JSON value is, for a problem's text (never the value: it may change every poll)."""
+    if value is None:
+        return "missing"
+    return _JSON_KINDS.get(type(value), f"a {type(value).__name__}")
 
 
 def _text(
