@@ -33,6 +33,9 @@ def _shared(err: McpError) -> str | None:
 
 
 _AUTH = McpAuthError("HTTP 401", status=401)
+_AUTH_BASIC = McpAuthError("HTTP 401", status=401, challenge='Basic realm="x"')
+_AUTH_DIGEST = McpAuthError("HTTP 401", status=401, challenge='Digest realm="x", nonce="n"')
+_FORBIDDEN = McpAuthError("HTTP 403", status=403)
 _TIMEOUT = McpTimeoutError("no answer in time")
 _REFUSED = McpConnectionError("ClientConnectorError")
 _NOT_FOUND = McpConnectionError("HTTP 404", status=404)
@@ -61,7 +64,11 @@ _TOOL = McpToolError("relay offline")
         # Robine Wake: a tool failure has its own message.
         (_robine_key, _TOOL, "not_robine_wake"),
         (_robine_key, _NOT_FOUND, "not_an_mcp_server"),
-        (_robine_key, _AUTH, "invalid_auth"),
+        # ... and so has a 401 that asks for a scheme it cannot send (none is one of them).
+        (_robine_key, _AUTH_BASIC, "invalid_auth"),
+        (_robine_key, _AUTH_DIGEST, "unsupported_auth"),
+        (_robine_key, _AUTH, "unsupported_auth"),
+        (_robine_key, _FORBIDDEN, "invalid_auth"),
         # Homecast: any HTTP failure but a 429 or a timeout is unreachable.
         (_homecast_key, _NOT_FOUND, "cannot_connect"),
         (_homecast_key, _SERVER_ERROR, "cannot_connect"),

@@ -432,6 +432,19 @@ async def test_auth_errors(fake: FakeMcp, http: aiohttp.ClientSession, status: i
     with pytest.raises(McpAuthError) as err:
         await McpClient(http, fake.url).call_tool("x")
     assert err.value.status == status
+    assert err.value.challenge is None
+
+
+async def test_auth_error_carries_the_challenge(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
+    """The 401's WWW-Authenticate tells a caller which scheme the server wants."""
+
+    async def handler(request: web.Request, body: Any) -> web.StreamResponse:
+        return web.Response(status=401, headers={"WWW-Authenticate": 'Bearer realm="clock"'})
+
+    answer_calls(fake, handler)
+    with pytest.raises(McpAuthError) as err:
+        await McpClient(http, fake.url).call_tool("x")
+    assert err.value.challenge == 'Bearer realm="clock"'
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.mcp_gateway.backends.robine_wake.const import address_uid
 from tests.simulation import (
     LoopbackServers,
     SimServer,
@@ -63,7 +64,6 @@ def sim_factory(loopback_servers: LoopbackServers) -> SimFactory:
     async def start(**options: Any) -> Sim:
         clock = sim_clock(options.pop("now", MONDAY_6AM))
         options.setdefault("command_delay", 0)
-        options.setdefault("device_id", DEVICE_ID)
         server = await loopback_servers.start(create_app(clock=clock, **options))
         return Sim(server, clock)
 
@@ -72,7 +72,8 @@ def sim_factory(loopback_servers: LoopbackServers) -> SimFactory:
 
 @pytest.fixture
 async def sim(sim_factory: SimFactory) -> Sim:
-    """The default clock: three starter alarms, no password, Berlin time."""
+    """The default clock, as 50-002 has it: no device id, three starter alarms, no password,
+    Berlin time."""
     return await sim_factory()
 
 
@@ -86,8 +87,9 @@ def frozen(freezer: FrozenDateTimeFactory) -> FrozenDateTimeFactory:
 def make_entry(
     sim: Sim, *, password: str | None = None, options: dict[str, Any] | None = None
 ) -> MockConfigEntry:
-    """An entry for the simulated clock."""
-    return robine_wake_entry(sim.url, sim.device.device_id, password=password, options=options)
+    """An entry for the simulated clock (identified by its id if it names one, else its address)."""
+    unique_id = sim.device.device_id or address_uid(sim.url)
+    return robine_wake_entry(sim.url, unique_id, password=password, options=options)
 
 
 async def advance(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import aiohttp
 import pytest
@@ -16,7 +17,7 @@ from custom_components.mcp_gateway.backends.robine_wake.api import (
     RobineWakeApi,
 )
 from custom_components.mcp_gateway.mcp.client import BasicAuth, McpClient, ToolResult
-from custom_components.mcp_gateway.mcp.errors import McpAuthError, McpProtocolError
+from custom_components.mcp_gateway.mcp.errors import McpAuthError
 
 from .conftest import PASSWORD, Sim, SimFactory
 
@@ -35,8 +36,7 @@ def _api(session: aiohttp.ClientSession, sim: Sim, password: str | None = None) 
 async def test_reads(session: aiohttp.ClientSession, sim: Sim) -> None:
     api = _api(session, sim)
     state = await api.get_state()
-    assert state.device is not None
-    assert state.device.id == sim.device.device_id
+    assert state.device is None  # 50-002 defines no identity
     assert state.health.ok
     assert state.settings.max_volume == 85
     assert {alarm.label for alarm in state.alarms.values()} == {
@@ -45,12 +45,16 @@ async def test_reads(session: aiohttp.ClientSession, sim: Sim) -> None:
         "Train to the coast",
     }
     assert not any(alarm.detailed for alarm in state.alarms.values())
-    alarms = await api.list_alarms()
-    weekdays = next(alarm for alarm in alarms if alarm.label == "Weekdays")
+    listed = await api.list_alarms()
+    assert listed is not None
+    assert listed.complete
+    weekdays = next(alarm for alarm in listed.alarms.values() if alarm.label == "Weekdays")
     assert weekdays.detailed
     assert weekdays.vibration == model.Vibration("gentle", 40)
     assert len(weekdays.next_occurrences) == 5
     assert weekdays.next_occurrence == weekdays.next_occurrences[0]
+    # In the clock's zone (settings.timezone), as the clock shows it.
+    assert weekdays.next_occurrence.isoformat() == "2026-11-30T06:45:00+01:00"
     sounds = await api.list_sounds()
     assert sounds[0] == model.Sound("sunrise_birds", "Sunrise Birds", 180)
 
@@ -148,12 +152,12 @@ async def test_text_only_result_is_parsed_from_json() -> None:
     api = RobineWakeApi(_FakeClient({"content": [{"type": "text", "text": body}]}))  # type: ignore[arg-type]
     assert await api.list_sounds() == [model.Sound("a", "a", None)]
     api = RobineWakeApi(_FakeClient({"content": [{"type": "text", "text": "hello"}]}))  # type: ignore[arg-type]
-    with pytest.raises(McpProtocolError, match="list_sounds: unexpected reply"):
-        await api.list_sounds()
+    assert await api.list_sounds() == []  # not the model's shape: nothing to offer, no failure
 
 
 # --- model -----------------------------------------------------------------------------------
 
+BERLIN = ZoneInfo("Europe/Berlin")
 ALARM: dict[str, Any] = {
     "id": "alm_1",
     "revision": 1,
@@ -165,71 +169,153 @@ ALARM: dict[str, Any] = {
 }
 
 
+def _reading() -> model.Reading:
+    return model.Reading(BERLIN)
+
+
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("change", "field", "value", "problem"),
     [
-        ({"days": "mon"}, "days"),
-        ({"enabled": "yes"}, "enabled"),
-        ({"id": ""}, "alarm.id"),
-        ({"revision": True}, "alarm.revision"),
-        ({"next_occurrence": "2026-11-30T06:00:00"}, "no UTC offset"),
-        ({"next_occurrence": "tomorrow"}, "not an ISO-8601"),
-        ({"next_occurrence": 5}, "not a string"),
+        ({"days": "mon"}, "days", None, "days is a text, not a list"),
+        ({"days": ["Monday", "funday", 3]}, "days", ("mon",), "no weekday"),
+        ({"enabled": "yes"}, "enabled", None, "enabled is a text, not a boolean"),
+        ({"revision": True}, "revision", None, "revision is a boolean, not an integer"),
+        ({"revision": 2.0}, "revision", 2, None),
+        ({"label": 7}, "label", "alm_1", "label is a number, not a text"),
+        ({"time": "6 am"}, "time", None, "time is not HH:MM"),
+        ({"time": "06:45:00"}, "time", "06:45", None),
+        (
+            {"next_occurrence": "2026-11-30T06:00:00"},
+            "next_occurrence",
+            datetime(2026, 11, 30, 6, 0, tzinfo=BERLIN),
+            "no UTC offset (read as the clock's local time)",
+        ),
+        ({"next_occurrence": "tomorrow"}, "next_occurrence", None, "not an ISO-8601 datetime"),
+        ({"next_occurrence": 5}, "next_occurrence", None, "is a number, not an ISO-8601 text"),
+        ({"vibration": "strong"}, "vibration", None, "vibration is a text, not an object"),
     ],
 )
-def test_alarm_shapes(change: dict[str, Any], message: str) -> None:
-    with pytest.raises(model.ModelError, match=message):
-        model.parse_alarm({**ALARM, **change})
+def test_alarm_fields_degrade_alone(
+    change: dict[str, Any], field: str, value: Any, problem: str | None
+) -> None:
+    """A field the clock sent in another shape is unknown; the rest of the alarm stays."""
+    reading = _reading()
+    alarm = model.parse_alarm(reading, {**ALARM, **change})
+    assert alarm is not None
+    assert getattr(alarm, field) == value
+    untouched = {"id": "alm_1", "revision": 1, "label": "A", "time": "06:00", "enabled": True}
+    for name, expected in untouched.items():
+        if name != field:
+            assert getattr(alarm, name) == expected
+    if problem is None:
+        assert reading.problems == []
+    else:
+        assert len(reading.problems) == 1
+        assert reading.problems[0].startswith("alarm alm_1")
+        assert problem in reading.problems[0]
+
+
+@pytest.mark.parametrize("value", [None, "alm_1", [], {"id": ""}, {"label": "no id"}])
+def test_alarm_without_an_id_is_skipped(value: Any) -> None:
+    reading = _reading()
+    assert model.parse_alarm(reading, value) is None
+    assert len(reading.problems) == 1
+    assert model.parse_alarm(reading, {**ALARM, "id": 42}) is not None  # a number is an id too
 
 
 def test_alarm_summary_and_details() -> None:
-    summary = model.parse_alarm({**ALARM, "next_occurrence": "2026-11-30T06:00:00+01:00"})
+    reading = _reading()
+    summary = model.parse_alarm(reading, {**ALARM, "next_occurrence": "2026-11-30T05:00:00Z"})
+    assert summary is not None
     assert summary.next_occurrence == datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
+    # Shown in the clock's zone, whatever offset the clock used.
+    assert summary.next_occurrence.isoformat() == "2026-11-30T06:00:00+01:00"
     assert not summary.detailed
     assert "volume" not in model.alarm_as_dict(summary)
     detail = model.parse_alarm(
+        reading,
         {
             **{k: v for k, v in ALARM.items() if k != "next_occurrence"},
             "sound_id": "s",
             "volume": 10,
-            "next_occurrences": ["2026-11-30T06:00:00+01:00"],
-        }
+            "next_occurrences": ["2026-11-30T06:00:00+01:00", "later", None],
+        },
     )
+    assert detail is not None
     assert detail.detailed
     assert detail.vibration is None
+    assert len(detail.next_occurrences) == 1
     merged = summary.with_details_of(detail)
     assert merged.detailed
-    assert model.alarm_as_dict(merged)["volume"] == 10
-    assert model.alarm_as_dict(merged)["vibration"] is None
+    as_dict = model.alarm_as_dict(merged)
+    assert as_dict["volume"] == 10
+    assert as_dict["vibration"] is None
+    assert as_dict["next_occurrence"] == "2026-11-30T06:00:00+01:00"
+    assert reading.problems == ["alarm alm_1 next_occurrences[1]: is not an ISO-8601 datetime"]
 
 
 @pytest.mark.parametrize(
-    ("state", "message"),
+    ("state", "check", "problem"),
     [
-        ([], "get_state result is not an object"),
-        ({"health": {"status": "ok"}}, "no alarms list"),
-        ({"health": {"status": "ok"}, "alarms": [], "recent_sessions": {}}, "recent_sessions"),
-        ({"health": {}, "alarms": []}, "health.status"),
+        ([], lambda s: s.alarms is None and s.health.ok is None, "get_state: is a list"),
+        ({"health": {"status": "ok"}}, lambda s: s.alarms is None and s.health.ok, "alarms"),
+        (
+            {"health": {"status": "ok"}, "alarms": [], "recent_sessions": {}},
+            lambda s: s.recent_sessions is None and s.alarms == {},
+            "recent_sessions is an object",
+        ),
+        ({"health": {}, "alarms": []}, lambda s: s.health.ok is None, "health: status"),
         (
             {"health": {"status": "ok"}, "alarms": [], "active_session": {"id": "s", "state": "x"}},
-            "session.state 'x' is unknown",
+            lambda s: s.active_session.state is None and s.session_known,
+            "active_session: state is not one of",
+        ),
+        (
+            {"health": {"status": "ok"}, "alarms": [], "active_session": "ringing"},
+            lambda s: s.active_session is None and not s.session_known,
+            "active_session: is a text",
+        ),
+        (
+            {"health": "fine", "settings": {"max_volume": "loud"}, "alarms": []},
+            lambda s: s.health.status is None and s.settings.max_volume is None,
+            "health: is a text",
         ),
     ],
 )
-def test_state_shapes(state: Any, message: str) -> None:
-    with pytest.raises(model.ModelError, match=message):
-        model.parse_state(state)
+def test_state_shapes_degrade(state: Any, check: Any, problem: str) -> None:
+    reading = _reading()
+    parsed = model.parse_state(reading, state)
+    assert check(parsed)
+    assert any(problem in text for text in reading.problems), reading.problems
+
+
+def test_sessions_without_ids() -> None:
+    reading = _reading()
+    session = model.parse_session(
+        reading, {"alarm_id": "alm_1", "started_at": "2026-11-30T06:45:00+01:00", "state": "ended"}
+    )
+    assert session is not None
+    assert session.id == "alm_1@2026-11-30T06:45:00+01:00"  # stable across polls
+    assert model.parse_session(reading, {"state": "ringing"}) is None
 
 
 def test_other_result_shapes() -> None:
-    with pytest.raises(model.ModelError):
-        model.parse_alarm_list({"alarms": None})
-    with pytest.raises(model.ModelError):
-        model.parse_sounds({"sounds": "x"})
-    with pytest.raises(model.ModelError):
-        model.parse_preview({"valid": "yes"})
-    with pytest.raises(model.ModelError):
-        model.parse_preview({"valid": True, "next_occurrences": "soon"})
+    reading = _reading()
+    assert model.parse_alarm_list(reading, {"alarms": None}) is None
+    assert model.parse_alarm_list(reading, "x") is None
+    assert model.parse_alarm_list(reading, {"alarms": [ALARM, 3]}) == model.AlarmList(
+        {"alm_1": model.parse_alarm(reading, ALARM)}, complete=False
+    )
+    assert model.parse_sounds(reading, {"sounds": "x"}) == []
+    assert model.parse_sounds(reading, {"sounds": [{"name": "no id"}, {"id": "a"}]}) == [
+        model.Sound("a", "a", None)
+    ]
+    assert model.parse_preview(reading, {"valid": "yes"}).valid is None
+    assert model.parse_preview(reading, {"valid": True, "next_occurrences": "soon"}) == (
+        model.Preview(valid=True, alarm=None, next_occurrences=(), warnings=())
+    )
+    assert model.parse_alarm_result(reading, {"alarm": "gone"}) is None
+    assert model.parse_session_result(reading, {}) is None
     assert model.parse_error("x") is None
     assert model.parse_error({"message": "no code"}) is None
     assert model.error_of_result(None) is None
@@ -237,6 +323,23 @@ def test_other_result_shapes() -> None:
     assert info is not None
     assert info.current_revision is None  # not an integer: unknown, never guessed
     assert model.parse_identity({"id": ""}) is None
+
+
+@pytest.mark.parametrize(
+    ("challenge", "scheme"),
+    [
+        ('Basic realm="Robine Wake"', model.AuthScheme.BASIC),
+        ("Bearer", model.AuthScheme.BEARER),
+        ('bearer error="invalid_token"', model.AuthScheme.BEARER),
+        ('Digest realm="x", nonce="n", Basic realm="x"', model.AuthScheme.BASIC),
+        ('Digest realm="basic"', None),
+        ("Negotiate abc==", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_requested_scheme(challenge: str | None, scheme: model.AuthScheme | None) -> None:
+    assert model.requested_scheme(challenge) is scheme
 
 
 def test_alarm_arguments() -> None:

@@ -8,12 +8,14 @@ from unittest.mock import patch
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResult, FlowResultType
+from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 
 from custom_components.mcp_gateway.backends.robine_wake import model
 from custom_components.mcp_gateway.backends.robine_wake.api import RobineWakeApi
 from custom_components.mcp_gateway.backends.robine_wake.config_flow import normalize_url
 from custom_components.mcp_gateway.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from tests.simulators import robine_wake as sim_module
 from tests.simulators.robine_wake import DomainError, RobineWake
 
 from .conftest import DEVICE_ID, PASSWORD, Sim, SimFactory, make_entry, setup_entry
@@ -58,13 +60,28 @@ def test_normalize_url_refuses(raw: str) -> None:
 
 
 async def test_user_flow_without_password(hass: HomeAssistant, sim: Sim) -> None:
+    """A clock as 50-002 has it (no device id anywhere) is recognised and keyed by its address."""
+    result = await _submit(hass, await _start(hass), {"url": _host_port(sim)})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "Robine Wake (127.0.0.1)"
+    assert result["data"] == {CONF_BACKEND: BACKEND_ROBINE_WAKE, "url": sim.url}
+    assert result["result"].unique_id == f"address:127.0.0.1:{sim.server.port}"
+    await hass.async_block_till_done()
+    assert result["result"].state is ConfigEntryState.LOADED
+    assert hass.states.get("switch.robine_wake_127_0_0_1_weekdays").state == "on"
+    # The same address again is the same clock.
+    result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+async def test_user_flow_with_a_device_id(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """A clock that names itself (beyond the spec) keeps today's unique id: its own."""
+    sim = await sim_factory(device_id=DEVICE_ID)
     result = await _submit(hass, await _start(hass), {"url": _host_port(sim)})
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Bedroom clock"
-    assert result["data"] == {CONF_BACKEND: BACKEND_ROBINE_WAKE, "url": sim.url}
     assert result["result"].unique_id == DEVICE_ID
-    await hass.async_block_till_done()
-    assert result["result"].state is ConfigEntryState.LOADED
 
 
 async def test_user_flow_asks_the_password_on_401(
@@ -74,7 +91,10 @@ async def test_user_flow_asks_the_password_on_401(
     result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "robine_wake_password"
-    assert result["description_placeholders"] == {"url": sim.url}
+    assert result["description_placeholders"] == {
+        "url": sim.url,
+        "scheme": "HTTP Basic, user admin",
+    }
     result = await _submit(hass, result, {"password": "guess"})
     assert result["errors"] == {"base": "invalid_auth"}
     sim.faults.offline = True
@@ -87,7 +107,47 @@ async def test_user_flow_asks_the_password_on_401(
         CONF_BACKEND: BACKEND_ROBINE_WAKE,
         "url": sim.url,
         "password": PASSWORD,
+        "auth_scheme": "basic",
     }
+
+
+async def test_user_flow_with_a_bearer_token(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """The 401 asks for Bearer: the secret goes out as a token, and the entry remembers that."""
+    sim = await sim_factory(password=PASSWORD, auth_scheme="bearer")
+    result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["step_id"] == "robine_wake_password"
+    assert result["description_placeholders"] == {"url": sim.url, "scheme": "Bearer token"}
+    result = await _submit(hass, result, {"password": "guess"})
+    assert result["errors"] == {"base": "invalid_auth"}
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"]["auth_scheme"] == "bearer"
+    await hass.async_block_till_done()
+    entry = result["result"]
+    assert entry.state is ConfigEntryState.LOADED
+    assert hass.states.get("switch.robine_wake_127_0_0_1_weekdays").state == "on"
+
+
+@pytest.mark.parametrize("scheme", ["digest", "negotiate"])
+async def test_user_flow_refuses_an_unknown_scheme(
+    hass: HomeAssistant, sim_factory: SimFactory, scheme: str
+) -> None:
+    """A scheme we cannot send is a translated error on the address form, not a password step."""
+    sim = await sim_factory(password=PASSWORD, auth_scheme=scheme)
+    result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "robine_wake"
+    assert result["errors"] == {"base": "unsupported_auth"}
+
+
+async def test_user_flow_without_a_challenge(hass: HomeAssistant, sim: Sim) -> None:
+    """A 401 that names no scheme at all: nothing to answer it with."""
+    original = sim_module._challenge
+    sim.device.password = PASSWORD
+    with patch.object(sim_module, "_challenge", lambda device: ""):
+        result = await _submit(hass, await _start(hass), {"url": sim.url})
+    assert original(sim.device) == 'Basic realm="Robine Wake"'
+    assert result["errors"] == {"base": "unsupported_auth"}
 
 
 async def test_invalid_url(hass: HomeAssistant) -> None:
@@ -138,14 +198,17 @@ async def test_get_state_fails(hass: HomeAssistant, sim: Sim) -> None:
     assert result["errors"] == {"base": "not_robine_wake"}
 
 
-async def test_no_identity_anywhere(hass: HomeAssistant, sim: Sim) -> None:
-    with patch.object(RobineWake, "device_info", return_value={}):
+async def test_not_the_spec_tools(hass: HomeAssistant, sim: Sim) -> None:
+    """An MCP server without 50-002's tools (say, another server's get_state) is no clock."""
+    others = tuple(tool for tool in sim_module.TOOLS if tool["name"] != "snooze_session")
+    with patch.object(sim_module, "TOOLS", others):
         result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["errors"] == {"base": "not_robine_wake"}
 
 
-async def test_identity_from_server_info(hass: HomeAssistant, sim: Sim) -> None:
+async def test_identity_from_server_info(hass: HomeAssistant, sim_factory: SimFactory) -> None:
     """A clock whose get_state has no `device`: serverInfo.device names it."""
+    sim = await sim_factory(device_id=DEVICE_ID)
     original = RobineWake.state
 
     def without_device(self: RobineWake) -> dict[str, Any]:
@@ -165,7 +228,10 @@ async def test_unexpected_error(hass: HomeAssistant, sim: Sim) -> None:
     assert result["errors"] == {"base": "unknown"}
 
 
-async def test_same_clock_again_follows_its_new_address(hass: HomeAssistant, sim: Sim) -> None:
+async def test_same_clock_again_follows_its_new_address(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
     hass.config_entries.async_update_entry(entry, data={**entry.data, "url": "http://old/mcp"})
@@ -199,6 +265,23 @@ async def test_reauth(hass: HomeAssistant, sim: Sim) -> None:
     assert entry.state is ConfigEntryState.LOADED
 
 
+async def test_reauth_follows_a_changed_scheme(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    """A clock that moved from Basic to Bearer: reauth sends the secret the way the 401 asks."""
+    sim = await sim_factory(password=PASSWORD, auth_scheme="bearer")
+    entry = make_entry(sim, password=PASSWORD)  # stored before the scheme was: Basic
+    entry.add_to_hass(hass)
+    result = await entry.start_reauth_flow(hass)
+    result = await _submit(hass, result, {"password": "guess"})
+    assert result["errors"] == {"base": "invalid_auth"}
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["reason"] == "reauth_successful"
+    assert entry.data["auth_scheme"] == "bearer"
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+
+
 async def test_reauth_when_the_clock_dropped_its_password(hass: HomeAssistant, sim: Sim) -> None:
     entry = make_entry(sim, password="old")
     entry.add_to_hass(hass)
@@ -208,7 +291,8 @@ async def test_reauth_when_the_clock_dropped_its_password(hass: HomeAssistant, s
     assert "password" not in entry.data
 
 
-async def test_reauth_other_clock(hass: HomeAssistant, sim: Sim) -> None:
+async def test_reauth_other_clock(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
     sim.device.device_id = "rw-somebody-else"
@@ -245,6 +329,48 @@ async def test_reconfigure_to_a_new_address(hass: HomeAssistant, sim_factory: Si
     assert entry.state is ConfigEntryState.LOADED
 
 
+async def test_reconfigure_follows_a_clock_identified_by_address(
+    hass: HomeAssistant, sim_factory: SimFactory, entity_registry: er.EntityRegistry
+) -> None:
+    """No device id to compare: the entry, its entities and device move to the new address."""
+    old = await sim_factory()
+    entry = make_entry(old)
+    await setup_entry(hass, entry)
+    weekdays = "switch.bedroom_clock_weekdays"
+    assert hass.states.get(weekdays).state == "on"
+    alarm_id = old.alarm_id("Weekdays")
+    new = await sim_factory()
+    new.device.remove_alarm(new.alarm_id("Weekdays"))
+    new.device.alarms[alarm_id] = old.device.alarms[alarm_id]  # the same clock, moved
+    result = await entry.start_reconfigure_flow(hass)
+    result = await _submit(hass, result, {"url": new.url})
+    assert result["reason"] == "reconfigure_successful"
+    await hass.async_block_till_done()
+    new_uid = f"address:127.0.0.1:{new.server.port}"
+    assert entry.unique_id == new_uid
+    assert entry.data["url"] == new.url
+    assert entity_registry.async_get(weekdays).unique_id == f"{new_uid}_alarm_{alarm_id}_enabled"
+    assert hass.states.get(weekdays).state == "on"
+    device = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, f"{new_uid}_clock")})
+    assert device is not None
+    assert {e.entity_id for e in er.async_entries_for_device(entity_registry, device.id)} >= {
+        weekdays
+    }
+
+
+async def test_reconfigure_onto_an_address_another_entry_has(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    first, second = await sim_factory(), await sim_factory()
+    entry = make_entry(first)
+    entry.add_to_hass(hass)
+    make_entry(second).add_to_hass(hass)
+    result = await entry.start_reconfigure_flow(hass)
+    result = await _submit(hass, result, {"url": second.url})
+    assert result["reason"] == "already_configured"
+    assert entry.data["url"] == first.url
+
+
 async def test_reconfigure_keeps_the_password(hass: HomeAssistant, sim_factory: SimFactory) -> None:
     sim = await sim_factory(password=PASSWORD)
     entry = make_entry(sim, password=PASSWORD)
@@ -256,7 +382,7 @@ async def test_reconfigure_keeps_the_password(hass: HomeAssistant, sim_factory: 
 
 
 async def test_reconfigure_to_another_clock(hass: HomeAssistant, sim_factory: SimFactory) -> None:
-    sim = await sim_factory()
+    sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
     other = await sim_factory(device_id="rw-other")

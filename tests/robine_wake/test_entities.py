@@ -17,7 +17,7 @@ from custom_components.mcp_gateway.backends.robine_wake.runtime import RobineWak
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
 from tests.simulation import snapshot_one_platform
 
-from .conftest import PASSWORD, Sim, SimFactory, advance, make_entry, setup_entry
+from .conftest import DEVICE_ID, PASSWORD, Sim, SimFactory, advance, make_entry, setup_entry
 
 
 @pytest.mark.usefixtures("entity_registry_enabled_by_default")  # snapshots show them all
@@ -27,12 +27,14 @@ from .conftest import PASSWORD, Sim, SimFactory, advance, make_entry, setup_entr
 )
 async def test_platform_snapshot(  # noqa: PLR0917 - pytest fixtures
     hass: HomeAssistant,
-    sim: Sim,
+    sim_factory: SimFactory,
     frozen: FrozenDateTimeFactory,
     entity_registry: er.EntityRegistry,
     snapshot: SnapshotAssertion,
     platform: Platform,
 ) -> None:
+    # A clock with a device id: unique ids that do not depend on the test server's port.
+    sim = await sim_factory(device_id=DEVICE_ID)
     await snapshot_one_platform(
         hass,
         entity_registry,
@@ -183,7 +185,7 @@ async def test_gateway_calls_reach_the_clock(
     await setup_entry(hass, entry)
     runtime: RobineWakeRuntime = entry.runtime_data
     state = await runtime.async_call_tool("get_state", {})
-    assert state.data["device"]["id"] == sim.device.device_id
+    assert state.data["settings"]["timezone"] == "Europe/Berlin"
     # A retired presence field: the device's own refusal is passed on, nothing stored.
     retired = await runtime.async_call_tool(
         "create_alarm", {"label": "Old", "time": "06:00", "wake_on_presence": True}
@@ -209,7 +211,7 @@ async def test_gateway_calls_reach_the_clock(
 async def test_health_and_diagnostics(
     hass: HomeAssistant, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
 ) -> None:
-    sim = await sim_factory(password=PASSWORD)
+    sim = await sim_factory(password=PASSWORD, device_id=DEVICE_ID)
     entry = make_entry(sim, password=PASSWORD)
     await setup_entry(hass, entry)
     runtime: RobineWakeRuntime = entry.runtime_data

@@ -1,7 +1,11 @@
 """Robine Wake alarm clock: spec 50-002 (HTTP MCP) plus the model of reference/robine-wake.md.
 
 Transport: POST /mcp only, one JSON-RPC message per request, JSON answers, no sessions, versions
-2025-06-18 and 2025-03-26, Origin check, per-address rate limit, optional HTTP Basic admin password.
+2025-06-18 and 2025-03-26, Origin check, per-address rate limit, optional admin credentials (HTTP
+Basic by default, Bearer or any other scheme when configured: 50-002 names no scheme).
+Identity: 50-002 defines no device id, so by default the clock sends none; `device_id=` is the
+variation of a clock that does (`device` in get_state and serverInfo). `reshape=` bends tool
+results into the variations a real clock might send (the tolerance tests).
 Domain: alarms with revisions (optimistic concurrency), safety ceilings, retired presence fields,
 vibration profiles, next occurrences in the device's time zone, and wake sessions that ring, snooze,
 time out and get dismissed. Time comes from a SimClock and is evaluated lazily (`tick()`), so no
@@ -14,6 +18,7 @@ In a test:
     device.press_snooze(); device.press_dismiss(); device.edit_alarm(alarm_id, label="x")
     clock.advance(45 * 60)                              # the 06:45 alarm rings on the next request
 Standalone: python -m tests.simulators.robine_wake --port 8793 [--password PW] [--timezone TZ]
+            [--auth-scheme basic|bearer|SCHEME] [--device-id ID]
 Demo control: POST /_sim/clock {"advance": s} | {"set": iso}; GET/POST /_sim/device {"action": ...}.
 """
 
@@ -528,6 +533,7 @@ class RobineWake:
         *,
         clock: SimClock | None = None,
         password: str | None = None,
+        auth_scheme: str = "basic",
         timezone: str = "Europe/Berlin",
         rate_limit: int | None = DEFAULT_RATE_LIMIT,
         allowed_origins: tuple[str, ...] | list[str] = (),
@@ -545,6 +551,12 @@ class RobineWake:
     ) -> None:
         self.clock = clock or SimClock()
         self.password = password
+        # MCP-002 wants administrator credentials but 50-002 names no scheme: Basic (user admin)
+        # is the reference's decision; "bearer" takes the password as the token; any other
+        # name is a scheme a client cannot answer (the 401 still names it).
+        self.auth_scheme = auth_scheme.lower()
+        # A test's variation of tool results: (tool, structuredContent) -> structuredContent.
+        self.reshape: Callable[[str, Any], Any] | None = None
         self.tz = ZoneInfo(timezone)
         self.timezone = timezone
         self.rate_limiter = RateLimiter(rate_limit)
@@ -557,7 +569,7 @@ class RobineWake:
         self._sleep = sleep or asyncio.sleep
         self.sounds = {sound.id: sound for sound in sounds}
         self._rng = random.Random(seed)
-        self.device_id = device_id or f"rw-{self._rng.getrandbits(48):012x}"
+        self.device_id = device_id
         self.device_name = device_name
         self.firmware = firmware
         self.time_synced = True
@@ -576,8 +588,10 @@ class RobineWake:
 
     # --- identity ---------------------------------------------------------------------------
 
-    def device_info(self) -> dict[str, Any]:
-        """Decision (ours): a stable identity for Home Assistant, in get_state and serverInfo."""
+    def device_info(self) -> dict[str, Any] | None:
+        """A variation beyond 50-002: an identity in get_state and serverInfo (None: the spec's)."""
+        if self.device_id is None:
+            return None
         return {
             "id": self.device_id,
             "name": self.device_name,
@@ -972,8 +986,7 @@ class RobineWake:
                 }
             )
         healthy = self.time_synced and self.storage_ok
-        return {
-            "device": self.device_info(),
+        result: dict[str, Any] = {
             "health": {
                 "status": "ok" if healthy else "degraded",
                 "uptime_s": max(0, int((now - self.booted_at).total_seconds())),
@@ -990,6 +1003,9 @@ class RobineWake:
             "active_session": self.active_session.as_dict(self.tz) if self.active_session else None,
             "recent_sessions": [session.as_dict(self.tz) for session in self.recent_sessions],
         }
+        if (device := self.device_info()) is not None:
+            result["device"] = device
+        return result
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run one tool; schema failures raise RpcFailure, domain failures give isError."""
@@ -1012,15 +1028,21 @@ class RobineWake:
                     if self.command_delay > 0:
                         await self._sleep(self.command_delay)
                     self.tick()
-                    return self._mutate(name, arguments)
+                    return self._reshaped(name, self._mutate(name, arguments))
             self.tick()
-            return self._read(name, arguments)
+            return self._reshaped(name, self._read(name, arguments))
         except DomainError as err:
             return {
                 "content": [{"type": "text", "text": err.message}],
                 "structuredContent": {"error": err.as_dict()},
                 "isError": True,
             }
+
+    def _reshaped(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
+        """A successful result as the test's variation of the device sends it."""
+        if self.reshape is not None:
+            result["structuredContent"] = self.reshape(name, result["structuredContent"])
+        return result
 
     def _read(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if name == "get_state":
@@ -1149,8 +1171,12 @@ def _auth_ok(request: web.Request, device: RobineWake) -> bool:
     if device.password is None:
         return True
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "basic":
+    if scheme.lower() != device.auth_scheme:
         return False
+    if device.auth_scheme == "bearer":
+        return hmac.compare_digest(token.strip().encode(), device.password.encode())
+    if device.auth_scheme != "basic":
+        return False  # a scheme the simulator only names (Digest, ...): nothing answers it
     try:
         decoded = base64.b64decode(token.strip(), validate=True).decode()
     except (binascii.Error, UnicodeDecodeError):
@@ -1160,6 +1186,11 @@ def _auth_ok(request: web.Request, device: RobineWake) -> bool:
     user_ok = hmac.compare_digest(user.encode(), ADMIN_USER.encode())
     password_ok = hmac.compare_digest(password.encode(), device.password.encode())
     return bool(sep) and user_ok and password_ok
+
+
+def _challenge(device: RobineWake) -> str:
+    """The 401's WWW-Authenticate: the configured scheme (RFC 9110 §11.6.1 challenge form)."""
+    return f'{device.auth_scheme.capitalize()} realm="{AUTH_REALM}"'
 
 
 def _accepts_json(request: web.Request) -> bool:
@@ -1181,9 +1212,7 @@ async def _handle_mcp(request: web.Request) -> web.Response:
     if not _origin_ok(request, device):
         return _refuse(403, "Origin not allowed")
     if not _auth_ok(request, device):
-        return _refuse(
-            401, "Authentication required", {"WWW-Authenticate": f'Basic realm="{AUTH_REALM}"'}
-        )
+        return _refuse(401, "Authentication required", {"WWW-Authenticate": _challenge(device)})
     if request.method != "POST":
         # No server-initiated stream (GET) and no session to end (DELETE).
         return _refuse(405, "Method not allowed", {"Allow": "POST"})
@@ -1259,7 +1288,7 @@ async def _dispatch(device: RobineWake, method: str, params: dict[str, Any]) -> 
                 "name": "robine-wake",
                 "title": MODEL,
                 "version": device.firmware,
-                "device": device.device_info(),
+                **({"device": info} if (info := device.device_info()) is not None else {}),
             },
             "instructions": "Alarm clock. Read list_alarms before update_alarm or delete_alarm "
             "and pass the revision you read.",
@@ -1365,7 +1394,8 @@ def create_app(**options: Any) -> web.Application:
 def main() -> None:
     """Run the simulator on its own (loopback only)."""
     parser = standalone_parser("Robine Wake alarm clock simulator (MCP 50-002)", 8793)
-    parser.add_argument("--password", default=None, help="admin password (HTTP Basic, user admin)")
+    parser.add_argument("--password", default=None, help="admin password (or Bearer token)")
+    parser.add_argument("--auth-scheme", default="basic", help="basic (user admin), bearer, ...")
     parser.add_argument("--timezone", default="Europe/Berlin")
     parser.add_argument("--rate-limit", type=int, default=DEFAULT_RATE_LIMIT)
     parser.add_argument("--allowed-origin", action="append", default=[])
@@ -1379,6 +1409,7 @@ def main() -> None:
         parser.error("the simulator binds 127.0.0.1 only")
     app = create_app(
         password=args.password,
+        auth_scheme=args.auth_scheme,
         timezone=args.timezone,
         rate_limit=args.rate_limit,
         allowed_origins=args.allowed_origin,

@@ -27,6 +27,7 @@ from homeassistant.util import dt as dt_util
 import voluptuous as vol
 
 from ..backends.base import ToolTier
+from ..localtime import local_state
 from .catalog import CoreTool, ExposedBackend, GatewayCatalog, ToolFailure
 from .policy import async_record_write, can_read_entity
 
@@ -237,7 +238,8 @@ def _project(
             case "name":
                 value = attributes.get(ATTR_FRIENDLY_NAME)
             case "state":
-                value = state.state if state is not None else "unknown"
+                # Timestamps in HA's zone, not UTC (localtime.py).
+                value = local_state(state) if state is not None else "unknown"
             case "area":
                 value = area_names.get(ref.area_id) if ref.area_id else None
             case "unit":

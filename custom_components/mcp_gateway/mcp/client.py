@@ -608,7 +608,11 @@ class McpClient:
         if status < 300:
             return
         if status in (401, 403):
-            raise McpAuthError(f"{label}: HTTP {status}", status=status)
+            raise McpAuthError(
+                f"{label}: HTTP {status}",
+                status=status,
+                challenge=resp.headers.get("WWW-Authenticate"),
+            )
         if status == 429:
             retry_after = _parse_retry_after(resp.headers.get("Retry-After"))
             raise McpRateLimitError(f"{label}: HTTP 429", retry_after=retry_after)

@@ -25,11 +25,15 @@ class McpTimeoutError(McpConnectionError):
 
 
 class McpAuthError(McpError):
-    """The server refused our credentials (HTTP 401 or 403)."""
+    """The server refused our credentials (HTTP 401 or 403).
 
-    def __init__(self, message: str, *, status: int) -> None:
+    `challenge` is the 401's `WWW-Authenticate` header (the scheme the server asks for), if any.
+    """
+
+    def __init__(self, message: str, *, status: int, challenge: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.challenge = challenge
 
 
 class McpRateLimitError(McpError):

@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import tzinfo
+import logging
 from typing import Any
 
+from homeassistant.util import dt as dt_util
+
 from ...mcp.client import McpClient, ToolResult
-from ...mcp.errors import McpProtocolError, McpToolError
+from ...mcp.errors import McpToolError
 from . import model
 from .model import (
     Alarm,
+    AlarmList,
     DeviceIdentity,
     DeviceState,
     DomainErrorInfo,
     ErrorCode,
-    ModelError,
     Preview,
+    Reading,
     Session,
     Sound,
 )
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class RobineDomainError(McpToolError):
@@ -59,10 +66,28 @@ class RevisionConflict(RobineDomainError):
 
 
 class RobineWakeApi:
-    """The clock's tools as typed calls. Raises McpError subclasses (and RobineDomainError)."""
+    """The clock's tools as typed calls. Raises McpError subclasses (and RobineDomainError).
 
-    def __init__(self, client: McpClient) -> None:
+    Replies are read tolerantly (model.Reading): what does not fit the model degrades that value
+    and is logged once per kind. Times come out in the clock's zone (get_state's
+    settings.timezone), else in `default_tz()` (Home Assistant's).
+    """
+
+    def __init__(
+        self,
+        client: McpClient,
+        default_tz: Callable[[], tzinfo] = dt_util.get_default_time_zone,
+    ) -> None:
         self.client = client
+        self._default_tz = default_tz
+        self.clock_tz: tzinfo | None = None
+        self._zone_name: str | None = None
+        self._reported: set[str] = set()
+
+    @property
+    def tz(self) -> tzinfo:
+        """The zone times are shown in: the clock's, else Home Assistant's."""
+        return self.clock_tz or self._default_tz()
 
     async def _call(self, tool: str, arguments: Mapping[str, Any], *, write: bool) -> ToolResult:
         result = await self.client.call_tool(tool, arguments, kind="write" if write else "read")
@@ -85,27 +110,62 @@ class RobineWakeApi:
         self,
         tool: str,
         arguments: Mapping[str, Any],
-        parse: Callable[[Any], T],
+        parse: Callable[[Reading, Any], T],
         *,
         write: bool = False,
     ) -> T:
         result = await self._call(tool, arguments, write=write)
-        try:
-            return parse(result.structured if result.structured is not None else result.data)
-        except ModelError as err:
-            raise McpProtocolError(f"{tool}: unexpected reply ({err})") from err
+        reading = Reading(self.tz)
+        parsed = parse(reading, result.structured if result.structured is not None else result.data)
+        self._report(tool, reading)
+        return parsed
+
+    def _report(self, tool: str, reading: Reading) -> None:
+        """Log each kind of deviation once: a clock repeats it on every poll."""
+        for problem in reading.problems:
+            if problem not in self._reported:
+                self._reported.add(problem)
+                _LOGGER.warning(
+                    "The clock's %s reply does not fit the model this integration assumes "
+                    "(%s); that value shows as unknown",
+                    tool,
+                    problem,
+                )
+
+    async def _follow_zone(self, name: str | None) -> None:
+        """Show times in the clock's zone from now on (a zone file is read off the loop)."""
+        if name == self._zone_name:
+            return
+        self._zone_name = name
+        zone = None
+        if name is not None:
+            try:
+                zone = await dt_util.async_get_time_zone(name)
+            except ValueError:  # not even a well-formed zone key
+                zone = None
+            if zone is None:
+                reading = Reading(self.tz)
+                reading.problem("settings", "timezone is not a known IANA time zone")
+                self._report(model.TOOL_GET_STATE, reading)
+        self.clock_tz = zone
 
     async def identity(self) -> DeviceIdentity | None:
-        """The clock's identity: get_state.device, else serverInfo.device."""
+        """The clock's identity if it names one: get_state.device, else serverInfo.device."""
         state = await self.get_state()
         return state.device or model.identity_from_server_info(self.client.server_info)
 
     async def get_state(self) -> DeviceState:
         """Health, settings, alarm summaries, the active session and recent ones."""
-        return await self._parsed(model.TOOL_GET_STATE, {}, model.parse_state)
+        result = await self._call(model.TOOL_GET_STATE, {}, write=False)
+        data = result.structured if result.structured is not None else result.data
+        await self._follow_zone(model.timezone_of_state(data))
+        reading = Reading(self.tz)
+        state = model.parse_state(reading, data)
+        self._report(model.TOOL_GET_STATE, reading)
+        return state
 
-    async def list_alarms(self) -> list[Alarm]:
-        """Every alarm with its details and next five occurrences."""
+    async def list_alarms(self) -> AlarmList | None:
+        """Every alarm with its details and next five occurrences (None: no readable list)."""
         return await self._parsed(model.TOOL_LIST_ALARMS, {}, model.parse_alarm_list)
 
     async def list_sounds(self) -> list[Sound]:
@@ -118,8 +178,8 @@ class RobineWakeApi:
             model.TOOL_PREVIEW_ALARM, model.alarm_arguments(fields), model.parse_preview
         )
 
-    async def create_alarm(self, fields: Mapping[str, Any]) -> Alarm:
-        """Store a new alarm; returns it with revision 1."""
+    async def create_alarm(self, fields: Mapping[str, Any]) -> Alarm | None:
+        """Store a new alarm; returns it with revision 1 (None: stored, echo unreadable)."""
         return await self._parsed(
             model.TOOL_CREATE_ALARM,
             model.alarm_arguments(fields),
@@ -127,7 +187,9 @@ class RobineWakeApi:
             write=True,
         )
 
-    async def update_alarm(self, alarm_id: str, revision: int, changes: Mapping[str, Any]) -> Alarm:
+    async def update_alarm(
+        self, alarm_id: str, revision: int, changes: Mapping[str, Any]
+    ) -> Alarm | None:
         """Change fields of an alarm the caller saw at `revision` (RevisionConflict if stale)."""
         if not changes:
             raise ValueError("nothing to change")
@@ -148,7 +210,7 @@ class RobineWakeApi:
             write=True,
         )
 
-    async def trigger_alarm(self, alarm_id: str) -> Session:
+    async def trigger_alarm(self, alarm_id: str) -> Session | None:
         """Ring an alarm now."""
         return await self._parsed(
             model.TOOL_TRIGGER_ALARM,
@@ -157,13 +219,13 @@ class RobineWakeApi:
             write=True,
         )
 
-    async def snooze(self) -> Session:
+    async def snooze(self) -> Session | None:
         """Snooze the ringing session."""
         return await self._parsed(
             model.TOOL_SNOOZE_SESSION, {}, model.parse_session_result, write=True
         )
 
-    async def dismiss(self) -> Session:
+    async def dismiss(self) -> Session | None:
         """Dismiss the active session (needs smartphone dismissal on the clock)."""
         return await self._parsed(
             model.TOOL_DISMISS_SESSION, {}, model.parse_session_result, write=True

@@ -6,10 +6,15 @@ from typing import Final
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import CONF_PASSWORD, CONF_URL
+from yarl import URL
 
 __all__ = ["CONF_PASSWORD", "CONF_URL"]
 
 CONF_POLL_INTERVAL: Final = "poll_interval"
+# The scheme the clock's 401 asked for (model.AuthScheme); absent: Basic, as before it was read.
+CONF_AUTH_SCHEME: Final = "auth_scheme"
+# Unique ids of clocks that name no device id (50-002 defines none): the address they answer on.
+ADDRESS_UID_PREFIX: Final = "address:"
 # Ringing must show within the poll interval; 5 s is 12 get_state calls a minute, a tenth of
 # the device's default budget, leaving room for list_alarms, actions and the gateway.
 DEFAULT_POLL_INTERVAL: Final = 5
@@ -35,3 +40,14 @@ EVENT_TYPES: Final = (EVENT_RINGING, EVENT_SNOOZED, EVENT_DISMISSED, EVENT_ENDED
 def password_issue_id(entry: ConfigEntry) -> str:
     """Repair issue: the clock started asking for a password this entry does not have."""
     return f"robine_wake_password_required_{entry.entry_id}"
+
+
+def address_uid(url: str) -> str:
+    """The unique id of a clock that names no id of its own: where it answers (host:port)."""
+    parsed = URL(url)
+    return f"{ADDRESS_UID_PREFIX}{(parsed.host or '').lower()}:{parsed.port}"
+
+
+def is_address_uid(unique_id: str | None) -> bool:
+    """Whether an entry identifies its clock by address (no device id when it was added)."""
+    return bool(unique_id) and str(unique_id).startswith(ADDRESS_UID_PREFIX)

@@ -27,6 +27,7 @@ from .const import (
     EVENT_ENDED,
     RATE_LIMIT_FALLBACK_WAIT,
     SESSION_IDLE,
+    is_address_uid,
     password_issue_id,
 )
 from .model import DISMISS_REASONS, Alarm, DeviceState, Session, SessionState
@@ -44,17 +45,28 @@ DUE_CHECK_MARGIN = timedelta(seconds=1)
 
 @dataclass(frozen=True, slots=True)
 class RobineWakeData:
-    """One poll: the device state, alarms completed with details, and recent session events."""
+    """One poll: the device state, alarms completed with details, and recent session events.
+
+    `unread_alarm_ids`: alarms known from earlier polls while this one had no readable alarm
+    list; their entities stay (unavailable) rather than being removed.
+    """
 
     state: DeviceState
     alarms: dict[str, Alarm]
     events: tuple[EventOccurrence, ...]
+    unread_alarm_ids: frozenset[str] = frozenset()
 
     @property
-    def session_state(self) -> str:
-        """idle, ringing or snoozed."""
+    def session_state(self) -> str | None:
+        """idle, ringing or snoozed; None when the clock's session cannot be read."""
+        if not self.state.session_known:
+            return None
         session = self.state.active_session
-        return SESSION_IDLE if session is None else str(session.state)
+        if session is None:
+            return SESSION_IDLE
+        if session.state in (SessionState.RINGING, SessionState.SNOOZED):
+            return str(session.state)
+        return None  # a state we do not know (or an "active" ended one)
 
     @property
     def next_alarm(self) -> Alarm | None:
@@ -87,6 +99,7 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         self.rate_limited_until: datetime | None = None
         self.latency_ms: float | None = None
         self._details: dict[str, Alarm] = {}
+        self._alarm_ids: frozenset[str] = frozenset()
         self._events: deque[EventOccurrence] = deque(maxlen=EVENT_LOG_SIZE)
         self._seen_phases: set[str] = set()
         self._reported_ends: set[str] = set()
@@ -112,8 +125,23 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         started = time.monotonic()
         try:
             state = await self.api.get_state()
-            if self._details_stale(state):
-                self._details = {alarm.id: alarm for alarm in await self.api.list_alarms()}
+            summaries = state.alarms
+            if summaries is None or not state.alarms_complete or self._details_stale(summaries):
+                listed = await self.api.list_alarms()
+                if listed is not None:
+                    self._details = listed.alarms
+                    if summaries is None:
+                        # A get_state without a readable list: list_alarms' stands in.
+                        state = replace(
+                            state, alarms=listed.alarms, alarms_complete=listed.complete
+                        )
+                    elif not state.alarms_complete:
+                        # Entries get_state sent unreadably: list_alarms' stand in for them.
+                        state = replace(
+                            state,
+                            alarms={**listed.alarms, **summaries},
+                            alarms_complete=listed.complete,
+                        )
         except McpAuthError as err:
             self._raise_password_issue()
             raise ConfigEntryAuthFailed(f"The clock refused the credentials: {err}") from err
@@ -123,7 +151,12 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         except McpError as err:
             raise UpdateFailed(f"Could not read the clock: {err}") from err
         expected = self.config_entry.unique_id
-        if state.device is not None and expected and state.device.id != expected:
+        if (
+            state.device is not None
+            and expected
+            and not is_address_uid(expected)
+            and state.device.id != expected
+        ):
             # The address now leads to another clock (a new DHCP lease): showing its alarms
             # under this entry would be wrong. Reconfigure fixes the address.
             raise UpdateFailed(
@@ -137,12 +170,12 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         ir.async_delete_issue(self.hass, DOMAIN, password_issue_id(self.config_entry))
         return self._build(state)
 
-    def _details_stale(self, state: DeviceState) -> bool:
+    def _details_stale(self, summaries: dict[str, Alarm]) -> bool:
         """Whether list_alarms must be read again (one extra request, rarely)."""
-        if state.alarms.keys() != self._details.keys():
+        if summaries.keys() != self._details.keys():
             return True
         now = dt_util.utcnow()
-        for alarm_id, summary in state.alarms.items():
+        for alarm_id, summary in summaries.items():
             detail = self._details[alarm_id]
             if detail.revision != summary.revision:
                 return True
@@ -176,22 +209,30 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
 
     def _build(self, state: DeviceState) -> RobineWakeData:
         alarms = {}
-        for alarm_id, summary in state.alarms.items():
+        for alarm_id, summary in (state.alarms or {}).items():
             detail = self._details.get(alarm_id)
             if detail is not None and detail.revision == summary.revision:
                 alarms[alarm_id] = summary.with_details_of(detail)
             else:
                 alarms[alarm_id] = summary
+        unread: frozenset[str] = frozenset()
+        if state.alarms_complete:
+            self._alarm_ids = frozenset(alarms)
+        else:
+            # Alarms known before that no list could be read for: kept, unavailable.
+            unread = self._alarm_ids - alarms.keys()
         self._derive_events(state)
         self._schedule_due_check(state)
-        return RobineWakeData(state=state, alarms=alarms, events=tuple(self._events))
+        return RobineWakeData(
+            state=state, alarms=alarms, events=tuple(self._events), unread_alarm_ids=unread
+        )
 
     def _schedule_due_check(self, state: DeviceState) -> None:
         """Read the clock again just after the next moment it will ring."""
         if self._unsub_due is not None:
             self._unsub_due()
             self._unsub_due = None
-        moments = [a.next_occurrence for a in state.alarms.values() if a.next_occurrence]
+        moments = [a.next_occurrence for a in (state.alarms or {}).values() if a.next_occurrence]
         session = state.active_session
         if session is not None and session.snooze_until is not None:
             moments.append(session.snooze_until)
@@ -228,7 +269,30 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
         """
         fire = self._primed
         self._primed = True
-        for session in reversed(state.recent_sessions):  # the device lists newest first
+        if state.recent_sessions is not None:  # unreadable: nothing to learn, nothing to forget
+            self._derive_ends(state, state.recent_sessions, fire=fire)
+        if not state.session_known:
+            return  # a session the clock sent but we cannot read: wait for a readable one
+        active = state.active_session
+        if active is None:
+            self._seen_phases.clear()
+            return
+        if active.state not in (SessionState.RINGING, SessionState.SNOOZED):
+            return  # no event for a state we do not know
+        # A phase is the state plus the snooze count: ringing:0, snoozed:1, ringing:1, ...
+        phase = f"{active.id}:{active.state}:{active.snooze_count}"
+        self._seen_phases = {p for p in self._seen_phases if p.startswith(f"{active.id}:")}
+        if phase in self._seen_phases:
+            return
+        self._seen_phases.add(phase)
+        if fire:
+            self._events.append(
+                EventOccurrence(phase, str(active.state), _attributes(active, state))
+            )
+
+    def _derive_ends(self, state: DeviceState, recent: tuple[Session, ...], *, fire: bool) -> None:
+        """Report every ended session once (dismissed first when a person ended it)."""
+        for session in reversed(recent):  # the device lists newest first
             if session.id in self._reported_ends:
                 continue
             self._reported_ends.add(session.id)
@@ -241,57 +305,51 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
                 )
             self._events.append(EventOccurrence(f"{session.id}:ended", EVENT_ENDED, attributes))
         # The device forgets old sessions; so can we.
-        self._reported_ends &= {session.id for session in state.recent_sessions}
-        active = state.active_session
-        if active is None:
-            self._seen_phases.clear()
-            return
-        # A phase is the state plus the snooze count: ringing:0, snoozed:1, ringing:1, ...
-        phase = f"{active.id}:{active.state}:{active.snooze_count}"
-        self._seen_phases = {p for p in self._seen_phases if p.startswith(f"{active.id}:")}
-        if phase in self._seen_phases:
-            return
-        self._seen_phases.add(phase)
-        if fire:
-            self._events.append(
-                EventOccurrence(phase, str(active.state), _attributes(active, state))
-            )
+        self._reported_ends &= {session.id for session in recent}
 
     # --- optimistic updates after our own writes ---------------------------------------------
 
-    @callback
-    def apply_alarm(self, alarm: Alarm) -> None:
-        """A write returned the alarm's new revision: show it at once."""
+    async def async_apply_alarm(self, alarm: Alarm | None) -> None:
+        """A write returned the alarm's new revision: show it at once (else read the clock)."""
+        state = self.data.state
+        if alarm is None or not state.alarms_complete or state.alarms is None:
+            await self.async_request_refresh()
+            return
         if alarm.detailed:
             self._details[alarm.id] = alarm
-        state = self.data.state
         self.async_set_updated_data(
             self._build(replace(state, alarms={**state.alarms, alarm.id: alarm}))
         )
 
-    @callback
-    def apply_alarm_deleted(self, alarm_id: str) -> None:
+    async def async_apply_alarm_deleted(self, alarm_id: str) -> None:
         """The alarm is gone from the device."""
         self._details.pop(alarm_id, None)
         state = self.data.state
+        if not state.alarms_complete or state.alarms is None:
+            await self.async_request_refresh()
+            return
         alarms = {key: value for key, value in state.alarms.items() if key != alarm_id}
         self.async_set_updated_data(self._build(replace(state, alarms=alarms)))
 
-    @callback
-    def apply_session(self, session: Session) -> None:
-        """A session tool returned the session as it is now."""
+    async def async_apply_session(self, session: Session | None) -> None:
+        """A session tool returned the session as it is now (else read the clock)."""
+        if session is None or session.state is None:
+            await self.async_request_refresh()
+            return
         state = self.data.state
         if session.state is SessionState.ENDED:
-            recent = (session, *(s for s in state.recent_sessions if s.id != session.id))
-            state = replace(state, active_session=None, recent_sessions=recent)
+            recent = state.recent_sessions
+            if recent is not None:
+                recent = (session, *(s for s in recent if s.id != session.id))
+            state = replace(state, active_session=None, recent_sessions=recent, session_known=True)
         else:
-            state = replace(state, active_session=session)
+            state = replace(state, active_session=session, session_known=True)
         self.async_set_updated_data(self._build(state))
 
 
 def _attributes(session: Session, state: DeviceState) -> dict[str, Any]:
     """What an automation may want to know about a session event."""
-    alarm = state.alarms.get(session.alarm_id)
+    alarm = (state.alarms or {}).get(session.alarm_id) if session.alarm_id else None
     attributes: dict[str, Any] = {
         "session_id": session.id,
         "alarm_id": session.alarm_id,

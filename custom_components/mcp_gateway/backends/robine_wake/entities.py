@@ -44,6 +44,8 @@ SESSION_STATES = [SESSION_IDLE, SessionState.RINGING.value, SessionState.SNOOZED
 
 async def _set_enabled(runtime: RobineWakeRuntime, alarm: Alarm, on: bool) -> None:
     # The revision this entity last saw guards the write: never overwrite a newer edit.
+    if alarm.revision is None:
+        raise ValueError("the clock sent this alarm without a revision, so no change is safe")
     await runtime.async_update_alarm(alarm.id, alarm.revision, {"enabled": on})
 
 
@@ -75,7 +77,8 @@ def _session_attributes(data: RobineWakeData) -> Mapping[str, Any] | None:
     session = data.state.active_session
     if session is None:
         return None
-    alarm = data.alarms.get(session.alarm_id)
+    alarm = data.alarms.get(session.alarm_id) if session.alarm_id else None
+    # Times in the clock's zone (model.Reading), so they read as the clock shows them.
     return {
         "session_id": session.id,
         "alarm_id": session.alarm_id,
@@ -131,7 +134,7 @@ HEALTH = GatewayBinarySensorDescription(
     translation_key="health",
     device_class=BinarySensorDeviceClass.PROBLEM,
     entity_category=EntityCategory.DIAGNOSTIC,
-    is_on_fn=lambda data: not data.state.health.ok,
+    is_on_fn=lambda data: None if (ok := data.state.health.ok) is None else not ok,
     attributes_fn=lambda data: {"status": data.state.health.status},
 )
 TIME_SYNCED = GatewayBinarySensorDescription(
@@ -242,32 +245,35 @@ def derive_specs(runtime: RobineWakeRuntime) -> list[EntitySpec]:
         )
         for platform, description in CLOCK_ENTITIES
     ]
-    for alarm in data.alarms.values():
+    # Alarms this poll could not read keep their entities (unavailable, their names unchanged).
+    labels: dict[str, str | None] = dict.fromkeys(data.unread_alarm_ids)
+    labels.update({alarm.id: alarm.label for alarm in data.alarms.values()})
+    for alarm_id, label in labels.items():
 
-        def alarm_source(alarm_id: str = alarm.id) -> Alarm | None:
+        def alarm_source(alarm_id: str = alarm_id) -> Alarm | None:
             current = coordinator.latest
             return current.alarms.get(alarm_id) if current is not None else None
 
         specs.append(
             EntitySpec(
                 platform=Platform.SWITCH,
-                key=alarm_key(alarm.id, "enabled"),
+                key=alarm_key(alarm_id, "enabled"),
                 device=device,
                 description=ALARM_ENABLED,
                 coordinator=coordinator,
                 source=alarm_source,
-                name=alarm.label,
+                name=label,
             )
         )
         specs.append(
             EntitySpec(
                 platform=Platform.SENSOR,
-                key=alarm_key(alarm.id, "next"),
+                key=alarm_key(alarm_id, "next"),
                 device=device,
                 description=ALARM_NEXT,
                 coordinator=coordinator,
                 source=alarm_source,
-                name=f"{alarm.label} next ring",
+                name=None if label is None else f"{label} next ring",
             )
         )
     return specs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
+from datetime import tzinfo
 from typing import Any, ClassVar, Self
 
 from homeassistant.const import Platform
@@ -12,13 +13,15 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from yarl import URL
 
 from ...const import BACKEND_ROBINE_WAKE, DOMAIN
-from ...mcp.client import BasicAuth, McpClient, ToolResult
+from ...localtime import localize_json, localize_text
+from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpRateLimitError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass, ToolTier
 from . import model
 from .api import RevisionConflict, RobineWakeApi
 from .const import (
+    CONF_AUTH_SCHEME,
     CONF_PASSWORD,
     CONF_POLL_INTERVAL,
     CONF_URL,
@@ -28,18 +31,40 @@ from .const import (
 )
 from .coordinator import RobineWakeCoordinator
 from .entities import PLATFORMS, derive_specs
-from .model import Alarm, Preview, Session
+from .model import Alarm, AuthScheme, Preview, Session
 from .tools import classify
 
 
+def credentials(secret: str | None, scheme: AuthScheme | None) -> McpAuth | None:
+    """The admin secret sent the way the clock asked: Basic (user admin) or as a Bearer token."""
+    if not secret:
+        return None
+    if scheme is AuthScheme.BEARER:
+        return BearerAuth(secret)
+    return BasicAuth(model.ADMIN_USER, secret)
+
+
+def entry_scheme(data: Mapping[str, Any]) -> AuthScheme:
+    """The scheme an entry's secret is sent with (entries from before it was stored: Basic)."""
+    try:
+        return AuthScheme(data.get(CONF_AUTH_SCHEME, AuthScheme.BASIC))
+    except ValueError:
+        return AuthScheme.BASIC
+
+
 def make_client(
-    hass: HomeAssistant, url: str, password: str | None, *, timeout: float | None = None
+    hass: HomeAssistant,
+    url: str,
+    password: str | None,
+    scheme: AuthScheme | None = None,
+    *,
+    timeout: float | None = None,
 ) -> McpClient:
     """An MCP client for a clock, on HA's shared HTTP session."""
     return McpClient(
         async_get_clientsession(hass),
         url,
-        auth=BasicAuth(model.ADMIN_USER, password) if password else None,
+        auth=credentials(password, scheme),
         timeout=timeout or model.REQUEST_TIMEOUT,
         prefer_modern=model.PREFER_MODERN_PROTOCOL,
         # The clock applies one write at a time anyway; queue ours instead of piling them up.
@@ -66,9 +91,9 @@ class RobineWakeRuntime(BackendRuntime):
     @classmethod
     def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
         """Client with the admin password when the entry has one."""
-        return cls(
-            hass, entry, make_client(hass, entry.data[CONF_URL], entry.data.get(CONF_PASSWORD))
-        )
+        data = entry.data
+        client = make_client(hass, data[CONF_URL], data.get(CONF_PASSWORD), entry_scheme(data))
+        return cls(hass, entry, client)
 
     @property
     def configuration_url(self) -> str:
@@ -97,22 +122,22 @@ class RobineWakeRuntime(BackendRuntime):
             self.coordinator.note_rate_limited(err.retry_after)
             raise
 
-    async def async_create_alarm(self, fields: Mapping[str, Any]) -> Alarm:
+    async def async_create_alarm(self, fields: Mapping[str, Any]) -> Alarm | None:
         """Create an alarm and show it at once."""
         alarm = await self._guard(self.api.create_alarm(fields))
-        self.coordinator.apply_alarm(alarm)
+        await self.coordinator.async_apply_alarm(alarm)
         return alarm
 
     async def async_update_alarm(
         self, alarm_id: str, revision: int, changes: Mapping[str, Any]
-    ) -> Alarm:
+    ) -> Alarm | None:
         """Change an alarm seen at `revision`; on a conflict read the clock again, then raise."""
         try:
             alarm = await self._guard(self.api.update_alarm(alarm_id, revision, changes))
         except RevisionConflict:
             await self.coordinator.async_refresh()
             raise
-        self.coordinator.apply_alarm(alarm)
+        await self.coordinator.async_apply_alarm(alarm)
         return alarm
 
     async def async_delete_alarm(self, alarm_id: str, revision: int) -> None:
@@ -122,28 +147,28 @@ class RobineWakeRuntime(BackendRuntime):
         except RevisionConflict:
             await self.coordinator.async_refresh()
             raise
-        self.coordinator.apply_alarm_deleted(alarm_id)
+        await self.coordinator.async_apply_alarm_deleted(alarm_id)
 
-    async def async_trigger_alarm(self, alarm_id: str) -> Session:
+    async def async_trigger_alarm(self, alarm_id: str) -> Session | None:
         """Ring an alarm now."""
         session = await self._guard(self.api.trigger_alarm(alarm_id))
-        self.coordinator.apply_session(session)
+        await self.coordinator.async_apply_session(session)
         return session
 
     async def async_preview_alarm(self, fields: Mapping[str, Any]) -> Preview:
         """Validate an alarm without storing it."""
         return await self._guard(self.api.preview_alarm(fields))
 
-    async def async_snooze(self) -> Session:
+    async def async_snooze(self) -> Session | None:
         """Snooze the ringing session."""
         session = await self._guard(self.api.snooze())
-        self.coordinator.apply_session(session)
+        await self.coordinator.async_apply_session(session)
         return session
 
-    async def async_dismiss(self) -> Session:
+    async def async_dismiss(self) -> Session | None:
         """Dismiss the active session."""
         session = await self._guard(self.api.dismiss())
-        self.coordinator.apply_session(session)
+        await self.coordinator.async_apply_session(session)
         return session
 
     # --- gateway hooks ------------------------------------------------------------------------
@@ -162,7 +187,7 @@ class RobineWakeRuntime(BackendRuntime):
         )
         if not read and not result.is_error:
             await self.coordinator.async_request_refresh()
-        return result
+        return _in_zone(result, self.api.tz)
 
     def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
         """From the classification table (tools.py)."""
@@ -218,6 +243,18 @@ class RobineWakeRuntime(BackendRuntime):
                 }
             )
         return result
+
+
+def _in_zone(result: ToolResult, tz: tzinfo) -> ToolResult:
+    """A clock's result with its times in the clock's zone, however the clock wrote them."""
+    content = [
+        {**part, "text": localize_text(part["text"], tz)}
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+        else part
+        for part in result.content
+    ]
+    structured = None if result.structured is None else localize_json(result.structured, tz)
+    return ToolResult(content, structured, result.is_error, result.meta)
 
 
 def vars_of(obj: Any) -> dict[str, Any]:

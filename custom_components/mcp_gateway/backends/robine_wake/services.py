@@ -135,20 +135,15 @@ async def _run[T](runtime: RobineWakeRuntime, action: Awaitable[T]) -> T:
             ) from err
 
 
-def _session_dict(session: model.Session) -> dict[str, Any]:
-    return {
-        "id": session.id,
-        "alarm_id": session.alarm_id,
-        "state": str(session.state),
-        "started_at": session.started_at.isoformat() if session.started_at else None,
-        "snooze_count": session.snooze_count,
-    }
+def _alarm_dict(alarm: model.Alarm | None) -> dict[str, Any] | None:
+    # None: the clock did the write but its echo was unreadable (the next poll shows it).
+    return None if alarm is None else model.alarm_as_dict(alarm)
 
 
 async def _create(call: ServiceCall) -> ServiceResponse:
     runtime = _runtime(call)
     alarm = await _run(runtime, runtime.async_create_alarm(_fields(call)))
-    return {"alarm": model.alarm_as_dict(alarm)}
+    return {"alarm": _alarm_dict(alarm)}
 
 
 async def _update(call: ServiceCall) -> ServiceResponse:
@@ -162,7 +157,7 @@ async def _update(call: ServiceCall) -> ServiceResponse:
         runtime,
         runtime.async_update_alarm(call.data[ATTR_ALARM_ID], call.data[ATTR_REVISION], changes),
     )
-    return {"alarm": model.alarm_as_dict(alarm)}
+    return {"alarm": _alarm_dict(alarm)}
 
 
 async def _delete(call: ServiceCall) -> ServiceResponse:
@@ -175,7 +170,7 @@ async def _delete(call: ServiceCall) -> ServiceResponse:
 async def _trigger(call: ServiceCall) -> ServiceResponse:
     runtime = _runtime(call)
     session = await _run(runtime, runtime.async_trigger_alarm(call.data[ATTR_ALARM_ID]))
-    return {"session": _session_dict(session)}
+    return {"session": None if session is None else model.session_as_dict(session)}
 
 
 async def _preview(call: ServiceCall) -> ServiceResponse:

@@ -1,0 +1,69 @@
+"""The shared local-time formatting of results (localtime.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from homeassistant.core import HomeAssistant, State
+import pytest
+
+from custom_components.mcp_gateway.localtime import (
+    local_iso,
+    local_iso_text,
+    local_state,
+    localize_json,
+    localize_text,
+)
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def test_local_iso() -> None:
+    when = datetime(2026, 11, 30, 5, 45, tzinfo=UTC)
+    assert local_iso(when, BERLIN) == "2026-11-30T06:45:00+01:00"
+    assert local_iso(when.replace(microsecond=5), BERLIN) == "2026-11-30T06:45:00.000005+01:00"
+    summer = datetime(2026, 7, 1, 4, 45, tzinfo=UTC)
+    assert local_iso(summer, BERLIN) == "2026-07-01T06:45:00+02:00"
+
+
+async def test_local_iso_defaults_to_home_assistants_zone(hass: HomeAssistant) -> None:
+    await hass.config.async_set_time_zone("America/New_York")
+    assert local_iso(datetime(2026, 11, 30, 5, 45, tzinfo=UTC)) == "2026-11-30T00:45:00-05:00"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-30T05:45:00+00:00", "2026-11-30T06:45:00+01:00"),
+        ("2026-11-30T05:45:00Z", "2026-11-30T06:45:00+01:00"),
+        ("2026-11-30 05:45+00:00", "2026-11-30T06:45:00+01:00"),
+        ("2026-11-30T06:45:00", "2026-11-30T06:45:00"),  # naive: no instant, left alone
+        ("2026-11-30", "2026-11-30"),
+        ("2026-13-30T05:45:00Z", "2026-13-30T05:45:00Z"),  # shaped like one, but no date
+        ("on", "on"),
+    ],
+)
+def test_local_iso_text(text: str, expected: str) -> None:
+    assert local_iso_text(text, BERLIN) == expected
+
+
+def test_localize_text_and_json() -> None:
+    assert (
+        localize_text("Snoozed until 2026-11-30T06:04:00Z (1 so far), id 2026-11-30x.", BERLIN)
+        == "Snoozed until 2026-11-30T07:04:00+01:00 (1 so far), id 2026-11-30x."
+    )
+    value = {"a": ["2026-11-30T05:45:00Z", 3, None], "b": {"c": "2026-11-30T05:45:00+00:00"}}
+    assert localize_json(value, BERLIN) == {
+        "a": ["2026-11-30T06:45:00+01:00", 3, None],
+        "b": {"c": "2026-11-30T06:45:00+01:00"},
+    }
+    assert value["a"][0] == "2026-11-30T05:45:00Z"  # a copy
+
+
+def test_local_state() -> None:
+    stamp = State("sensor.next", "2026-11-30T05:45:00+00:00", {"device_class": "timestamp"})
+    assert local_state(stamp, BERLIN) == "2026-11-30T06:45:00+01:00"
+    assert local_state(State("sensor.next", "unknown", {"device_class": "timestamp"})) == "unknown"
+    plain = State("sensor.text", "2026-11-30T05:45:00+00:00", {})
+    assert local_state(plain, BERLIN) == "2026-11-30T05:45:00+00:00"  # only timestamps
