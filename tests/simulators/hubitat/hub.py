@@ -56,6 +56,7 @@ class Rule:
     paused: bool = False
     disabled: bool = False
     private_boolean: bool = True
+    stopped: bool = False
     last_run: datetime | None = None
     run_count: int = 0
 
@@ -123,6 +124,12 @@ class Hub:
             self.rng.getrandbits(12),
             self.rng.getrandbits(48),
         )
+        # location.hub.zigbeeId: tests may set None or "unavailable" (hubs that do not give it).
+        self.zigbee_id: str | None = self.hub_id
+        self.temperature_scale = "F"
+        # Hub Security on without credentials in the app: the hub's internal endpoints
+        # (/logs/eventsJson behind location events) refuse the app's requests.
+        self.hub_security_blocks = False
         self.mac = ":".join(f"{self.rng.getrandbits(8):02X}" for _ in range(2))
         self.mac = "34:E1:D1:80:" + self.mac
         self.command_delay = command_delay
@@ -355,16 +362,19 @@ class Hub:
             return
 
     def changed_since(self, since_ms: int) -> list[Device]:
-        """Devices with activity strictly after `since_ms`, in id order; cost ~ changes."""
+        """Devices with activity at or after `since_ms`, in id order; cost ~ changes.
+
+        libraries/mcp-devices-lib.groovy toolListDevices: `la.time >= changedSinceDate.time`.
+        """
         if since_ms < self._activity_horizon:
             ids = {d.id for d in self.devices.values()}
         else:
-            start = bisect.bisect_right(self._activity, (since_ms, 1 << 62))
+            start = bisect.bisect_left(self._activity, (since_ms, -1))
             ids = {device_id for _, device_id in self._activity[start:]}
         out = []
         for device_id in sorted(ids):
             device = self.devices.get(device_id)
-            if device and device.last_activity and epoch_ms(device.last_activity) > since_ms:
+            if device and device.last_activity and epoch_ms(device.last_activity) >= since_ms:
                 out.append(device)
         return out
 
