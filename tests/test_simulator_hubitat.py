@@ -921,7 +921,11 @@ async def test_size_guards(make_sim: Callable[..., Awaitable[Sim]]) -> None:
     assert big["estimatedBytes"] > big["sizeLimitBytes"] == 120_000
     assert big["tool"] == "hub_list_devices"
     assert big["suggestion"]
-    one_call = {"name": "hub_list_devices", "arguments": {"format": "detailed", "limit": 200}}
+    # Each result fits (the guard measures the whole wire response of one call, escaping
+    # included: _renderToolResult); three of them in one batch do not (the 124,000 guard).
+    one_call = {"name": "hub_list_devices", "arguments": {"format": "detailed", "limit": 100}}
+    single = await sim.call_raw("hub_list_devices", one_call["arguments"])
+    assert "response_too_large" not in single["result"]["content"][0]["text"]
     batch = [
         {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": one_call} for i in range(3)
     ]

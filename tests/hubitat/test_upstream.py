@@ -295,3 +295,26 @@ async def test_hub_without_hsm_has_no_panel(
     await poll(hass, freezer, SWEEP_INTERVAL.total_seconds() + 1)
     assert runtime.coordinator.hsm_supported is True
     assert registry.async_get_entity_id("alarm_control_panel", DOMAIN, uid) is not None
+
+
+# ---------------------------------------------------------------- large hubs
+
+
+async def test_inventory_pages_shrink_when_too_large(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    """Results over 120,000 bytes become response_too_large (the app's size guard).
+
+    Real thermostats are 4 KB each in a detailed listing (more on the wire, escaped inside
+    the result's text), so 50 of them do not fit: the inventory halves its page until they
+    do, and keeps that size.
+    """
+    sim = await sim_factory(realistic_devices=True)
+    for n in range(40):
+        sim.hub.pair_device("thermostat", f"Thermostat {n}", "Office")
+    runtime = await setup_entry(hass, make_entry(sim))
+    assert runtime.coordinator.last_update_success
+    assert len(runtime.coordinator.devices) == len(sim.hub.visible_devices())
+    assert runtime.api.page_limit < 50
+    thermostat = next(d for d in sim.hub.visible_devices() if d.label == "Thermostat 39")
+    assert entity_id(hass, sim, f"{thermostat.id}_thermostat", "climate")

@@ -112,8 +112,11 @@ class Hub:
         timezone: str = "America/Chicago",
         hidden_devices: int = 2,
         backup_age_hours: float | None = 3.0,
+        realistic_devices: bool = False,
     ) -> None:
         self.clock = clock
+        # Devices with everything real drivers report (2-4 KB each in detailed listings).
+        self.realistic_devices = realistic_devices
         self.rng = random.Random(seed)
         self.seed = seed
         self.hub_name = hub_name
@@ -231,7 +234,13 @@ class Hub:
             when = now - age
             when = when.replace(microsecond=when.microsecond // 1000 * 1000)
             device = build_device(
-                kind_key, self._new_id(), label, rng, room_id=room.id if room else None, when=when
+                kind_key,
+                self._new_id(),
+                label,
+                rng,
+                room_id=room.id if room else None,
+                when=when,
+                realistic=self.realistic_devices,
             )
             device.selected = index < count
             if index == count // 2 and count >= 20:
@@ -521,7 +530,9 @@ class Hub:
         target = self.room_by(room) if room else None
         if room and target is None:
             target = self.add_room(room)
-        device = build_device(kind, self._new_id(), label, self.rng, when=self.now())
+        device = build_device(
+            kind, self._new_id(), label, self.rng, when=self.now(), realistic=self.realistic_devices
+        )
         device.selected = selected
         self.devices[device.id] = device
         self.move_device(device, target)

@@ -87,6 +87,7 @@ def create_app(
     zigbee_id: str | None = "",
     hub_security_blocks: bool = False,
     has_hsm: bool = True,
+    realistic_devices: bool = False,
 ) -> web.Application:
     """A simulated hub serving `/apps/api/<app_id>/mcp`.
 
@@ -104,6 +105,7 @@ def create_app(
         timezone=timezone,
         hidden_devices=hidden_devices,
         backup_age_hours=backup_age_hours,
+        realistic_devices=realistic_devices,
     )
     if zigbee_id != "":  # "" keeps the default (the hub id); None and "unavailable" as real hubs
         hub.zigbee_id = zigbee_id
@@ -372,22 +374,31 @@ async def _call_tool(
             payload = await app[TOOLS].call(name, args)
         except ToolError as err:
             payload, is_error = err.payload, True
-    text = json.dumps(payload)
-    if len(text.encode()) > RESULT_LIMIT:
-        payload = {
+    result = _tool_result(payload, is_error, structured=app[OPTIONS].structured_content)
+    # hubitat-mcp-server.groovy _renderToolResult: the whole JSON-RPC response as it would go
+    # on the wire (the result's JSON escaped inside its text) is measured against the limit.
+    wire = len(json.dumps({"jsonrpc": "2.0", "id": 0, "result": result}).encode())
+    if wire > RESULT_LIMIT:
+        notice = {
             "response_too_large": True,
             "truncated": True,
-            "estimatedBytes": len(text.encode()),
+            "estimatedBytes": wire,
             "sizeLimitBytes": RESULT_LIMIT,
             "tool": str(args.get("tool") or name) if isinstance(args, dict) else name,
             "suggestion": "Ask for less: a smaller limit, format='ids' or 'summary', or filters "
             "such as changedSince, roomFilter or capabilityFilter.",
         }
-        text = json.dumps(payload)
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        result = {"content": [{"type": "text", "text": json.dumps(notice)}]}
+        if is_error:
+            result["isError"] = True
+    return result
+
+
+def _tool_result(payload: Any, is_error: bool, *, structured: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {"content": [{"type": "text", "text": json.dumps(payload)}]}
     if is_error:
         result["isError"] = True
-    if app[OPTIONS].structured_content:
+    if structured:
         result["structuredContent"] = payload
     return result
 
