@@ -5,6 +5,7 @@ Each test names the behaviour of the app's source that the simulator follows.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -14,6 +15,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
+from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import MockUser
 
@@ -273,11 +275,31 @@ async def test_write_cap_refusal_is_readable(
 
 
 async def test_changed_since_round_trips_the_newest_activity(
-    sim: Sim, runtime: HubitatRuntime
+    hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime, freezer: FrozenDateTimeFactory
 ) -> None:
-    """changedSince is at-or-after (toolListDevices): the newest activity is the bookmark."""
+    """changedSince is at-or-after (toolListDevices) and lastActivity whole seconds.
+
+    The newest activity is the bookmark, so activity later in its second is still listed;
+    once a listing made after that second ended has shown it, idle polls list nothing.
+    """
     newest = max(d.last_activity for d in sim.hub.visible_devices() if d.last_activity is not None)
-    assert runtime.coordinator.changed_since == str(int(newest.timestamp()) * 1000)
+    second = int(newest.timestamp()) * 1000
+    assert runtime.coordinator.changed_since == str(second)
+    await poll(hass, freezer)
+    assert runtime.coordinator.changed_since == str(second + 1000)
+    # A change seen by a refresh, and another later in the same second: both arrive.
+    now = dt_util.utcnow()
+    freezer.move_to(now.replace(microsecond=0) + timedelta(seconds=1, milliseconds=100))
+    plug, lamp = first(sim, "switch"), first(sim, "outlet")
+    sim.hub.set_attribute(plug.id, "switch", "off" if plug.value("switch") == "on" else "on")
+    await runtime.coordinator.async_refresh()
+    freezer.tick(0.5)
+    sim.hub.set_attribute(lamp.id, "switch", "off" if lamp.value("switch") == "on" else "on")
+    assert plug.last_activity.replace(microsecond=0) == lamp.last_activity.replace(microsecond=0)
+    await poll(hass, freezer)
+    for device in (plug, lamp):
+        state = hass.states.get(entity_id(hass, sim, f"{device.id}_switch", "switch"))
+        assert state.state == device.value("switch")
 
 
 async def test_hub_without_hsm_has_no_panel(

@@ -52,6 +52,9 @@ _MODE_EVENTS = frozenset({"mode"})
 _HSM_EVENTS = frozenset({"hsmStatus", "hsmAlert", "hsmSetArm", "hsmArmState"})
 # More new ids than this in a sweep: one paged inventory beats one call per device.
 _MAX_SINGLE_FETCHES = 10
+# Seconds after first seeing the newest activity (whole seconds on the hub) after which a
+# listing surely holds all of that second: one second plus a margin for clocks and transit.
+_SECOND_COMPLETE = 3.0
 # Keys of the location values a command can show before the hub confirms them.
 _MODE = "mode"
 _HSM = "hsm"
@@ -106,6 +109,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self._version = 0
         self._structure = 0
         self._newest_activity: datetime | None = None
+        # When (monotonic) the newest activity was first seen, and whether a later listing
+        # has shown its second complete, so the bookmark may move past it.
+        self._newest_seen_at = 0.0
+        self._newest_complete = False
         self._location_since: str | None = None
         self._last_sweep: datetime | None = None
         # Device keys whose entities need a state write; None = all of them.
@@ -164,9 +171,14 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         """The bookmark of the next incremental poll (epoch ms), None before the first."""
         if self._newest_activity is None:
             return None
-        # `changedSince` is at-or-after (mcp-devices-lib.groovy toolListDevices), so the
-        # newest activity seen round-trips as is: activity later in its second is still listed.
-        return str(int(self._newest_activity.timestamp() * 1000))
+        # `changedSince` is at-or-after (mcp-devices-lib.groovy toolListDevices) and activity
+        # times are whole seconds, so the newest one seen round-trips as is: activity later in
+        # its second is still listed. Once a listing made well after that second has shown it
+        # complete, the bookmark moves past it, so idle polls list nothing at all.
+        bookmark = self._newest_activity
+        if self._newest_complete:
+            bookmark += timedelta(seconds=1)
+        return str(int(bookmark.timestamp() * 1000))
 
     # -- polling -----------------------------------------------------------------------------
 
@@ -250,6 +262,9 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         # while this poll is on the wire waits for the next poll.
         settle = dict(self._unconfirmed)
         since = self.changed_since
+        # This listing is evaluated well after the newest activity's second ended (the hub's
+        # clock runs with ours): everything of that second is in it.
+        completes = time.monotonic() - self._newest_seen_at >= _SECOND_COMPLETE
         if since is None:
             # No device has ever reported activity: there is no bookmark, read the whole list.
             page = await self.api.list_devices()
@@ -272,7 +287,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             ):
                 self.mark(old.id)
                 changed = True
+        newest = self._newest_activity
         self._advance_bookmark(device.last_activity for device in page.devices)
+        if completes and newest is not None and self._newest_activity == newest:
+            self._newest_complete = True
         listed = {device.id for device in page.devices}
         moved, reshaped = await self._settle(
             [device_id for device_id in settle if device_id not in listed]
@@ -508,6 +526,8 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             when = parse_time(date)
             if when is not None and (self._newest_activity is None or when > self._newest_activity):
                 self._newest_activity = when
+                self._newest_seen_at = time.monotonic()
+                self._newest_complete = False
 
     # -- optimistic updates ------------------------------------------------------------------
 
