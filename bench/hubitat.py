@@ -39,6 +39,9 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN, CONF_URL
+from custom_components.mcp_gateway.backends.hubitat.coordinator import (
+    _SECOND_COMPLETE as SECOND_COMPLETE,
+)
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
 from custom_components.mcp_gateway.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
 from tests.simulators.base import STATS
@@ -99,6 +102,11 @@ async def idle_cycles(
         runtimes = [runtime for _, runtime, _, _ in hubs]
         for runtime in runtimes:
             await runtime.coordinator.async_refresh()  # warm up: connections, caches
+        # Idle means the newest activity's second is long over (real polls are 15 s apart):
+        # a listing made after it completes the bookmark, later ones list nothing.
+        await asyncio.sleep(SECOND_COMPLETE + 0.1)
+        for runtime in runtimes:
+            await runtime.coordinator.async_refresh()
         cpu = [0.0] * len(sizes)
         wire = [
             runtime.client.stats.bytes_sent + runtime.client.stats.bytes_received
