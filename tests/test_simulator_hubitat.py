@@ -996,19 +996,19 @@ async def test_location_events_and_modes(sim: Sim) -> None:
     assert modes["modes"][0] == {"id": "1", "name": "Day", "icon": None}
     sim.clock.advance(5)
     result = await sim.call("hub_manage_mode", {"action": "activate", "mode": "night", **KEY})
-    assert result == {"success": True, "previousMode": "Day", "newMode": "Night"}
+    assert result["success"] is True
+    assert (result["previousMode"], result["newMode"]) == ("Day", "Night")
     events = await sim.call("hub_list_device_events", {"hoursBack": 1})
     assert events["events"][0]["name"] == "mode"
     assert events["events"][0]["value"] == "Night"
     error = await sim.error("hub_manage_mode", {"action": "activate", "mode": "Party", **KEY})
     assert "Available" in error["message"]
-    assert (await sim.error("hub_manage_mode", {"action": "create", "name": "Party", **KEY}))[
-        "code"
-    ] == -32602
-    created = await sim.call(
-        "hub_manage_mode", {"action": "create", "name": "Party", "confirm": True, **KEY}
-    )
+    # toolManageMode: create and rename need no confirm; delete does.
+    created = await sim.call("hub_manage_mode", {"action": "create", "name": "Party", **KEY})
     assert created["success"] is True
+    delete = {"action": "delete", "mode": "Party", **KEY}
+    assert (await sim.error("hub_manage_mode", delete))["code"] == -32602
+    assert (await sim.call("hub_manage_mode", {**delete, "confirm": True}))["success"] is True
     assert (await sim.error("hub_manage_mode", {"action": "dance", **KEY}))["code"] == -32602
 
 

@@ -128,14 +128,15 @@ def test_tool_class(tool: dict, expected: ToolClass) -> None:
 
 
 def test_call_class() -> None:
-    """hub_manage_mode: activating is control, changing the set of modes admin and confirmed."""
+    """hub_manage_mode: activating is control; create and rename admin; delete also confirmed."""
     control = ToolClass(ToolTier.CONTROL)
     call_class = HubitatRuntime.call_class
-    activate = {"action": "activate", "mode": "Night"}
-    assert call_class(None, control, "hub_manage_mode", activate) == control  # type: ignore[arg-type]
-    for action in ("create", "rename", "delete"):
+    for action in ("activate", "Activate "):
+        args = {"action": action, "mode": "Night"}
+        assert call_class(None, control, "hub_manage_mode", args) == control  # type: ignore[arg-type]
+    for action, destructive in (("create", False), ("rename", False), ("delete", True)):
         assert call_class(None, control, "hub_manage_mode", {"action": action}) == ToolClass(  # type: ignore[arg-type]
-            ToolTier.ADMIN, destructive=True
+            ToolTier.ADMIN, destructive=destructive
         )
     read = ToolClass(ToolTier.READ)
     assert call_class(None, read, "hub_get_metrics", {}) == read  # type: ignore[arg-type]

@@ -104,10 +104,11 @@ async def test_gateway_confirms_destructive_hub_tools(
     assert done["isError"] is False, done
     assert done["structuredContent"]["success"] is True
     assert sim.tools.active_writes() == []
-    # Changing the set of modes is configuration: confirmed, and admin only.
-    create = {"tool": "hub_manage_mode", "args": {"action": "create", "name": "Party"}}
-    refused = await handler.call_tool(_ctx(hass_admin_user), GATEWAY, create)
+    # Deleting a mode is destructive (toolManageMode asks confirm for it).
+    delete = {"tool": "hub_manage_mode", "args": {"action": "delete", "mode": "Away"}}
+    refused = await handler.call_tool(_ctx(hass_admin_user), GATEWAY, delete)
     assert refused["structuredContent"]["error"]["code"] == "confirmation_required"
+    assert sim.hub.mode_by("Away") is not None
 
 
 # ---------------------------------------------------------------- permissions
@@ -135,11 +136,7 @@ async def test_mode_and_hsm_need_control_of_their_entities(
     done = await handler.call_tool(_ctx(controller), GATEWAY, arm)
     assert done["isError"] is False, done
     # Creating a mode stays the administrators'.
-    create = {
-        "tool": "hub_manage_mode",
-        "args": {"action": "create", "name": "Party", "confirm": True},
-        "confirm": True,
-    }
+    create = {"tool": "hub_manage_mode", "args": {"action": "create", "name": "Party"}}
     denied = await handler.call_tool(_ctx(controller), GATEWAY, create)
     assert denied["structuredContent"]["error"]["code"] == "forbidden"
 

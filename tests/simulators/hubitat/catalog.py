@@ -208,7 +208,7 @@ TOOLS: tuple[ToolDef, ...] = (
     _w(
         "hub_manage_mode",
         "Create, rename, delete or activate a location mode. Activation is the everyday use; "
-        "create/rename/delete change the hub's configuration and need confirm.",
+        "delete needs confirm (libraries/mcp-system-lib.groovy toolManageMode).",
         {
             "action": _s("What to do.", enum=["create", "rename", "delete", "activate"]),
             "mode": _s("Existing mode name or id (activate, rename, delete)."),

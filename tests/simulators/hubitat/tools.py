@@ -1114,37 +1114,76 @@ class Tools:
         }
 
     async def _t_manage_mode(self, args: dict[str, Any]) -> dict[str, Any]:
+        """libraries/mcp-system-lib.groovy toolManageMode: only delete asks for confirm."""
         hub = self.hub
-        action = args["action"]
-        names = ", ".join(m.name for m in hub.modes)
-        if action != "activate":
-            # Changing the set of modes is configuration: it needs the destructive tier.
-            self.require_confirm(args)
+        action = str(args["action"]).strip().lower()
         if action == "create":
             name = _str(args, "name", required=True) or ""
             if hub.mode_by(name):
-                return {"success": False, "error": f"Mode '{name}' exists", "note": names}
+                return {
+                    "success": False,
+                    "action": "create",
+                    "error": f"Mode '{name}' exists",
+                    "note": "Verify the mode name/id and Hub Security credentials; read current "
+                    "modes with hub_list_modes. Nothing was changed.",
+                }
             mode_id = max(m.id for m in hub.modes) + 1
             hub.modes.append(Mode(mode_id, name, _str(args, "icon")))
-            return {"success": True, "mode": {"id": str(mode_id), "name": name}}
-        mode = hub.mode_by(_str(args, "mode", required=True) or "")
-        if mode is None:
-            raise invalid(f"Mode not found: {args.get('mode')}. Available: {names}")
+            return {
+                "success": True,
+                "action": "create",
+                "note": "Read the updated mode list with hub_list_modes.",
+            }
         if action == "activate":
+            wanted = _str(args, "mode")
+            if not wanted:
+                raise invalid("mode (the mode name to activate) is required")
+            target = next((m for m in hub.modes if m.name.lower() == wanted.lower()), None)
+            if target is None:
+                available = [m.name for m in hub.modes]
+                raise invalid(f"Mode '{wanted}' not found. Available: {available}")
             previous = hub.mode_name
-            hub.set_mode(mode.name)
-            return {"success": True, "previousMode": previous, "newMode": mode.name}
+            hub.set_mode(target.name)
+            return {
+                "success": True,
+                "action": "activate",
+                "previousMode": previous,
+                "newMode": target.name,
+                "note": "Verify the active mode with hub_list_modes (setMode is a fire-and-return "
+                "SDK call).",
+            }
+        mode = hub.mode_by(_str(args, "mode") or "")
+        if mode is None:
+            raise invalid(
+                f"mode not found: '{args.get('mode')}'. Pass a mode id or name (from "
+                "hub_list_modes)."
+            )
         if action == "rename":
-            mode.name = _str(args, "name", required=True) or mode.name
-            return {"success": True, "mode": {"id": str(mode.id), "name": mode.name}}
+            name = _str(args, "name")
+            if not name:
+                raise invalid("name (the new mode name) is required to rename a mode")
+            mode.name = name
+            return {
+                "success": True,
+                "action": "rename",
+                "note": "Read the updated mode list with hub_list_modes.",
+            }
+        self.require_confirm(args)
         if mode.id == hub.current_mode:
             return {
                 "success": False,
-                "error": "Cannot delete the active mode",
-                "note": "Activate another mode first.",
+                "action": "delete",
+                "error": "/modes/jsonDelete did not report success",
+                "note": "A mode that is current or referenced by Mode Manager/rules may be "
+                "undeletable. Nothing was deleted.",
             }
         hub.modes.remove(mode)
-        return {"success": True, "deleted": mode.name}
+        return {
+            "success": True,
+            "action": "delete",
+            "deletedModeId": str(mode.id),
+            "note": "Read the updated mode list with hub_list_modes.",
+        }
 
     async def _t_get_hsm_status(self, args: dict[str, Any]) -> dict[str, Any]:
         """libraries/mcp-system-lib.groovy toolGetHsmStatus: status null without HSM."""

@@ -175,10 +175,12 @@ def classify(tool: Mapping[str, Any]) -> ToolClass:
 def call_class(tool_class: ToolClass, name: str, arguments: Mapping[str, Any]) -> ToolClass:
     """The class of one call, where the hub's tool does different things by its arguments."""
     if name == "hub_manage_mode":
-        if arguments.get("action") == "activate":
+        action = str(arguments.get("action", "")).strip().lower()
+        if action == "activate":
             return ToolClass(ToolTier.CONTROL)
-        # create, rename, delete: the hub's configuration (the hub asks confirm for them).
-        return ToolClass(ToolTier.ADMIN, destructive=True)
+        # create, rename, delete: the hub's configuration; deleting is destructive (the app's
+        # toolManageMode asks confirm for it).
+        return ToolClass(ToolTier.ADMIN, destructive=action == "delete")
     if name == "hub_get_metrics" and arguments.get("recordSnapshot") is True:
         return ToolClass(ToolTier.ADMIN)  # also saves a CSV snapshot to File Manager
     return tool_class
@@ -199,7 +201,7 @@ def entity_keys(name: str, arguments: Mapping[str, Any]) -> list[tuple[Platform,
     """The hub-wide entities a call acts on: the HSM panel, the mode select."""
     if name == "hub_set_hsm":
         return [(Platform.ALARM_CONTROL_PANEL, "hub_hsm")]
-    if name == "hub_manage_mode" and arguments.get("action") == "activate":
+    if name == "hub_manage_mode" and str(arguments.get("action", "")).strip().lower() == "activate":
         return [(Platform.SELECT, "hub_mode")]
     return []
 
