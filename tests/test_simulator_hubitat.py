@@ -30,6 +30,7 @@ from tests.simulators.hubitat import (
     HUB,
     SUPPORTED_VERSIONS,
     TOOL_DEFS,
+    TOOLS,
     Hub,
     create_app,
 )
@@ -478,12 +479,14 @@ async def test_changed_since_is_incremental(sim: Sim) -> None:
     assert changed["total"] == 2
     iso = (NOW + timedelta(seconds=1)).astimezone(hub.tz).isoformat()
     assert len((await sim.call("hub_list_devices", {"changedSince": iso}))["devices"]) == 2
-    # Strictly after: the exact instant of the change is not "after" it.
+    # At or after (mcp-devices-lib.groovy toolListDevices: la.time >= changedSince): the
+    # exact instant of the change still lists it, a millisecond later does not.
     exact = int((NOW + timedelta(seconds=1.5)).timestamp() * 1000)
-    assert (await sim.call("hub_list_devices", {"changedSince": exact}))["devices"] == []
+    assert len((await sim.call("hub_list_devices", {"changedSince": exact}))["devices"]) == 2
+    assert (await sim.call("hub_list_devices", {"changedSince": exact + 1}))["devices"] == []
     # A report that changes nothing makes no activity.
     hub.set_attribute(a.id, "contact", a.value("contact"))
-    assert (await sim.call("hub_list_devices", {"changedSince": exact}))["devices"] == []
+    assert (await sim.call("hub_list_devices", {"changedSince": exact + 1}))["devices"] == []
     assert (await sim.error("hub_list_devices", {"changedSince": "yesterday"}))["code"] == -32602
     naive = {"changedSince": "2026-11-29T10:00:00"}
     assert (await sim.error("hub_list_devices", naive))["code"] == -32602
@@ -876,7 +879,14 @@ async def test_write_cap(sim: Sim) -> None:
     await hub.wait_writes_in_flight(2)
     third = await sim.call_raw("hub_call_device_command", args)
     assert third["result"]["isError"] is True
-    assert json.loads(third["result"]["content"][0]["text"])["error"] == "too_many_writes_in_flight"
+    # hubitat-mcp-server.groovy _writeCapacityRefusalLocked
+    refusal = json.loads(third["result"]["content"][0]["text"])
+    assert refusal["success"] is False
+    assert refusal["isError"] is True
+    assert refusal["status"] == "too_many_writes_in_flight"
+    assert refusal["limit"] == 2
+    assert [a["tool"] for a in refusal["active"]] == ["hub_call_device_command", "hub_set_hsm"]
+    assert "Nothing was run" in refusal["note"]
     assert (await sim.call("hub_list_modes"))["currentMode"] == "Day"  # reads still flow
     hub.write_hold.set()
     assert (await first)["success"] is True
@@ -911,7 +921,11 @@ async def test_size_guards(make_sim: Callable[..., Awaitable[Sim]]) -> None:
     assert big["estimatedBytes"] > big["sizeLimitBytes"] == 120_000
     assert big["tool"] == "hub_list_devices"
     assert big["suggestion"]
-    one_call = {"name": "hub_list_devices", "arguments": {"format": "detailed", "limit": 200}}
+    # Each result fits (the guard measures the whole wire response of one call, escaping
+    # included: _renderToolResult); three of them in one batch do not (the 124,000 guard).
+    one_call = {"name": "hub_list_devices", "arguments": {"format": "detailed", "limit": 100}}
+    single = await sim.call_raw("hub_list_devices", one_call["arguments"])
+    assert "response_too_large" not in single["result"]["content"][0]["text"]
     batch = [
         {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": one_call} for i in range(3)
     ]
@@ -964,9 +978,12 @@ async def test_device_events_recent_and_history(sim: Sim) -> None:
     )
     assert {e["name"] for e in only["events"]} == {"motion"}
     assert only["count"] >= 12
+    # toolGetDeviceHistory clamps rather than refuses: at most 168 hours and 500 events.
+    clamped = await sim.call(
+        "hub_list_device_events", {"deviceId": str(dev.id), "hoursBack": 169, "limit": 501}
+    )
+    assert clamped["count"] >= window["count"]
     for bad in (
-        {"deviceId": str(dev.id), "hoursBack": 169},
-        {"deviceId": str(dev.id), "limit": 501},
         {"deviceId": str(dev.id), "since": "soon"},
         {"deviceId": "555555"},
     ):
@@ -979,19 +996,19 @@ async def test_location_events_and_modes(sim: Sim) -> None:
     assert modes["modes"][0] == {"id": "1", "name": "Day", "icon": None}
     sim.clock.advance(5)
     result = await sim.call("hub_manage_mode", {"action": "activate", "mode": "night", **KEY})
-    assert result == {"success": True, "previousMode": "Day", "newMode": "Night"}
+    assert result["success"] is True
+    assert (result["previousMode"], result["newMode"]) == ("Day", "Night")
     events = await sim.call("hub_list_device_events", {"hoursBack": 1})
     assert events["events"][0]["name"] == "mode"
     assert events["events"][0]["value"] == "Night"
     error = await sim.error("hub_manage_mode", {"action": "activate", "mode": "Party", **KEY})
     assert "Available" in error["message"]
-    assert (await sim.error("hub_manage_mode", {"action": "create", "name": "Party", **KEY}))[
-        "code"
-    ] == -32602
-    created = await sim.call(
-        "hub_manage_mode", {"action": "create", "name": "Party", "confirm": True, **KEY}
-    )
+    # toolManageMode: create and rename need no confirm; delete does.
+    created = await sim.call("hub_manage_mode", {"action": "create", "name": "Party", **KEY})
     assert created["success"] is True
+    delete = {"action": "delete", "mode": "Party", **KEY}
+    assert (await sim.error("hub_manage_mode", delete))["code"] == -32602
+    assert (await sim.call("hub_manage_mode", {**delete, "confirm": True}))["success"] is True
     assert (await sim.error("hub_manage_mode", {"action": "dance", **KEY}))["code"] == -32602
 
 
@@ -1029,17 +1046,25 @@ async def test_rooms(sim: Sim) -> None:
 
 
 async def test_hub_identity(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    # libraries/mcp-system-lib.groovy toolGetHubInfo: flat, zigbeeId as the hub gives it.
     sim = await make_sim(hub_id="hub-uid-1", hub_name="Cabin")
     info = await sim.call("hub_get_info")
-    assert info["hub"]["id"] == "hub-uid-1"
-    assert info["hub"]["name"] == "Cabin"
-    assert info["hub"]["firmwareVersion"]
-    assert info["location"]["timeZone"] == "America/Chicago"
-    assert info["mcp"]["devicesAccessible"] == 40
-    a = (await (await make_sim(seed=5)).call("hub_get_info"))["hub"]["id"]
-    b = (await (await make_sim(seed=5)).call("hub_get_info"))["hub"]["id"]
-    c = (await (await make_sim(seed=6)).call("hub_get_info"))["hub"]["id"]
+    assert "hub" not in info
+    assert info["zigbeeId"] == "hub-uid-1"
+    assert info["name"] == "Cabin"
+    assert info["firmwareVersion"]
+    assert info["mcpServerVersion"]
+    assert info["temperatureScale"] == "F"
+    assert info["timeZone"] == "America/Chicago"
+    assert info["mcpDeviceCount"] == 40
+    assert isinstance(info["freeMemoryKB"], str)
+    a = (await (await make_sim(seed=5)).call("hub_get_info"))["zigbeeId"]
+    b = (await (await make_sim(seed=5)).call("hub_get_info"))["zigbeeId"]
+    c = (await (await make_sim(seed=6)).call("hub_get_info"))["zigbeeId"]
     assert a == b != c
+    for missing in (None, "unavailable"):
+        other = await make_sim(zigbee_id=missing)
+        assert (await other.call("hub_get_info"))["zigbeeId"] == missing
 
 
 async def test_virtual_devices(sim: Sim) -> None:
@@ -1089,21 +1114,42 @@ async def test_virtual_devices(sim: Sim) -> None:
 
 
 async def test_native_rules(sim: Sim) -> None:
+    # libraries/mcp-native-rules-lib.groovy toolListRmRules / toolRunRmRule.
     rules = await sim.gw("hub_read_rules", "hub_list_rules", {})
     assert {r["name"] for r in rules["rules"]} >= {"Goodnight", "Vacation Lights"}
+    assert "nextCursor" not in rules
+    assert rules["count"] == len(sim.hub.rules)
     goodnight = next(r for r in rules["rules"] if r["name"] == "Goodnight")
+    assert isinstance(goodnight["id"], int)
+    assert goodnight["status"] == "active"
     paused = next(r for r in rules["rules"] if r["paused"])
-    refused = await sim.gw(
-        "hub_manage_native_rules_and_apps", "hub_call_rule", {"ruleId": paused["id"], **KEY}
-    )
-    assert refused["success"] is False
+    assert paused["status"] == "paused"
+    gateway = "hub_manage_native_rules_and_apps"
+    before = sim.hub.rules[paused["id"]].run_count
+    skipped = await sim.gw(gateway, "hub_call_rule", {"ruleId": paused["id"], **KEY})
+    assert skipped["success"] is True
+    assert sim.hub.rules[paused["id"]].run_count == before
     ran = await sim.gw(
-        "hub_manage_native_rules_and_apps", "hub_call_rule", {"ruleId": goodnight["id"], **KEY}
+        gateway, "hub_call_rule", {"ruleId": goodnight["id"], "action": "actions", **KEY}
     )
-    assert ran["success"] is True
+    assert ran == {
+        "success": True,
+        "ruleIds": [goodnight["id"]],
+        "rmAction": "runRuleAct",
+        "ruleId": goodnight["id"],
+    }
     assert sim.hub.apply_pending() > 0
     targets = sim.hub.rules[int(goodnight["id"])].actions
     assert all(sim.hub.devices[t[0]].value("switch") == "off" for t in targets if t[1] == "off")
+    # The enum the app refuses: what older guesses sent.
+    for action in ("runActions", "evaluate"):
+        error = await sim.error(
+            "hub_call_rule", {"ruleId": goodnight["id"], "action": action, **KEY}
+        )
+        assert error["code"] == -32602
+    stopped = await sim.call("hub_call_rule", {"ruleId": goodnight["id"], "action": "stop", **KEY})
+    assert stopped["rmAction"] == "stopRule toggle"
+    assert sim.hub.rules[goodnight["id"]].stopped is True
     resumed = await sim.call(
         "hub_set_rule_paused", {"ruleId": paused["id"], "paused": False, **KEY}
     )
@@ -1359,3 +1405,95 @@ def test_standalone_prints_the_endpoint() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+# ------------------------------------------------ 2026-07-28 multi round-trip requests
+
+
+async def _modern(
+    sim: Sim, name: str, arguments: dict[str, Any], state: str | None = None
+) -> dict[str, Any]:
+    """A tools/call in the 2026-07-28 era; the JSON-RPC reply."""
+    sim._id += 1
+    params: dict[str, Any] = {
+        "name": name,
+        "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"},
+    }
+    if state is not None:
+        params["requestState"] = state
+    message = {"jsonrpc": "2.0", "id": sim._id, "method": "tools/call", "params": params}
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+    response = await sim.post(message, headers=headers)
+    return await response.json()
+
+
+async def test_multi_round_trip_leases_a_write_slot(sim: Sim) -> None:
+    # hubitat-mcp-server.groovy handleToolsCall / _mrtrReserve / _mrtrClaim.
+    rule = {"name": "Porch", "definition": {}, "confirm": True, **KEY}
+    zero = (await _modern(sim, "hub_set_rule", rule))["result"]
+    assert zero["resultType"] == "input_required"
+    assert "content" not in zero
+    state = zero["requestState"]
+    assert sim.hub.admin_calls == []  # round zero runs nothing
+    # An identical replay of round zero rejoins the same lease.
+    again = (await _modern(sim, "hub_set_rule", rule))["result"]
+    assert again["requestState"] == state
+    assert again["rejoined"] is True
+    driver = {"type": "driver", "id": "7", "confirm": True, **KEY}
+    other = await _modern(sim, "hub_manage_code", {"tool": "hub_delete_item", "args": driver})
+    assert other["result"]["resultType"] == "input_required"
+    # Both slots are leased: a third write is refused before it runs.
+    dev = _first(sim, "switch")
+    third = await _modern(sim, "hub_call_device_command", {"deviceId": dev, "command": "on", **KEY})
+    assert third["result"]["isError"] is True
+    refused = json.loads(third["result"]["content"][0]["text"])
+    assert refused["status"] == "too_many_writes_in_flight"
+    assert {a["transport"] for a in refused["active"]} == {"mrtr"}
+    # The state is bound to the tool and its exact arguments.
+    changed = await _modern(sim, "hub_set_rule", {**rule, "name": "Back"}, state)
+    assert changed["error"]["code"] == -32602
+    assert "does not match" in changed["error"]["message"]
+    done = (await _modern(sim, "hub_set_rule", rule, state))["result"]
+    assert done["resultType"] == "complete"
+    assert json.loads(done["content"][0]["text"])["success"] is True
+    assert [name for name, _ in sim.hub.admin_calls] == ["hub_set_rule"]
+    # The terminal result replays without running again; the slot is free.
+    replay = (await _modern(sim, "hub_set_rule", rule, state))["result"]
+    assert replay["content"] == done["content"]
+    assert len(sim.hub.admin_calls) == 1
+    ok = await _modern(sim, "hub_call_device_command", {"deviceId": dev, "command": "on", **KEY})
+    assert "isError" not in ok["result"]
+    # An abandoned lease holds its slot for 3 minutes (_writeLeaseMs), then expires.
+    sim.clock.advance(181)
+    state2 = other["result"]["requestState"]
+    late = await _modern(
+        sim, "hub_manage_code", {"tool": "hub_delete_item", "args": driver}, state2
+    )
+    assert "Invalid or expired requestState" in late["error"]["message"]
+
+
+async def test_multi_round_trip_refusals(sim: Sim) -> None:
+    rule = {"name": "Porch", "definition": {}, "confirm": True}
+    # The key is checked before anything is reserved (_mrtrValidateAccess).
+    assert (await _modern(sim, "hub_set_rule", rule))["error"]["code"] == -32602
+    # A validation failure at the continuation abandons the record and frees the slot.
+    unconfirmed = {"name": "Porch", "definition": {}, **KEY}
+    state = (await _modern(sim, "hub_set_rule", unconfirmed))["result"]["requestState"]
+    failed = await _modern(sim, "hub_set_rule", unconfirmed, state)
+    assert failed["error"]["code"] == -32602
+    assert sim.client.server.app[TOOLS].active_writes() == []
+    assert (await _modern(sim, "hub_set_rule", unconfirmed, state))["error"]["code"] == -32602
+    # requestState needs the modern era, and only eligible calls take one.
+    legacy = await sim.call("hub_set_rule", {**rule, **KEY})
+    assert legacy["success"] is True  # the legacy path runs in one request
+    _, body = await sim.rpc(
+        "tools/call", {"name": "hub_set_rule", "arguments": rule, "requestState": "mrtr-x"}
+    )
+    assert "requires MCP-Protocol-Version" in body["error"]["message"]
+    single = {"ruleId": 101, "action": "stop", **KEY}
+    direct = (await _modern(sim, "hub_call_rule", single))["result"]
+    assert direct["resultType"] == "complete"
+    multi = {"ruleId": [101, 102], "action": "stop", **KEY}
+    assert (await _modern(sim, "hub_call_rule", multi))["result"]["resultType"] == "input_required"
+    assert (await _modern(sim, "hub_call_rule", single, "mrtr-x"))["error"]["code"] == -32602

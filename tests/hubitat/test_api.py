@@ -95,14 +95,32 @@ def test_parse_device_shapes() -> None:
         parse_device(["not", "an", "object"])
 
 
-def test_parse_hub_info_fallbacks() -> None:
-    """The hub id may sit at the top or under `hub`; without one the answer is refused."""
-    info = parse_hub_info({"hubId": "abc", "name": "Hub", "firmwareVersion": "2.4"})
-    assert (info.id, info.name, info.firmware) == ("abc", "Hub", "2.4")
-    info = parse_hub_info({"hub": {"id": "x1", "model": "C-7"}, "location": {"name": "Home"}})
-    assert (info.id, info.model, info.name) == ("x1", "C-7", "Home")
+def test_parse_hub_info_is_flat() -> None:
+    """mcp-system-lib.groovy toolGetHubInfo: one flat map; zigbeeId is the hub's id.
+
+    A hub without one (null, or "unavailable" when reading it threw) has no id at all, never
+    the placeholder, which every such hub would share.
+    """
+    flat = {
+        "name": "Hub",
+        "model": "C-8",
+        "firmwareVersion": "2.4",
+        "zigbeeId": "000D6F0012345678",
+        "mcpServerVersion": "4.0.2",
+        "temperatureScale": "C",
+    }
+    info = parse_hub_info(flat)
+    assert (info.id, info.name, info.model, info.firmware) == (
+        "000D6F0012345678",
+        "Hub",
+        "C-8",
+        "2.4",
+    )
+    assert (info.app_version, info.temperature_scale) == ("4.0.2", "C")
+    for missing in (None, "unavailable", "UNAVAILABLE", ""):
+        assert parse_hub_info({**flat, "zigbeeId": missing}).id is None
     with pytest.raises(McpProtocolError):
-        parse_hub_info({"hub": {"name": "nameless"}})
+        parse_hub_info(["not", "a", "map"])
 
 
 def test_parse_events_and_rules() -> None:
@@ -149,9 +167,11 @@ async def test_list_devices_refuses_bad_pages() -> None:
     hub, _ = api({"devices": [], "hasMore": True, "nextOffset": 0})
     with pytest.raises(McpProtocolError, match="advance"):
         await hub.list_devices()
-    hub, _ = api({"response_too_large": True, "truncated": True})
+    # Too large even one device at a time: 50, 25, 12, 6, 3, 1 all refused.
+    hub, client = api(*[{"response_too_large": True, "truncated": True}] * 6)
     with pytest.raises(McpProtocolError, match="too large"):
         await hub.list_devices()
+    assert [call[1]["args"]["limit"] for call in client.calls] == [50, 25, 12, 6, 3, 1]
     hub, _ = api("not json at all")
     with pytest.raises(McpProtocolError):
         await hub.list_devices()
@@ -168,12 +188,14 @@ async def test_ids_rules_modes_events() -> None:
     with pytest.raises(McpProtocolError):
         await hub.list_device_ids()
 
-    hub, _ = api(
-        {"rules": [{"id": 1, "name": "A"}, "junk"], "hasMore": True, "nextOffset": 1},
-        {"rules": [{"id": 2, "label": "B", "paused": True}], "hasMore": False},
+    # mcp-native-rules-lib.groovy toolListRmRules pages only by cursor ("" = first page).
+    hub, client = api(
+        {"rules": [{"id": 1, "name": "A"}, "junk"], "count": 1, "total": 2, "nextCursor": "1"},
+        {"rules": [{"id": 2, "label": "B", "paused": True}], "count": 1, "total": 2},
     )
     rules = await hub.list_rules()
     assert [(r.id, r.name, r.paused) for r in rules] == [("1", "A", False), ("2", "B", True)]
+    assert [call[1]["args"] for call in client.calls] == [{"cursor": ""}, {"cursor": "1"}]
     hub, _ = api({"nope": 1})
     with pytest.raises(McpProtocolError):
         await hub.list_rules()

@@ -97,11 +97,28 @@ async def test_other_rpc_errors_pass_through(runtime: HubitatRuntime) -> None:
         ({"name": "hub_manage_mode"}, ToolClass(ToolTier.CONTROL)),
         ({"name": "hub_reboot"}, ToolClass(ToolTier.ADMIN, destructive=True)),
         ({"name": "hub_call_rule"}, ToolClass(ToolTier.ADMIN)),
-        ({"name": "hub_new_read", "annotations": {"readOnlyHint": True}}, ToolClass(ToolTier.READ)),
+        # Reads of the hub's insides: files, source, backups, app settings, logs.
+        ({"name": "hub_read_file"}, ToolClass(ToolTier.ADMIN)),
+        ({"name": "hub_get_source"}, ToolClass(ToolTier.ADMIN)),
+        ({"name": "hub_get_backup"}, ToolClass(ToolTier.ADMIN)),
+        ({"name": "hub_get_app_config"}, ToolClass(ToolTier.ADMIN)),
+        ({"name": "hub_get_logs"}, ToolClass(ToolTier.ADMIN)),
+        # Exports save files: writes, whatever their annotations say.
         (
-            {"name": "hub_new_thing", "annotations": {"readOnlyHint": False}},
+            {"name": "hub_export_native_app", "annotations": {"readOnlyHint": True}},
             ToolClass(ToolTier.ADMIN),
         ),
+        # A tool the hub's own schema asks `confirm` for is destructive.
+        (
+            {"name": "hub_set_rule", "inputSchema": {"properties": {"confirm": {}}}},
+            ToolClass(ToolTier.ADMIN, destructive=True),
+        ),
+        # Tools of a newer app: admin, unless not a hub tool and read-only by its own hint.
+        (
+            {"name": "hub_new_read", "annotations": {"readOnlyHint": True}},
+            ToolClass(ToolTier.ADMIN),
+        ),
+        ({"name": "other_read", "annotations": {"readOnlyHint": True}}, ToolClass(ToolTier.READ)),
         ({"name": "hub_new_thing"}, ToolClass(ToolTier.ADMIN)),
     ],
 )
@@ -110,12 +127,47 @@ def test_tool_class(tool: dict, expected: ToolClass) -> None:
     assert HubitatRuntime.tool_class(None, tool) == expected  # type: ignore[arg-type]
 
 
+def test_call_class() -> None:
+    """hub_manage_mode: activating is control; create and rename admin; delete also confirmed."""
+    control = ToolClass(ToolTier.CONTROL)
+    call_class = HubitatRuntime.call_class
+    for action in ("activate", "Activate "):
+        args = {"action": action, "mode": "Night"}
+        assert call_class(None, control, "hub_manage_mode", args) == control  # type: ignore[arg-type]
+    for action, destructive in (("create", False), ("rename", False), ("delete", True)):
+        assert call_class(None, control, "hub_manage_mode", {"action": action}) == ToolClass(  # type: ignore[arg-type]
+            ToolTier.ADMIN, destructive=destructive
+        )
+    read = ToolClass(ToolTier.READ)
+    assert call_class(None, read, "hub_get_metrics", {}) == read  # type: ignore[arg-type]
+    snapshot = {"recordSnapshot": True}
+    assert call_class(None, read, "hub_get_metrics", snapshot).tier is ToolTier.ADMIN  # type: ignore[arg-type]
+
+
 async def test_every_catalog_tool_is_classified(runtime: HubitatRuntime) -> None:
-    """Each of the hub's read tools is read; its writes are control or admin."""
+    """Writes follow the app's read-only list (getReadOnlyToolNames); internals are admin.
+
+    Before, a read-only HA user got 48 of the hub's tools, files and source among them.
+    """
     by_name = {tool.name: tool for tool in TOOL_DEFS}
+    readable = []
     for tool in await runtime.async_list_tools():
-        tier = runtime.tool_class(tool).tier
-        assert (tier is ToolTier.READ) == (not by_name[tool["name"]].write), tool["name"]
+        tool_class = runtime.tool_class(tool)
+        write = by_name[tool["name"]].write
+        if tool_class.tier is ToolTier.READ:
+            assert not write, tool["name"]
+            readable.append(tool["name"])
+        if by_name[tool["name"]].confirm:
+            assert tool_class.destructive or tool["name"] == "hub_manage_mode", tool["name"]
+    assert len(readable) == 29
+    assert not {"hub_read_file", "hub_list_files", "hub_get_source", "hub_get_logs"} & set(readable)
+
+
+async def test_exports_are_writes_with_the_key(runtime: HubitatRuntime, sim: Sim) -> None:
+    """hub_export_custom_rule saves a file: it is a write, so the key goes with it."""
+    rule_id = next(iter(sim.hub.custom_rules))
+    result = await runtime.async_call_tool("hub_export_custom_rule", {"ruleId": rule_id})
+    assert result.is_error is False
 
 
 def test_device_keys_in_call() -> None:
@@ -150,7 +202,9 @@ async def test_health_and_diagnostics(
     assert "127.0.0.1" not in text
     assert "latitude" not in text
     assert "macAddress" not in text
-    assert diagnostics["backend"]["hub"]["hub"]["model"] == "C-8 Pro"
+    assert diagnostics["backend"]["hub"]["model"] == "C-8 Pro"
+    assert "zipCode" not in text
+    assert "America/Chicago" not in text
     assert len(diagnostics["backend"]["devices"]) == len(sim.hub.visible_devices())
 
 

@@ -88,6 +88,21 @@ class BackendRuntime(ABC):
     def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
         """Classify a tool from `async_list_tools` for the permission policy."""
 
+    def call_class(
+        self, tool_class: ToolClass, name: str, arguments: Mapping[str, Any]
+    ) -> ToolClass:
+        """The class of one call (a tool that does different things by its arguments)."""
+        return tool_class
+
+    def entity_keys_in_call(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> list[tuple[Platform, str]]:
+        """Single entities (platform, EntitySpec key) a call acts on besides whole devices.
+
+        The gateway checks the caller's control permission on each, as for devices.
+        """
+        return []
+
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         """The device keys (as used in EntitySpec.device.key) that a tool call addresses.
 

@@ -16,7 +16,7 @@ from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 
-from ..backends.base import BackendRuntime, ToolTier
+from ..backends.base import BackendRuntime, ToolClass, ToolTier
 from ..const import DOMAIN
 from ..mcp.client import ToolResult
 from ..mcp.errors import (
@@ -332,14 +332,15 @@ class GatewayHandler:
             )
         args: dict[str, Any] = arguments.get("args", {})
         what = f"{backend.gateway_name}/{name}"
+        tool_class = runtime.call_class(sub.tool_class, sub.name, args)
         try:
-            require_tier(user, sub.tool_class.tier, what)
-            require_confirmation(sub.tool_class, arguments, what)
-            entity_ids = self._check_devices(user, runtime, sub, args, what)
+            require_tier(user, tool_class.tier, what)
+            require_confirmation(tool_class, arguments, what)
+            entity_ids = self._check_devices(user, runtime, sub, args, what, tool_class=tool_class)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
         result = await self._execute(backend, runtime, sub.name, args)
-        if sub.tool_class.tier is not ToolTier.READ:
+        if tool_class.tier is not ToolTier.READ:
             # Arguments stay out of the logbook: they may hold codes or file contents.
             target = f" on {', '.join(entity_ids)}" if entity_ids else ""
             async_record_write(
@@ -361,13 +362,16 @@ class GatewayHandler:
         sub: BackendTool,
         args: Mapping[str, Any],
         what: str,
+        *,
+        tool_class: ToolClass,
     ) -> list[str]:
         """Calls that address devices need HA's permission on the entities those devices are.
 
         Reads need read permission, everything else control. Returns the addressed entities.
         """
         keys = set(runtime.device_keys_in_call(sub.name, args))
-        if not keys:
+        single = runtime.entity_keys_in_call(sub.name, args)
+        if not keys and not single:
             return []
         registry = er.async_get(self.hass)
         entity_ids: list[str] = []
@@ -380,6 +384,19 @@ class GatewayHandler:
                 if entity_id is not None:
                     entity_ids.append(entity_id)
                     mapped.add(key)
+        for platform, spec_key in single:
+            keys.add(spec_key)
+            entity_spec = runtime.publisher.spec(platform, spec_key)
+            entity_id = (
+                None
+                if entity_spec is None
+                else registry.async_get_entity_id(
+                    platform, DOMAIN, runtime.publisher.unique_id(entity_spec)
+                )
+            )
+            if entity_id is not None:
+                entity_ids.append(entity_id)
+                mapped.add(spec_key)
         unmapped = keys - mapped
         # Without an entity HA has no permission to consult: only admins may address it.
         if unmapped and user_role(user) is not Role.ADMIN:
@@ -387,7 +404,7 @@ class GatewayHandler:
                 f"Permission denied: {what} addresses devices that are not Home Assistant "
                 f"entities ({', '.join(sorted(unmapped))}); only administrators may do that."
             )
-        if sub.tool_class.tier is ToolTier.READ:
+        if tool_class.tier is ToolTier.READ:
             require_read(user, entity_ids, what)
         else:
             require_control(user, entity_ids, what)

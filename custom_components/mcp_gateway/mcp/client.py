@@ -28,6 +28,7 @@ from .errors import (
     McpAuthError,
     McpConnectionError,
     McpError,
+    McpInputRequiredError,
     McpProtocolError,
     McpRateLimitError,
     McpRpcError,
@@ -61,6 +62,11 @@ _DEFAULT_RETRY_MS: Final = 1000
 # A stream that keeps dropping without ever answering is not going to answer.
 _MAX_RESUMES: Final = 5
 _MAX_PAGES: Final = 1000
+# Multi round-trip requests (2026-07-28): a server still working on a continuation answers
+# `input_required` again; this many retries (with a growing pause) before giving up.
+_MAX_INPUT_ROUNDS: Final = 20
+_INPUT_ROUND_PAUSE: Final = 0.25
+_MAX_INPUT_ROUND_PAUSE: Final = 2.0
 _CLOSE_TIMEOUT: Final = 5.0
 
 # The wait before resuming a stream; a module attribute so tests can watch it without waiting.
@@ -414,11 +420,64 @@ class McpClient:
         params = {"name": name, "arguments": dict(args or {})}
         semaphore = self._limits.get(kind)
         if semaphore is None:
-            result = await self.request("tools/call", params, timeout=timeout)
+            result = await self._call_rounds(params, timeout)
         else:
+            # The whole continuation holds the slot: the server reserves one for it too.
             async with semaphore:
-                result = await self.request("tools/call", params, timeout=timeout)
+                result = await self._call_rounds(params, timeout)
         return ToolResult.from_result(result)
+
+    async def _call_rounds(
+        self,
+        params: dict[str, Any],
+        timeout: float | None,  # noqa: ASYNC109 - passed on to each request
+    ) -> dict[str, Any]:
+        """`tools/call`, continuing a multi round-trip request (2026-07-28) to its end.
+
+        An `input_required` result is no answer: the server ran nothing yet and may hold
+        resources for the continuation (the Hubitat app reserves one of its two write slots
+        for 3 minutes). Without `inputRequests` the spec lets the client retry the original
+        request at once with the same arguments, echoing `requestState` verbatim; a server
+        still working answers `input_required` again. `inputRequests` ask for elicitation,
+        sampling or roots, capabilities we never declare, so they end in
+        McpInputRequiredError rather than in an empty success.
+        """
+        result = await self.request("tools/call", params, timeout=timeout)
+        for round_no in range(_MAX_INPUT_ROUNDS + 1):
+            if result.get("resultType") != "input_required":
+                return result
+            requests = result.get("inputRequests")
+            state = result.get("requestState")
+            if requests:
+                kinds = sorted(
+                    {
+                        str(item.get("method"))
+                        for item in requests.values()
+                        if isinstance(item, dict)
+                    }
+                    if isinstance(requests, dict)
+                    else set()
+                )
+                raise McpInputRequiredError(
+                    f"{params['name']}: the server asks for input this gateway cannot give "
+                    f"({', '.join(kinds) or 'unknown requests'}); the call was not completed",
+                    input_requests=requests,
+                    request_state=state if isinstance(state, str) else None,
+                )
+            if not isinstance(state, str) or not state:
+                raise McpProtocolError(
+                    f"{params['name']}: input_required without requestState or inputRequests"
+                )
+            if round_no == _MAX_INPUT_ROUNDS:
+                break
+            if round_no:
+                await _sleep(min(_INPUT_ROUND_PAUSE * round_no, _MAX_INPUT_ROUND_PAUSE))
+            result = await self.request(
+                "tools/call", {**params, "requestState": state}, timeout=timeout
+            )
+        raise McpProtocolError(
+            f"{params['name']}: still input_required after {_MAX_INPUT_ROUNDS} continuations"
+        )
 
     async def call(
         self,

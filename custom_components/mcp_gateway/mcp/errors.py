@@ -71,3 +71,18 @@ class McpToolError(McpError):
     def __init__(self, message: str, result: Any = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+class McpInputRequiredError(McpError):
+    """A 2026-07-28 server asked for input this client cannot give (`inputRequests`).
+
+    `input_requests` is the server's map (elicitation, sampling or roots requests) and
+    `request_state` the opaque state it would take back; nothing was completed.
+    """
+
+    def __init__(
+        self, message: str, *, input_requests: Any = None, request_state: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.input_requests = input_requests
+        self.request_state = request_state

@@ -154,6 +154,47 @@ def _w(
     return ToolDef(name, desc, props, tuple(req), True, confirm, idempotent)
 
 
+# hubitat-mcp-server.groovy getReadOnlyToolNames() = the union of the libraries'
+# _readOnlyToolNames_part*() lists; every other tool is a write.
+READ_ONLY_TOOL_NAMES = frozenset(
+    {
+        *("hub_list_bundles",),
+        *("hub_list_apps", "hub_list_drivers", "hub_list_libraries", "hub_get_source"),
+        *("hub_list_device_dependents", "hub_get_app_config", "hub_list_app_pages"),
+        *("hub_get_custom_rule", "hub_test_custom_rule"),
+        *("hub_list_dashboards", "hub_get_dashboard"),
+        *("hub_get_debug_logs", "hub_report_issue"),
+        *("hub_list_devices", "hub_get_device", "hub_get_device_attribute"),
+        *("hub_list_device_events", "hub_get_compatible_devices"),
+        *("hub_list_captured_states", "hub_get_logs", "hub_get_performance_stats"),
+        *("hub_get_jobs", "hub_get_memory_history", "hub_get_radio_details"),
+        *("hub_get_metrics", "hub_get_device_health"),
+        *("hub_get_tool_guide", "hub_search_tools"),
+        *("hub_list_files", "hub_read_file", "hub_list_hpm_packages"),
+        *("hub_list_backups", "hub_get_backup"),
+        *("hub_list_rules", "hub_get_rule_health", "hub_list_rule_local_variables"),
+        *("hub_list_rooms", "hub_get_room"),
+        *("hub_get_info", "hub_list_modes", "hub_get_hsm_status"),
+        *("hub_list_variables", "hub_get_variable", "hub_list_variable_changes"),
+        *("hub_get_visual_rule",),
+    }
+)
+
+# hubitat-mcp-server.groovy _mrtrEligibleTools(): in the 2026-07-28 era these answer first with
+# `input_required` (see _mrtrEligibleCall for the per-call conditions).
+MRTR_TOOLS = frozenset(
+    {
+        "hub_set_rule",
+        "hub_set_native_app",
+        "hub_call_rule",
+        "hub_clone_native_app",
+        "hub_import_native_app",
+        "hub_create_driver",
+        "hub_update_driver",
+        "hub_delete_item",
+    }
+)
+
 TOOLS: tuple[ToolDef, ...] = (
     # ---- core ----
     _r(
@@ -167,7 +208,7 @@ TOOLS: tuple[ToolDef, ...] = (
     _w(
         "hub_manage_mode",
         "Create, rename, delete or activate a location mode. Activation is the everyday use; "
-        "create/rename/delete change the hub's configuration and need confirm.",
+        "delete needs confirm (libraries/mcp-system-lib.groovy toolManageMode).",
         {
             "action": _s("What to do.", enum=["create", "rename", "delete", "activate"]),
             "mode": _s("Existing mode name or id (activate, rename, delete)."),
@@ -430,9 +471,11 @@ TOOLS: tuple[ToolDef, ...] = (
         {"ruleId": _s("Rule id.")},
         "ruleId",
     ),
-    _r(
+    # Not read-only upstream: the export persists a file in File Manager
+    # (libraries/mcp-custom-rules-lib.groovy, _readOnlyToolNames_partCustomRules).
+    _w(
         "hub_export_custom_rule",
-        "Portable JSON export of a custom-engine rule.",
+        "Portable JSON export of a custom-engine rule, saved to File Manager.",
         {"ruleId": _s("Rule id.")},
         "ruleId",
     ),
@@ -449,17 +492,32 @@ TOOLS: tuple[ToolDef, ...] = (
         "ruleId",
     ),
     # ---- native rules and apps ----
+    # libraries/mcp-native-rules-lib.groovy (hub_list_rules schema, toolListRmRules): only a
+    # cursor; without one the whole list comes back.
     _r(
         "hub_list_rules",
-        "Rule Machine rules and other native automation apps, paged.",
-        {"type": _s("Only this app type."), **PAGING},
+        "List all Rule Machine rules with their live status.",
+        {
+            "cursor": _s(
+                'Opt-in pagination cursor. Omit for unbounded; pass "" for the first page, '
+                "iterate nextCursor (page size 50)."
+            )
+        },
     ),
+    # libraries/mcp-native-rules-lib.groovy (hub_call_rule schema, toolRunRmRule).
     _w(
         "hub_call_rule",
-        "Run a native rule: its actions, or re-evaluate it.",
+        "Trigger one or more Rule Machine rules.",
         {
-            "ruleId": _s("Rule id."),
-            "action": _s("What to run.", enum=["runActions", "evaluate", "stop"]),
+            "ruleId": {
+                "type": ["integer", "array"],
+                "items": {"type": "integer"},
+                "description": "Rule ID from hub_list_rules, or an array of rule IDs.",
+            },
+            "action": _s(
+                "Which RM action to invoke. Default: rule.",
+                enum=["rule", "actions", "stop", "start"],
+            ),
         },
         "ruleId",
     ),
@@ -515,9 +573,11 @@ TOOLS: tuple[ToolDef, ...] = (
         "appId",
         confirm=True,
     ),
-    _r(
+    # Write upstream: it instantiates a cloner app and persists the export
+    # (libraries/mcp-native-rules-lib.groovy, _readOnlyToolNames_partNativeRM).
+    _w(
         "hub_export_native_app",
-        "Export an installed app's settings.",
+        "Export an installed app's settings to File Manager.",
         {"appId": _s("Id.")},
         "appId",
     ),
@@ -827,6 +887,7 @@ TOOLS: tuple[ToolDef, ...] = (
 )
 
 TOOL_BY_NAME: dict[str, ToolDef] = {tool.name: tool for tool in TOOLS}
+assert all(tool.write == (tool.name not in READ_ONLY_TOOL_NAMES) for tool in TOOLS)
 
 CORE_TOOLS: tuple[str, ...] = (
     "hub_get_info",

@@ -800,6 +800,112 @@ ROOMS = (
 )
 
 
+# ---- what real drivers add (realistic=True) ----
+# Community and built-in drivers expose far more than the capability minimum: health and
+# radio figures, driver/firmware facts, effect lists, supported-mode lists, schedules and
+# configuration maps (as JSON strings), plus configure/initialize/effect commands. A thermostat,
+# an RGBW bulb or a Z-Wave dimmer is then 2-4 KB in hub_list_devices(format="detailed"). None
+# of these names maps to an entity, so the entities stay those of the minimal kinds.
+_EFFECTS = [
+    "Fireplace", "Storm", "Deep Forest", "Lava", "Sunrise", "Sunset", "Party", "Candle",
+    "Aurora", "Ocean", "Rainbow", "Strobe", "Police", "Romance", "Spring", "Summer", "Autumn",
+    "Winter", "Christmas", "Halloween", "Valentine", "Reading", "Relax", "Energize",
+    "Concentrate", "Nightlight", "Colorloop", "Breathe", "Blink", "Okay",
+]  # fmt: skip
+_EXTRA_CAPABILITIES = ("Configuration", "HealthCheck", "Initialize", "Refresh", "SignalStrength")
+_EXTRA_COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...] | None], ...] = (
+    ("configure", None),
+    ("initialize", None),
+    ("ping", None),
+    ("updateFirmware", None),
+    ("resetStatistics", None),
+)
+_KIND_EXTRAS: dict[str, tuple[tuple[str, ...], dict[str, Any], tuple[str, ...]]] = {
+    "color_light": (
+        ("Bulb", "LightEffects", "ColorMode"),
+        {
+            "lightEffects": json.dumps(dict(enumerate(_EFFECTS, 1))),
+            "effectName": "None",
+            "RGB": "#FFE4B5",
+            "color": json.dumps({"hue": 11, "saturation": 29, "level": 80}),
+            "colorPresets": json.dumps(
+                [
+                    {"name": n, "hue": i * 3 % 100, "saturation": 80}
+                    for i, n in enumerate(_EFFECTS[:16])
+                ]
+            ),
+        },
+        ("setEffect", "setNextEffect", "setPreviousEffect", "flash", "presetLevel", "setRGB"),
+    ),
+    "ct_light": (
+        ("Bulb",),
+        {
+            "colorPresets": json.dumps(
+                [{"name": n, "ct": 2000 + i * 150} for i, n in enumerate(_EFFECTS)]
+            )
+        },
+        ("flash", "presetLevel"),
+    ),
+    "thermostat": (
+        ("ThermostatMode", "ThermostatFanMode", "ThermostatSetpoint", "ThermostatSchedule"),
+        {
+            "supportedThermostatModes": json.dumps(
+                ["auto", "cool", "heat", "off", "emergency heat"]
+            ),
+            "supportedThermostatFanModes": json.dumps(["auto", "circulate", "on"]),
+            "schedule": json.dumps(
+                {
+                    day: [
+                        {"time": f"{h:02d}:00", "heat": 68 + h % 3, "cool": 76} for h in (6, 17, 22)
+                    ]
+                    for day in ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+                }
+            ),
+            "lastRunningMode": "heat",
+            "equipmentStatus": "idle",
+        },
+        (
+            "setSchedule",
+            "setSupportedThermostatModes",
+            "setSupportedThermostatFanModes",
+            "holdOn",
+            "resume",
+        ),
+    ),
+}
+_ZWAVE_EXTRAS: dict[str, Any] = {
+    "zwaveSecurePairingComplete": "true",
+    "zwaveSecurity": "S2 Authenticated",
+    "configuration": json.dumps({str(n): {"value": n * 7 % 100, "size": 1} for n in range(1, 31)}),
+}
+
+
+def _realistic(device: Device, kind: Kind, rng: random.Random, when: datetime | None) -> None:
+    """Give a device what a real driver reports besides its capability minimum."""
+    extra: dict[str, Any] = {
+        "healthStatus": "online",
+        "driverVersion": f"{rng.randint(1, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 99)}",
+        "firmwareVersion": f"{rng.randint(1, 9)}.{rng.randint(0, 99):02d}",
+        "rssi": -rng.randint(40, 90),
+        "lqi": rng.randint(100, 255),
+        "deviceModel": f"{kind.noun.replace(' ', '')}-{rng.getrandbits(24):06X}",
+        "manufacturerName": kind.driver.split()[1] if " " in kind.driver else kind.driver,
+        "lastCheckin": (when or datetime.now()).isoformat(timespec="seconds"),
+    }
+    capabilities, attributes, commands = _KIND_EXTRAS.get(kind.key, ((), {}, ()))
+    extra.update(attributes)
+    if kind.protocol == "zwave":
+        extra.update(_ZWAVE_EXTRAS)
+    for name, value in extra.items():
+        dtype = "NUMBER" if isinstance(value, int) else "STRING"
+        device.attributes.setdefault(name, Attribute(name, dtype, value, None, when))
+    for capability in (*_EXTRA_CAPABILITIES, *capabilities):
+        if capability not in device.capabilities:
+            device.capabilities.append(capability)
+    for command, args in (*_EXTRA_COMMANDS, *((c, None) for c in commands)):
+        device.commands.setdefault(command, args)
+
+
 def build_device(
     kind_key: str,
     device_id: int,
@@ -808,8 +914,12 @@ def build_device(
     *,
     room_id: int | None = None,
     when: datetime | None = None,
+    realistic: bool = False,
 ) -> Device:
-    """A device of a kind with its initial attribute values (dated `when`)."""
+    """A device of a kind with its initial attribute values (dated `when`).
+
+    realistic: also what real drivers report (2-4 KB for thermostats, bulbs, Z-Wave devices).
+    """
     kind = KINDS[kind_key]
     initial = kind.initial(rng)
     attributes = {
@@ -822,7 +932,7 @@ def build_device(
         if kind.protocol == "zwave"
         else f"{prefix}{rng.getrandbits(16):04X}"
     )
-    return Device(
+    device = Device(
         id=device_id,
         name=kind.driver,
         label=label,
@@ -835,3 +945,6 @@ def build_device(
         room_id=room_id,
         last_activity=when,
     )
+    if realistic:
+        _realistic(device, kind, rng, when)
+    return device

@@ -56,6 +56,7 @@ class Rule:
     paused: bool = False
     disabled: bool = False
     private_boolean: bool = True
+    stopped: bool = False
     last_run: datetime | None = None
     run_count: int = 0
 
@@ -111,8 +112,11 @@ class Hub:
         timezone: str = "America/Chicago",
         hidden_devices: int = 2,
         backup_age_hours: float | None = 3.0,
+        realistic_devices: bool = False,
     ) -> None:
         self.clock = clock
+        # Devices with everything real drivers report (2-4 KB each in detailed listings).
+        self.realistic_devices = realistic_devices
         self.rng = random.Random(seed)
         self.seed = seed
         self.hub_name = hub_name
@@ -123,6 +127,12 @@ class Hub:
             self.rng.getrandbits(12),
             self.rng.getrandbits(48),
         )
+        # location.hub.zigbeeId: tests may set None or "unavailable" (hubs that do not give it).
+        self.zigbee_id: str | None = self.hub_id
+        self.temperature_scale = "F"
+        # Hub Security on without credentials in the app: the hub's internal endpoints
+        # (/logs/eventsJson behind location events) refuse the app's requests.
+        self.hub_security_blocks = False
         self.mac = ":".join(f"{self.rng.getrandbits(8):02X}" for _ in range(2))
         self.mac = "34:E1:D1:80:" + self.mac
         self.command_delay = command_delay
@@ -224,7 +234,13 @@ class Hub:
             when = now - age
             when = when.replace(microsecond=when.microsecond // 1000 * 1000)
             device = build_device(
-                kind_key, self._new_id(), label, rng, room_id=room.id if room else None, when=when
+                kind_key,
+                self._new_id(),
+                label,
+                rng,
+                room_id=room.id if room else None,
+                when=when,
+                realistic=self.realistic_devices,
             )
             device.selected = index < count
             if index == count // 2 and count >= 20:
@@ -355,16 +371,19 @@ class Hub:
             return
 
     def changed_since(self, since_ms: int) -> list[Device]:
-        """Devices with activity strictly after `since_ms`, in id order; cost ~ changes."""
+        """Devices with activity at or after `since_ms`, in id order; cost ~ changes.
+
+        libraries/mcp-devices-lib.groovy toolListDevices: `la.time >= changedSinceDate.time`.
+        """
         if since_ms < self._activity_horizon:
             ids = {d.id for d in self.devices.values()}
         else:
-            start = bisect.bisect_right(self._activity, (since_ms, 1 << 62))
+            start = bisect.bisect_left(self._activity, (since_ms, -1))
             ids = {device_id for _, device_id in self._activity[start:]}
         out = []
         for device_id in sorted(ids):
             device = self.devices.get(device_id)
-            if device and device.last_activity and epoch_ms(device.last_activity) > since_ms:
+            if device and device.last_activity and epoch_ms(device.last_activity) >= since_ms:
                 out.append(device)
         return out
 
@@ -511,7 +530,9 @@ class Hub:
         target = self.room_by(room) if room else None
         if room and target is None:
             target = self.add_room(room)
-        device = build_device(kind, self._new_id(), label, self.rng, when=self.now())
+        device = build_device(
+            kind, self._new_id(), label, self.rng, when=self.now(), realistic=self.realistic_devices
+        )
         device.selected = selected
         self.devices[device.id] = device
         self.move_device(device, target)

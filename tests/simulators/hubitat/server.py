@@ -84,6 +84,10 @@ def create_app(
     hidden_devices: int = 2,
     backup_age_hours: float | None = 3.0,
     clock: SimClock | None = None,
+    zigbee_id: str | None = "",
+    hub_security_blocks: bool = False,
+    has_hsm: bool = True,
+    realistic_devices: bool = False,
 ) -> web.Application:
     """A simulated hub serving `/apps/api/<app_id>/mcp`.
 
@@ -101,7 +105,13 @@ def create_app(
         timezone=timezone,
         hidden_devices=hidden_devices,
         backup_age_hours=backup_age_hours,
+        realistic_devices=realistic_devices,
     )
+    if zigbee_id != "":  # "" keeps the default (the hub id); None and "unavailable" as real hubs
+        hub.zigbee_id = zigbee_id
+    hub.hub_security_blocks = hub_security_blocks
+    if not has_hsm:
+        hub.hsm_status = None
     app[HUB] = hub
     app[TOOLS] = Tools(
         hub,
@@ -269,7 +279,7 @@ async def _process(
     if not isinstance(params, dict):
         return rpc_error(request_id, INVALID_PARAMS, "params must be an object"), 200
     try:
-        result = await _dispatch(app, method, params)
+        result = await _dispatch(app, method, params, modern=modern)
     except RpcFailure as err:
         status = 404 if modern and err.code == METHOD_NOT_FOUND else 200
         return rpc_error(request_id, err.code, err.message, err.data), status
@@ -280,7 +290,8 @@ async def _process(
     meta["io.modelcontextprotocol/serverInfo"] = {"name": SERVER_NAME, "version": SERVER_VERSION}
     result["_meta"] = meta
     if modern:
-        result["resultType"] = "complete"
+        # jsonRpcResult: a caller-set resultType (MRTR's "input_required") wins.
+        result.setdefault("resultType", "complete")
     return rpc_result(request_id, result), 200
 
 
@@ -292,7 +303,9 @@ def _capabilities() -> dict[str, Any]:
     return {"tools": {}, "resources": {"subscribe": False, "listChanged": False}}
 
 
-async def _dispatch(app: web.Application, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _dispatch(
+    app: web.Application, method: str, params: dict[str, Any], *, modern: bool
+) -> dict[str, Any]:
     tools = app[TOOLS]
     if method == "initialize":
         requested = params.get("protocolVersion")
@@ -323,7 +336,7 @@ async def _dispatch(app: web.Application, method: str, params: dict[str, Any]) -
             "cacheScope": "server",
         }
     if method == "tools/call":
-        return await _call_tool(app, params)
+        return await _call_tool(app, params, modern=modern)
     if method == "resources/list":
         return {"resources": _resources(), "ttlMs": TTL_MS, "cacheScope": "server"}
     if method == "resources/templates/list":
@@ -333,7 +346,10 @@ async def _dispatch(app: web.Application, method: str, params: dict[str, Any]) -
     raise RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
-async def _call_tool(app: web.Application, params: dict[str, Any]) -> dict[str, Any]:
+async def _call_tool(
+    app: web.Application, params: dict[str, Any], *, modern: bool
+) -> dict[str, Any]:
+    """hubitat-mcp-server.groovy handleToolsCall (MRTR in the 2026-07-28 era) / the legacy path."""
     name = params.get("name")
     if not isinstance(name, str) or not name:
         raise RpcFailure(INVALID_PARAMS, "params.name is required")
@@ -342,26 +358,47 @@ async def _call_tool(app: web.Application, params: dict[str, Any]) -> dict[str, 
     hub = app[HUB]
     hub.mcp_tool_calls += 1
     is_error = False
-    try:
-        payload = await app[TOOLS].call(name, args)
-    except ToolError as err:
-        payload, is_error = err.payload, True
-    text = json.dumps(payload)
-    if len(text.encode()) > RESULT_LIMIT:
-        payload = {
+    request_state = params.get("requestState")
+    if request_state is not None and not modern:
+        raise RpcFailure(
+            INVALID_PARAMS,
+            f"Invalid params: requestState requires MCP-Protocol-Version {MODERN}.",
+        )
+    if modern:
+        outcome = await app[TOOLS].call_modern(name, args, request_state)
+        if isinstance(outcome, dict):
+            return outcome  # input_required: nothing ran
+        payload, is_error = outcome
+    else:
+        try:
+            payload = await app[TOOLS].call(name, args)
+        except ToolError as err:
+            payload, is_error = err.payload, True
+    result = _tool_result(payload, is_error, structured=app[OPTIONS].structured_content)
+    # hubitat-mcp-server.groovy _renderToolResult: the whole JSON-RPC response as it would go
+    # on the wire (the result's JSON escaped inside its text) is measured against the limit.
+    wire = len(json.dumps({"jsonrpc": "2.0", "id": 0, "result": result}).encode())
+    if wire > RESULT_LIMIT:
+        notice = {
             "response_too_large": True,
             "truncated": True,
-            "estimatedBytes": len(text.encode()),
+            "estimatedBytes": wire,
             "sizeLimitBytes": RESULT_LIMIT,
             "tool": str(args.get("tool") or name) if isinstance(args, dict) else name,
             "suggestion": "Ask for less: a smaller limit, format='ids' or 'summary', or filters "
             "such as changedSince, roomFilter or capabilityFilter.",
         }
-        text = json.dumps(payload)
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        result = {"content": [{"type": "text", "text": json.dumps(notice)}]}
+        if is_error:
+            result["isError"] = True
+    return result
+
+
+def _tool_result(payload: Any, is_error: bool, *, structured: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {"content": [{"type": "text", "text": json.dumps(payload)}]}
     if is_error:
         result["isError"] = True
-    if app[OPTIONS].structured_content:
+    if structured:
         result["structuredContent"] = payload
     return result
 
@@ -415,7 +452,7 @@ async def _control(request: web.Request) -> web.Response:
 
     attribute {deviceId, attribute, value} | button {deviceId, button, action} |
     pair {kind, label, room?} | remove {deviceId} | mode {mode} | hsm {status} |
-    hsm_alert {alert} |
+    hsm_alert {alert} | hub_security {blocks} |
     advance {seconds} | activity {count} (random changes) | apply (queued commands) ;
     GET /_sim/hubitat/state.
     """
@@ -429,6 +466,7 @@ async def _control(request: web.Request) -> web.Response:
                 "hsm": hub.hsm_status,
                 "adminCalls": [name for name, _ in hub.admin_calls],
                 "writesInFlight": hub.writes_in_flight,
+                "activeWrites": len(request.app[TOOLS].active_writes()),
             }
         )
     if request.method != "POST":
@@ -459,6 +497,9 @@ async def _control(request: web.Request) -> web.Response:
         if action == "hsm_alert":
             hub.trigger_hsm_alert(body["alert"])
             return web.json_response({"alert": hub.hsm_alert})
+        if action == "hub_security":
+            hub.hub_security_blocks = bool(body["blocks"])
+            return web.json_response({"blocks": hub.hub_security_blocks})
         if action == "advance":
             hub.clock.advance(float(body["seconds"]))
             return web.json_response({"now": hub.now().isoformat()})

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 import json
 import re
 import time
 from typing import Any
+import uuid
 
 from ..base import INVALID_PARAMS, RpcFailure
 from .catalog import (
     BEST_PRACTICE_KEY,
     CORE_TOOLS,
     GATEWAYS,
+    MRTR_TOOLS,
     TOOL_BY_NAME,
     VIRTUAL_TYPES,
     ToolDef,
@@ -35,6 +38,32 @@ PAGE_SIZE = 50
 MAX_BATCH = 20
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _CUSTOM_DRIVERS = {("community", "Sonoff Zigbee Plug"), ("community", "Tuya Zigbee Dimmer")}
+
+
+# hubitat-mcp-server.groovy _writeLeaseMs() (an MRTR record's active TTL) and
+# _mrtrTerminalTtlMs() (how long a finished request's result stays replayable).
+MRTR_LEASE = timedelta(minutes=3)
+MRTR_TERMINAL = timedelta(minutes=10)
+
+
+@dataclass
+class Lease:
+    """One MRTR record: bound to the tool and its exact arguments."""
+
+    outer: str
+    leaf: str
+    digest: str
+    started: datetime
+    expires: datetime
+    status: str = "active"
+    terminal: dict[str, Any] = field(default_factory=dict)
+    terminal_error: bool = False
+
+    def matches(self, outer: str, leaf: str, digest: str) -> bool:
+        return (self.outer, self.leaf, self.digest) == (outer, leaf, digest)
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires <= now
 
 
 class ToolError(Exception):
@@ -133,6 +162,8 @@ class Tools:
         self.best_practice_gate = best_practice_gate
         self.write_cap = write_cap
         self.app_id = app_id
+        self.leases: dict[str, Lease] = {}
+        self.running: list[tuple[str, int]] = []
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
             name[len("_t_") :]: getattr(self, name) for name in dir(self) if name.startswith("_t_")
         }
@@ -150,25 +181,12 @@ class Tools:
             raise invalid(f"Unknown tool: {name}")
         if not tool.write:
             return await self._run(tool, args)
-        if self.best_practice_gate and args.get("bestPracticeKey") != BEST_PRACTICE_KEY:
-            raise invalid(
-                f"Write tool '{name}' requires bestPracticeKey. Read "
-                "hub_get_tool_guide(section='best_practices') and pass the key it gives "
-                "(inside args when calling through a gateway).",
-                {"missing": "bestPracticeKey"},
-            )
+        self.require_key(name, args)
         hub = self.hub
-        if hub.writes_in_flight >= self.write_cap:
-            raise ToolError(
-                {
-                    "success": False,
-                    "error": "too_many_writes_in_flight",
-                    "message": f"At most {self.write_cap} write calls may run at once on this hub.",
-                    "maxConcurrentWrites": self.write_cap,
-                    "note": "Wait for a running write to finish, or batch device commands "
-                    "with hub_call_device_command commands=[...].",
-                }
-            )
+        if (refusal := self.capacity_refusal()) is not None:
+            raise ToolError(refusal)
+        running = (name, epoch_ms(hub.now()))
+        self.running.append(running)
         hub.writes_in_flight += 1
         hub.notify()
         try:
@@ -177,9 +195,141 @@ class Tools:
             result = await self._run(tool, args)
         finally:
             hub.writes_in_flight -= 1
+            self.running.remove(running)
         if hub.answer_hold is not None:
             await hub.hold_answer(hub.answer_hold)
         return result
+
+    def require_key(self, name: str, args: dict[str, Any]) -> None:
+        """hubitat-mcp-server.groovy _mrtrValidateAccess: the mandatory best-practice key."""
+        if self.best_practice_gate and args.get("bestPracticeKey") != BEST_PRACTICE_KEY:
+            raise invalid(
+                "Mandatory best-practice acknowledgment is enabled for write tools. Read "
+                "hub_get_tool_guide(section='best_practice_reference') to obtain the required "
+                "acknowledgment key, then pass it as the bestPracticeKey argument on this call. "
+                "The key appears only in that guide section.",
+                {"missing": "bestPracticeKey"},
+            )
+
+    def active_writes(self) -> list[dict[str, Any]]:
+        """hubitat-mcp-server.groovy _activeWritesLocked: running writes and live MRTR leases."""
+        now = self.hub.now()
+        self.leases = {k: v for k, v in self.leases.items() if not v.expired(now)}
+        active: list[dict[str, Any]] = [
+            {"tool": tool, "startedAt": started, "transport": "legacy"}
+            for tool, started in self.running
+        ]
+        active.extend(
+            {"tool": lease.leaf, "startedAt": epoch_ms(lease.started), "transport": "mrtr"}
+            for lease in self.leases.values()
+            if lease.status == "active"
+        )
+        return active
+
+    def capacity_refusal(self) -> dict[str, Any] | None:
+        """hubitat-mcp-server.groovy _writeCapacityRefusalLocked (rendered with isError)."""
+        if self.write_cap <= 0:
+            return None
+        active = self.active_writes()
+        if len(active) < self.write_cap:
+            return None
+        return {
+            "success": False,
+            "isError": True,
+            "status": "too_many_writes_in_flight",
+            "limit": self.write_cap,
+            "active": active,
+            "note": f"{len(active)} write operation(s) are already active (cap "
+            f"{self.write_cap}, the maxConcurrentWrites setting). Nothing was run; wait for "
+            "one to finish, then retry.",
+        }
+
+    # ---- MCP 2026-07-28 multi round-trip requests (hubitat-mcp-server.groovy) ----
+
+    def mrtr_leaf(self, name: str, args: Any) -> tuple[str, dict[str, Any]] | None:
+        """_mrtrEligibleCall: the leaf tool and its arguments when this call goes through MRTR."""
+        if not isinstance(args, dict):
+            return None
+        leaf, leaf_args = name, args
+        if name in GATEWAYS:
+            sub = args.get("tool")
+            if not isinstance(sub, str) or sub not in GATEWAYS[name][1]:
+                return None  # a mis-routed gateway call refuses through ordinary dispatch
+            leaf = sub
+            leaf_args = args.get("args") if isinstance(args.get("args"), dict) else {}
+        if leaf not in MRTR_TOOLS:
+            return None
+        if leaf == "hub_delete_item":
+            return (leaf, leaf_args) if str(leaf_args.get("type")) == "driver" else None
+        if leaf == "hub_call_rule":
+            ids = leaf_args.get("ruleId")
+            count = len(ids) if isinstance(ids, list) else (0 if ids is None else 1)
+            if leaf_args.get("action") not in ("stop", "start") or count <= 1:
+                return None
+        return leaf, leaf_args
+
+    async def call_modern(
+        self, name: str, args: Any, request_state: Any
+    ) -> dict[str, Any] | tuple[dict[str, Any], bool]:
+        """handleToolsCall: an `input_required` result, or (payload, isError) of the tool.
+
+        Round zero validates access, reserves a write slot for the lease (3 minutes) and runs
+        nothing; the continuation with the same arguments and the requestState executes,
+        releases the slot and keeps the terminal result for replay (10 minutes).
+        """
+        routed = self.mrtr_leaf(name, args)
+        if routed is None:
+            if request_state is not None:
+                raise invalid("Invalid params: requestState is not valid for this tool call.")
+            try:
+                return await self.call(name, args), False
+            except ToolError as err:
+                return err.payload, True
+        leaf, leaf_args = routed
+        digest = json.dumps(args, sort_keys=True, separators=(",", ":"))
+        now = self.hub.now()
+        if request_state is None:
+            self.require_key(leaf, leaf_args)
+            self.active_writes()  # sweeps expired records
+            for state_id, lease in self.leases.items():
+                # An identical replay of round zero rejoins the active lease.
+                if lease.matches(name, leaf, digest) and lease.status == "active":
+                    return {
+                        "resultType": "input_required",
+                        "requestState": state_id,
+                        "rejoined": True,
+                    }
+            if (refusal := self.capacity_refusal()) is not None:
+                return refusal, True
+            state_id = f"mrtr-{uuid.uuid4()}"
+            self.leases[state_id] = Lease(name, leaf, digest, now, now + MRTR_LEASE)
+            self.hub.notify()
+            return {"resultType": "input_required", "requestState": state_id}
+        lease = self.leases.get(str(request_state))
+        if lease is None or lease.expired(now):
+            raise invalid("Invalid params: Invalid or expired requestState")
+        if not lease.matches(name, leaf, digest):
+            raise invalid(
+                "Invalid params: requestState does not match this tool and its original arguments"
+            )
+        if lease.status == "terminal":
+            return lease.terminal, lease.terminal_error
+        tool = TOOL_BY_NAME[leaf]
+        self.hub.writes_in_flight += 1
+        try:
+            payload, is_error = await self._run(tool, leaf_args), False
+        except RpcFailure:
+            # _mrtrAbandon: a validation error frees the slot and keeps no record.
+            del self.leases[str(request_state)]
+            raise
+        except ToolError as err:
+            payload, is_error = err.payload, True
+        finally:
+            self.hub.writes_in_flight -= 1
+            self.hub.notify()
+        lease.status, lease.terminal, lease.terminal_error = "terminal", payload, is_error
+        lease.expires = now + MRTR_TERMINAL
+        return payload, is_error
 
     async def _run(self, tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
         for key in tool.required:
@@ -418,8 +568,15 @@ class Tools:
         }
 
     async def _t_get_device(self, args: dict[str, Any]) -> dict[str, Any]:
+        """libraries/mcp-devices-lib.groovy toolGetDevice: no activity, disabled or parent."""
         d = self.device(args.get("deviceId"))
-        item = self._device_base(d)
+        room = self.hub.room_of(d)
+        item: dict[str, Any] = {
+            "id": str(d.id),
+            "name": d.name,
+            "label": d.label or d.name,
+            "room": room.name if room else None,
+        }
         item["capabilities"] = list(d.capabilities)
         item["attributes"] = [
             {"name": a.name, "dataType": a.data_type, "value": a.value}
@@ -618,25 +775,47 @@ class Tools:
         return out
 
     async def _t_list_device_events(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hubitat-mcp-server.groovy (case hub_list_device_events) and mcp-devices-lib.groovy.
+
+        A device without a window reads its recent events (toolGetDeviceEvents); anything else
+        is toolGetDeviceHistory, whose location branch (no deviceId) reads the hub's internal
+        /logs/eventsJson: with Hub Security on and no credentials in the app, that read fails
+        and the tool answers {success: false, error, source: "location", note}.
+        """
         hub = self.hub
-        history = any(args.get(k) not in (None, "") for k in ("hoursBack", "since", "attribute"))
-        limit = _int(args, "limit", 100 if history else 10, low=1, high=500)
-        hours = _int(args, "hoursBack", 0, low=0, high=168) if args.get("hoursBack") else None
+        device_id = args.get("deviceId")
+        history = device_id in (None, "") or any(
+            args.get(k) not in (None, "") for k in ("hoursBack", "since", "attribute")
+        )
+        # toolGetDeviceHistory clamps: Math.min(limit ?: 100, 500), Math.min(hoursBack, 168).
+        limit = min(_int(args, "limit", 100 if history else 10, low=1), 500)
         since = parse_time(args["since"], "since") if args.get("since") not in (None, "") else None
         attribute = _str(args, "attribute")
         device = None
-        if args.get("deviceId") not in (None, ""):
-            device = self.device(args["deviceId"])
+        if device_id not in (None, ""):
+            device = self.device(device_id)
             source = device.events
         else:
+            if hub.hub_security_blocks:
+                return {
+                    "success": False,
+                    "error": "Location event history fetch failed: status code: 401, reason "
+                    "phrase: Unauthorized",
+                    "source": "location",
+                    "note": "Likely a transient hub blip (the same endpoint feeds the hub's "
+                    "Logs page) -- retry.",
+                }
             source = hub.location_events
-        floor = epoch_ms(hub.now() - timedelta(hours=hours)) if hours is not None else None
+        floor = None
+        if history and since is None:
+            hours = min(_int(args, "hoursBack", 24, low=0), 168)
+            floor = epoch_ms(hub.now() - timedelta(hours=hours))
         events: list[dict[str, Any]] = []
         for event in reversed(source):  # newest first, as the hub returns them
             when = epoch_ms(event.date)
-            if since is not None and when <= since:
+            if since is not None and when <= since:  # strictly after the bookmark
                 break
-            if floor is not None and when < floor:
+            if floor is not None and when <= floor:
                 break
             if attribute and event.name != attribute:
                 continue
@@ -644,7 +823,7 @@ class Tools:
             if len(events) >= limit:
                 break
         if device is None:
-            return {"location": hub.hub_name, "events": events, "count": len(events)}
+            return {"source": "location", "events": events, "count": len(events)}
         return {"device": device.display, "events": events, "count": len(events)}
 
     async def _t_get_compatible_devices(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -935,46 +1114,86 @@ class Tools:
         }
 
     async def _t_manage_mode(self, args: dict[str, Any]) -> dict[str, Any]:
+        """libraries/mcp-system-lib.groovy toolManageMode: only delete asks for confirm."""
         hub = self.hub
-        action = args["action"]
-        names = ", ".join(m.name for m in hub.modes)
-        if action != "activate":
-            # Changing the set of modes is configuration: it needs the destructive tier.
-            self.require_confirm(args)
+        action = str(args["action"]).strip().lower()
         if action == "create":
             name = _str(args, "name", required=True) or ""
             if hub.mode_by(name):
-                return {"success": False, "error": f"Mode '{name}' exists", "note": names}
+                return {
+                    "success": False,
+                    "action": "create",
+                    "error": f"Mode '{name}' exists",
+                    "note": "Verify the mode name/id and Hub Security credentials; read current "
+                    "modes with hub_list_modes. Nothing was changed.",
+                }
             mode_id = max(m.id for m in hub.modes) + 1
             hub.modes.append(Mode(mode_id, name, _str(args, "icon")))
-            return {"success": True, "mode": {"id": str(mode_id), "name": name}}
-        mode = hub.mode_by(_str(args, "mode", required=True) or "")
-        if mode is None:
-            raise invalid(f"Mode not found: {args.get('mode')}. Available: {names}")
+            return {
+                "success": True,
+                "action": "create",
+                "note": "Read the updated mode list with hub_list_modes.",
+            }
         if action == "activate":
+            wanted = _str(args, "mode")
+            if not wanted:
+                raise invalid("mode (the mode name to activate) is required")
+            target = next((m for m in hub.modes if m.name.lower() == wanted.lower()), None)
+            if target is None:
+                available = [m.name for m in hub.modes]
+                raise invalid(f"Mode '{wanted}' not found. Available: {available}")
             previous = hub.mode_name
-            hub.set_mode(mode.name)
-            return {"success": True, "previousMode": previous, "newMode": mode.name}
+            hub.set_mode(target.name)
+            return {
+                "success": True,
+                "action": "activate",
+                "previousMode": previous,
+                "newMode": target.name,
+                "note": "Verify the active mode with hub_list_modes (setMode is a fire-and-return "
+                "SDK call).",
+            }
+        mode = hub.mode_by(_str(args, "mode") or "")
+        if mode is None:
+            raise invalid(
+                f"mode not found: '{args.get('mode')}'. Pass a mode id or name (from "
+                "hub_list_modes)."
+            )
         if action == "rename":
-            mode.name = _str(args, "name", required=True) or mode.name
-            return {"success": True, "mode": {"id": str(mode.id), "name": mode.name}}
+            name = _str(args, "name")
+            if not name:
+                raise invalid("name (the new mode name) is required to rename a mode")
+            mode.name = name
+            return {
+                "success": True,
+                "action": "rename",
+                "note": "Read the updated mode list with hub_list_modes.",
+            }
+        self.require_confirm(args)
         if mode.id == hub.current_mode:
             return {
                 "success": False,
-                "error": "Cannot delete the active mode",
-                "note": "Activate another mode first.",
+                "action": "delete",
+                "error": "/modes/jsonDelete did not report success",
+                "note": "A mode that is current or referenced by Mode Manager/rules may be "
+                "undeletable. Nothing was deleted.",
             }
         hub.modes.remove(mode)
-        return {"success": True, "deleted": mode.name}
+        return {
+            "success": True,
+            "action": "delete",
+            "deletedModeId": str(mode.id),
+            "note": "Read the updated mode list with hub_list_modes.",
+        }
 
     async def _t_get_hsm_status(self, args: dict[str, Any]) -> dict[str, Any]:
+        """libraries/mcp-system-lib.groovy toolGetHsmStatus: status null without HSM."""
         status = self.hub.hsm_status
-        text = re.sub(r"(?<!^)([A-Z])", r" \1", status).capitalize() if status else "Not installed"
         return {
             "status": status,
-            "statusText": text,
+            "statusText": status
+            or "unknown — HSM may be disabled or has not reported a status yet",
             "alert": self.hub.hsm_alert,
-            "armCommands": ["armAway", "armHome", "armNight", "disarm"],
+            "armCommands": ["disarm", "armAway", "armHome", "armNight"],
         }
 
     async def _t_set_hsm(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -1046,40 +1265,91 @@ class Tools:
         return rule
 
     def _rule_json(self, rule: Rule) -> dict[str, Any]:
+        """toolListRmRules + _rmAnnotateRuleStatus: integer ids and a live status."""
+        status = "disabled" if rule.disabled else "paused" if rule.paused else "active"
+        if rule.stopped and status == "active":
+            status = "stopped"
         return {
-            "id": str(rule.id),
+            "id": rule.id,
+            "label": rule.name,
             "name": rule.name,
             "type": rule.app_type,
-            "paused": rule.paused,
+            "rmVersion": "5.x",
+            "status": status,
             "disabled": rule.disabled,
-            "lastRun": hub_time(rule.last_run, self.hub.tz) if rule.last_run else None,
+            "paused": rule.paused,
         }
 
     async def _t_list_rules(self, args: dict[str, Any]) -> dict[str, Any]:
-        rules = sorted(self.hub.rules.values(), key=lambda r: r.id)
-        if args.get("type"):
-            rules = [r for r in rules if r.app_type.lower().startswith(str(args["type"]).lower())]
-        offset, limit = self._page(args, len(rules))
-        page = rules[offset : offset + limit]
-        return {
+        """libraries/mcp-native-rules-lib.groovy toolListRmRules: pages only with a cursor."""
+        rules = sorted(self.hub.rules.values(), key=lambda r: r.name)
+        cursor = args.get("cursor")
+        if cursor is None:
+            return {"rules": [self._rule_json(r) for r in rules], "count": len(rules)}
+        start = self._cursor(cursor, len(rules), "hub_list_rules")
+        page = rules[start : start + PAGE_SIZE]
+        out: dict[str, Any] = {
             "rules": [self._rule_json(r) for r in page],
-            **self._paged(page, offset, limit, len(rules)),
+            "count": len(page),
+            "total": len(rules),
         }
+        if start + PAGE_SIZE < len(rules):
+            out["nextCursor"] = str(start + PAGE_SIZE)
+        return out
+
+    @staticmethod
+    def _cursor(cursor: Any, total: int, tool: str) -> int:
+        """hubitat-mcp-server.groovy _parseListCursor."""
+        if cursor in (None, ""):
+            return 0
+        try:
+            offset = int(str(cursor))
+        except ValueError as err:
+            raise invalid(
+                f"cursor must be the opaque string returned by a prior {tool} nextCursor "
+                f"(got: {str(cursor)[:80]})"
+            ) from err
+        if offset < 0:
+            raise invalid(f"cursor {cursor} is out of range (must be >= 0)")
+        if offset > 0 and offset >= total:
+            raise invalid(f"cursor {cursor} is out of range (size={total})")
+        return offset
 
     async def _t_call_rule(self, args: dict[str, Any]) -> dict[str, Any]:
-        rule = self._rule(args["ruleId"])
-        action = args.get("action") or "runActions"
-        if rule.paused or rule.disabled:
+        """libraries/mcp-native-rules-lib.groovy toolRunRmRule."""
+        raw = args["ruleId"]
+        rules = [self._rule(ref) for ref in (raw if isinstance(raw, list) else [raw])]
+        ids = [rule.id for rule in rules]
+        action = args.get("action") or "rule"
+        if action in ("stop", "start"):
+            results = []
+            for rule in rules:
+                stopped = action == "stop"
+                note = None if rule.stopped != stopped else f"Rule already {action}ped"
+                rule.stopped = stopped
+                results.append({"success": True, "ruleId": rule.id, "note": note})
+            if len(rules) == 1:
+                return {**results[0], "ruleIds": ids, "rmAction": "stopRule toggle"}
             return {
-                "success": False,
-                "ruleId": str(rule.id),
-                "error": f"Rule '{rule.name}' is paused",
-                "note": "Resume it with hub_set_rule_paused(paused=false).",
+                "success": True,
+                "partial": False,
+                "ruleIds": ids,
+                "rmAction": f"stopRule toggle x{len(results)}",
+                "results": results,
             }
-        errors = self.hub.run_rule(rule) if action == "runActions" else []
-        out = {"success": True, "ruleId": str(rule.id), "name": rule.name, "action": action}
-        if errors:
-            out["actionErrors"] = errors
+        if action not in ("rule", "actions"):
+            raise invalid(
+                f"Invalid action '{action}'. Must be 'rule', 'actions', 'stop', or 'start'."
+            )
+        # RMUtils.sendAction: "runRule" evaluates the conditions first; "runRuleAct" runs the
+        # actions. A paused or stopped rule ignores both (the hub still answers success).
+        for rule in rules:
+            if not (rule.paused or rule.disabled or rule.stopped):
+                self.hub.run_rule(rule)
+        rm_action = "runRule" if action == "rule" else "runRuleAct"
+        out: dict[str, Any] = {"success": True, "ruleIds": ids, "rmAction": rm_action}
+        if len(ids) == 1:
+            out["ruleId"] = ids[0]
         return out
 
     async def _t_set_rule_paused(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -1221,47 +1491,55 @@ class Tools:
     # ---- hub ----
 
     async def _t_get_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        """libraries/mcp-system-lib.groovy toolGetHubInfo: one flat map.
+
+        zigbeeId is whatever `location.hub.zigbeeId` gives: null on some hubs, the literal
+        "unavailable" when reading it throws. Health values are the strings the hub's internal
+        endpoints return.
+        """
         hub = self.hub
         now = hub.now()
-        visible = hub.visible_devices()
-        return {
-            "hub": {
+        info: dict[str, Any] = {
+            "temperatureScale": hub.temperature_scale,
+            "model": "C-8 Pro",
+            "firmwareVersion": FIRMWARE,
+            "zigbeeChannel": 20,
+            "zwaveVersion": "7.18",
+            "zigbeeId": hub.zigbee_id,
+            "type": "PHYSICAL",
+            "uptimeSeconds": int((now - hub.boot_time).total_seconds()),
+            "freeMemoryKB": str(412_336 - len(hub.devices) * 12),
+            "internalTempCelsius": "41.3",
+            "databaseSizeKB": str(38 + len(hub.devices) // 10),
+            "mcpServerVersion": SERVER_VERSION,
+            "mcpDeviceCount": sum(1 for d in hub.devices.values() if d.selected),
+            "mcpRuleCount": len(hub.custom_rules),
+            "mcpLogEntries": len(hub.debug_logs),
+            "mcpCapturedStates": 0,
+            "lastBackupEpoch": epoch_ms(hub.last_backup) if hub.last_backup else None,
+            "hubSecurityConfigured": False,
+            "readEnabled": True,
+            "writeEnabled": True,
+            "customRuleEngineEnabled": False,
+            "developerModeEnabled": False,
+        }
+        uptime = info["uptimeSeconds"]
+        info["uptimeFormatted"] = (
+            f"{uptime // 86400}d {uptime % 86400 // 3600}h {uptime % 3600 // 60}m"
+        )
+        # While the Read master is on (the default): the hub's personal data.
+        info.update(
+            {
                 "name": hub.hub_name,
-                "id": hub.hub_id,
-                "hardwareID": "000D",
-                "model": "C-8 Pro",
-                "firmwareVersion": FIRMWARE,
-                "macAddress": hub.mac,
-                "zigbeeChannel": 20,
-                "uptimeSeconds": int((now - hub.boot_time).total_seconds()),
-                "appId": self.app_id,
-            },
-            "health": {
-                "freeMemoryKB": 412_336 - len(hub.devices) * 12,
-                "internalTempCelsius": 41.3,
-                "databaseSizeKB": 38 + len(hub.devices) // 10,
-                "lastBackup": hub_time(hub.last_backup, hub.tz) if hub.last_backup else None,
-            },
-            "mcp": {
-                "serverVersion": SERVER_VERSION,
-                "useGateways": self.gateways,
-                "devicesAccessible": len(visible),
-                "virtualDevices": sum(1 for d in visible if d.mcp_managed),
-                "customRules": len(hub.custom_rules),
-                "requests": hub.mcp_requests,
-                "toolCalls": hub.mcp_tool_calls,
-            },
-            "location": {
-                "name": f"{hub.hub_name} Location",
                 "localIP": "127.0.0.1",
                 "timeZone": str(hub.tz),
-                "temperatureScale": "F",
                 "latitude": 41.88,
                 "longitude": -87.63,
                 "zipCode": "60601",
-                "mode": hub.mode_name,
-            },
-        }
+                "hubData": None,
+            }
+        )
+        return info
 
     async def _t_create_backup(self, args: dict[str, Any]) -> dict[str, Any]:
         if args.get("confirm") is not True:

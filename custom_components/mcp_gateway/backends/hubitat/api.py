@@ -42,6 +42,30 @@ class HubitatKeyRefusedError(McpRpcError):
     """The hub refused a write because of its best-practice key gate."""
 
 
+class HubitatBusyError(McpToolError):
+    """The hub refused a write at its write cap (`too_many_writes_in_flight`); nothing ran."""
+
+    def __init__(self, tool: str, result: ToolResult, data: Mapping[str, Any]) -> None:
+        super().__init__(f"{tool}: {BUSY_STATUS}", result)
+        limit, active = data.get("limit"), data.get("active")
+        self.limit = limit if isinstance(limit, int) else None
+        self.active = len(active) if isinstance(active, list) else None
+
+
+class HubitatTooLargeError(McpProtocolError):
+    """The hub replaced an answer over 120,000 bytes with `response_too_large`."""
+
+
+class HubitatUnavailableError(McpToolError):
+    """A read answered `{success: false, error}` (e.g. an internal endpoint Hub Security guards)."""
+
+
+# hubitat-mcp-server.groovy _writeCapacityRefusalLocked: the write cap's refusal status.
+BUSY_STATUS: Final = "too_many_writes_in_flight"
+# What hub_get_info gives as zigbeeId when the hub does not say (or reading it threw).
+_NO_HUB_ID: Final = frozenset({"", "unavailable", "null", "none", "unknown"})
+
+
 def is_key_refusal(err: McpRpcError) -> bool:
     """Whether a JSON-RPC error is the hub's best-practice key gate refusing a write."""
     if err.code != INVALID_PARAMS:
@@ -96,6 +120,8 @@ class HubitatDevice:
     disabled: bool = False
     parent_id: str | None = None
     type_name: str | None = None
+    # False for a `hub_get_device` reading, which carries no activity, disabled or parent.
+    listing: bool = True
     # The hub's temperature scale ("F" or "C"), which its temperatures are reported in.
     temperature_scale: str | None = None
     events: deque[DeviceEvent] = field(default_factory=lambda: deque(maxlen=_EVENTS_KEPT))
@@ -127,9 +153,12 @@ class HubitatDevice:
 
 @dataclass(frozen=True, slots=True)
 class HubInfo:
-    """The hub's identity and health."""
+    """The hub's identity and health.
 
-    id: str
+    `id` is the hub's Zigbee EUI (`zigbeeId`), None when the hub does not give one.
+    """
+
+    id: str | None
     name: str | None
     model: str | None
     firmware: str | None
@@ -187,6 +216,8 @@ class CommandOutcome:
 
     success: bool
     error: str | None = None
+    # The write cap's refusal, when that is why it failed (nothing ran).
+    busy: HubitatBusyError | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +275,8 @@ def _opt_str(value: Any) -> str | None:
     return str(value)
 
 
-def parse_device(item: Any) -> HubitatDevice:
-    """A device from a listing item or a `hub_get_device` result."""
+def parse_device(item: Any, *, listing: bool = True) -> HubitatDevice:
+    """A device from a listing item or (listing=False) a `hub_get_device` result."""
     data = _require_dict(item, "device")
     device_id = data.get("id")
     if device_id is None or isinstance(device_id, bool | dict | list):
@@ -262,6 +293,7 @@ def parse_device(item: Any) -> HubitatDevice:
         disabled=data.get("disabled") is True,
         parent_id=_opt_str(data.get("parentDeviceId")),
         type_name=_opt_str(data.get("type")),
+        listing=listing,
     )
 
 
@@ -272,37 +304,23 @@ def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def parse_hub_info(data: Any) -> HubInfo:
-    """The hub's identity from `hub_get_info` (its own id is the entry's unique id)."""
+    """The hub's identity from `hub_get_info`.
+
+    libraries/mcp-system-lib.groovy toolGetHubInfo answers one flat map. Its `zigbeeId` (the
+    radio's EUI, unique per hub) is the entry's unique id; it can be null or "unavailable",
+    and then the hub has no id that could not collide with another hub's.
+    """
     info = _require_dict(data, "hub_get_info")
-    hub = _section(info, "hub")
-    location = _section(info, "location")
-    mcp = _section(info, "mcp")
-
-    def pick(*sources_keys: tuple[Mapping[str, Any], str]) -> str | None:
-        for source, key in sources_keys:
-            if (value := _opt_str(source.get(key))) is not None:
-                return value
-        return None
-
-    hub_id = pick(
-        (info, "hubId"), (hub, "id"), (hub, "hubId"), (info, "hardwareId"), (info, "zigbeeId")
-    )
-    if hub_id is None:
-        raise McpProtocolError("hub_get_info carries no hub id")
+    zigbee = _opt_str(info.get("zigbeeId"))
+    if zigbee is not None and zigbee.strip().lower() in _NO_HUB_ID:
+        zigbee = None
     return HubInfo(
-        id=hub_id,
-        name=pick((info, "name"), (hub, "name"), (location, "name"), (info, "locationName")),
-        model=pick((info, "model"), (hub, "model"), (info, "hardware"), (hub, "hardware")),
-        firmware=pick(
-            (info, "firmwareVersion"),
-            (hub, "firmwareVersion"),
-            (info, "firmware"),
-            (hub, "firmware"),
-        ),
-        app_version=pick((mcp, "serverVersion"), (mcp, "version"), (info, "mcpServerVersion")),
-        temperature_scale=pick(
-            (info, "temperatureScale"), (location, "temperatureScale"), (hub, "temperatureScale")
-        ),
+        id=zigbee,
+        name=_opt_str(info.get("name")),
+        model=_opt_str(info.get("model")),
+        firmware=_opt_str(info.get("firmwareVersion")),
+        app_version=_opt_str(info.get("mcpServerVersion")),
+        temperature_scale=_opt_str(info.get("temperatureScale")),
         raw=info,
     )
 
@@ -362,6 +380,8 @@ class HubitatApi:
         self.send_key = send_key
         # True when the server lists every tool flat (its `useGateways` setting off).
         self.flat = False
+        # Devices per inventory page; shrinks when the hub finds a page too large.
+        self.page_limit = _PAGE_LIMIT
         # Called with the refusal when the hub's key gate refuses a write, and with None
         # after a write passes the gate.
         self.on_key_gate: Callable[[HubitatKeyRefusedError | None], None] | None = None
@@ -408,13 +428,15 @@ class HubitatApi:
     def _data(tool: str, result: ToolResult) -> Any:
         data = result.data
         if result.is_error:
+            if isinstance(data, dict) and data.get("status") == BUSY_STATUS:
+                raise HubitatBusyError(tool, result, data)
             message = data.get("error") if isinstance(data, dict) else None
             raise McpToolError(f"{tool}: {message or result.text or 'failed'}", result)
         if isinstance(data, dict):
             if data.get("response_too_large") is True:
-                raise McpProtocolError(f"{tool}: the hub's answer was too large")
+                raise HubitatTooLargeError(f"{tool}: the hub's answer was too large")
             if data.get("success") is False and "results" not in data:
-                raise McpToolError(f"{tool}: {data.get('error') or 'failed'}", result)
+                raise HubitatUnavailableError(f"{tool}: {data.get('error') or 'failed'}", result)
         return data
 
     # -- hub ---------------------------------------------------------------------------------
@@ -434,20 +456,32 @@ class HubitatApi:
     async def list_devices(
         self, *, changed_since: str | None = None, detailed: bool = True
     ) -> DevicePage:
-        """Every visible device (all pages), or only those with activity after a time."""
+        """Every visible device (all pages), or only those with activity at or after a time.
+
+        Pages start at 50 (the hub's default) and halve whenever the hub answers
+        `response_too_large` (any result over 120,000 bytes: devices with many attributes and
+        commands are 2-4 KB each), down to one device per page.
+        """
         args: dict[str, Any] = {"format": "detailed" if detailed else "summary"}
         if changed_since is not None:
             args["changedSince"] = changed_since
         devices: list[HubitatDevice] = []
         total: int | None = None
         offset = 0
+        limit = self.page_limit
         for _ in range(_MAX_PAGES):
-            data = _require_dict(
-                await self._call(
-                    "hub_list_devices", {**args, "offset": offset, "limit": _PAGE_LIMIT}
-                ),
-                "hub_list_devices",
-            )
+            try:
+                answer = await self._call(
+                    "hub_list_devices", {**args, "offset": offset, "limit": limit}
+                )
+            except HubitatTooLargeError:
+                if limit == 1:
+                    raise
+                limit = max(1, limit // 2)
+                # Later inventories start at the size that fitted.
+                self.page_limit = limit
+                continue
+            data = _require_dict(answer, "hub_list_devices")
             items = data.get("devices")
             if not isinstance(items, list):
                 raise McpProtocolError("hub_list_devices: no 'devices' list")
@@ -485,7 +519,8 @@ class HubitatApi:
 
     async def get_device(self, device_id: str) -> HubitatDevice:
         """One device in full."""
-        return parse_device(await self._call("hub_get_device", {"deviceId": device_id}))
+        data = await self._call("hub_get_device", {"deviceId": device_id})
+        return parse_device(data, listing=False)
 
     async def list_events(
         self, *, device_id: str | None = None, since: str | None = None, limit: int | None = None
@@ -513,6 +548,8 @@ class HubitatApi:
             args["parameters"] = list(command.parameters)
         try:
             await self._write("hub_call_device_command", args)
+        except HubitatBusyError as err:
+            return CommandOutcome(False, str(err), err)
         except McpToolError as err:
             return CommandOutcome(False, str(err))
         return CommandOutcome(True)
@@ -525,6 +562,8 @@ class HubitatApi:
             data = await self._write(
                 "hub_call_device_command", {"commands": [c.as_wire() for c in commands]}
             )
+        except HubitatBusyError as err:
+            return [CommandOutcome(False, str(err), err) for _ in commands]
         except McpToolError as err:
             # An all-failed batch comes back as isError with the per-entry results inside.
             data = err.result.data if isinstance(err.result, ToolResult) else None
@@ -566,31 +605,41 @@ class HubitatApi:
         await self._write("hub_set_hsm", {"armCommand": arm_command})
 
     async def list_rules(self) -> list[HubitatRule]:
-        """Native rules (all pages)."""
+        """Native rules (all pages).
+
+        libraries/mcp-native-rules-lib.groovy toolListRmRules pages only with `cursor` (""
+        for the first page, then `nextCursor`); without one it answers the whole list.
+        """
         rules: list[HubitatRule] = []
-        offset = 0
+        cursor = ""
+        seen: set[str] = set()
         for _ in range(_MAX_PAGES):
             data = _require_dict(
-                await self._call("hub_list_rules", {"offset": offset, "limit": _PAGE_LIMIT}),
-                "hub_list_rules",
+                await self._call("hub_list_rules", {"cursor": cursor}), "hub_list_rules"
             )
             items = data.get("rules")
             if not isinstance(items, list):
                 raise McpProtocolError("hub_list_rules: no 'rules' list")
             rules.extend(rule for item in items if (rule := parse_rule(item)) is not None)
-            next_offset = data.get("nextOffset")
-            if not data.get("hasMore") or not isinstance(next_offset, int) or next_offset <= offset:
+            next_cursor = data.get("nextCursor")
+            if not isinstance(next_cursor, str) or not next_cursor or next_cursor in seen:
                 return rules
-            offset = next_offset
+            seen.add(next_cursor)
+            cursor = next_cursor
         raise McpProtocolError("hub_list_rules: too many pages")
 
     async def run_rule(self, rule_id: str) -> None:
-        """Run a rule's actions."""
-        await self._write("hub_call_rule", {"ruleId": rule_id, "action": "runActions"})
+        """Run a rule's actions (upstream action "actions" = RMUtils runRuleAct)."""
+        await self._write("hub_call_rule", {"ruleId": _rule_id(rule_id), "action": "actions"})
 
     async def set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Pause or resume a rule."""
-        await self._write("hub_set_rule_paused", {"ruleId": rule_id, "paused": paused})
+        await self._write("hub_set_rule_paused", {"ruleId": _rule_id(rule_id), "paused": paused})
+
+
+def _rule_id(rule_id: str) -> int | str:
+    """Rule ids are integers in the hub's schemas; ours are their strings."""
+    return int(rule_id) if rule_id.isdigit() else rule_id
 
 
 def _match_outcomes(commands: Sequence[Command], results: list[Any]) -> list[CommandOutcome]:

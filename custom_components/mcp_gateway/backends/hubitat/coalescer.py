@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import logging
 
 from ...mcp.errors import McpRpcError, McpToolError
-from .api import Command, CommandOutcome, HubitatKeyRefusedError
+from .api import BUSY_STATUS, Command, CommandOutcome, HubitatKeyRefusedError
 from .const import COALESCE_WINDOW, MAX_BATCH, MAX_WRITES_IN_FLIGHT
 
 _LOGGER = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ type Sender = Callable[[Sequence[Command]], Awaitable[list[CommandOutcome]]]
 
 INVALID_PARAMS = -32602
 # The hub's answer when its two write slots are taken (by us or another MCP client).
-BUSY_ERROR = "too_many_writes_in_flight"
+BUSY_ERROR = BUSY_STATUS
 BUSY_RETRIES = 2
 BUSY_DELAY = 0.25  # seconds, times the attempt number
 
@@ -155,6 +155,8 @@ class WriteCoalescer:
                 if item.on_success is not None:
                     item.on_success()
                 item.future.set_result(None)
+            elif outcome.busy is not None:
+                item.future.set_exception(outcome.busy)
             else:
                 item.future.set_exception(
                     McpToolError(f"{item.command.command}: {outcome.error or 'failed'}")

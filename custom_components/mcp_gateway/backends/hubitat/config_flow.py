@@ -106,8 +106,14 @@ class HubitatFlowMixin(BackendFlowMixin):
         errors: dict[str, str] = {}
         if user_input is not None and (found := await self._hubitat_check(user_input, errors)):
             url, token, info = found
-            await self.async_set_unique_id(info.id)
-            self._abort_if_unique_id_configured()
+            if info.id is not None:
+                await self.async_set_unique_id(info.id)
+                self._abort_if_unique_id_configured()
+            else:
+                # No zigbeeId: nothing identifies the hub beyond doubt. The entry then goes
+                # without a unique id (its entities use the entry id, which cannot collide);
+                # the same endpoint twice is still refused.
+                self._async_abort_entries_match({CONF_URL: url})
             return self.async_create_entry(
                 title=info.name or "Hubitat hub",
                 data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: url, CONF_TOKEN: token},
@@ -119,6 +125,15 @@ class HubitatFlowMixin(BackendFlowMixin):
             ),
             errors=errors,
         )
+
+    async def _hubitat_update(
+        self, entry: ConfigEntry, info: HubInfo, updates: dict[str, Any]
+    ) -> ConfigFlowResult:
+        """Store new data; refuse it when it reaches another hub, where ids can tell."""
+        known = entry.unique_id
+        if info.id is None or known is None or known.lower() == "unavailable":
+            return self.async_update_reload_and_abort(entry, data_updates=updates)
+        return await self._async_update_same_device(entry, info.id, data_updates=updates)
 
     async def async_step_hubitat_reauth(
         self, user_input: dict[str, Any] | None = None
@@ -132,9 +147,7 @@ class HubitatFlowMixin(BackendFlowMixin):
             )
             if found:
                 _, token, info = found
-                return await self._async_update_same_device(
-                    entry, info.id, data_updates={CONF_TOKEN: token}
-                )
+                return await self._hubitat_update(entry, info, {CONF_TOKEN: token})
         return self._async_show_reauth_form(
             "hubitat_reauth", vol.Schema({vol.Required(CONF_TOKEN): SECRET_FIELD}), errors
         )
@@ -151,9 +164,7 @@ class HubitatFlowMixin(BackendFlowMixin):
                 values[CONF_TOKEN] = entry.data[CONF_TOKEN]
             if found := await self._hubitat_check(values, errors):
                 url, token, info = found
-                return await self._async_update_same_device(
-                    entry, info.id, data_updates={CONF_URL: url, CONF_TOKEN: token}
-                )
+                return await self._hubitat_update(entry, info, {CONF_URL: url, CONF_TOKEN: token})
         return self.async_show_form(
             step_id="hubitat_reconfigure",
             data_schema=self.add_suggested_values_to_schema(

@@ -36,6 +36,7 @@ MAX_BATCH: Final = 20
 COALESCE_WINDOW: Final = 0.005
 
 ISSUE_KEY_REFUSED: Final = "hubitat_key_refused"
+ISSUE_LOCATION_EVENTS: Final = "hubitat_location_events"
 
 # Device keys (EntitySpec.device.key) of the hub itself and of rules; devices use their id.
 HUB_DEVICE_KEY: Final = "hub"

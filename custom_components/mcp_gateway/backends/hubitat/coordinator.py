@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryError
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from homeassistant.util import dt as dt_util
 
@@ -30,11 +31,12 @@ from .api import (
     HubitatApi,
     HubitatDevice,
     HubitatRule,
+    HubitatUnavailableError,
     Modes,
     newest,
     parse_time,
 )
-from .const import HUB_DEVICE_KEY, SWEEP_INTERVAL, rule_device_key
+from .const import HUB_DEVICE_KEY, ISSUE_LOCATION_EVENTS, SWEEP_INTERVAL, rule_device_key
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry
@@ -50,6 +52,9 @@ _MODE_EVENTS = frozenset({"mode"})
 _HSM_EVENTS = frozenset({"hsmStatus", "hsmAlert", "hsmSetArm", "hsmArmState"})
 # More new ids than this in a sweep: one paged inventory beats one call per device.
 _MAX_SINGLE_FETCHES = 10
+# Seconds after first seeing the newest activity (whole seconds on the hub) after which a
+# listing surely holds all of that second: one second plus a margin for clocks and transit.
+_SECOND_COMPLETE = 3.0
 # Keys of the location values a command can show before the hub confirms them.
 _MODE = "mode"
 _HSM = "hsm"
@@ -93,6 +98,9 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self.modes = Modes(current=None, names=())
         self.hsm = HsmStatus(status=None)
         self.hsm_supported = True
+        # False while the hub cannot read its location events (Hub Security without
+        # credentials in the app, or a transient failure): mode and HSM are then read directly.
+        self.location_events_ok = True
         self.rules: dict[str, HubitatRule] = {}
         self.tool_names: list[str] = []
         self.last_latency_ms: float | None = None
@@ -101,6 +109,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self._version = 0
         self._structure = 0
         self._newest_activity: datetime | None = None
+        # When (monotonic) the newest activity was first seen, and whether a later listing
+        # has shown its second complete, so the bookmark may move past it.
+        self._newest_seen_at = 0.0
+        self._newest_complete = False
         self._location_since: str | None = None
         self._last_sweep: datetime | None = None
         # Device keys whose entities need a state write; None = all of them.
@@ -159,9 +171,14 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         """The bookmark of the next incremental poll (epoch ms), None before the first."""
         if self._newest_activity is None:
             return None
-        # A second of overlap: activity times are whole seconds and `changedSince` is strictly
-        # after, so an event later in the same second would otherwise be missed.
-        return str(int((self._newest_activity - timedelta(seconds=1)).timestamp() * 1000))
+        # `changedSince` is at-or-after (mcp-devices-lib.groovy toolListDevices) and activity
+        # times are whole seconds, so the newest one seen round-trips as is: activity later in
+        # its second is still listed. Once a listing made well after that second has shown it
+        # complete, the bookmark moves past it, so idle polls list nothing at all.
+        bookmark = self._newest_activity
+        if self._newest_complete:
+            bookmark += timedelta(seconds=1)
+        return str(int(bookmark.timestamp() * 1000))
 
     # -- polling -----------------------------------------------------------------------------
 
@@ -187,7 +204,14 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self.tool_names = await self.api.list_tool_names()
         self.hub = await self.api.get_info()
         expected = self.config_entry.unique_id
-        if expected is not None and self.hub.id != expected:
+        # Only a hub id on both sides proves another hub (entries made while the hub gave no
+        # zigbeeId have none to compare; an old entry may hold the placeholder "unavailable").
+        if (
+            expected is not None
+            and self.hub.id is not None
+            and expected.lower() != "unavailable"
+            and self.hub.id != expected
+        ):
             # Another hub now answers at this address: its devices must not replace ours.
             raise ConfigEntryError(
                 translation_domain=DOMAIN,
@@ -238,6 +262,9 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         # while this poll is on the wire waits for the next poll.
         settle = dict(self._unconfirmed)
         since = self.changed_since
+        # This listing is evaluated well after the newest activity's second ended (the hub's
+        # clock runs with ours): everything of that second is in it.
+        completes = time.monotonic() - self._newest_seen_at >= _SECOND_COMPLETE
         if since is None:
             # No device has ever reported activity: there is no bookmark, read the whole list.
             page = await self.api.list_devices()
@@ -260,7 +287,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             ):
                 self.mark(old.id)
                 changed = True
+        newest = self._newest_activity
         self._advance_bookmark(device.last_activity for device in page.devices)
+        if completes and newest is not None and self._newest_activity == newest:
+            self._newest_complete = True
         listed = {device.id for device in page.devices}
         moved, reshaped = await self._settle(
             [device_id for device_id in settle if device_id not in listed]
@@ -319,12 +349,18 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         return added
 
     async def _poll_location(self) -> bool:
-        """Mode and HSM changes, from the location's event stream."""
-        if self._location_since is None:
-            # No location event existed yet: whatever shows up now is new.
-            events = await self.api.list_events(limit=10)
-        else:
-            events = await self.api.list_events(since=self._location_since)
+        """Mode and HSM changes, from the location's event stream (or read directly)."""
+        if not self.location_events_ok:
+            return await self._read_location_directly()
+        try:
+            if self._location_since is None:
+                # No location event existed yet: whatever shows up now is new.
+                events = await self.api.list_events(limit=10)
+            else:
+                events = await self.api.list_events(since=self._location_since)
+        except HubitatUnavailableError as err:
+            self._location_events_failed(err)
+            return await self._read_location_directly()
         if not events:
             return False
         self._location_since = newest([self._location_since, *(e.date for e in events)])
@@ -364,8 +400,53 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         return changed
 
     async def _bookmark_location(self) -> None:
-        events = await self.api.list_events(limit=10)
+        try:
+            events = await self.api.list_events(limit=10)
+        except HubitatUnavailableError as err:
+            self._location_events_failed(err)
+            return
         self._location_since = newest(event.date for event in events)
+        if not self.location_events_ok:
+            _LOGGER.info("The hub reads its location events again")
+            self.location_events_ok = True
+        ir.async_delete_issue(self.hass, DOMAIN, self._location_issue_id)
+
+    @property
+    def _location_issue_id(self) -> str:
+        return f"{ISSUE_LOCATION_EVENTS}_{self.config_entry.entry_id}"
+
+    def _location_events_failed(self, err: HubitatUnavailableError) -> None:
+        """Location events failed ({success: false}): devices go on, mode and HSM are polled.
+
+        The hub reads them from its internal /logs/eventsJson, which Hub Security guards; the
+        app needs the hub's credentials in its settings for it.
+        """
+        if self.location_events_ok:
+            _LOGGER.warning(
+                "The hub could not read its location events (%s); reading mode and HSM "
+                "directly instead",
+                err,
+            )
+        self.location_events_ok = False
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            self._location_issue_id,
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=ISSUE_LOCATION_EVENTS,
+            translation_placeholders={"name": self.config_entry.title},
+        )
+
+    async def _read_location_directly(self) -> bool:
+        """Read mode and HSM themselves (two small reads instead of one event read)."""
+        before = (self.modes, self.hsm)
+        await self._read_modes()
+        await self._read_hsm()
+        if before == (self.modes, self.hsm):
+            return False
+        self.mark(HUB_DEVICE_KEY)
+        return True
 
     async def _sweep(self) -> tuple[bool, bool]:
         """Additions/removals by id, rules, modes and hub facts."""
@@ -399,6 +480,12 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         changed = changed or before_modes != self.modes
         if before_modes != self.modes:
             self.mark(HUB_DEVICE_KEY)
+        if not self.location_events_ok:
+            await self._bookmark_location()  # back to events once the hub reads them again
+        hsm_before = self.hsm_supported
+        await self._read_hsm(probe=True)
+        if hsm_before != self.hsm_supported:
+            structural = changed = True
         hub = await self.api.get_info()
         if hub.raw != (self.hub.raw if self.hub else None):
             self.mark(HUB_DEVICE_KEY)
@@ -412,17 +499,19 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         self.modes = await self.api.list_modes()
         self._location_reads[_MODE] += 1
 
-    async def _read_hsm(self) -> None:
-        if not self.hsm_supported:
+    async def _read_hsm(self, *, probe: bool = False) -> None:
+        """HSM's state; `probe` also asks a hub that had none (HSM may have been installed)."""
+        if not self.hsm_supported and not probe:
             return
         try:
             self.hsm = await self.api.get_hsm()
             self._location_reads[_HSM] += 1
         except McpToolError as err:
-            # HSM is an optional hub app; without it there is no alarm panel to show.
             _LOGGER.debug("HSM is not available on this hub: %s", err)
-            self.hsm_supported = False
             self.hsm = HsmStatus(status=None)
+        # libraries/mcp-system-lib.groovy toolGetHsmStatus: status null without HSM (an
+        # optional hub app); then there is no alarm panel to show.
+        self.hsm_supported = self.hsm.status is not None
 
     async def _read_rules(self) -> None:
         self.rules = {rule.id: rule for rule in await self.api.list_rules()}
@@ -437,6 +526,8 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
             when = parse_time(date)
             if when is not None and (self._newest_activity is None or when > self._newest_activity):
                 self._newest_activity = when
+                self._newest_seen_at = time.monotonic()
+                self._newest_complete = False
 
     # -- optimistic updates ------------------------------------------------------------------
 
@@ -476,7 +567,10 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 def _merge(old: HubitatDevice, fresh: HubitatDevice) -> bool:
     """Take the fresh listing's facts into the object entities hold; True if anything moved."""
     changed = False
-    for name in ("label", "name", "room", "capabilities", "commands", "disabled", "parent_id"):
+    names: tuple[str, ...] = ("label", "name", "room", "capabilities", "commands")
+    if fresh.listing:  # hub_get_device carries no disabled or parent: keep what listings said
+        names += ("disabled", "parent_id")
+    for name in names:
         value = getattr(fresh, name)
         if getattr(old, name) != value:
             setattr(old, name, value)

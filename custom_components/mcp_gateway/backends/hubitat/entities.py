@@ -648,9 +648,10 @@ MODE: Final = GatewaySelectDescription(
 
 
 def _health(name: str) -> Callable[[HubitatCoordinator], float | None]:
+    """A health figure of hub_get_info (flat; strings, or "unavailable" when unreadable)."""
+
     def read(coordinator: HubitatCoordinator) -> float | None:
-        health = coordinator.hub.raw.get("health") if coordinator.hub else None
-        return _num(health.get(name)) if isinstance(health, dict) else None
+        return _num(coordinator.hub.raw.get(name)) if coordinator.hub else None
 
     return read
 

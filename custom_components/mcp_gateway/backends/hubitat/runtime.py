@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import timedelta
 import logging
 from typing import Any, ClassVar, Self
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import SelectOptionDict
@@ -20,7 +22,7 @@ from ...mcp.errors import McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
 from . import const
-from .api import Command, HubitatApi, HubitatKeyRefusedError, is_key_refusal
+from .api import Command, HubitatApi, HubitatBusyError, HubitatKeyRefusedError, is_key_refusal
 from .coalescer import WriteCoalescer
 from .const import (
     CONF_AS_LIGHT,
@@ -35,7 +37,7 @@ from .const import (
 )
 from .coordinator import HubitatCoordinator, HubitatData
 from .entities import derive_specs, is_light_capable, is_plain_switch
-from .tools import classify, device_keys, is_write
+from .tools import call_class, classify, device_keys, entity_keys, is_write
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -135,31 +137,36 @@ class HubitatRuntime(BackendRuntime):
         self, device_id: str, command: str, parameters: list[str], expect: Mapping[str, Any]
     ) -> None:
         """A device command through the coalescer, then its expected effect on our copy."""
-        await self.coalescer.submit(
-            Command(device_id, command, tuple(parameters)),
-            lambda: self.coordinator.apply(device_id, **expect),
-        )
+        with _busy_as_readable():
+            await self.coalescer.submit(
+                Command(device_id, command, tuple(parameters)),
+                lambda: self.coordinator.apply(device_id, **expect),
+            )
 
     async def async_set_mode(self, mode: str) -> None:
         """Activate a location mode."""
         if mode not in self.coordinator.modes.names:
             raise ValueError(f"unknown mode {mode!r}")
-        await self.api.set_mode(mode)
+        with _busy_as_readable():
+            await self.api.set_mode(mode)
         self.coordinator.apply_mode(mode)
 
     async def async_set_hsm(self, command: str, expected_status: str) -> None:
         """Arm or disarm HSM; the hub applies it asynchronously, the next poll confirms."""
-        await self.api.set_hsm(command)
+        with _busy_as_readable():
+            await self.api.set_hsm(command)
         self.coordinator.apply_hsm(expected_status)
 
     async def async_set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Pause or resume a rule."""
-        await self.api.set_rule_paused(rule_id, paused)
+        with _busy_as_readable():
+            await self.api.set_rule_paused(rule_id, paused)
         self.coordinator.set_rule_paused(rule_id, paused)
 
     async def async_run_rule(self, rule_id: str) -> None:
         """Run a rule's actions."""
-        await self.api.run_rule(rule_id)
+        with _busy_as_readable():
+            await self.api.run_rule(rule_id)
 
     # -- the key gate ------------------------------------------------------------------------
 
@@ -250,6 +257,18 @@ class HubitatRuntime(BackendRuntime):
         """Read / control / admin from the classification table."""
         return classify(tool)
 
+    def call_class(
+        self, tool_class: ToolClass, name: str, arguments: Mapping[str, Any]
+    ) -> ToolClass:
+        """hub_manage_mode: activate is control, create/rename/delete admin (and confirmed)."""
+        return call_class(tool_class, name, arguments)
+
+    def entity_keys_in_call(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> list[tuple[Platform, str]]:
+        """hub_set_hsm acts on the HSM panel, mode activation on the mode select."""
+        return entity_keys(name, arguments)
+
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         """Device keys from deviceId, deviceIds and commands[].deviceId (device key = id)."""
         return device_keys(arguments)
@@ -310,9 +329,28 @@ class HubitatRuntime(BackendRuntime):
         }
 
 
+@contextmanager
+def _busy_as_readable() -> Iterator[None]:
+    """The hub's write-cap refusal as a translated message instead of its JSON."""
+    try:
+        yield
+    except HubitatBusyError as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="hubitat_busy",
+            translation_placeholders={
+                "limit": str(err.limit if err.limit is not None else MAX_WRITES_IN_FLIGHT),
+                "active": str(err.active if err.active is not None else "?"),
+            },
+        ) from err
+
+
 # What identifies a home or its network; diagnostics leave it out.
 _PERSONAL = frozenset(
-    {"location", "macAddress", "localIP", "ip", "zipCode", "latitude", "longitude", "appId"}
+    {
+        *("location", "macAddress", "localIP", "ip", "zipCode", "latitude", "longitude"),
+        *("appId", "timeZone", "hubData"),
+    }
 )
 
 

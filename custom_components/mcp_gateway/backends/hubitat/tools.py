@@ -1,6 +1,7 @@
 """How the gateway classifies the hub's tools: read, control (devices, HSM, mode) or admin.
 
-A tool missing from these tables is admin, unless the hub itself marks it read-only.
+Read/write follows the app's own read-only list; a tool missing from these tables is admin
+(unless it is not a hub_ tool and marks itself read-only).
 """
 
 from __future__ import annotations
@@ -8,66 +9,99 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from homeassistant.const import Platform
+
 from ..base import ToolClass, ToolTier
 
-READ_TOOLS: Final = frozenset(
+# hubitat-mcp-server.groovy getReadOnlyToolNames(): the union of the libraries'
+# _readOnlyToolNames_part*() lists (release 4.0.2). Every other tool writes (it needs the
+# best-practice key), including hub_export_custom_rule and hub_export_native_app, which save
+# their export to File Manager.
+HUB_READ_ONLY: Final = frozenset(
     {
-        "hub_get_info",
-        "hub_list_modes",
-        "hub_get_hsm_status",
-        "hub_get_tool_guide",
-        "hub_search_tools",
-        "hub_report_issue",
-        # devices and rooms
+        # bundles, code management, HPM
+        "hub_list_bundles",
+        "hub_list_apps",
+        "hub_list_drivers",
+        "hub_list_libraries",
+        "hub_get_source",
+        "hub_list_device_dependents",
+        "hub_get_app_config",
+        "hub_list_app_pages",
+        "hub_list_hpm_packages",
+        # custom and native rules, visual rules
+        "hub_get_custom_rule",
+        "hub_test_custom_rule",
+        "hub_list_rules",
+        "hub_get_rule_health",
+        "hub_list_rule_local_variables",
+        "hub_get_visual_rule",
+        # dashboards, rooms, variables
+        "hub_list_dashboards",
+        "hub_get_dashboard",
+        "hub_list_rooms",
+        "hub_get_room",
+        "hub_list_variables",
+        "hub_get_variable",
+        "hub_list_variable_changes",
+        # devices
         "hub_list_devices",
         "hub_get_device",
         "hub_get_device_attribute",
         "hub_list_device_events",
         "hub_get_compatible_devices",
-        "hub_list_rooms",
-        "hub_get_room",
-        # rules and variables
-        "hub_get_custom_rule",
-        "hub_test_custom_rule",
-        "hub_export_custom_rule",
-        "hub_list_rules",
-        "hub_get_rule_health",
-        "hub_list_rule_local_variables",
-        "hub_get_visual_rule",
-        "hub_export_native_app",
-        "hub_list_variables",
-        "hub_get_variable",
-        "hub_list_variable_changes",
-        # diagnostics and logs
+        # diagnostics, logs, discovery, system
+        "hub_get_debug_logs",
+        "hub_report_issue",
+        "hub_list_captured_states",
         "hub_get_logs",
         "hub_get_performance_stats",
         "hub_get_jobs",
-        "hub_get_debug_logs",
-        "hub_get_metrics",
         "hub_get_memory_history",
-        "hub_get_device_health",
         "hub_get_radio_details",
-        "hub_list_captured_states",
-        # apps, code, files, dashboards
-        "hub_list_apps",
-        "hub_list_drivers",
-        "hub_get_source",
-        "hub_list_libraries",
-        "hub_list_bundles",
-        "hub_list_backups",
-        "hub_get_backup",
-        "hub_list_device_dependents",
-        "hub_get_app_config",
-        "hub_list_app_pages",
-        "hub_list_hpm_packages",
+        "hub_get_metrics",
+        "hub_get_device_health",
+        "hub_get_tool_guide",
+        "hub_search_tools",
+        "hub_get_info",
+        "hub_list_modes",
+        "hub_get_hsm_status",
+        # files and backups
         "hub_list_files",
         "hub_read_file",
-        "hub_list_dashboards",
-        "hub_get_dashboard",
+        "hub_list_backups",
+        "hub_get_backup",
     }
 )
 
-# Everyday control of the home: device commands, the alarm and the location mode.
+# Reads that show the hub's insides rather than the home: files, code and app/driver source,
+# backups, installed apps' settings, logs. Only administrators may make them.
+ADMIN_READS: Final = frozenset(
+    {
+        "hub_list_files",
+        "hub_read_file",
+        "hub_list_backups",
+        "hub_get_backup",
+        "hub_list_apps",
+        "hub_list_drivers",
+        "hub_list_libraries",
+        "hub_list_bundles",
+        "hub_get_source",
+        "hub_list_hpm_packages",
+        "hub_list_device_dependents",
+        "hub_get_app_config",
+        "hub_list_app_pages",
+        "hub_get_logs",
+        "hub_get_debug_logs",
+        "hub_get_jobs",
+        "hub_report_issue",
+    }
+)
+
+READ_TOOLS: Final = HUB_READ_ONLY - ADMIN_READS
+
+# Everyday control of the home: device commands, the alarm and the location mode (activate
+# only: see call_class).
 CONTROL_TOOLS: Final = frozenset({"hub_call_device_command", "hub_set_hsm", "hub_manage_mode"})
 
 # Admin tools that lose data or take the hub down: the caller must also confirm.
@@ -111,6 +145,13 @@ DESTRUCTIVE_TOOLS: Final = frozenset(
 )
 
 
+def _asks_confirm(tool: Mapping[str, Any]) -> bool:
+    """Whether the hub's own schema takes `confirm` (its requireDestructiveConfirm gate)."""
+    schema = tool.get("inputSchema")
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return isinstance(properties, Mapping) and "confirm" in properties
+
+
 def classify(tool: Mapping[str, Any]) -> ToolClass:
     """The permission class of one tool definition (from the flattened catalog)."""
     name = str(tool.get("name", ""))
@@ -118,21 +159,51 @@ def classify(tool: Mapping[str, Any]) -> ToolClass:
         return ToolClass(ToolTier.READ)
     if name in CONTROL_TOOLS:
         return ToolClass(ToolTier.CONTROL)
-    if name in DESTRUCTIVE_TOOLS:
+    if name in ADMIN_READS:
+        return ToolClass(ToolTier.ADMIN)
+    if name in DESTRUCTIVE_TOOLS or _asks_confirm(tool):
         return ToolClass(ToolTier.ADMIN, destructive=True)
+    if name.startswith("hub_"):
+        return ToolClass(ToolTier.ADMIN)
+    # A tool of a newer app than 4.0.2: trust its own read-only hint, else admin.
     annotations = tool.get("annotations")
     if isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True:
         return ToolClass(ToolTier.READ)
     return ToolClass(ToolTier.ADMIN)
 
 
+def call_class(tool_class: ToolClass, name: str, arguments: Mapping[str, Any]) -> ToolClass:
+    """The class of one call, where the hub's tool does different things by its arguments."""
+    if name == "hub_manage_mode":
+        action = str(arguments.get("action", "")).strip().lower()
+        if action == "activate":
+            return ToolClass(ToolTier.CONTROL)
+        # create, rename, delete: the hub's configuration; deleting is destructive (the app's
+        # toolManageMode asks confirm for it).
+        return ToolClass(ToolTier.ADMIN, destructive=action == "delete")
+    if name == "hub_get_metrics" and arguments.get("recordSnapshot") is True:
+        return ToolClass(ToolTier.ADMIN)  # also saves a CSV snapshot to File Manager
+    return tool_class
+
+
 def is_write(tool: Mapping[str, Any]) -> bool:
     """Whether calling the tool changes the hub (so it needs the best-practice key)."""
     name = str(tool.get("name", ""))
-    if name in READ_TOOLS:
+    if name in HUB_READ_ONLY:
         return False
+    if name.startswith("hub_"):
+        return True
     annotations = tool.get("annotations")
     return not (isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True)
+
+
+def entity_keys(name: str, arguments: Mapping[str, Any]) -> list[tuple[Platform, str]]:
+    """The hub-wide entities a call acts on: the HSM panel, the mode select."""
+    if name == "hub_set_hsm":
+        return [(Platform.ALARM_CONTROL_PANEL, "hub_hsm")]
+    if name == "hub_manage_mode" and str(arguments.get("action", "")).strip().lower() == "activate":
+        return [(Platform.SELECT, "hub_mode")]
+    return []
 
 
 def device_keys(arguments: Mapping[str, Any]) -> list[str]:
