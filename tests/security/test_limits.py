@@ -13,12 +13,17 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.gateway import sse as sse_module
+from custom_components.mcp_gateway.gateway import (
+    catalog as catalog_module,
+    handler as handler_module,
+    sse as sse_module,
+)
 from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT
 from custom_components.mcp_gateway.gateway.view import DATA_GATEWAY
 from custom_components.mcp_gateway.mcp.server import MAX_BATCH_ITEMS
+from tests.simulators.base import FAULTS
 
-from .conftest import URL, SecurityHome
+from .conftest import HUBITAT, URL, SecurityHome, error_code
 
 # No MCP-Protocol-Version: the spec makes that a 2025-03-26 client, which may batch.
 LEGACY = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -190,3 +195,27 @@ async def test_an_unread_sse_session_is_bounded_and_freed(home: SecurityHome) ->
     assert session.queue.qsize() <= 1  # only the writer's wake-up marker, if unread
     await home.hass.async_block_till_done()
     assert not session.tasks
+
+
+async def test_a_hung_backend_costs_one_timeout(
+    home: SecurityHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue: a hung hub answered after about 21 s, a catalog refresh and a call each
+    waiting their full timeout. Now one deadline covers both: the call is never even sent."""
+    runtime = home.hubitat_entry.runtime_data
+    args = {"tool": "hub_get_info", "args": {}}
+    assert error_code(await home.call("admin", HUBITAT, args)) is None
+    monkeypatch.setattr(catalog_module, "CATALOG_TTL", 0)  # every call refreshes the catalog
+    monkeypatch.setattr(handler_module, "BACKEND_CALL_TIMEOUT", 0.3)
+    sent: list[Any] = []
+    original = runtime.client.call_tool
+
+    async def spy(name: str, arguments: Any = None, **kwargs: Any) -> Any:
+        sent.append((name, (arguments or {}).get("tool")))
+        return await original(name, arguments, **kwargs)
+
+    monkeypatch.setattr(runtime.client, "call_tool", spy)
+    home.servers[0].app[FAULTS].hang = True
+    result = await home.call("admin", HUBITAT, args)
+    assert error_code(result) == "timeout"
+    assert not [call for call in sent if "hub_get_info" in call]
