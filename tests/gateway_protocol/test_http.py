@@ -267,7 +267,7 @@ async def test_429_per_user_with_retry_after(
     assert (status, headers["Retry-After"]) == (429, "1")
     now[0] += 1.0
     assert (await _post(client, rpc("ping")))[0] == 200
-    # Raising the limit takes effect at once; removing it lifts it.
+    # Changing the limit takes effect at once; 0 (older forms' "no limit") is the default.
     hass.config_entries.async_update_entry(
         hass.config_entries.async_entries(DOMAIN)[0], options={CONF_RATE_LIMIT: 0}
     )

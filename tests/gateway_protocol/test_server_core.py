@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -475,3 +476,73 @@ async def test_session_negotiates_and_remembers_the_client(
     await server.handle_session(rpc("initialize", {"protocolVersion": "2025-06-18"}), session=state)
     reply = await server.handle_session([rpc("ping")], session=state)
     assert reply.body["error"]["code"] == -32600
+
+
+async def test_a_batch_yields_to_the_loop_between_items(server: McpServer) -> None:
+    """Other work (HA's own requests) runs between a batch's items, not only after them."""
+    order: list[str] = []
+
+    async def other() -> None:
+        for _ in range(3):
+            order.append("other")
+            await asyncio.sleep(0)
+
+    batch = [rpc("tools/call", {"name": "add", "arguments": {"amount": 1}}, i) for i in range(3)]
+    original = server.handler.call_tool
+
+    async def recording(ctx: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        order.append("item")
+        return await original(ctx, name, arguments)
+
+    server.handler.call_tool = recording  # type: ignore[method-assign]
+    task = asyncio.create_task(other())
+    reply = await server.handle_http(batch, headers=[("MCP-Protocol-Version", "2025-03-26")])
+    await task
+    assert reply.status == 200
+    assert order.count("item") == 3
+    first, last = order.index("item"), len(order) - 1 - order[::-1].index("item")
+    assert "other" in order[first:last]
+
+
+async def test_batch_length_and_reply_are_capped(server: McpServer, handler: FakeHandler) -> None:
+    batch = [rpc("tools/call", {"name": "add", "arguments": {"amount": 1}}, i) for i in range(21)]
+    reply = await server.handle_http(batch, headers=[("MCP-Protocol-Version", "2025-03-26")])
+    assert reply.status == 400
+    assert reply.body["error"]["data"] == {"maxBatchItems": 20}
+    assert handler.total == 0
+    state = SessionState(protocol_version="2025-03-26")
+    reply = await server.handle_session(batch, session=state)
+    assert reply.body["error"]["code"] == -32600
+    assert handler.total == 0
+    # The answers stop at the reply cap: the item that crosses it is withheld, the rest not run.
+    handler.big_size = 1500
+    server.max_batch_reply_bytes = 5000
+    big = [rpc("tools/call", {"name": "big", "arguments": {}}, i) for i in range(3)]
+    added = [rpc("tools/call", {"name": "add", "arguments": {"amount": 1}}, 9)]
+    reply = await server.handle_session(big + added, session=state)
+    answers = reply.body
+    assert [a["id"] for a in answers] == [0, 1, 2, 9]
+    assert "result" in answers[0]
+    assert "was withheld" in answers[1]["error"]["message"]
+    assert answers[2]["error"]["message"].startswith("Not run")
+    assert answers[3]["error"]["message"].startswith("Not run")
+    assert handler.total == 0  # the add beyond the cap never ran
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'"\\ud800"',
+        b'{"\\udbff": 1}',
+        b'[1, {"a": ["\\udc00"]}]',
+        b'{"id": "\\ud83d\\u0041"}',
+    ],
+)
+def test_parse_json_refuses_lone_surrogates(body: bytes) -> None:
+    with pytest.raises(ValueError, match="surrogate"):
+        parse_json(body)
+
+
+def test_parse_json_keeps_pairs_and_escaped_backslashes() -> None:
+    assert parse_json(b'"\\ud83d\\ude00"') == "\U0001f600"
+    assert parse_json(b'"\\\\ud800"') == "\\ud800"

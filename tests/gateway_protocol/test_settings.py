@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.data_entry_flow import FlowResultType, InvalidData
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -14,6 +14,7 @@ from custom_components.mcp_gateway.gateway.settings import (
     CONF_ALLOW_NON_ADMIN,
     CONF_ALLOWED_ORIGINS,
     CONF_RATE_LIMIT,
+    DEFAULT_RATE_LIMIT,
     DEFAULT_SETTINGS,
     GatewaySettings,
     gateway_settings,
@@ -114,21 +115,27 @@ async def test_options_flow_edits_the_settings(hass: HomeAssistant) -> None:
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "gateway"
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {CONF_ALLOWED_ORIGINS: ["ftp://x"], CONF_RATE_LIMIT: 0}
+        result["flow_id"], {CONF_ALLOWED_ORIGINS: ["ftp://x"], CONF_RATE_LIMIT: 500}
     )
     assert result["errors"] == {CONF_ALLOWED_ORIGINS: "invalid_origin"}
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
         {
             CONF_ALLOWED_ORIGINS: ["http://localhost:*"],
-            CONF_RATE_LIMIT: 0,
+            CONF_RATE_LIMIT: 500,
             CONF_ALLOW_NON_ADMIN: True,
         },
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert gateway_settings(hass) == GatewaySettings(
-        allowed_origins=("http://localhost:*",), rate_limit_per_minute=None, allow_non_admin=True
+        allowed_origins=("http://localhost:*",), rate_limit_per_minute=500, allow_non_admin=True
     )
+    # The rate limit cannot be switched off: the form refuses 0.
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    with pytest.raises(InvalidData):
+        await hass.config_entries.options.async_configure(
+            result["flow_id"], {CONF_ALLOWED_ORIGINS: [], CONF_RATE_LIMIT: 0}
+        )
 
 
 @pytest.mark.usefixtures("setup_http")
@@ -155,7 +162,9 @@ async def test_reconfigure_edits_the_settings(hass: HomeAssistant) -> None:
 async def test_defaults_without_a_gateway_entry(hass: HomeAssistant) -> None:
     MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "hubitat"}).add_to_hass(hass)
     assert gateway_settings(hass) is DEFAULT_SETTINGS
-    assert GatewaySettings((), None, True) == DEFAULT_SETTINGS
+    # The rate limit is on by default.
+    assert GatewaySettings((), DEFAULT_RATE_LIMIT, True) == DEFAULT_SETTINGS
+    assert DEFAULT_SETTINGS.rate_limit_per_minute == 120
 
 
 @pytest.mark.parametrize(

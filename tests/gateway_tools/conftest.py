@@ -55,7 +55,9 @@ class Thing:
 
 
 class FakeClient:
-    """What BackendRuntime.async_shutdown needs."""
+    """What BackendRuntime.async_shutdown and the gateway's call bound need."""
+
+    timeout = 10.0
 
     async def close(self) -> None:
         """Nothing to release."""

@@ -290,6 +290,43 @@ async def test_backend_call_timeout(
     assert _data(result)["error"]["code"] == "timeout"
 
 
+async def test_one_deadline_bounds_catalog_refresh_and_call(
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The backend's configured timeout bounds the whole gateway call: a catalog refresh and
+    a call that each stay within it, but not together, time out (the issue: two 10 s waits
+    in a row answered after 21 s)."""
+    runtime: FakeRuntime = fake_entry.runtime_data
+    bound = 0.2
+    monkeypatch.setattr(runtime.client, "timeout", bound)
+    list_tools, call_tool = runtime.async_list_tools, runtime.async_call_tool
+
+    listed: list[float] = []
+
+    async def slow_list() -> list[dict[str, Any]]:
+        listed.append(bound)
+        await asyncio.sleep(bound * 0.6)
+        return await list_tools()
+
+    async def slow_call(name: str, arguments: Any) -> ToolResult:
+        await asyncio.sleep(bound * 0.6)
+        return await call_tool(name, arguments)
+
+    monkeypatch.setattr(runtime, "async_list_tools", slow_list)
+    monkeypatch.setattr(runtime, "async_call_tool", slow_call)
+    handler = GatewayHandler(hass)
+    args = {"tool": "set_mode", "args": {"mode": "away"}}
+    result = await handler.call_tool(ctx(hass_admin_user), GATEWAY, args)
+    assert listed  # the first call fetched the catalog, then called
+    assert _data(result)["error"]["code"] == "timeout"
+    monkeypatch.setattr(runtime, "async_list_tools", list_tools)
+    result = await handler.call_tool(ctx(hass_admin_user), GATEWAY, args)
+    assert result["isError"] is False, result  # a slow call alone fits in the bound
+
+
 async def test_tier_confirm_and_unknown_sub_tools(
     hass: HomeAssistant,
     fake_entry: MockConfigEntry,

@@ -50,8 +50,9 @@ def _sdk_check(expected_version: str) -> Any:
 
 
 def _inspector_check(output: str) -> str:
-    # The Inspector prints the JSON answer, then notes of its own.
-    tools = json.JSONDecoder().raw_decode(output.strip())[0]["tools"]
+    # The Inspector prints notes of its own (secret store), the JSON answer, then more notes.
+    start = output.find("\n{") + 1 if not output.lstrip().startswith("{") else 0
+    tools = json.JSONDecoder().raw_decode(output[start:].strip())[0]["tools"]
     assert any(tool["name"] == "get_state" for tool in tools)
     return f"{len(tools)} tools"
 

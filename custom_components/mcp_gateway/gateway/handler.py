@@ -7,17 +7,15 @@ that is not a protocol error into an `isError` result the AI can read and act on
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 import json
 import logging
 from typing import Any, Final
 
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
 
-from ..backends.base import BackendRuntime, ToolClass, ToolTier
-from ..const import DOMAIN
+from ..backends.base import BackendRuntime, ToolTier
 from ..mcp.client import ToolResult
 from ..mcp.errors import (
     McpAuthError,
@@ -48,15 +46,12 @@ from .catalog import (
 )
 from .policy import (
     PermissionDenied,
-    Role,
     allowed_tiers,
     async_record_write,
     may_use_gateway,
+    require_backend_call,
     require_confirmation,
-    require_control,
-    require_read,
     require_tier,
-    user_role,
 )
 from .resources import async_read_resource, list_resources
 from .settings import gateway_settings
@@ -64,7 +59,8 @@ from .tools import HA_TOOLS
 
 _LOGGER = logging.getLogger(__name__)
 
-# Bounds every backend tool call; Hubitat's own waits go up to 60 s, so stay above that.
+# The most a gateway call to a backend waits in all; the backend's configured request timeout
+# (its client's) bounds it further: catalog refresh and call together, never one after another.
 BACKEND_CALL_TIMEOUT: Final = 65.0
 DEFAULT_SEARCH_LIMIT: Final = 5
 MAX_SEARCH_LIMIT: Final = 20
@@ -299,7 +295,17 @@ class GatewayHandler:
                 code="invalid",
             )
         runtime = backend.runtime
-        backend_catalog = await self.catalog.async_backend_catalog(backend)
+        bound = BACKEND_CALL_TIMEOUT
+        if runtime is not None:
+            bound = min(bound, runtime.client.timeout)
+        deadline = asyncio.get_running_loop().time() + bound
+        try:
+            async with asyncio.timeout_at(deadline):
+                backend_catalog = await self.catalog.async_backend_catalog(backend)
+        except TimeoutError:
+            return error_result(
+                f"{backend.entry.title} did not answer in time ({bound:g} s).", code="timeout"
+            )
         if runtime is None or backend_catalog is None:
             return error_result(
                 f"{backend.entry.title} is not connected right now; see list_backends.",
@@ -334,12 +340,21 @@ class GatewayHandler:
         what = f"{backend.gateway_name}/{name}"
         tool_class = runtime.call_class(sub.tool_class, sub.name, args)
         try:
+            # The tier before the confirmation: a caller who may not use the tool learns that.
             require_tier(user, tool_class.tier, what)
             require_confirmation(tool_class, arguments, what)
-            entity_ids = self._check_devices(user, runtime, sub, args, what, tool_class=tool_class)
+            entity_ids = require_backend_call(
+                self.hass,
+                user,
+                runtime,
+                tool_class=tool_class,
+                name=sub.name,
+                args=args,
+                what=what,
+            )
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
-        result = await self._execute(backend, runtime, sub.name, args)
+        result = await self._execute(backend, runtime, sub.name, args, deadline)
         if tool_class.tier is not ToolTier.READ:
             # Arguments stay out of the logbook: they may hold codes or file contents.
             target = f" on {', '.join(entity_ids)}" if entity_ids else ""
@@ -355,72 +370,18 @@ class GatewayHandler:
             )
         return result
 
-    def _check_devices(
-        self,
-        user: User,
-        runtime: BackendRuntime,
-        sub: BackendTool,
-        args: Mapping[str, Any],
-        what: str,
-        *,
-        tool_class: ToolClass,
-    ) -> list[str]:
-        """Calls that address devices need HA's permission on the entities those devices are.
-
-        Reads need read permission, everything else control. Returns the addressed entities.
-        """
-        keys = set(runtime.device_keys_in_call(sub.name, args))
-        single = runtime.entity_keys_in_call(sub.name, args)
-        if not keys and not single:
-            return []
-        registry = er.async_get(self.hass)
-        entity_ids: list[str] = []
-        mapped: set[str] = set()
-        for key in keys:
-            for spec in runtime.publisher.device_specs(key):
-                entity_id = registry.async_get_entity_id(
-                    spec.platform, DOMAIN, runtime.publisher.unique_id(spec)
-                )
-                if entity_id is not None:
-                    entity_ids.append(entity_id)
-                    mapped.add(key)
-        for platform, spec_key in single:
-            keys.add(spec_key)
-            entity_spec = runtime.publisher.spec(platform, spec_key)
-            entity_id = (
-                None
-                if entity_spec is None
-                else registry.async_get_entity_id(
-                    platform, DOMAIN, runtime.publisher.unique_id(entity_spec)
-                )
-            )
-            if entity_id is not None:
-                entity_ids.append(entity_id)
-                mapped.add(spec_key)
-        unmapped = keys - mapped
-        # Without an entity HA has no permission to consult: only admins may address it.
-        if unmapped and user_role(user) is not Role.ADMIN:
-            raise PermissionDenied(
-                f"Permission denied: {what} addresses devices that are not Home Assistant "
-                f"entities ({', '.join(sorted(unmapped))}); only administrators may do that."
-            )
-        if tool_class.tier is ToolTier.READ:
-            require_read(user, entity_ids, what)
-        else:
-            require_control(user, entity_ids, what)
-        return sorted(entity_ids)
-
     async def _execute(
         self,
         backend: ExposedBackend,
         runtime: BackendRuntime,
         name: str,
         args: dict[str, Any],
+        deadline: float,
     ) -> dict[str, Any]:
         """Call the backend; every failure becomes an `isError` result that says what happened."""
         title = backend.entry.title
         try:
-            async with asyncio.timeout(BACKEND_CALL_TIMEOUT):
+            async with asyncio.timeout_at(deadline):
                 result = await runtime.async_call_tool(name, args)
         except McpToolError as err:
             if isinstance(err.result, ToolResult):

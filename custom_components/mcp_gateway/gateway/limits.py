@@ -29,8 +29,12 @@ class RateLimiter:
         self._clock = clock
         self._buckets: dict[str, _Bucket] = {}
 
-    def acquire(self, key: str) -> int | None:
-        """Take one request for `key`: None when allowed, else seconds until one is."""
+    def acquire(self, key: str, cost: int = 1) -> int | None:
+        """Take `cost` requests for `key` at once: None when allowed, else seconds to wait.
+
+        A cost above the budget can never pass; it waits a full minute (the client must send
+        less at once).
+        """
         now = self._clock()
         bucket = self._buckets.get(key)
         if bucket is None:
@@ -41,11 +45,13 @@ class RateLimiter:
             elapsed = max(0.0, now - bucket.updated)
             bucket.tokens = min(float(self.per_minute), bucket.tokens + elapsed * self._rate)
             bucket.updated = now
-        if bucket.tokens >= 1.0:
-            bucket.tokens -= 1.0
+        if bucket.tokens >= cost:
+            bucket.tokens -= cost
             return None
+        if cost > self.per_minute:
+            return 60
         # Whole seconds, at least one: Retry-After carries an integer.
-        return max(1, math.ceil((1.0 - bucket.tokens) / self._rate))
+        return max(1, math.ceil((cost - bucket.tokens) / self._rate))
 
     def _prune(self, now: float) -> None:
         full = [

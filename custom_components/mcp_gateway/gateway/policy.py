@@ -17,8 +17,9 @@ from homeassistant.auth.const import GROUP_ID_READ_ONLY
 from homeassistant.auth.models import User
 from homeassistant.auth.permissions.const import POLICY_CONTROL, POLICY_READ
 from homeassistant.core import Context, HomeAssistant, callback
+from homeassistant.helpers import entity_registry as er
 
-from ..backends.base import ToolClass, ToolTier
+from ..backends.base import BackendRuntime, ToolClass, ToolTier
 from ..const import DOMAIN
 
 # Fired for every write made through the gateway; logbook.py turns it into a logbook line.
@@ -60,10 +61,31 @@ def describe_tiers(tiers: Iterable[ToolTier]) -> str:
     return ", ".join(str(tier) for tier in ToolTier if tier in wanted) or "none"
 
 
+class Refusal(StrEnum):
+    """Why a call was refused, for callers that translate the message (HA actions)."""
+
+    TIER = "tier"
+    READ = "read"
+    CONTROL = "control"
+    UNMAPPED = "unmapped"
+    OTHER = "other"
+
+
 class PermissionDenied(Exception):
-    """The caller may not do this; the message says why, for the AI and the user."""
+    """The caller may not do this; the message says why, for the AI and the user.
+
+    `reason` and `subjects` (the tier, or the entities or devices refused) say the same for
+    callers that build their own, translated, message.
+    """
 
     code = "forbidden"
+
+    def __init__(
+        self, message: str, reason: Refusal = Refusal.OTHER, subjects: Iterable[str] = ()
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.subjects = tuple(subjects)
 
 
 class ConfirmationRequired(PermissionDenied):
@@ -105,7 +127,9 @@ def require_tier(user: User, tier: ToolTier, what: str) -> None:
     raise PermissionDenied(
         f"Permission denied: {what} needs the '{tier}' tier; you act as "
         f"{ROLE_LABELS[user_role(user)]} of Home Assistant, who may use: "
-        f"{describe_tiers(allowed_tiers(user))}."
+        f"{describe_tiers(allowed_tiers(user))}.",
+        Refusal.TIER,
+        (str(tier),),
     )
 
 
@@ -134,7 +158,9 @@ def require_read(user: User, entity_ids: Iterable[str], what: str) -> None:
     if denied:
         raise PermissionDenied(
             f"Permission denied: {what} reads {', '.join(denied)}, which this Home Assistant "
-            "user may not read."
+            "user may not read.",
+            Refusal.READ,
+            denied,
         )
 
 
@@ -144,8 +170,69 @@ def require_control(user: User, entity_ids: Iterable[str], what: str) -> None:
     if denied:
         raise PermissionDenied(
             f"Permission denied: {what} addresses {', '.join(denied)}, which this Home "
-            "Assistant user may not control."
+            "Assistant user may not control.",
+            Refusal.CONTROL,
+            denied,
         )
+
+
+def require_backend_call(
+    hass: HomeAssistant,
+    user: User,
+    runtime: BackendRuntime,
+    *,
+    tool_class: ToolClass,
+    name: str,
+    args: Mapping[str, Any],
+    what: str,
+) -> list[str]:
+    """The one check of a backend tool call, on every path (gateway tools and HA actions).
+
+    The tier first, then HA's own entity permissions on the devices the call addresses:
+    reads need read permission, everything else control. A device that is no entity has no
+    permission to consult, so only administrators may address it. Returns the entities.
+    """
+    require_tier(user, tool_class.tier, what)
+    keys = set(runtime.device_keys_in_call(name, args))
+    single = runtime.entity_keys_in_call(name, args)
+    if not keys and not single:
+        return []
+    registry = er.async_get(hass)
+    entity_ids: list[str] = []
+    mapped: set[str] = set()
+    for key in keys:
+        for spec in runtime.publisher.device_specs(key):
+            entity_id = registry.async_get_entity_id(
+                spec.platform, DOMAIN, runtime.publisher.unique_id(spec)
+            )
+            if entity_id is not None:
+                entity_ids.append(entity_id)
+                mapped.add(key)
+    # Single entities a call acts on (Hubitat's HSM panel and mode select), checked like devices.
+    for platform, spec_key in single:
+        keys.add(spec_key)
+        entity_spec = runtime.publisher.spec(platform, spec_key)
+        if entity_spec is None:
+            continue
+        entity_id = registry.async_get_entity_id(
+            platform, DOMAIN, runtime.publisher.unique_id(entity_spec)
+        )
+        if entity_id is not None:
+            entity_ids.append(entity_id)
+            mapped.add(spec_key)
+    unmapped = keys - mapped
+    if unmapped and user_role(user) is not Role.ADMIN:
+        raise PermissionDenied(
+            f"Permission denied: {what} addresses devices that are not Home Assistant "
+            f"entities ({', '.join(sorted(unmapped))}); only administrators may do that.",
+            Refusal.UNMAPPED,
+            sorted(unmapped),
+        )
+    if tool_class.tier is ToolTier.READ:
+        require_read(user, entity_ids, what)
+    else:
+        require_control(user, entity_ids, what)
+    return sorted(entity_ids)
 
 
 def classify(

@@ -32,6 +32,9 @@ CONF_ALLOW_NON_ADMIN: Final = "allow_non_admin"
 
 # The options form's upper bound; a higher rate is no limit worth having.
 MAX_RATE_LIMIT: Final = 10_000
+# Requests (batch items counted) per user and minute unless the settings say otherwise: an
+# assistant rarely needs more than a couple a second, and one user can never flood HA.
+DEFAULT_RATE_LIMIT: Final = 120
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
@@ -43,8 +46,8 @@ class GatewaySettings:
     # Browser origins allowed besides Home Assistant's own URLs ("scheme://host[:port]";
     # a port of "*" matches any port of that host).
     allowed_origins: tuple[str, ...] = ()
-    # Requests per user per minute; None = unlimited.
-    rate_limit_per_minute: int | None = None
+    # Requests per user per minute (each batch item counts); always on.
+    rate_limit_per_minute: int = DEFAULT_RATE_LIMIT
     allow_non_admin: bool = True
 
 
@@ -81,9 +84,10 @@ def settings_from_options(options: Mapping[str, Any]) -> GatewaySettings:
             for origin in origins
             if isinstance(origin, str) and (normalized := normalize_origin(origin))
         ),
-        rate_limit_per_minute=rate
+        # 0 (what older forms stored for "no limit"), missing or malformed: the default.
+        rate_limit_per_minute=min(rate, MAX_RATE_LIMIT)
         if isinstance(rate, int) and not isinstance(rate, bool) and rate > 0
-        else None,
+        else DEFAULT_RATE_LIMIT,
         allow_non_admin=bool(options.get(CONF_ALLOW_NON_ADMIN, True)),
     )
 
@@ -151,10 +155,8 @@ def settings_schema(options: Mapping[str, Any]) -> vol.Schema:
             vol.Optional(CONF_ALLOWED_ORIGINS, default=list(current.allowed_origins)): TextSelector(
                 TextSelectorConfig(type=TextSelectorType.URL, multiple=True)
             ),
-            vol.Optional(
-                CONF_RATE_LIMIT, default=current.rate_limit_per_minute or 0
-            ): NumberSelector(
-                NumberSelectorConfig(min=0, max=MAX_RATE_LIMIT, step=1, mode=NumberSelectorMode.BOX)
+            vol.Optional(CONF_RATE_LIMIT, default=current.rate_limit_per_minute): NumberSelector(
+                NumberSelectorConfig(min=1, max=MAX_RATE_LIMIT, step=1, mode=NumberSelectorMode.BOX)
             ),
             vol.Optional(CONF_ALLOW_NON_ADMIN, default=current.allow_non_admin): BooleanSelector(),
         }
@@ -176,7 +178,7 @@ def options_from_input(user_input: Mapping[str, Any]) -> tuple[dict[str, Any], d
             origins.append(origin)
     options = {
         CONF_ALLOWED_ORIGINS: origins,
-        CONF_RATE_LIMIT: int(user_input.get(CONF_RATE_LIMIT) or 0),
+        CONF_RATE_LIMIT: int(user_input.get(CONF_RATE_LIMIT) or DEFAULT_RATE_LIMIT),
         CONF_ALLOW_NON_ADMIN: bool(user_input.get(CONF_ALLOW_NON_ADMIN, True)),
     }
     return options, {}

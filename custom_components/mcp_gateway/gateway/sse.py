@@ -26,7 +26,15 @@ from homeassistant.helpers.http import KEY_HASS, HomeAssistantView
 
 from ..const import GATEWAY_URL
 from ..mcp.server import SessionState, error_body
-from .view import BUSY_CODE, admit, decode_body, dumps, json_response
+from .view import (
+    BUSY_CODE,
+    MAX_BODY_BYTES,
+    admit,
+    charge_batch,
+    decode_body,
+    dumps,
+    json_response,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -40,8 +48,13 @@ IDLE_TIMEOUT: Final = 30 * 60.0  # seconds without a message from the client
 KEEPALIVE: Final = 15.0  # seconds between comment lines, so proxies keep the stream open
 # Requests of one session processed at once; more wait their turn.
 MAX_IN_FLIGHT: Final = 8
-# Answers waiting for a slow reader; producers wait beyond this (backpressure).
-QUEUE_SIZE: Final = 32
+# What one session may hold for its client at once: requests accepted but not answered yet
+# plus answers not yet read from the stream, in number and in bytes (request bodies and
+# answers). A client that does not read its stream is refused beyond this (429), so an unread
+# session can never grow Home Assistant's memory past it.
+MAX_PENDING: Final = 16
+MAX_PENDING_BYTES: Final = 4 * 1024 * 1024
+QUEUE_SIZE: Final = MAX_PENDING
 
 
 @dataclass(slots=True, eq=False)
@@ -59,22 +72,36 @@ class SseSession:
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_IN_FLIGHT))
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     closed: bool = False
+    # Bytes held for the client: bodies of accepted requests, then their queued answers.
+    pending_bytes: int = 0
+
+    def has_room(self, size: int) -> bool:
+        """Whether one more request of `size` bytes fits in what the session may hold."""
+        held = len(self.tasks) + self.queue.qsize()
+        return held < MAX_PENDING and self.pending_bytes + size <= MAX_PENDING_BYTES
 
     async def send(self, message: Any) -> None:
         """Queue a JSON-RPC message (or batch) for the stream."""
         if not self.closed:
-            await self.queue.put(dumps(message))
+            data = dumps(message)
+            self.pending_bytes += len(data)
+            await self.queue.put(data)
+
+    def taken(self, data: bytes) -> None:
+        """The writer took an answer off the queue."""
+        self.pending_bytes = max(0, self.pending_bytes - len(data))
 
     def close(self) -> None:
-        """Stop the stream and the session's pending work."""
+        """Stop the stream and free everything the session holds."""
         if self.closed:
             return
         self.closed = True
         for task in self.tasks:
             task.cancel()
-        # Wake the writer: drop a queued answer if need be, nobody will read it now.
-        if self.queue.full():
+        # Nobody will read the queued answers now: drop them all, then wake the writer.
+        while not self.queue.empty():
             self.queue.get_nowait()
+        self.pending_bytes = 0
         self.queue.put_nowait(None)
 
 
@@ -193,6 +220,7 @@ class McpGatewaySseView(HomeAssistantView):
                     continue
                 if message is None:
                     break
+                session.taken(message)
                 await response.write(_event("message", message))
         except ConnectionResetError:
             _LOGGER.debug("MCP SSE client of session %s went away", session.id[:6])
@@ -221,19 +249,39 @@ class McpGatewayMessagesView(HomeAssistantView):
         if session is None:
             body = error_body(None, -32600, "Unknown or closed session")
             return json_response(body, HTTPStatus.NOT_FOUND)
+        # A chunked body is counted at the most it may be: its size is known only once read.
+        size = request.content_length or MAX_BODY_BYTES
+        if not session.has_room(size):
+            body = error_body(
+                None,
+                BUSY_CODE,
+                "This session holds as many requests and answers as it may; read its stream",
+            )
+            return json_response(body, HTTPStatus.TOO_MANY_REQUESTS, {hdrs.RETRY_AFTER: "1"})
         payload = await decode_body(request)
         if isinstance(payload, web.Response):
             return payload
-        session.last_active = self.manager.clock()
         hass = request.app[KEY_HASS]
+        if (refused := charge_batch(hass, runtime, user, payload)) is not None:
+            return refused
+        if session.closed or not session.has_room(size):
+            # Closed, or filled up by others while this body was read.
+            body = error_body(None, BUSY_CODE, "The session is closed or full")
+            return json_response(body, HTTPStatus.TOO_MANY_REQUESTS, {hdrs.RETRY_AFTER: "1"})
+        session.last_active = self.manager.clock()
+        session.pending_bytes += size
 
         async def answer() -> None:
-            async with session.in_flight:
-                reply = await runtime.server.handle_session(
-                    payload, session=session.state, user=user
-                )
-                if reply.body is not None:
-                    await session.send(reply.body)
+            try:
+                async with session.in_flight:
+                    reply = await runtime.server.handle_session(
+                        payload, session=session.state, user=user
+                    )
+            finally:
+                if not session.closed:
+                    session.pending_bytes = max(0, session.pending_bytes - size)
+            if reply.body is not None:
+                await session.send(reply.body)
 
         task = hass.async_create_background_task(answer(), f"mcp_gateway SSE {session.id[:6]}")
         session.tasks.add(task)

@@ -27,6 +27,7 @@ from homeassistant.util.hass_dict import HassKey
 from ..const import DOMAIN, GATEWAY_URL
 from ..mcp.server import (
     INVALID_REQUEST,
+    MAX_BATCH_ITEMS,
     PARSE_ERROR,
     McpServer,
     error_body,
@@ -89,15 +90,12 @@ class GatewayRuntime:
                     del self._client_names[next(iter(self._client_names))]
         return self._client_names.get(key, agent)
 
-    def retry_after(self, user: User, settings: GatewaySettings) -> int | None:
-        """Charge one request to the user; seconds to wait when over the limit, else None."""
+    def retry_after(self, user: User, settings: GatewaySettings, cost: int = 1) -> int | None:
+        """Charge `cost` requests to the user; seconds to wait when over the limit, else None."""
         per_minute = settings.rate_limit_per_minute
-        if per_minute is None:
-            self._limiter = None
-            return None
         if self._limiter is None or self._limiter.per_minute != per_minute:
             self._limiter = RateLimiter(per_minute, clock=self.clock)
-        return self._limiter.acquire(user.id)
+        return self._limiter.acquire(user.id, cost)
 
 
 def dumps(value: Any) -> bytes:
@@ -170,10 +168,32 @@ async def admit(request: web.Request) -> tuple[GatewayRuntime, User] | web.Respo
             {hdrs.WWW_AUTHENTICATE: challenge},
         )
     user: User = request[KEY_HASS_USER]
-    if (wait := runtime.retry_after(user, settings)) is not None:
-        body = error_body(None, RATE_LIMITED_CODE, f"Rate limit exceeded; retry in {wait} s")
-        return json_response(body, HTTPStatus.TOO_MANY_REQUESTS, {hdrs.RETRY_AFTER: str(wait)})
+    if (refused := charge(runtime, user, settings)) is not None:
+        return refused
     return runtime, user
+
+
+def charge(
+    runtime: GatewayRuntime, user: User, settings: GatewaySettings, cost: int = 1
+) -> web.Response | None:
+    """Charge requests to the user's rate limit; a 429 with Retry-After when over it."""
+    if (wait := runtime.retry_after(user, settings, cost)) is None:
+        return None
+    body = error_body(None, RATE_LIMITED_CODE, f"Rate limit exceeded; retry in {wait} s")
+    return json_response(body, HTTPStatus.TOO_MANY_REQUESTS, {hdrs.RETRY_AFTER: str(wait)})
+
+
+def charge_batch(
+    hass: HomeAssistant, runtime: GatewayRuntime, user: User, payload: Any
+) -> web.Response | None:
+    """A batch's items count one request each: admission charged the first, charge the rest.
+
+    A batch longer than the server takes is refused there; it costs one more than it may hold.
+    """
+    if not isinstance(payload, list) or len(payload) < 2:
+        return None
+    cost = min(len(payload), MAX_BATCH_ITEMS + 1) - 1
+    return charge(runtime, user, gateway_settings(hass), cost)
 
 
 def _too_large() -> web.Response:
@@ -255,6 +275,8 @@ class McpGatewayView(HomeAssistantView):
         payload = await decode_body(request)
         if isinstance(payload, web.Response):
             return payload
+        if (refused := charge_batch(request.app[KEY_HASS], runtime, user, payload)) is not None:
+            return refused
         reply = await runtime.server.handle_http(
             payload,
             headers=request.headers.items(),

@@ -262,6 +262,11 @@ class McpClient:
     # -- negotiated state --------------------------------------------------------------------
 
     @property
+    def timeout(self) -> float:
+        """The configured seconds one request may take."""
+        return self._timeout
+
+    @property
     def url(self) -> str:
         """The endpoint as configured (credentials that auth adds are not in it)."""
         return str(self._url)

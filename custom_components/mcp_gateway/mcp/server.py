@@ -14,12 +14,14 @@ Two eras share one endpoint:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 import json
 import logging
+import re
 from typing import Any, Final, Protocol
 
 _LOGGER = logging.getLogger(__name__)
@@ -77,6 +79,12 @@ _CACHEABLE: Final = frozenset(
 )
 
 DEFAULT_MAX_RESULT_BYTES: Final = 256 * 1024
+# A batch is one client's burst: its length and its whole answer are bounded, so one request
+# cannot keep the event loop (and the memory) of the host busy for long.
+MAX_BATCH_ITEMS: Final = 20
+DEFAULT_MAX_BATCH_REPLY_BYTES: Final = 1024 * 1024
+# A \uD800-\uDFFF escape: only bodies holding one can decode to a lone surrogate.
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 
 _B64_PREFIX: Final = "=?base64?"
 _B64_SUFFIX: Final = "?="
@@ -190,12 +198,37 @@ def error_body(request_id: Any, code: int, message: str, data: Any = None) -> di
 
 
 def parse_json(body: bytes) -> Any:
-    """Decode a request body; raise ValueError for anything that is not JSON text."""
+    """Decode a request body; raise ValueError for anything that is not JSON text.
+
+    A lone UTF-16 surrogate (`"\\ud800"`) is valid JSON but no Unicode text: nothing later
+    could encode it (answers, logs, HA's own JSON), so it is refused here as malformed.
+    """
     try:
-        return json.loads(body)
+        value = json.loads(body)
     except (UnicodeDecodeError, RecursionError) as err:
         # Deep nesting and bad UTF-8 are client faults like any other malformed body.
         raise ValueError(str(err)) from err
+    if _SURROGATE_ESCAPE.search(body) and _has_lone_surrogate(value):
+        raise ValueError("lone UTF-16 surrogate")
+    return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether any string (key or value) in a decoded JSON value holds a lone surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode()
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 _MAX_ID: Final = 2**63 - 1
@@ -258,6 +291,7 @@ class McpServer:
         title: str | None = None,
         instructions: str | None = None,
         max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        max_batch_reply_bytes: int = DEFAULT_MAX_BATCH_REPLY_BYTES,
         dumps: Callable[[Any], bytes] | None = None,
     ) -> None:
         self.handler = handler
@@ -266,6 +300,7 @@ class McpServer:
             self.server_info["title"] = title
         self.instructions = instructions
         self.max_result_bytes = max_result_bytes
+        self.max_batch_reply_bytes = max_batch_reply_bytes
         self._dumps = dumps or _default_dumps
         self.capabilities: dict[str, Any] = {
             "tools": {"listChanged": False},
@@ -312,12 +347,9 @@ class McpServer:
                         f"Batches are not supported in protocol {session.protocol_version}",
                     ),
                 )
-            if not payload:
-                return Reply(202, error_body(None, INVALID_REQUEST, "Empty batch"))
-            answers = [
-                answer for item in payload if (answer := await self._legacy(item, era, user, True))
-            ]
-            return Reply(202, answers or None)
+            if refused := _batch_refusal(payload):
+                return Reply(202, refused)
+            return Reply(202, await self._batch(payload, era, user) or None)
         return Reply(202, await self._legacy(payload, era, user, False))
 
     # --- eras ------------------------------------------------------------------------------
@@ -344,13 +376,41 @@ class McpServer:
         if version not in BATCH_VERSIONS:
             message = f"JSON-RPC batches are not supported in protocol {version}"
             return Reply(400, error_body(None, INVALID_REQUEST, message))
-        if not payload:
-            return Reply(400, error_body(None, INVALID_REQUEST, "Empty batch"))
-        era = _Era(version, False, hint)
-        answers = [
-            answer for item in payload if (answer := await self._legacy(item, era, user, True))
-        ]
+        if refused := _batch_refusal(payload):
+            return Reply(400, refused)
+        answers = await self._batch(payload, _Era(version, False, hint), user)
         return Reply(200, answers) if answers else Reply(202)
+
+    async def _batch(self, payload: list[Any], era: _Era, user: Any) -> list[dict[str, Any]]:
+        """Answer a batch's items in order, within the batch reply's size.
+
+        Each item yields to the event loop first, so other requests (and HA) run between them.
+        Once the answers reach max_batch_reply_bytes, the items left are not run: each gets an
+        error saying so, and the client can send them again on their own.
+        """
+        answers: list[dict[str, Any]] = []
+        size = 0
+        for item in payload:
+            await asyncio.sleep(0)
+            if size > self.max_batch_reply_bytes:
+                message = (
+                    f"Not run: the batch's answers reached {self.max_batch_reply_bytes} bytes; "
+                    "send this request again on its own"
+                )
+                answers.append(error_body(_id_or_none(item), INTERNAL_ERROR, message))
+                continue
+            if (answer := await self._legacy(item, era, user, True)) is None:
+                continue
+            size += len(self._dumps(answer))
+            if size > self.max_batch_reply_bytes:
+                # This answer is what crossed the limit; its request has run, say so.
+                message = (
+                    f"The answer exceeded the batch's {self.max_batch_reply_bytes} bytes and "
+                    "was withheld; the request has run"
+                )
+                answer = error_body(answer.get("id"), INTERNAL_ERROR, message)
+            answers.append(answer)
+        return answers
 
     async def _http_legacy(
         self, payload: dict[str, Any], header_version: str | None, user: Any, hint: str | None
@@ -593,9 +653,19 @@ def _default_dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode()
 
 
-def _id_or_none(message: dict[str, Any]) -> Any:
-    request_id = message.get("id")
+def _id_or_none(message: Any) -> Any:
+    request_id = message.get("id") if isinstance(message, dict) else None
     return request_id if _valid_id(request_id) else None
+
+
+def _batch_refusal(payload: list[Any]) -> dict[str, Any] | None:
+    """The error for a batch refused as a whole (empty, or longer than MAX_BATCH_ITEMS)."""
+    if not payload:
+        return error_body(None, INVALID_REQUEST, "Empty batch")
+    if len(payload) > MAX_BATCH_ITEMS:
+        message = f"A batch holds at most {MAX_BATCH_ITEMS} messages; this one has {len(payload)}"
+        return error_body(None, INVALID_REQUEST, message, {"maxBatchItems": MAX_BATCH_ITEMS})
+    return None
 
 
 def _modern_error(request_id: Any, code: int, message: str, data: Any = None) -> Reply:

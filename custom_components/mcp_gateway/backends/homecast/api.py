@@ -167,6 +167,8 @@ class HomecastState:
     homes: dict[str, Home]
     fetched_at: str | None = None
     message: str | None = None
+    # Every home of the account (UUIDs, from `_homes`), followed or not; None: unknown.
+    account_homes: frozenset[str] | None = None
 
     def home(self, ref: str) -> Home | None:
         """A home by UUID, slug or display name (case-insensitive)."""
@@ -382,6 +384,7 @@ def parse_state(data: Any, wanted: set[str] | None = None) -> HomecastState:
         homes=homes,
         fetched_at=str(meta["fetched_at"]) if meta.get("fetched_at") else None,
         message=str(meta["message"]) if meta.get("message") else None,
+        account_homes=frozenset(uuid.lower() for uuid in index.values()),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 import logging
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Final, Self
 
 from aiohttp import ClientError, ClientResponseError
 from homeassistant.const import CONF_URL, Platform
@@ -19,7 +19,7 @@ from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
-from .api import HomecastApi, HomecastState
+from .api import Home, HomecastApi, HomecastState
 from .const import (
     AUTH_OAUTH,
     CONF_ACCESS_TOKEN,
@@ -37,6 +37,19 @@ from .scenes import home_device_key
 from .tools import TOOL_CLASSES, classify
 
 _LOGGER = logging.getLogger(__name__)
+
+# Tools that read across every home of the account (see device_keys_in_call).
+_ACCOUNT_READS: Final = frozenset({"get_state", "get_history", "query_history"})
+# The device key of what lies outside the followed homes: no entity stands for it.
+_UNFOLLOWED: Final = "homes this entry does not follow"
+
+
+def _home_by_key(data: HomecastState | None, key: str) -> Home | None:
+    """A followed home by its slug, the only reference Homecast's set_state/run_scene take."""
+    for home in data.homes.values() if data is not None else ():
+        if home.key == key and not home.missing:
+            return home
+    return None
 
 
 class MutableBearer(McpAuth):
@@ -202,27 +215,49 @@ class HomecastRuntime(BackendRuntime):
         return classify(tool)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        """Accessory devices a set_state addresses; the home device for run_scene."""
+        """The devices a call addresses, by the exact keys Homecast itself resolves.
+
+        set_state: Homecast (local-rest.ts handleSetState) looks homes up by slug and rooms
+        and accessories by key inside them, so an update is this entry's accessory only when
+        home, room and accessory keys all match; anything else (another home, a bare name, a
+        room that does not hold it) is an address no entity stands for. run_scene: the home
+        device. Reads that span homes (get_state, get_history, query_history match names by
+        substring, local-mcp.ts) cover every accessory of the followed homes, and the homes of
+        the account the entry does not follow: checking them all never under-checks.
+        """
         data: HomecastState | None = self.coordinator.data
-        if data is None:
-            return []
-        keys: list[str] = []
+        if name in _ACCOUNT_READS:
+            homes = data.homes.values() if data is not None else ()
+            keys = [
+                accessory_device_key(home, acc)
+                for home in homes
+                for acc in home.accessories.values()
+            ]
+            if data is None or data.account_homes is None or data.account_homes - data.homes.keys():
+                keys.append(_UNFOLLOWED)
+            return keys
         if name == "set_state":
             updates = arguments.get("updates")
-            for update in updates if isinstance(updates, list) else []:
-                if not isinstance(update, Mapping):
-                    continue
-                home = data.home(str(update.get("home", "")))
-                if home is None:
-                    continue
-                acc = home.find(str(update.get("accessory", "")))
-                if acc is not None:
-                    keys.append(accessory_device_key(home, acc))
-        elif name == "run_scene":
-            home = data.home(str(arguments.get("home", "")))
-            if home is not None:
-                keys.append(home_device_key(home))
-        return keys
+            return [
+                self._update_key(data, update)
+                for update in (updates if isinstance(updates, list) else [])
+            ]
+        if name == "run_scene":
+            ref = str(arguments.get("home", ""))
+            home = _home_by_key(data, ref)
+            return [home_device_key(home) if home is not None else f"home {ref!r}"]
+        return []
+
+    @staticmethod
+    def _update_key(data: HomecastState | None, update: Any) -> str:
+        if not isinstance(update, Mapping):
+            return "a malformed update"
+        ref = [str(update.get(part, "")) for part in ("home", "room", "accessory")]
+        if (home := _home_by_key(data, ref[0])) is not None:
+            for acc in home.accessories.values():
+                if acc.room_key == ref[1] and acc.key == ref[2]:
+                    return accessory_device_key(home, acc)
+        return "/".join(ref)
 
     def health(self) -> BackendHealth:
         """Reachability and protocol facts."""

@@ -18,7 +18,13 @@ import voluptuous as vol
 from ...const import BACKEND_HOMECAST, DOMAIN
 from ...entity import backend_errors
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
-from ..actions import ATTR_CONFIG_ENTRY_ID, ActionHandler, BackendAction, entry_runtime
+from ..actions import (
+    ATTR_CONFIG_ENTRY_ID,
+    ActionHandler,
+    BackendAction,
+    async_authorize,
+    entry_runtime,
+)
 
 if TYPE_CHECKING:
     from .runtime import HomecastRuntime
@@ -193,6 +199,8 @@ def _handler(tool: str, kind: str) -> ActionHandler:
 
     async def handle(call: ServiceCall) -> ServiceResponse:
         runtime = _runtime(call)
+        # Before anything about the home is looked up: a refused caller learns nothing.
+        await async_authorize(call, runtime, tool, call.data)
         args = _arguments(runtime, call.data)
         with backend_errors(runtime):
             try:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 import logging
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Final, Self
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
@@ -40,6 +40,9 @@ from .entities import derive_specs, is_light_capable, is_plain_switch
 from .tools import call_class, classify, device_keys, entity_keys, is_write
 
 _LOGGER = logging.getLogger(__name__)
+
+# The device key of "every device" before the first poll told us which there are.
+_ALL_DEVICES: Final = "every device of the hub"
 
 
 class HubitatRuntime(BackendRuntime):
@@ -270,7 +273,13 @@ class HubitatRuntime(BackendRuntime):
         return entity_keys(name, arguments)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        """Device keys from deviceId, deviceIds and commands[].deviceId (device key = id)."""
+        """Device keys from deviceId, deviceIds and commands[].deviceId (device key = id).
+
+        hub_list_devices answers with every device the app shares, so it addresses them all:
+        a caller must be able to read each (the check cannot under-count what it lists).
+        """
+        if name == "hub_list_devices":
+            return [*self.coordinator.devices, *device_keys(arguments)] or [_ALL_DEVICES]
         return device_keys(arguments)
 
     def health(self) -> BackendHealth:

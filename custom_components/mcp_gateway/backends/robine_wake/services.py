@@ -14,7 +14,7 @@ import voluptuous as vol
 
 from ...const import BACKEND_ROBINE_WAKE, DOMAIN
 from ...entity import backend_errors
-from ..actions import ATTR_CONFIG_ENTRY_ID, BackendAction, entry_runtime
+from ..actions import ATTR_CONFIG_ENTRY_ID, BackendAction, async_authorize, entry_runtime
 from . import model
 from .api import RevisionConflict, RobineDomainError
 
@@ -97,6 +97,13 @@ def _fields(call: ServiceCall) -> dict[str, Any]:
     return {key: value for key, value in call.data.items() if key not in _NOT_FIELDS}
 
 
+async def _authorized(call: ServiceCall, tool: str) -> RobineWakeRuntime:
+    """The entry's runtime, once the caller may run `tool` (the gateway's policy)."""
+    runtime = _runtime(call)
+    await async_authorize(call, runtime, tool, call.data)
+    return runtime
+
+
 def _runtime(call: ServiceCall) -> RobineWakeRuntime:
     runtime = entry_runtime(
         call,
@@ -141,13 +148,13 @@ def _alarm_dict(alarm: model.Alarm | None) -> dict[str, Any] | None:
 
 
 async def _create(call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(call)
+    runtime = await _authorized(call, model.TOOL_CREATE_ALARM)
     alarm = await _run(runtime, runtime.async_create_alarm(_fields(call)))
     return {"alarm": _alarm_dict(alarm)}
 
 
 async def _update(call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(call)
+    runtime = await _authorized(call, model.TOOL_UPDATE_ALARM)
     changes = _fields(call)
     if not changes:
         raise ServiceValidationError(
@@ -161,20 +168,20 @@ async def _update(call: ServiceCall) -> ServiceResponse:
 
 
 async def _delete(call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(call)
+    runtime = await _authorized(call, model.TOOL_DELETE_ALARM)
     alarm_id = call.data[ATTR_ALARM_ID]
     await _run(runtime, runtime.async_delete_alarm(alarm_id, call.data[ATTR_REVISION]))
     return {"deleted": alarm_id}
 
 
 async def _trigger(call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(call)
+    runtime = await _authorized(call, model.TOOL_TRIGGER_ALARM)
     session = await _run(runtime, runtime.async_trigger_alarm(call.data[ATTR_ALARM_ID]))
     return {"session": None if session is None else model.session_as_dict(session)}
 
 
 async def _preview(call: ServiceCall) -> ServiceResponse:
-    runtime = _runtime(call)
+    runtime = await _authorized(call, model.TOOL_PREVIEW_ALARM)
     preview = await _run(runtime, runtime.async_preview_alarm(_fields(call)))
     return {
         "valid": preview.valid,

@@ -1,0 +1,1 @@
+"""The security suite: every path, every kind of caller, every attack the issue found."""

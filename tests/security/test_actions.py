@@ -1,0 +1,181 @@
+"""Every integration action for every kind of caller, through HA's REST API and websocket.
+
+An action runs a backend tool, so it is checked like that tool through the gateway: its tier
+from the backend's table, then HA's entity permissions on what it addresses. Refusals are HA's
+own Unauthorized (401 over REST, an error with our translated message over the websocket).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.core import Context, SupportsResponse
+from homeassistant.exceptions import Unauthorized
+import pytest
+
+from custom_components.mcp_gateway.backends.homecast.services import (
+    ACTIONS as HOMECAST_ACTIONS,
+)
+from custom_components.mcp_gateway.backends.robine_wake.services import (
+    ACTIONS as ROBINE_ACTIONS,
+)
+from custom_components.mcp_gateway.const import DOMAIN
+
+from .conftest import SIGNED_IN, SIGNED_OUT, SecurityHome
+
+SUPPORTS = {a.name: a.supports_response for a in (*HOMECAST_ACTIONS, *ROBINE_ACTIONS)}
+
+# Who may run each action: the tier of the tool it runs (tools.py tables), then entities.
+# The clock's edits are control-tier on the clock (the policy user may not control it); the
+# preview is a read. Homecast's definitions are admin-tier; its history spans the account, of
+# which this entry follows one home only, so only administrators query it.
+ALLOWED: dict[str, set[str]] = {
+    "create_alarm": {"admin", "user"},
+    "update_alarm": {"admin", "user"},
+    "delete_alarm": {"admin", "user"},
+    "trigger_alarm": {"admin", "user"},
+    "preview_alarm": {"admin", "user", "read_only", "policy"},
+    "homecast_query_history": {"admin"},
+    "homecast_create_scene": {"admin"},
+    "homecast_update_scene": {"admin"},
+    "homecast_delete_scene": {"admin"},
+    "homecast_create_automation": {"admin"},
+    "homecast_update_automation": {"admin"},
+    "homecast_delete_automation": {"admin"},
+    "homecast_create_virtual_accessory": {"admin"},
+    "homecast_update_virtual_accessory": {"admin"},
+    "homecast_delete_virtual_accessory": {"admin"},
+}
+
+
+def _data(home: SecurityHome, action: str) -> dict[str, Any]:
+    """Valid data for an action (the target may be gone by the time an allowed call runs)."""
+    alarms = sorted(home.robine.alarms.values(), key=lambda a: a.id)
+    alarm_id, revision = (alarms[0].id, alarms[0].revision) if alarms else ("gone", 1)
+    rw = {"config_entry_id": home.robine_entry.entry_id}
+    hc = {"config_entry_id": home.homecast_entry.entry_id, "home": home.homecast.homes[0].slug}
+    by_action: dict[str, dict[str, Any]] = {
+        "create_alarm": {**rw, "label": "Security", "time": "07:00"},
+        "update_alarm": {**rw, "alarm_id": alarm_id, "revision": revision, "volume": 5},
+        "delete_alarm": {**rw, "alarm_id": alarm_id, "revision": revision},
+        "trigger_alarm": {**rw, "alarm_id": alarm_id},
+        "preview_alarm": {**rw, "label": "Security", "time": "07:00"},
+        "homecast_query_history": hc,
+        "homecast_create_scene": {**hc, "name": "Security scene", "actions": []},
+        "homecast_update_scene": {**hc, "name": "Security scene", "new_name": "Renamed 2"},
+        "homecast_delete_scene": {**hc, "name": "Renamed 2"},
+        "homecast_create_automation": {
+            **hc,
+            "name": "Security automation",
+            "triggers": [{"type": "time", "at": "07:00"}],
+            "actions": [{"type": "notify", "message": "x"}],
+        },
+        "homecast_update_automation": {**hc, "id": "missing", "enabled": False},
+        "homecast_delete_automation": {**hc, "id": "missing"},
+        "homecast_create_virtual_accessory": {**hc, "name": "Security switch", "type": "switch"},
+        "homecast_update_virtual_accessory": {**hc, "id": "missing", "name": "X"},
+        "homecast_delete_virtual_accessory": {**hc, "id": "missing"},
+    }
+    return by_action[action]
+
+
+def test_the_table_covers_every_action() -> None:
+    assert set(ALLOWED) == set(SUPPORTS)
+
+
+async def _rest(home: SecurityHome, kind: str, action: str) -> int:
+    query = "?return_response" if SUPPORTS[action] is SupportsResponse.ONLY else ""
+    response = await home.clients[kind].post(
+        f"/api/services/{DOMAIN}/{action}{query}", json=_data(home, action)
+    )
+    await response.read()
+    return response.status
+
+
+async def _ws(home: SecurityHome, kind: str, action: str) -> dict[str, Any]:
+    assert home.ws_factory is not None
+    ws = await home.ws_factory(home.hass, access_token=home.tokens[kind])
+    await ws.send_json_auto_id(
+        {
+            "type": "call_service",
+            "domain": DOMAIN,
+            "service": action,
+            "service_data": _data(home, action),
+            "return_response": SUPPORTS[action] is SupportsResponse.ONLY,
+        }
+    )
+    message: dict[str, Any] = await ws.receive_json()
+    await ws.close()
+    return message
+
+
+def _refused(message: dict[str, Any]) -> bool:
+    error = message.get("error") or {}
+    return not message["success"] and str(error.get("translation_key", "")).startswith("action_")
+
+
+@pytest.mark.parametrize("action", sorted(ALLOWED))
+async def test_action_over_rest_and_websocket(home: SecurityHome, action: str) -> None:
+    for kind in SIGNED_IN:
+        status = await _rest(home, kind, action)
+        message = await _ws(home, kind, action)
+        if kind in ALLOWED[action]:
+            assert status != 401, (kind, action)
+            assert not _refused(message), (kind, action, message)
+        else:
+            assert status == 401, (kind, action, status)
+            assert _refused(message), (kind, action, message)
+            # The message says what is missing, in words (the translated string).
+            assert message["error"]["message"].startswith(f"{DOMAIN}.{action}"), message
+    for kind in SIGNED_OUT:
+        assert await _rest(home, kind, action) == 401, (kind, action)
+        ws = await home.clients[kind].ws_connect("/api/websocket")
+        assert (await ws.receive_json())["type"] == "auth_required"
+        await ws.send_json({"type": "auth", "access_token": home.tokens[kind] or "none"})
+        assert (await ws.receive_json())["type"] == "auth_invalid", kind
+        await ws.close()
+
+
+async def test_the_issues_read_only_attacks_are_refused(home: SecurityHome) -> None:
+    """A read-only user deleted an alarm, triggered another and created a virtual accessory."""
+    alarms = {a.id: a.revision for a in home.robine.alarms.values()}
+    virtuals = len(home.homecast.homes[0].virtuals())
+    for action in ("delete_alarm", "trigger_alarm", "homecast_create_virtual_accessory"):
+        assert await _rest(home, "read_only", action) == 401
+        assert _refused(await _ws(home, "read_only", action))
+    assert {a.id: a.revision for a in home.robine.alarms.values()} == alarms
+    assert home.robine.active_session is None
+    assert len(home.homecast.homes[0].virtuals()) == virtuals
+
+
+async def test_user_less_contexts_keep_working(home: SecurityHome) -> None:
+    """Automations and scripts call actions without a user: HA's own trust, as in core."""
+    before = len(home.robine.alarms)
+    response = await home.hass.services.async_call(
+        DOMAIN,
+        "create_alarm",
+        _data(home, "create_alarm"),
+        blocking=True,
+        return_response=True,
+        context=Context(),
+    )
+    assert isinstance(response, dict)
+    assert len(home.robine.alarms) == before + 1
+
+
+async def test_unknown_and_deactivated_users_are_refused(home: SecurityHome) -> None:
+    """A context naming a user that does not exist, or no longer may sign in, is refused."""
+    gone = home.users["user"]
+    for context in (Context(user_id="no-such-user"), Context(user_id=gone.id)):
+        if context.user_id == gone.id:
+            await home.hass.auth.async_deactivate_user(gone)
+        with pytest.raises(Unauthorized) as caught:
+            await home.hass.services.async_call(
+                DOMAIN,
+                "trigger_alarm",
+                _data(home, "trigger_alarm"),
+                blocking=True,
+                context=context,
+            )
+        assert caught.value.translation_key == "action_unknown_user"
+    assert home.robine.active_session is None

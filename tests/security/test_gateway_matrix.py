@@ -1,0 +1,155 @@
+"""Every gateway tool for every kind of caller, over real HTTP: tools/list and tools/call.
+
+The tiers come from each backend's classification table (what the admin's catalog reports);
+the test checks that what each caller sees and what each caller may run follow them, and that
+entity-level policies are honoured on top (the `policy` user may use one light only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conftest import (
+    HOMECAST_GATEWAY,
+    HUBITAT,
+    ROBINE,
+    SIGNED_IN,
+    SIGNED_OUT,
+    SecurityHome,
+    error_code,
+)
+
+CORE_TIERS = {
+    "search_tools": "read",
+    "get_state": "read",
+    "get_history": "read",
+    "list_backends": "read",
+    "set_state": "control",
+}
+TIERS = {
+    "admin": {"read", "control", "admin"},
+    "user": {"read", "control"},
+    "read_only": {"read"},
+    "policy": {"read", "control"},
+}
+# Backend tools that answer with every device of their backend: only a caller who may read
+# every one of those devices may use them (the policy user may read one light only). Homecast's
+# also span the account's home this entry does not follow, so only administrators use them.
+DEVICE_WIDE = {(HUBITAT, "hub_list_devices")}
+ACCOUNT_WIDE = {
+    (HOMECAST_GATEWAY, "get_state"),
+    (HOMECAST_GATEWAY, "get_history"),
+    (HOMECAST_GATEWAY, "query_history"),
+}
+
+
+async def _catalogs(home: SecurityHome) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every backend tool with its tier and flags, as the admin's catalog lists them."""
+    catalogs: dict[str, dict[str, dict[str, Any]]] = {}
+    for gateway in (HUBITAT, HOMECAST_GATEWAY, ROBINE):
+        listing = await home.call("admin", gateway, {})
+        assert not listing["isError"], listing
+        catalogs[gateway] = {t["name"]: t for t in listing["structuredContent"]["tools"]}
+        assert catalogs[gateway], gateway
+    return catalogs
+
+
+def _expected(kind: str, gateway: str, tool: dict[str, Any]) -> str | None:
+    """The error code a call of `tool` with empty arguments must give `kind` (None: runs)."""
+    if tool["tier"] not in TIERS[kind]:
+        return "forbidden"
+    if tool.get("destructive"):
+        return "confirmation_required"
+    if kind != "admin" and (gateway, tool["name"]) in ACCOUNT_WIDE:
+        return "forbidden"
+    # run_scene without a home addresses no home of this entry: no entity to check.
+    if kind != "admin" and (gateway, tool["name"]) == (HOMECAST_GATEWAY, "run_scene"):
+        return "forbidden"
+    if kind == "policy":
+        if (gateway, tool["name"]) in DEVICE_WIDE:
+            return "forbidden"
+        # Every clock tool that changes something addresses the clock, which the policy
+        # user may not control.
+        if gateway == ROBINE and tool["tier"] != "read":
+            return "forbidden"
+    return None
+
+
+async def test_tools_list_per_kind(home: SecurityHome) -> None:
+    for kind in SIGNED_IN:
+        status, body = await home.rpc(kind, "tools/list")
+        assert status == 200, (kind, body)
+        names = {tool["name"] for tool in body["result"]["tools"]}
+        core = {name for name, tier in CORE_TIERS.items() if tier in TIERS[kind]}
+        assert names - {HUBITAT, HOMECAST_GATEWAY, ROBINE} == core, kind
+        assert {HUBITAT, HOMECAST_GATEWAY, ROBINE} <= names, kind
+    for kind in SIGNED_OUT:
+        status, body = await home.rpc(kind, "tools/list")
+        assert status == 401, (kind, status, body)
+
+
+async def test_each_catalog_lists_only_the_callers_tiers(home: SecurityHome) -> None:
+    catalogs = await _catalogs(home)
+    for kind in SIGNED_IN:
+        for gateway, tools in catalogs.items():
+            listing = await home.call(kind, gateway, {})
+            seen = {t["name"] for t in listing["structuredContent"]["tools"]}
+            assert seen == {n for n, t in tools.items() if t["tier"] in TIERS[kind]}, (
+                kind,
+                gateway,
+            )
+
+
+async def test_every_backend_tool_for_every_kind(home: SecurityHome) -> None:
+    catalogs = await _catalogs(home)
+    outcomes: dict[tuple[str, str, str], str | None] = {}
+    for gateway, tools in catalogs.items():
+        for name, tool in sorted(tools.items()):
+            for kind in SIGNED_IN:
+                result = await home.call(kind, gateway, {"tool": name, "args": {}})
+                code = error_code(result)
+                expected = _expected(kind, gateway, tool)
+                outcomes[(kind, gateway, name)] = code
+                if expected is None:
+                    assert code not in ("forbidden", "confirmation_required"), (
+                        kind,
+                        gateway,
+                        name,
+                        result,
+                    )
+                else:
+                    assert code == expected, (kind, gateway, name, result)
+            for kind in SIGNED_OUT:
+                status, _ = await home.rpc(
+                    kind,
+                    "tools/call",
+                    {"name": gateway, "arguments": {"tool": name, "args": {}}},
+                )
+                assert status == 401, (kind, gateway, name)
+    # Every kind was both allowed and refused somewhere (the matrix is not one-sided).
+    for kind in ("user", "read_only", "policy"):
+        codes = [code for (k, _, _), code in outcomes.items() if k == kind]
+        assert "forbidden" in codes, kind
+        assert any(code not in ("forbidden", "confirmation_required") for code in codes), kind
+
+
+async def test_every_core_tool_for_every_kind(home: SecurityHome) -> None:
+    arguments: dict[str, dict[str, Any]] = {
+        "search_tools": {"query": "light"},
+        "get_state": {"entity_ids": [home.policy_light]},
+        "get_history": {"entity_ids": [home.policy_light]},
+        "list_backends": {},
+        "set_state": {"updates": [{"entity_id": home.policy_light, "state": "on"}]},
+    }
+    for name, tier in CORE_TIERS.items():
+        for kind in SIGNED_IN:
+            result = await home.call(kind, name, arguments[name])
+            if tier in TIERS[kind]:
+                assert error_code(result) != "forbidden", (kind, name, result)
+            else:
+                assert result["isError"], (kind, name, result)
+        for kind in SIGNED_OUT:
+            status, _ = await home.rpc(
+                kind, "tools/call", {"name": name, "arguments": arguments[name]}
+            )
+            assert status == 401, (kind, name)
