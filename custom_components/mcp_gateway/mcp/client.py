@@ -641,10 +641,10 @@ class McpClient:
                 message = json.loads(raw)
             except ValueError as err:
                 raise McpProtocolError(f"{label}: malformed JSON in the response") from err
+            if (refusal := _gate_error(message, label, resp.status)) is not None:
+                raise refusal
             if not isinstance(message, dict) or not _answers(message, request_id):
-                raise _gate_error(message, label, resp.status) or McpProtocolError(
-                    f"{label}: the JSON body is not the response to it"
-                )
+                raise McpProtocolError(f"{label}: the JSON body is not the response to it")
             return message
         if ctype == "text/event-stream":
             return await self._read_stream(resp, request_id, label, state, deadline)
