@@ -41,7 +41,7 @@ async def add_backends(ha: HomeAssistantProcess, home: DemoHome) -> list[dict[st
         await ha.config_flow("mcp_gateway", "hubitat", {"url": home.hubitat_url}),
         await ha.config_flow(
             "mcp_gateway",
-            "homecast",
+            "homecast_community",
             {"url": home.homecast_url, "access_token": home.homecast_token},
         ),
         await ha.config_flow(

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 import socket
 
 from aiohttp import web
@@ -17,6 +18,10 @@ from tests.simulators.robine_wake import create_app as robine_app
 HUBITAT_TOKEN = "demo-hubitat-token"
 HOMECAST_TOKEN = "hc_demo_token"
 ROBINE_PASSWORD = "wake-up"
+# Homecast as a real account answers: a two-home capture shaped like the server's get_state
+# (slug names, virtual accessories as type "other", raw characteristic names), served by the
+# simulator of the Homecast Mac app's community server.
+HOMECAST_STATE = Path(__file__).resolve().parent.parent / "tests/simulators/data/homecast_real.json"
 
 
 def free_port() -> int:
@@ -49,7 +54,7 @@ async def _serve(app: web.Application) -> tuple[web.AppRunner, int]:
 async def demo_home(activity_every: float = 20.0) -> AsyncIterator[DemoHome]:
     """Start the three simulators; they stop when the context ends."""
     hubitat = hubitat_app(devices=40, seed=7, token=HUBITAT_TOKEN, hub_name="Home Hub")
-    homecast = homecast_app(seed=7, homes=1, accessories_per_home=24, token=HOMECAST_TOKEN)
+    homecast = homecast_app(state_file=HOMECAST_STATE, community=True, token=HOMECAST_TOKEN)
     robine = robine_app(password=ROBINE_PASSWORD, device_name="Bedroom Robine Wake")
     runners: list[web.AppRunner] = []
     activity: asyncio.Task[None] | None = None

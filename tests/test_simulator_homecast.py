@@ -38,6 +38,9 @@ TOKEN = "hc_test_token"
 ACCEPT = "application/json, text/event-stream"
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 LEGACY_FILE = Path(__file__).parent / "simulators" / "data" / "homecast_legacy.json"
+# Shaped as the real server answers (src/server/local-rest.ts getState): slug names, virtual
+# accessories as type "other", raw characteristic names, two homes, one unreachable switch.
+REAL_FILE = Path(__file__).parent / "simulators" / "data" / "homecast_real.json"
 TOOL_NAMES = {
     "get_state",
     "set_state",
@@ -119,6 +122,11 @@ class Hc(RawMcp):
         result = await self.call(name, arguments)
         assert result["isError"] is False, result
         assert "structuredContent" not in result
+        return json.loads(result["content"][0]["text"])
+
+    async def ok_community(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        result = await self.call(name, arguments)
+        assert "isError" not in result, result
         return json.loads(result["content"][0]["text"])
 
     async def fails(self, name: str, arguments: dict[str, Any] | None = None) -> str:
@@ -591,25 +599,53 @@ async def test_get_state_shape(hc: Hc) -> None:
     )
     datetime.fromisoformat(state["_meta"]["fetched_at"])
     kinds = set()
-    for home, _room, _key, acc in accessories:
+    for home, room, key, acc in accessories:
         kinds.add(acc["type"])
-        assert acc["name"].count(".") == 2
-        assert acc["name"].startswith(hc.sim.home(home).name + ".")
+        # src/server/local-rest.ts getState: the slug path, never display names.
+        assert acc["name"] == f"{home}.{room}.{key}"
         assert set(acc.get("_settable", [])) <= acc.keys()
     real = {"light", "switch", "outlet", "climate", "lock", "alarm", "motion", "contact"}
     real |= {"temperature", "fan", "blind", "valve", "speaker", "light_sensor", "doorbell"}
     assert real | {"button", "other"} <= kinds
-    assert kinds <= set(TYPES) | {"mode", "number", "counter", "text"}
+    assert kinds <= set(TYPES)
     for home in state["_homes"]:
         assert "Good Morning" in state[home]["_scenes"]
-    groups = [a for *_, a in accessories if a.get("group")]
+    groups = [(h, r, k, a) for h, r, k, a in accessories if a.get("group")]
     assert groups
-    assert all(len(g["accessories"]) >= 2 for g in groups)
-    virtuals = [a for *_, a in accessories if a.get("virtual")]
-    assert {v["virtual_type"] for v in virtuals} >= {"mode", "switch", "counter", "number", "text"}
-    mode = next(v for v in virtuals if v["virtual_type"] == "mode")
-    assert mode["_options"]["virtual_mode"] == mode["options"]
-    assert mode["virtual_mode"] in mode["options"]
+    for home, room, key, group in groups:
+        assert len(group["accessories"]) >= 2
+        for member_key, member in group["accessories"].items():
+            assert member["name"] == f"{home}.{room}.{key}.{member_key}"
+    # Virtual accessories: ordinary accessories of type "other" (a switch: "switch") in the
+    # no-room listing, carrying their value key and nothing of their definition.
+    virtuals = {k: a for _, r, k, a in accessories if r == "unknown_0000"}
+    assert {a["type"] for a in virtuals.values()} == {"other", "switch"}
+    keys = {k for a in virtuals.values() for k in a if k.startswith("virtual_")}
+    assert keys == {
+        "virtual_mode",
+        "virtual_count",
+        "virtual_number",
+        "virtual_text",
+        "virtual_timer",
+        "virtual_datetime",
+    }
+    invented = {
+        "virtual",
+        "virtual_type",
+        "options",
+        "controllable",
+        "id",
+        "min",
+        "max",
+        "_options",
+    }
+    assert not any(invented & a.keys() for a in virtuals.values())
+    note = next(a for a in virtuals.values() if "virtual_text" in a)
+    assert "_settable" not in note  # "Adjustable here" off: not writable for people
+    # Raw characteristic names pass through (getSimpleName keeps them).
+    raw = {k for *_, a in accessories for k in a}
+    assert {"leak_detected", "smoke_detected", "carbon_monoxide_detected"} <= raw
+    assert {"occupancy_detected", "heating_cooling_target", "temperature_units"} <= raw
     climate = next(a for *_, a in accessories if a["type"] == "climate" and "hvac_mode" in a)
     assert climate["hvac_mode"] in ("auto", "heat", "cool")
     assert climate["hvac_state"] in ("inactive", "idle", "heating", "cooling")
@@ -650,7 +686,9 @@ async def test_generation_is_deterministic_and_scales(make_hc: Any) -> None:
     big = await make_hc(homes=3, accessories_per_home=100)
     state = await big.state()
     assert len(state["_homes"]) == 3
-    devices = [a for *_, a in _accessories(state) if not a.get("virtual") and not a.get("group")]
+    devices = [
+        a for _, r, _, a in _accessories(state) if r != "unknown_0000" and not a.get("group")
+    ]
     assert len(devices) == 300
     assert len({(h, r, k) for h, r, k, _ in _accessories(state)}) == len(_accessories(state))
 
@@ -919,6 +957,105 @@ async def test_state_file_is_served_in_its_own_vocabulary(make_hc: Any) -> None:
     )
     assert result["updated"] == 1
     assert (await hc.state())[home][room][key]["rotation_speed"] == 10
+
+
+async def test_real_capture_is_replayed_exactly(make_hc: Any) -> None:
+    """`--state FILE` serves a real get_state answer as captured: no key gets a second tail."""
+    hc = await make_hc(state_file=REAL_FILE)
+    saved = json.loads(REAL_FILE.read_text())
+    state = await hc.state()
+    state.pop("_meta")
+    assert state == saved
+    # Writes still land, addressed by the captured keys, in the captured spelling.
+    home = "george_street_b438"
+    room, key = "living_room_a450", "living_room_ceiling_fan_cc3a"
+    result = await hc.ok(
+        "set_state", {"updates": [{"home": home, "room": room, "accessory": key, "speed": 10}]}
+    )
+    assert result["updated"] == 1
+    assert (await hc.state())[home][room][key]["rotation_speed"] == 10
+    mode = {"home": home, "room": "unknown_0000", "accessory": "house_mode_99c9"}
+    await hc.ok("set_state", {"updates": [{**mode, "virtual_mode": "Away"}]})
+    assert (await hc.state())[home]["unknown_0000"]["house_mode_99c9"]["virtual_mode"] == "Away"
+    note = {"home": home, "room": "unknown_0000", "accessory": "away_note_9cbc"}
+    refused = await hc.ok("set_state", {"updates": [{**note, "virtual_text": "x"}]})
+    assert refused["failed"] == 1  # "Adjustable here" off: reported in failed
+
+
+# ---------------------------------------------------------------------------------------------
+# the community server (Homecast Mac app, src/server/local-server.ts + local-mcp.ts)
+
+
+async def _community(make_hc: Any, **options: Any) -> Hc:
+    return await make_hc(init=False, community=True, **options)
+
+
+async def test_community_protocol(make_hc: Any) -> None:
+    """2024-11-05 whatever is asked, no session, plain JSON, notifications answered too."""
+    hc = await _community(make_hc)
+    result = await hc.init("2025-11-25")
+    assert result == {
+        "protocolVersion": "2024-11-05",
+        "serverInfo": {"name": "homecast-community", "version": "1.0.0"},
+        "capabilities": {"tools": {}},
+    }
+    assert hc.session is None
+    response = await hc.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert response.status == 200
+    assert response.content_type == "application/json"
+    assert await response.json() == {"jsonrpc": "2.0", "id": None, "result": {}}
+    result = await hc.call("get_state")
+    assert "isError" not in result  # success carries no isError at all
+    state = json.loads(result["content"][0]["text"])
+    fan = next(a for *_, a in _accessories(state) if a["type"] == "fan")
+    assert "rotation_speed" in fan  # not simplified by CHAR_TO_SIMPLE
+    assert not any("_options" in a for *_, a in _accessories(state))
+    status, body = await hc.rpc("resources/list")
+    assert status == 200
+    assert body["error"]["code"] == -32601
+    for method in ("get", "delete"):
+        response = await hc.client.request(method, "/mcp", headers=hc.headers())
+        assert response.status == 200
+        assert await response.json() == {"error": "Not found"}
+    response = await hc.post(b"{nope")
+    assert (await response.json())["error"]["code"] == -32700
+
+
+@pytest.mark.parametrize("token", ["", "expired.jwt.token"])
+async def test_community_refuses_with_a_plain_body(make_hc: Any, token: str) -> None:
+    """A missing or wrong token: HTTP 200 and {"error": ...}, neither 401 nor JSON-RPC."""
+    hc = await _community(make_hc)
+    hc.token = token
+    response = await hc.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+    assert response.status == 200
+    assert await response.json() == {"error": "Authentication required"}
+
+
+async def test_community_auth_gate_follows_the_source(make_hc: Any) -> None:
+    """hc_ tokens pass the /mcp gate unchecked; with authentication off anyone gets in."""
+    hc = await _community(make_hc)
+    hc.token = "hc_not_a_real_token"
+    assert (await hc.init())["protocolVersion"] == "2024-11-05"
+    open_server = await _community(make_hc, community_auth=False)
+    open_server.token = ""
+    assert (await open_server.init())["protocolVersion"] == "2024-11-05"
+
+
+async def test_community_set_state_drops_what_it_does_not_know(make_hc: Any) -> None:
+    """handleSetState keeps only its settableProps: a virtual mode write is dropped silently."""
+    hc = await _community(make_hc)
+    await hc.init()
+    room, key = hc.virtual("House Mode")
+    before = hc.sim.values(hc.home, key)["virtual_mode"]
+    update = {"home": hc.home, "room": room, "accessory": key, "virtual_mode": "Night"}
+    result = await hc.ok_community("set_state", {"updates": [update]})
+    assert result["updated"] == 1
+    assert result["failed"] == 0
+    assert hc.sim.values(hc.home, key)["virtual_mode"] == before
+    room, light = hc.find("light")
+    update = {"home": hc.home, "room": room, "accessory": light, "on": True, "virtual_mode": "x"}
+    result = await hc.ok_community("set_state", {"updates": [update]})
+    assert result["changes"] == [f"{hc.home}/{room}/{light}: on=true"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,11 @@ from homeassistant.helpers import config_entry_oauth2_flow
 import voluptuous as vol
 
 from .backends import BACKENDS
-from .backends.homecast.config_flow import HomecastFlowMixin, homecast_options_schema
+from .backends.homecast.config_flow import (
+    COMMUNITY_STEP,
+    HomecastFlowMixin,
+    homecast_options_schema,
+)
 from .backends.hubitat.config_flow import HubitatFlowMixin, hubitat_options_schema
 from .backends.robine_wake.config_flow import RobineWakeFlowMixin, robine_wake_options_schema
 from .const import (
@@ -57,7 +61,9 @@ class McpGatewayConfigFlow(
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Ask which kind of backend to add (or the gateway's own settings entry)."""
-        return self.async_show_menu(step_id="user", menu_options=[*BACKENDS, KIND_GATEWAY])
+        return self.async_show_menu(
+            step_id="user", menu_options=[*BACKENDS, COMMUNITY_STEP, KIND_GATEWAY]
+        )
 
     async def async_step_gateway(
         self, user_input: dict[str, Any] | None = None

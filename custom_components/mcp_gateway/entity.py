@@ -59,6 +59,9 @@ class EntitySpec:
     source: Callable[[], Any]
     # A display name for entities whose name is not a translation (e.g. an alarm's label).
     name: str | None = None
+    # The device's own availability (an accessory that stopped answering), read from the
+    # native: a backend sets it once per device instead of on every description.
+    available_fn: Callable[[Any], bool] | None = None
 
 
 def entry_uid(entry: ConfigEntry) -> str:
@@ -122,6 +125,8 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
     def available(self) -> bool:
         """Unavailable while the coordinator fails, the native is gone or says it is unreachable."""
         if not super().available or (native := self.native) is None:
+            return False
+        if self.spec.available_fn is not None and not self.spec.available_fn(native):
             return False
         description = self.entity_description
         if isinstance(description, GatewayEntityDescription) and description.available_fn:

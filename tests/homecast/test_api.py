@@ -10,10 +10,13 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.mcp_gateway.backends.homecast.api import (
+    NO_ROOM,
     AccessoryUpdate,
     HomecastReplyError,
     HomecastWriteError,
     SetStateBatcher,
+    VirtualInfo,
+    deslug,
     parse_automations,
     parse_set_result,
     parse_state,
@@ -112,39 +115,67 @@ def test_names_groups_and_collisions() -> None:
     assert group.members == ("lamp_v1.2_0001", "hidden_bulb_0005", "junk_0006")
     assert home.find("HIDDEN_BULB_0005") is home.accessories["0005"]
     assert home.find("nothing") is None
-    assert state.home("George Street") is None  # no full name given: the slug is the key
+    # The slug path names no display name: the home's is derived from its key.
+    assert state.home("George Street") is home
     assert state.home("george_street_bcab") is home
 
 
-def test_virtual_accessory_parsing() -> None:
-    state = parse_state(
-        _state(
-            {
-                "virtual_cccc": {
-                    "house_mode_9008": {
-                        "type": "mode",
-                        "virtual": True,
-                        "id": "ABC-9008",
-                        "virtual_type": "mode",
-                        "options": ["Home", "Away"],
-                        "controllable": False,
-                        "min": True,
-                        "unit": 3,
-                        "virtual_mode": "Home",
-                    }
-                }
-            }
-        )
-    )
+@pytest.mark.parametrize(
+    ("key", "name"),
+    [
+        ("ceiling_light_a1b2", "Ceiling Light"),  # pyhomecast's own cases
+        ("my_home_0bf8", "My Home"),
+        ("simple", "Simple"),
+        ("rob's_house_91c2", "Rob's House"),  # punctuation stays (src/lib/slug.ts)
+        ("bedroom_1_air_conditioner_7f60", "Bedroom 1 Air Conditioner"),
+        ("unknown_0000", "Unknown"),
+        ("tv_zzzz", "Tv Zzzz"),  # no 4-hex tail: nothing to drop
+    ],
+)
+def test_deslug(key: str, name: str) -> None:
+    assert deslug(key) == name
+
+
+def test_slug_names_give_readable_names() -> None:
+    """The real get_state names accessories by their slug path, never display names."""
+    body = {
+        "lounge_0a1f": {
+            "heat_pump_33e1": {
+                "type": "climate",
+                "name": "harbour_flat_91c2.lounge_0a1f.heat_pump_33e1",
+                "active": True,
+            },
+            "mr._fan_33e2": {"type": "fan", "name": "harbour_flat_91c2.lounge_0a1f.mr._fan_33e2"},
+        }
+    }
+    state = parse_state({"_homes": {"harbour_flat_91c2": HOME_UUID}, "harbour_flat_91c2": body})
     home = state.homes[HOME_UUID.lower()]
-    acc = home.accessories["9008"]
-    assert acc.virtual is not None
-    assert acc.virtual.options == ("Home", "Away")
-    assert not acc.virtual.controllable
-    assert acc.virtual.minimum is None
-    assert acc.virtual.unit is None
-    assert acc.values == {"virtual_mode": "Home"}
-    assert home.find("abc-9008") is acc
+    assert home.name == "Harbour Flat"
+    pump = home.accessories["33e1"]
+    assert (pump.name, pump.room_name, pump.key) == ("Heat Pump", "Lounge", "heat_pump_33e1")
+    assert home.accessories["33e2"].name == "Mr. Fan"
+
+
+def test_virtual_accessory_parsing() -> None:
+    """As src/server/local-rest.ts renders them: the value key marks the kind, `_settable`
+    whether people may set it; a virtual switch is a plain switch."""
+    accessories = {
+        "house_mode_9008": {"type": "other", "virtual_mode": "Home", "_settable": ["virtual_mode"]},
+        "visits_9009": {"type": "other", "virtual_count": 3},
+        "guest_switch_900a": {"type": "switch", "on": False, "_settable": ["on"]},
+    }
+    for key, props in accessories.items():
+        props["name"] = f"george_street_bcab.unknown_0000.{key}"
+    state = parse_state(_state({"unknown_0000": accessories}))
+    home = state.homes[HOME_UUID.lower()]
+    mode = home.accessories["9008"]
+    assert mode.virtual == VirtualInfo(kind="mode", key="virtual_mode", controllable=True)
+    assert mode.name == "House Mode"
+    assert mode.room_key == NO_ROOM
+    counter = home.accessories["9009"]
+    assert counter.virtual == VirtualInfo(kind="counter", key="virtual_count", controllable=False)
+    assert home.accessories["900a"].virtual is None
+    assert home.accessories["900a"].type == "switch"
 
 
 @pytest.mark.parametrize(

@@ -394,8 +394,14 @@ async def test_doorbell_and_button_events(
 # --- virtual accessories --------------------------------------------------------------------
 
 
-async def test_virtual_accessories(hass: HomeAssistant, sim: Sim) -> None:
-    """Mode, number, counter, switch, timer, text and date are native entities."""
+async def test_virtual_accessories(
+    hass: HomeAssistant, sim: Sim, freezer: FrozenDateTimeFactory
+) -> None:
+    """Mode, number, counter, switch, timer, text and date are native entities.
+
+    They come as get_state sends them: type "other" (a switch: "switch") with their value
+    key and no definition, so a mode offers the options it has been seen in.
+    """
     _extra_virtuals(sim)
     entry = await _loaded(hass, sim)
     home = sim.state.homes[0]
@@ -404,18 +410,18 @@ async def test_virtual_accessories(hass: HomeAssistant, sim: Sim) -> None:
         return next(a for a in home.virtuals() if a.name == name)
 
     mode = virt("House Mode")
-    await _call(
-        hass,
-        "select",
-        "select_option",
-        entity_id(hass, entry, sim, mode, "virtual_mode"),
-        option="Away",
-    )
-    assert mode.values["virtual_mode"] == "Away"
+    mode_id = entity_id(hass, entry, sim, mode, "virtual_mode")
+    assert hass.states.get(mode_id).attributes["options"] == ["Home"]
+    sim.state.external_change(home.slug, mode.slug, virtual_mode="Night")
+    await _poll(hass, freezer)
+    assert hass.states.get(mode_id).state == "Night"
+    assert hass.states.get(mode_id).attributes["options"] == ["Home", "Night"]
+    await _call(hass, "select", "select_option", mode_id, option="Home")
+    assert mode.values["virtual_mode"] == "Home"
 
     number = virt("Target Humidity")
     number_id = entity_id(hass, entry, sim, number, "virtual_number")
-    assert hass.states.get(number_id).attributes["min"] == 30
+    assert float(hass.states.get(number_id).state) == 55  # no limits in get_state: a box
     await _call(hass, "number", "set_value", number_id, value=60)
     assert number.values["virtual_number"] == 60
 
@@ -431,7 +437,7 @@ async def test_virtual_accessories(hass: HomeAssistant, sim: Sim) -> None:
     assert counter.values["virtual_count"] == 0
 
     guest = virt("Guest Switch")
-    await _call(hass, "switch", "turn_on", entity_id(hass, entry, sim, guest, "virtual_switch"))
+    await _call(hass, "switch", "turn_on", entity_id(hass, entry, sim, guest, "switch"))
     assert guest.values["on"] is True
 
     timer = virt("Laundry Timer")
@@ -469,11 +475,15 @@ async def test_virtual_accessories(hass: HomeAssistant, sim: Sim) -> None:
     assert fixed_date.state == "2026-01-01T00:00:00+00:00"
 
 
-async def test_virtual_write_refused(hass: HomeAssistant, sim: Sim) -> None:
+async def test_virtual_write_refused(
+    hass: HomeAssistant, sim: Sim, freezer: FrozenDateTimeFactory
+) -> None:
     """A value the relay refuses is an HA error naming the reason."""
     entry = await _loaded(hass, sim)
     home = sim.state.homes[0]
     mode = next(a for a in home.virtuals() if a.name == "House Mode")
+    sim.state.external_change(home.slug, mode.slug, virtual_mode="Night")
+    await _poll(hass, freezer)  # "Night" seen: offered from now on
     mode.virtual.options = ["Home", "Away"]  # changed behind our back: "Night" is gone
     with pytest.raises(HomeAssistantError, match="INVALID_VALUE"):
         await _call(

@@ -8,10 +8,15 @@ from typing import Any
 from homeassistant.components.alarm_control_panel import AlarmControlPanelState
 from homeassistant.components.climate import HVACAction, HVACMode
 from homeassistant.components.light import ColorMode
+from homeassistant.const import Platform
 import pytest
 
 from custom_components.mcp_gateway.backends.homecast import entities as ent
-from custom_components.mcp_gateway.backends.homecast.api import Accessory, VirtualInfo
+from custom_components.mcp_gateway.backends.homecast.api import (
+    VIRTUAL_KEYS,
+    Accessory,
+    VirtualInfo,
+)
 from custom_components.mcp_gateway.climate import ClimateTarget
 
 
@@ -118,17 +123,118 @@ def test_virtual_edges() -> None:
     local = ent.V_DATE.value_fn(_acc("date", virtual_datetime="2026-01-02T03:04:05"))
     assert local is not None
     assert local.utcoffset() is not None
+    assert ent.V_DATE_TEXT.value_fn(_acc("other", virtual_datetime="07:30")) == "07:30"
+    assert ent.V_DATE_TEXT.value_fn(_acc("other")) is None
     assert ent.V_READONLY.value_fn(_acc("text")) is None
     assert ent.V_READONLY.value_fn(_acc("text", virtual_text=["x"])) is None
+    assert ent.V_READONLY.value_fn(_acc("other", virtual_datetime="2026-12-03")) == "2026-12-03"
     assert ent.V_COUNTER.value_fn(_acc("counter", virtual_count=True)) is None
     assert ent.V_TEXT.value_fn(_acc("text")) is None
-    plain = _acc("number", virtual_number=1)
-    assert ent.V_NUMBER.limits_fn(plain) is None
-    plain.virtual = VirtualInfo(kind="number", id=None, controllable=True)
-    assert ent.V_NUMBER.limits_fn(plain) == (0.0, 100.0, 1.0)
+    assert ent.V_MODE.current_option_fn(_acc("other")) is None
     mode = _acc("mode", virtual_mode="A")
     mode.options = {"virtual_mode": ["A", "B"]}
     assert ent.V_MODE.options_fn(mode) == ["A", "B"]
+
+
+def _virtual(key: str, value: Any, *, settable: bool = True) -> Accessory:
+    acc = _acc("other", (key,) if settable else (), **{key: value})
+    acc.virtual = VirtualInfo(kind=VIRTUAL_KEYS[key], key=key, controllable=settable)
+    return acc
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "settable", "expected"),
+    [
+        ("virtual_mode", "Home", True, [("select", "virtual_mode")]),
+        ("virtual_number", 55, True, [("number", "virtual_number")]),
+        (
+            "virtual_count",
+            2,
+            True,
+            [
+                ("sensor", "virtual_count"),
+                ("button", "virtual_count_increment"),
+                ("button", "virtual_count_reset"),
+            ],
+        ),
+        ("virtual_timer", "idle", True, [("switch", "virtual_timer")]),
+        ("virtual_text", "hi", True, [("text", "virtual_text")]),
+        ("virtual_datetime", "2026-12-03T07:00:00+00:00", True, [("datetime", "virtual_datetime")]),
+        ("virtual_datetime", "2026-12-03", True, [("text", "virtual_datetime_text")]),
+        ("virtual_datetime", "", True, [("text", "virtual_datetime_text")]),
+        ("virtual_timer", "active", False, [("binary_sensor", "virtual_state")]),
+        ("virtual_mode", "Away", False, [("sensor", "virtual_value")]),
+        ("virtual_datetime", "2026-12-03T07:00:00Z", False, [("sensor", "virtual_value")]),
+    ],
+)
+def test_virtual_kinds(key: str, value: Any, settable: bool, expected: list[Any]) -> None:
+    """Each kind of virtual accessory, as get_state reports it, on its platform."""
+    mapped = [
+        (platform.value, d.key)
+        for platform, d in ent._main(_virtual(key, value, settable=settable))
+    ]
+    assert mapped == expected
+
+
+def test_thermostat_modes_without_options() -> None:
+    """Only the modes its setpoints show it can take (plus the one it is in)."""
+    heat_only = _acc("climate", heating_cooling_target=1, target_temp=20.0)
+    assert ent.THERMOSTAT.hvac_modes_fn(heat_only) == [HVACMode.OFF, HVACMode.HEAT]
+    cooling_now = _acc("climate", heating_cooling_target=2, target_temp=20.0)
+    assert ent.THERMOSTAT.hvac_modes_fn(cooling_now) == [HVACMode.OFF, HVACMode.HEAT, HVACMode.COOL]
+    full = _acc("climate", heating_cooling_target=0, heat_target=18.0, cool_target=24.0)
+    assert ent.THERMOSTAT.hvac_modes_fn(full) == [
+        HVACMode.OFF,
+        HVACMode.HEAT,
+        HVACMode.COOL,
+        HVACMode.HEAT_COOL,
+    ]
+    listed = _acc("climate", heating_cooling_target=0)
+    listed.options = {"heating_cooling_target": [0, 3]}
+    assert ent.THERMOSTAT.hvac_modes_fn(listed) == [HVACMode.OFF, HVACMode.HEAT_COOL]
+    cool_only = _acc("climate", active=True, cool_target=24.0)
+    assert ent.HEATER_COOLER.hvac_modes_fn(cool_only) == [HVACMode.OFF, HVACMode.COOL]
+
+
+async def test_climate_fan_speed() -> None:
+    runtime = _Runtime()
+    ac = _acc("climate", active=True, hvac_mode="cool", cool_target=22.0, speed=60)
+    assert ent._main(ac) == [(Platform.CLIMATE, ent.HEATER_COOLER_FAN)]
+    assert ent.HEATER_COOLER_FAN.fan_mode_fn(ac) == "medium"
+    assert ent.HEATER_COOLER_FAN.fan_mode_fn(_acc("climate")) is None
+    await ent.HEATER_COOLER_FAN.set_fan_mode_fn(runtime, ac, "high")
+    assert runtime.writes == [{"speed": 100}]
+    with pytest.raises(ValueError, match="no fan mode"):
+        await ent.HEATER_COOLER_FAN.set_fan_mode_fn(runtime, ac, "turbo")
+
+
+def test_raw_characteristics() -> None:
+    """Characteristics passed through under their raw names become entities."""
+    acc = _acc(
+        "other",
+        leak_detected=1,
+        smoke_detected=0,
+        carbon_monoxide_detected=0,
+        current_door_state=4,
+        air_quality=2,
+        eve_energy_watt=12.5,
+    )
+    extras = {d.key: d for _, d in ent._extras(acc)}
+    assert set(extras) == {
+        "leak_detected",
+        "smoke_detected",
+        "carbon_monoxide_detected",
+        "current_door_state",
+        "air_quality",
+        "eve_energy_watt",
+    }
+    assert extras["leak_detected"].is_on_fn(acc) is True
+    assert extras["smoke_detected"].is_on_fn(acc) is False
+    assert extras["current_door_state"].is_on_fn(acc) is True  # stopped half-way: open
+    assert extras["current_door_state"].is_on_fn(_acc(current_door_state=1)) is False
+    assert extras["air_quality"].value_fn(acc) == "good"
+    assert extras["air_quality"].value_fn(_acc(air_quality=9)) is None
+    assert extras["eve_energy_watt"].value_fn(acc) == 12.5
 
 
 async def test_counter_without_definition() -> None:

@@ -375,6 +375,20 @@ async def test_sse_resume_gives_up(
             "Parse error",
             id="rpc-error-null-id",
         ),
+        pytest.param(
+            # A gate in front of the server refusing the credential in a plain body, HTTP 200
+            # (Homecast's community server: src/server/local-server.ts).
+            lambda b: web.json_response({"error": "Authentication required"}),
+            McpAuthError,
+            "Authentication required",
+            id="plain-auth-refusal",
+        ),
+        pytest.param(
+            lambda b: web.json_response({"error": "Server not configured"}),
+            McpProtocolError,
+            "malformed JSON-RPC error",
+            id="plain-other-error",
+        ),
     ],
 )
 async def test_bad_answers(

@@ -709,6 +709,8 @@ class McpClient:
                 message = json.loads(raw)
             except ValueError as err:
                 raise McpProtocolError(f"{label}: malformed JSON in the response") from err
+            if (refusal := _gate_error(message, label, resp.status)) is not None:
+                raise refusal
             if not isinstance(message, dict) or not _answers(message, request_id):
                 raise McpProtocolError(f"{label}: the JSON body is not the response to it")
             return message
@@ -803,6 +805,21 @@ class McpClient:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
+
+
+# Some servers refuse a credential in a plain JSON body with HTTP 200 instead of a 401
+# (Homecast's community server: `{"error": "Authentication required"}`).
+_AUTH_REFUSALS: Final = ("authentication required", "unauthorized", "unauthorised")
+
+
+def _gate_error(message: Any, label: str, status: int) -> McpError | None:
+    """An auth refusal in a body that is not JSON-RPC at all, or None."""
+    if not isinstance(message, dict) or "jsonrpc" in message:
+        return None
+    error = message.get("error")
+    if isinstance(error, str) and any(word in error.lower() for word in _AUTH_REFUSALS):
+        return McpAuthError(f"{label}: {error[:100]}", status=status)
+    return None
 
 
 def _dict(value: Any) -> dict[str, Any]:

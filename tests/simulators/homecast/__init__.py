@@ -1,10 +1,14 @@
-"""Homecast cloud MCP simulator (Streamable HTTP, sessions, SSE, hc_ tokens and OAuth 2.1).
+"""Homecast MCP simulator: the cloud (Streamable HTTP, sessions, SSE, hc_ tokens and OAuth 2.1)
+or, with `community=True`, the Homecast Mac app's community server (plain JSON-RPC, protocol
+2024-11-05, no sessions, a bad token answered 200 `{"error": "Authentication required"}`).
 
 Build it with `create_app(**options)`; the account state is `app[HOMECAST]` (a `HomecastSim`).
-Run it alone with `python -m tests.simulators.homecast --port 8766`.
+Run it alone with `python -m tests.simulators.homecast --port 8766` (`--community`,
+`--no-auth`, `--state FILE` to replay a captured get_state answer exactly).
 
-Options: seed, homes, accessories_per_home, vocabulary ("current" | "legacy"), state_file,
-sse, sessions, strict_accept, session_ttl, write_delay, token, analytics, clock.
+Options: seed, homes, accessories_per_home, vocabulary ("current" | "legacy" | "community"),
+state_file, sse, sessions, strict_accept, session_ttl, write_delay, token, analytics, clock,
+community, community_auth.
 
 Test helpers on HomecastSim: home(), accessory(), values(), external_change(), press(),
 set_reachable(), set_relay_online(), pair_accessory(), remove_accessory(), rename_accessory(),

@@ -9,7 +9,7 @@ from .server import create_app
 
 def main() -> None:
     """Parse the options and serve until interrupted (loopback only)."""
-    parser = standalone_parser("Homecast cloud MCP simulator", 8766)
+    parser = standalone_parser("Homecast MCP simulator (cloud, or --community)", 8766)
     parser.add_argument("--homes", type=int, default=2, help="generated homes")
     parser.add_argument("--accessories", type=int, default=24, help="accessories per home")
     parser.add_argument("--state", help="serve homes from a get_state-shaped JSON file")
@@ -18,6 +18,12 @@ def main() -> None:
     parser.add_argument("--no-sessions", action="store_true", help="no Mcp-Session-Id")
     parser.add_argument("--write-delay", type=float, default=0.2, help="seconds until writes land")
     parser.add_argument("--token", default="hc_test_token", help="accepted hc_ access token")
+    parser.add_argument(
+        "--community", action="store_true", help="the Homecast Mac app's community server"
+    )
+    parser.add_argument(
+        "--no-auth", action="store_true", help="community server with authentication off"
+    )
     args = parser.parse_args()
     if args.host != "127.0.0.1":
         parser.error("the simulator binds 127.0.0.1 only")
@@ -31,6 +37,8 @@ def main() -> None:
         sessions=not args.no_sessions,
         write_delay=args.write_delay,
         token=args.token,
+        community=args.community,
+        community_auth=not args.no_auth,
     )
     run_standalone(app, args.host, args.port, "Homecast simulator")
 

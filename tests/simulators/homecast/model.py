@@ -1,7 +1,9 @@
 """The homes a Homecast account sees: accessories, rooms, groups, virtual accessories, writes.
 
 Values are stored in the current vocabulary (the one documented in the reference table) and
-rendered in the older raw vocabulary when the simulator is told to behave like an older server.
+rendered in the older raw vocabulary when the simulator is told to behave like an older server,
+or in the community server's mix (homecast-web src/server/local-rest.ts: CHAR_TO_SIMPLE has no
+rotation_speed or target_position, so those pass through raw).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import uuid as uuidlib
 
 CURRENT = "current"
 LEGACY = "legacy"
+COMMUNITY = "community"
+# Names the community server's get_state keeps raw (getSimpleName passes them through).
+COMMUNITY_NAMES = {"speed": "rotation_speed", "target": "target_position"}
 
 TYPES = (
     "light",
@@ -70,8 +75,12 @@ class WriteError(Exception):
 
 
 def slug(name: str, uuid: str) -> str:
-    """Homecast key: trimmed name, whitespace runs to `_`, lowercased, `_` + UUID's last 4 hex."""
-    tail = uuid.replace("-", "")[-4:].lower()
+    """Homecast key: trimmed name, whitespace runs to `_`, lowercased, `_` + UUID's last 4 hex.
+
+    homecast-web src/lib/slug.ts uniqueKey: an empty id gives "0000" (a virtual accessory
+    without a room is listed in room "Unknown" with no id: `unknown_0000`).
+    """
+    tail = uuid.replace("-", "")[-4:].lower() if uuid else "0000"
     return re.sub(r"\s+", "_", name.strip()).lower() + "_" + tail
 
 
@@ -134,11 +143,16 @@ class Accessory:
     reachable: bool = True
     members: list[Accessory] | None = None  # set for a service group
     virtual: Virtual | None = None
+    # Loaded from a state file: the key and `name` exactly as the file has them, and the
+    # file's spelling of keys we store under another name (current name -> file name).
+    key: str | None = None
+    served_name: str | None = None
+    wire: dict[str, str] = field(default_factory=dict)
 
     @property
     def slug(self) -> str:
         """The accessory key."""
-        return slug(self.name, self.uuid)
+        return self.key or slug(self.name, self.uuid)
 
 
 @dataclass
@@ -148,11 +162,12 @@ class Room:
     uuid: str
     name: str
     accessories: list[Accessory] = field(default_factory=list)
+    key: str | None = None  # as a state file has it
 
     @property
     def slug(self) -> str:
         """The room key."""
-        return slug(self.name, self.uuid)
+        return self.key or slug(self.name, self.uuid)
 
 
 @dataclass
@@ -180,12 +195,14 @@ class Home:
     analytics: bool = True
     scene_management: bool = True  # relay app version supports create/update/delete_scene
     relay_online: bool = True  # the relay Mac serving this home is connected
+    # Virtual accessories without a room: roomId "" -> `unknown_0000`.
     virtual_room_uuid: str = ""
+    key: str | None = None  # as a state file has it
 
     @property
     def slug(self) -> str:
         """The home key."""
-        return slug(self.name, self.uuid)
+        return self.key or slug(self.name, self.uuid)
 
     def all_accessories(self) -> list[Accessory]:
         """Every accessory, group and virtual accessory, room by room."""
@@ -271,7 +288,8 @@ def _template(kind: str, variant: int, rng: random.Random) -> tuple[dict[str, An
             "cool_target": 22.0,
             "relative_humidity": rng.randrange(35, 70),
             "swing_mode": 0,
-        }, ["active", "hvac_mode", "heat_target", "cool_target", "swing_mode"]
+            "speed": 50,
+        }, ["active", "hvac_mode", "heat_target", "cool_target", "swing_mode", "speed"]
     if kind == "lock":
         return {"locked": True, "lock_target": True, "battery": rng.randrange(20, 101)}, [
             "lock_target"
@@ -299,8 +317,19 @@ def _template(kind: str, variant: int, rng: random.Random) -> tuple[dict[str, An
     if kind == "light_sensor":
         return {"current_ambient_light_level": round(rng.uniform(1, 800), 1)}, []
     if kind == "other":
-        # An occupancy sensor: the relay has no type name for it, so it is "other".
-        return {"occupancy_detected": 0, "battery": rng.randrange(5, 101), "low_battery": False}, []
+        # Sensors getDeviceType has no type name for (src/server/local-rest.ts), reporting
+        # the raw characteristic names the relay's mapper gives them.
+        battery = {"battery": rng.randrange(5, 101), "low_battery": False}
+        if variant % 4 == 1:
+            return {"leak_detected": 0, **battery}, []
+        if variant % 4 == 2:
+            return {"smoke_detected": 0, "carbon_monoxide_detected": 0, **battery}, []
+        if variant % 4 == 3:
+            return {
+                "relative_humidity": rng.randrange(30, 75),
+                "current_temp": round(rng.uniform(15, 25), 1),
+            }, []
+        return {"occupancy_detected": 0, **battery}, []
     # doorbell / button: stateless switches have no value until first pressed
     return {}, []
 
@@ -321,7 +350,7 @@ _KIND_NAMES = {
     "light_sensor": ("Light Sensor",),
     "doorbell": ("Doorbell",),
     "button": ("Scene Button", "Remote"),
-    "other": ("Presence Sensor",),
+    "other": ("Presence Sensor", "Leak Sensor", "Smoke Alarm", "Humidity Sensor"),
 }
 
 _HOME_NAMES = ("George Street", "Beach House", "Mountain Cabin", "City Flat", "Farm")
@@ -357,6 +386,9 @@ _KIND_CYCLE = (
     "light_sensor",
     "doorbell",
     "button",
+    "other",
+    "other",
+    "other",
     "other",
 )
 _FILL_CYCLE = ("light", "switch", "outlet", "temperature", "motion", "contact", "light", "blind")
@@ -397,7 +429,6 @@ def generate_homes(
             f" {h // len(_HOME_NAMES) + 1}" if h >= 5 else ""
         )
         home = Home(uuid=uuid_with_tail(rng), name=name, analytics=analytics and h == 0)
-        home.virtual_room_uuid = uuid_with_tail(rng)
         room_count = min(len(_ROOM_NAMES), max(3, accessories_per_home // 6))
         home.rooms = [Room(uuid=uuid_with_tail(rng), name=n) for n in _ROOM_NAMES[:room_count]]
         for i in range(accessories_per_home):
@@ -562,8 +593,6 @@ def _add_automations(rng: random.Random, home: Home) -> None:
 
 
 def _add_virtuals(rng: random.Random, home: Home) -> None:
-    room = Room(uuid=home.virtual_room_uuid, name="Virtual")
-    home.rooms.append(room)
     add_virtual(rng, home, "House Mode", Virtual("mode", options=["Home", "Away", "Night"]))
     add_virtual(rng, home, "Guest Switch", Virtual("switch"))
     add_virtual(rng, home, "Visit Counter", Virtual("counter", step=1), initial=0)
@@ -575,6 +604,8 @@ def _add_virtuals(rng: random.Random, home: Home) -> None:
         initial=55,
     )
     add_virtual(rng, home, "Away Note", Virtual("text", controllable=False), initial="")
+    add_virtual(rng, home, "Dishwasher Timer", Virtual("timer", duration=3600))
+    add_virtual(rng, home, "Bin Day", Virtual("date"), initial="2026-12-03T07:00:00+00:00")
 
 
 def virtual_room(home: Home) -> Room:
@@ -582,7 +613,7 @@ def virtual_room(home: Home) -> Room:
     for room in home.rooms:
         if room.uuid == home.virtual_room_uuid:
             return room
-    room = Room(uuid=home.virtual_room_uuid, name="Virtual")
+    room = Room(uuid=home.virtual_room_uuid, name="Unknown")
     home.rooms.append(room)
     return room
 
@@ -607,7 +638,7 @@ def add_virtual(
     acc = Accessory(
         uuid=uuid_with_tail(rng),
         name=name,
-        kind=spec.kind,
+        kind=_virtual_type(spec.kind),
         values={key: initial},
         settable=[key],
         room_uuid=room.uuid,
@@ -623,8 +654,34 @@ def add_virtual(
 # Rendering
 
 
-def render_values(values: dict[str, Any], vocabulary: str) -> dict[str, Any]:
-    """Values in the served vocabulary."""
+def served_key(key: str, vocabulary: str, wire: dict[str, str]) -> str:
+    """The name get_state shows a stored key under."""
+    if key in wire:
+        return wire[key]
+    if vocabulary == LEGACY:
+        return LEGACY_NAMES.get(key, key)
+    if vocabulary == COMMUNITY:
+        return COMMUNITY_NAMES.get(key, key)
+    return key
+
+
+def render_values(
+    values: dict[str, Any], vocabulary: str, wire: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Values in the served vocabulary (a state file's accessory: in the file's own)."""
+    if wire:
+        out = {}
+        for key, value in values.items():
+            name = wire.get(key, key)
+            if name == LEGACY_NAMES["hvac_mode"]:
+                out[name] = HVAC_MODES.get(value, 0)
+            elif name == LEGACY_NAMES["hvac_state"]:
+                out[name] = HVAC_STATES.get(value, 0)
+            else:
+                out[name] = value
+        return out
+    if vocabulary == COMMUNITY:
+        return {COMMUNITY_NAMES.get(k, k): v for k, v in values.items()}
     if vocabulary != LEGACY:
         return dict(values)
     out: dict[str, Any] = {}
@@ -640,40 +697,56 @@ def render_values(values: dict[str, Any], vocabulary: str) -> dict[str, Any]:
     return out
 
 
-def render_accessory(home: Home, room: Room, acc: Accessory, vocabulary: str) -> dict[str, Any]:
-    """One accessory as get_state shows it."""
+def _virtual_type(kind: str) -> str:
+    """get_state's type of a virtual accessory: getDeviceType (src/server/local-rest.ts) finds
+    a "switch" service on a virtual switch; the others' services and categories ("Sensor",
+    "Other"; src/relay/virtual-accessories.ts) match nothing, so they are "other"."""
+    return "switch" if kind == "switch" else "other"
+
+
+def render_accessory(
+    home: Home, room: Room, acc: Accessory, vocabulary: str, path: str | None = None
+) -> dict[str, Any]:
+    """One accessory as get_state shows it (src/server/local-rest.ts getState).
+
+    `name` is the slug path "<home>.<room>.<acc>" (a group member's: "<group path>.<member>"),
+    never display names. A virtual accessory is an ordinary accessory carrying its value key,
+    with no definition fields; `_settable` lists it only when people may change it.
+    """
     source = acc.members[0] if acc.members else acc
-    out: dict[str, Any] = {"type": source.kind if acc.virtual is None else acc.kind}
-    out["name"] = f"{home.name}.{room.name}.{acc.name}"
-    if acc.virtual is not None:
-        out["virtual"] = True
-        out["id"] = acc.uuid
-        out |= acc.virtual.describe()
+    out: dict[str, Any] = {"type": source.kind}
+    if path is not None:
+        out["name"] = f"{path}.{acc.slug}"  # a member, under its group's path
+    elif acc.served_name is not None:
+        out["name"] = acc.served_name
+    else:
+        out["name"] = f"{home.slug}.{room.slug}.{acc.slug}"
     if not source.reachable:
         # HomeKit reads of an unreachable accessory come back empty: the relay drops null
         # values, and a key is only listed as settable when it has a value.
         return out
-    out |= render_values(source.values, vocabulary)
+    out |= render_values(source.values, vocabulary, source.wire)
     settable = [
-        k
+        served_key(k, vocabulary, source.wire)
         for k in source.settable
         if k in source.values and not (acc.virtual is not None and not acc.virtual.controllable)
     ]
-    if vocabulary == LEGACY:
-        settable = [LEGACY_NAMES.get(k, k) for k in settable]
     if settable:
         out["_settable"] = settable
-    if source.options:
+    # The community server never sends _options (simplifyAccessory has no such field), and
+    # virtual accessories carry no definition in get_state.
+    if source.options and acc.virtual is None and vocabulary != COMMUNITY:
         out["_options"] = {
-            (LEGACY_NAMES.get(k, k) if vocabulary == LEGACY else k): list(v)
-            for k, v in source.options.items()
+            served_key(k, vocabulary, source.wire): list(v) for k, v in source.options.items()
         }
-        if vocabulary == LEGACY and "hvac_mode" in source.options:
+        if "hvac_mode" in source.options and (vocabulary == LEGACY or "hvac_mode" in source.wire):
             out["_options"]["target_heater_cooler_state"] = [0, 1, 2]
     if acc.members:
         out["group"] = True
+        group_path = out["name"]
         out["accessories"] = {
-            m.slug: render_accessory(home, home.room_of(m), m, vocabulary) for m in acc.members
+            m.slug: render_accessory(home, home.room_of(m), m, vocabulary, group_path)
+            for m in acc.members
         }
     return out
 
@@ -774,7 +847,8 @@ def _check_virtual(acc: Accessory, key: str, value: Any) -> Any:
     if spec.kind == "switch":
         return _bool(key, value)
     if spec.kind == "mode":
-        if value not in spec.options:
+        # A mode loaded from a state file has no known options (get_state lists none).
+        if spec.options and value not in spec.options:
             raise WriteError("INVALID_VALUE", f"{value!r} is not one of {spec.options}")
         return value
     if spec.kind == "counter":

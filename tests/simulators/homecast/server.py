@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import hashlib
 import json
 from pathlib import Path
+import re
 import secrets
 from typing import Any
 import uuid
@@ -63,6 +64,7 @@ class Transport:
 
 
 HOMECAST = web.AppKey("homecast", HomecastSim)
+COMMUNITY_AUTH = web.AppKey("homecast_community_auth", bool)
 TRANSPORT = web.AppKey("homecast_transport", Transport)
 
 
@@ -81,8 +83,14 @@ def create_app(
     token: str = "hc_test_token",
     analytics: bool = True,
     clock: SimClock | None = None,
+    community: bool = False,
+    community_auth: bool = True,
 ) -> web.Application:
-    """A Homecast cloud endpoint at /mcp with its OAuth server; state at `app[HOMECAST]`."""
+    """A Homecast cloud endpoint at /mcp with its OAuth server; state at `app[HOMECAST]`.
+
+    `community=True` serves the Homecast Mac app's community server instead (see
+    `_community_post`); `community_auth` is its "require authentication" setting.
+    """
     app = make_app(clock)
     app[HOMECAST] = HomecastSim(
         clock=app[CLOCK],
@@ -94,7 +102,18 @@ def create_app(
         write_delay=write_delay,
         token=token,
         analytics=analytics,
+        community=community,
     )
+    if community:
+        app[COMMUNITY_AUTH] = community_auth
+        app[TRANSPORT] = Transport(sse=False, sessions=False, strict_accept=False)
+        app.router.add_post("/mcp", _community_post)
+        # Only POST /mcp reaches handleMCP; anything else falls through to "Not found".
+        app.router.add_get("/mcp", _community_not_found)
+        app.router.add_delete("/mcp", _community_not_found)
+        app.router.add_route("*", "/_sim/homecast/{action}", _control)
+        app.on_shutdown.append(_close_streams)
+        return app
     app[TRANSPORT] = Transport(
         sse=sse, sessions=sessions, strict_accept=strict_accept, session_ttl=session_ttl
     )
@@ -119,6 +138,84 @@ async def _close_streams(app: web.Application) -> None:
 
 def _origin(request: web.Request) -> str:
     return str(request.url.origin())
+
+
+# ---------------------------------------------------------------------------------------------
+# The community server (the Homecast Mac app, http://<mac>:5656/mcp)
+
+COMMUNITY_VERSION = "2024-11-05"
+COMMUNITY_INFO = {"name": "homecast-community", "version": "1.0.0"}
+
+
+def _community_json(body: Any) -> web.Response:
+    # The app's HTTP front end answers every request 200 with the handler's JSON.
+    return web.json_response(body, status=200)
+
+
+async def _community_not_found(request: web.Request) -> web.Response:
+    """src/server/local-server.ts: a path/method without a handler is `{error: Not found}`."""
+    return _community_json({"error": "Not found"})
+
+
+def _community_grant(request: web.Request) -> Grant | None:
+    """The auth gate of src/server/local-server.ts `__localserver_http_handler`.
+
+    With authentication on, a token not starting with `hc_` must be a valid OAuth token of
+    the app; `hc_` tokens are let through here unchecked ("they have their own validation",
+    which only /rest/ does). With it off, anyone gets in.
+    """
+    sim = request.app[HOMECAST]
+    token = re.sub(r"^Bearer\s+", "", request.headers.get("Authorization", ""), flags=re.I)
+    if request.app[COMMUNITY_AUTH] and not token.startswith("hc_"):
+        return sim.grant_for(token) if token else None
+    return Grant(frozenset({READ_SCOPE, WRITE_SCOPE}))
+
+
+async def _community_post(request: web.Request) -> web.Response:
+    """src/server/local-mcp.ts handleMCP: plain JSON-RPC, no sessions, no SSE, 2024-11-05."""
+    sim = request.app[HOMECAST]
+    grant = _community_grant(request)
+    if grant is None:
+        # Not JSON-RPC and not a 401: the gate's own answer.
+        return _community_json({"error": "Authentication required"})
+    try:
+        message = parse_json_body(await request.read() or b"{}")
+    except RpcFailure as err:
+        return _community_json(rpc_error(None, PARSE_ERROR, err.message))
+    request.app[STATS].record_message(message)
+    if not isinstance(message, dict):
+        return _community_json(rpc_error(None, PARSE_ERROR, "Parse error: not an object"))
+    method = message.get("method")
+    request_id = message.get("id")  # `request.id ?? null`: notifications get an answer too
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    if method == "initialize":
+        result: dict[str, Any] = {
+            "protocolVersion": COMMUNITY_VERSION,
+            "serverInfo": COMMUNITY_INFO,
+            "capabilities": {"tools": {}},
+        }
+    elif method in ("notifications/initialized", "ping"):
+        result = {}
+    elif method == "tools/list":
+        result = {"tools": list_tools(sim, grant)}
+    elif method == "tools/call":
+        name = params.get("name")
+        tool = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
+        arguments = params.get("arguments") or {}
+        try:
+            if tool is None:
+                raise ToolError(f"Unknown tool: {name}")
+            data = await tool.handler(sim, grant, arguments if isinstance(arguments, dict) else {})
+        except ToolError as err:
+            result = {"content": [{"type": "text", "text": f"Error: {err}"}], "isError": True}
+        else:
+            # JSON.stringify(result, null, 2), and no isError on success.
+            result = {"content": [{"type": "text", "text": json.dumps(data, indent=2)}]}
+    else:
+        return _community_json(
+            rpc_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+        )
+    return _community_json(rpc_result(request_id, result))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,10 +19,14 @@ from typing import Any
 from tests.simulators.base import SimClock
 
 from .model import (
+    COMMUNITY,
     CURRENT,
     CURRENT_NAMES,
+    HVAC_MODES,
+    HVAC_STATES,
     LEGACY,
     LEGACY_NAMES,
+    VIRTUAL_KEYS,
     Accessory,
     Home,
     Room,
@@ -128,6 +132,7 @@ class HomecastSim:
         write_delay: float = 0.1,
         token: str = "hc_test_token",
         analytics: bool = True,
+        community: bool = False,
     ) -> None:
         self.clock = clock
         self.rng = random.Random(seed * 7919 + 1)
@@ -136,10 +141,12 @@ class HomecastSim:
         if state_file is not None:
             self.homes, self.vocabulary = load_state_file(Path(state_file), self.rng)
         else:
-            if vocabulary not in (CURRENT, LEGACY):
+            if vocabulary not in (CURRENT, LEGACY, COMMUNITY):
                 raise ValueError(f"unknown vocabulary {vocabulary!r}")
             self.homes = generate_homes(seed, homes, accessories_per_home, analytics=analytics)
-            self.vocabulary = vocabulary
+            self.vocabulary = COMMUNITY if community else vocabulary
+        # The Mac app's community server (see server._community_post).
+        self.community = community
         self.tokens: dict[str, Grant] = {}
         if token:
             self.add_token(token)
@@ -248,7 +255,6 @@ class HomecastSim:
     def add_home(self, name: str) -> str:
         """A home shared with the account; returns its key."""
         home = Home(uuid=uuid_with_tail(self.rng), name=name, analytics=False)
-        home.virtual_room_uuid = uuid_with_tail(self.rng)
         home.rooms.append(Room(uuid=uuid_with_tail(self.rng), name="Living Room"))
         self.homes.append(home)
         self.notify_tools_changed()
@@ -439,34 +445,37 @@ class HomecastSim:
 # ---------------------------------------------------------------------------------------------
 # Loading a get_state-shaped file
 
-_LEGACY_MARKERS = frozenset(CURRENT_NAMES)
+# The value key of each kind of virtual accessory (what recognises one in a capture).
+_VIRTUAL_BY_KEY = {key: kind for kind, key in VIRTUAL_KEYS.items() if kind != "switch"}
+_NOT_VALUES = frozenset({"type", "name", "group", "accessories"})
 
 
 def load_state_file(path: Path, rng: random.Random) -> tuple[list[Home], str]:
-    """Homes from a saved get_state answer; the vocabulary is the one the file uses."""
+    """Homes from a saved get_state answer, served back exactly as the file has them.
+
+    Keys, `name`s and value names stay the file's own (a real capture replays as captured);
+    values are stored in the current vocabulary so writes behave as on a live server.
+    """
     data = json.loads(path.read_text(encoding="utf-8"))
     uuids: dict[str, str] = data.get("_homes", {})
-    legacy = _uses_legacy(data)
     homes: list[Home] = []
     for home_key, body in data.items():
         if home_key.startswith("_") or not isinstance(body, dict):
             continue
         tail = home_key.rsplit("_", 1)[-1]
         home_uuid = uuids.get(home_key) or uuid_with_tail(rng, tail)
-        home = Home(uuid=home_uuid, name=deslug(home_key))
-        home.virtual_room_uuid = uuid_with_tail(rng)
+        home = Home(uuid=home_uuid, name=deslug(home_key), key=home_key)
         for room_key, accessories in body.items():
             if room_key.startswith("_") or not isinstance(accessories, dict):
                 continue
-            room = Room(
-                uuid=uuid_with_tail(rng, room_key.rsplit("_", 1)[-1]), name=deslug(room_key)
-            )
+            room_tail = room_key.rsplit("_", 1)[-1]
+            # `unknown_0000` is the no-room listing (an empty id); it stays "" for its virtuals.
+            room_uuid = "" if room_key == "unknown_0000" else uuid_with_tail(rng, room_tail)
+            room = Room(uuid=room_uuid, name=deslug(room_key), key=room_key)
             home.rooms.append(room)
             for acc_key, props in accessories.items():
-                acc = _load_accessory(rng, home, room, acc_key, props, legacy=legacy)
+                acc = _load_accessory(rng, home, room, acc_key, props)
                 room.accessories.append(acc)
-                if props.get("virtual"):
-                    home.virtual_room_uuid = room.uuid
         # A group's members are also listed on their own: share one object so writes agree.
         standalone = {a.slug: a for a in home.all_accessories() if a.members is None}
         for acc in home.all_accessories():
@@ -475,83 +484,62 @@ def load_state_file(path: Path, rng: random.Random) -> tuple[list[Home], str]:
         for name in body.get("_scenes", []):
             home.scenes.append(Scene(uuid_with_tail(rng), name, []))
         homes.append(home)
-    return homes, LEGACY if legacy else CURRENT
-
-
-def _uses_legacy(node: Any) -> bool:
-    if isinstance(node, dict):
-        return bool(_LEGACY_MARKERS & node.keys()) or any(_uses_legacy(v) for v in node.values())
-    return False
+    return homes, CURRENT
 
 
 def _load_accessory(
-    rng: random.Random, home: Home, room: Room, key: str, props: dict[str, Any], *, legacy: bool
+    rng: random.Random, home: Home, room: Room, key: str, props: dict[str, Any]
 ) -> Accessory:
-    names = str(props.get("name", "")).split(".")
-    display = names[-1] if len(names) >= 3 else deslug(key)
-    if len(names) >= 3:
+    full = str(props.get("name", ""))
+    names = full.split(".")
+    display = deslug(key)
+    if len(names) >= 3 and not full.startswith(f"{home.slug}.{room.slug}."):
+        # An older capture with display names: keep them for lookups by name.
+        display = names[-1]
         home.name, room.name = names[0], names[1]
     values: dict[str, Any] = {}
+    wire: dict[str, str] = {}
     for k, v in props.items():
-        if k.startswith("_") or k in ("type", "name", "group", "accessories", "virtual", "id"):
+        if k.startswith("_") or k in _NOT_VALUES:
             continue
-        if k in (
-            "virtual_type",
-            "options",
-            "min",
-            "max",
-            "step",
-            "unit",
-            "duration",
-            "controllable",
-        ):
-            continue
-        values[k] = v
-    if legacy:
-        values = _from_legacy(values)
-    settable = [CURRENT_NAMES.get(k, k) if legacy else k for k in props.get("_settable", [])]
+        if k == LEGACY_NAMES["hvac_mode"]:
+            values["hvac_mode"] = {v2: k2 for k2, v2 in HVAC_MODES.items()}.get(v, "auto")
+            wire["hvac_mode"] = k
+        elif k == LEGACY_NAMES["hvac_state"]:
+            values["hvac_state"] = {v2: k2 for k2, v2 in HVAC_STATES.items()}.get(v, "inactive")
+            wire["hvac_state"] = k
+        elif k in CURRENT_NAMES:
+            values[CURRENT_NAMES[k]] = v
+            wire[CURRENT_NAMES[k]] = k
+        else:
+            values[k] = v
+    settable = [CURRENT_NAMES.get(k, k) for k in props.get("_settable", [])]
+    kind = str(props.get("type", "other"))
     acc = Accessory(
-        uuid=str(props.get("id") or uuid_with_tail(rng, key.rsplit("_", 1)[-1])),
+        uuid=uuid_with_tail(rng, key.rsplit("_", 1)[-1]),
         name=display,
-        kind=str(props.get("type", "other")),
+        kind=kind,
         values=values,
         settable=settable,
         room_uuid=room.uuid,
+        # Nothing read back: the relay could not reach it.
+        reachable=bool(values) or kind in ("doorbell", "button") or bool(props.get("group")),
+        key=key,
+        served_name=full if "name" in props else None,
+        wire=wire,
     )
     for opt_key, allowed in props.get("_options", {}).items():
-        if legacy and opt_key == "target_heater_cooler_state":
+        if opt_key == LEGACY_NAMES["hvac_mode"]:
             acc.options["hvac_mode"] = ["auto", "heat", "cool"]
         else:
-            acc.options[CURRENT_NAMES.get(opt_key, opt_key) if legacy else opt_key] = allowed
-    if props.get("virtual"):
-        acc.kind = str(props.get("virtual_type", props.get("type", "switch")))
-        acc.virtual = Virtual(
-            kind=acc.kind,
-            options=list(props.get("options", [])),
-            minimum=props.get("min"),
-            maximum=props.get("max"),
-            step=props.get("step"),
-            unit=props.get("unit"),
-            duration=props.get("duration"),
-            controllable=bool(props.get("controllable", True)),
-        )
+            acc.options[CURRENT_NAMES.get(opt_key, opt_key)] = allowed
+    virtual = next((kind for k, kind in _VIRTUAL_BY_KEY.items() if k in values), None)
+    if virtual is not None:
+        acc.virtual = Virtual(kind=virtual, controllable=VIRTUAL_KEYS[virtual] in settable)
+        if not acc.virtual.controllable:
+            acc.settable = [VIRTUAL_KEYS[virtual]]  # known, but refused as not adjustable
     if props.get("group") and isinstance(props.get("accessories"), dict):
         acc.members = [
-            _load_accessory(rng, home, room, k, v, legacy=legacy)
-            for k, v in props["accessories"].items()
+            _load_accessory(rng, home, room, k, v) for k, v in props["accessories"].items()
         ]
     return acc
-
-
-def _from_legacy(values: dict[str, Any]) -> dict[str, Any]:
-    inverse_modes = {0: "auto", 1: "heat", 2: "cool"}
-    inverse_states = {0: "inactive", 1: "idle", 2: "heating", 3: "cooling"}
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if key == LEGACY_NAMES["hvac_mode"]:
-            out["hvac_mode"] = inverse_modes.get(value, "auto")
-        elif key == LEGACY_NAMES["hvac_state"]:
-            out["hvac_state"] = inverse_states.get(value, "inactive")
-        else:
-            out[CURRENT_NAMES.get(key, key)] = value
-    return out

@@ -222,6 +222,27 @@ async def get_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
     return result
 
 
+COMMUNITY_SETTABLE = frozenset(
+    {
+        "on",
+        "brightness",
+        "hue",
+        "saturation",
+        "color_temp",
+        "active",
+        "heat_target",
+        "cool_target",
+        "hvac_mode",
+        "lock_target",
+        "alarm_target",
+        "speed",
+        "volume",
+        "mute",
+        "target",
+    }
+)
+
+
 async def set_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
     """Apply updates; each update succeeds or fails alone, failures grouped by home."""
     updates = args.get("updates")
@@ -239,6 +260,15 @@ async def set_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
     for update in updates:
         ref = update["home"]
         props = {k: v for k, v in update.items() if k not in ("home", "room", "accessory")}
+        if sim.community:
+            # src/server/local-rest.ts handleSetState keeps only its settableProps: virtual
+            # values, thermostat keys and the rest are dropped without a word, and the
+            # accessory still counts as updated.
+            props = {k: v for k, v in props.items() if k in COMMUNITY_SETTABLE and v is not None}
+            if not props:
+                updated += 1
+                changes.append(f"{ref}/{update['room']}/{update['accessory']}: ")
+                continue
         try:
             home = _home(sim, grant, ref, write=True)
         except ToolError as err:
@@ -1019,12 +1049,12 @@ async def delete_hc_automation(sim: HomecastSim, grant: Grant, args: dict[str, A
 
 def _virtual_view(acc: Accessory) -> dict[str, Any]:
     assert acc.virtual is not None
-    key = VIRTUAL_KEYS[acc.kind]
+    key = VIRTUAL_KEYS[acc.virtual.kind]
     return {
         "id": acc.uuid,
         "slug": acc.slug,
         "name": acc.name,
-        "type": acc.kind,
+        "type": acc.virtual.kind,
         key: acc.values.get(key),
         **acc.virtual.describe(),
     }
@@ -1054,7 +1084,7 @@ def _check_initial(acc: Accessory, initial: Any) -> Any:
         if acc.virtual is not None:
             acc.virtual.controllable = True
         try:
-            return check_value(acc, VIRTUAL_KEYS[acc.kind], initial)
+            return check_value(acc, VIRTUAL_KEYS[acc.virtual.kind], initial)
         finally:
             if acc.virtual is not None:
                 acc.virtual.controllable = controllable

@@ -24,6 +24,17 @@ _LEGACY_RENAMES: Final = {
     "rotation_speed": "speed",
     "target_position": "target",
 }
+# Raw HomeKit spellings some servers pass through for keys we know by another name. The
+# community server's CHAR_TO_SIMPLE (homecast-web src/server/local-rest.ts) simplifies
+# contact_state itself; the HAP spellings of the thermostat keys are what the relay's
+# CharacteristicMapper calls heating_cooling_* / temperature_units.
+_ALIASES: Final = {
+    "contact_state": "contact",
+    "current_relative_humidity": "relative_humidity",
+    "current_heating_cooling_state": "heating_cooling_current",
+    "target_heating_cooling_state": "heating_cooling_target",
+    "temperature_display_units": "temperature_units",
+}
 _LEGACY_HVAC_MODES: Final = {0: "auto", 1: "heat", 2: "cool"}
 _LEGACY_HVAC_STATES: Final = {0: "inactive", 1: "idle", 2: "heating", 3: "cooling"}
 # Keys of an accessory object that are metadata, not values.
@@ -45,6 +56,9 @@ _META_KEYS: Final = frozenset(
         "controllable",
     }
 )
+# The room of an accessory without one: uniqueKey("Unknown", "") (src/lib/slug.ts), where
+# virtual accessories created without a room are listed.
+NO_ROOM: Final = "unknown_0000"
 # Value keys an event (doorbell / button) reports a press with.
 EVENT_KEY: Final = "programmable_switch_event"
 
@@ -80,19 +94,30 @@ class EventOccurrence:
     value: int
 
 
+# The characteristic each kind of virtual accessory carries (homecast-web
+# src/automation/types/automation.ts VIRTUAL_CHARACTERISTIC). A virtual switch carries
+# power_state, which get_state simplifies to `on`: it is an ordinary switch to us.
+VIRTUAL_KEYS: Final = {
+    "virtual_mode": "mode",
+    "virtual_count": "counter",
+    "virtual_number": "number",
+    "virtual_timer": "timer",
+    "virtual_text": "text",
+    "virtual_datetime": "date",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class VirtualInfo:
-    """The definition of a virtual accessory (its value is in `values`)."""
+    """What get_state tells of a virtual accessory: its kind and whether people may set it.
 
-    kind: str  # switch, mode, number, counter, timer, text, date
-    id: str | None
+    get_state carries no definition (options, limits): src/relay/virtual-accessories.ts
+    publishes only the value characteristic, writable unless "Adjustable here" is off.
+    """
+
+    kind: str  # mode, number, counter, timer, text, date
+    key: str  # the value key (virtual_mode, …)
     controllable: bool
-    options: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    step: float | None = None
-    unit: str | None = None
-    duration: float | None = None
 
 
 @dataclass(slots=True)
@@ -109,6 +134,8 @@ class Accessory:
     values: dict[str, Any]
     settable: frozenset[str]
     options: dict[str, list[Any]]
+    # Our key -> the server's spelling, for keys read under an alias (writes use the server's).
+    wire: dict[str, str] = field(default_factory=dict)
     legacy: bool = False  # the server used the older raw vocabulary for it
     group: bool = False
     members: tuple[str, ...] = ()
@@ -125,7 +152,11 @@ class Accessory:
 
     @property
     def reachable(self) -> bool:
-        """Unreachable accessories come back with no values at all."""
+        """Unreachable accessories come back with no values at all.
+
+        The relay reads nothing from them, and get_state drops null values
+        (homecast-web src/server/local-rest.ts simplifyAccessory / formatValue).
+        """
         return bool(self.values) or self.type in ("doorbell", "button") or self.group
 
 
@@ -153,9 +184,7 @@ class Home:
         """An accessory by slug, display name, uid or virtual id (case-insensitive)."""
         needle = ref.strip().lower()
         for acc in self.accessories.values():
-            if needle in (acc.key, acc.name.lower(), acc.uid) or (
-                acc.virtual is not None and acc.virtual.id and acc.virtual.id.lower() == needle
-            ):
+            if needle in (acc.key, acc.name.lower(), acc.uid):
                 return acc
         return None
 
@@ -210,12 +239,16 @@ def parse_homes_index(data: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in data["_homes"].items()}
 
 
-def _normalize(values: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """Values in the current vocabulary, and whether the older one was used."""
+def _normalize(values: dict[str, Any]) -> tuple[dict[str, Any], bool, dict[str, str]]:
+    """Values in the current vocabulary, whether the older one was used, and aliases read."""
     out: dict[str, Any] = {}
     legacy = False
+    wire: dict[str, str] = {}
     for key, value in values.items():
-        if key == "target_heater_cooler_state":
+        if key in _ALIASES:
+            out[_ALIASES[key]] = value
+            wire[_ALIASES[key]] = key
+        elif key == "target_heater_cooler_state":
             legacy = True
             out["hvac_mode"] = _LEGACY_HVAC_MODES.get(value, value)
         elif key == "current_heater_cooler_state":
@@ -226,55 +259,59 @@ def _normalize(values: dict[str, Any]) -> tuple[dict[str, Any], bool]:
             out[_LEGACY_RENAMES[key]] = value
         else:
             out[key] = value
-    return out, legacy
+    return out, legacy, wire
 
 
 def _normalize_keys(keys: Any) -> frozenset[str]:
     if not isinstance(keys, list):
         return frozenset()
-    renames = {**_LEGACY_RENAMES, "target_heater_cooler_state": "hvac_mode"}
+    renames = {**_LEGACY_RENAMES, **_ALIASES, "target_heater_cooler_state": "hvac_mode"}
     return frozenset(renames.get(str(k), str(k)) for k in keys)
 
 
 def _display_parts(full: Any, home_key: str, room_key: str, key: str) -> tuple[str, str, str]:
-    """(home, room, accessory) display names from `name` ("<home>.<room>.<acc>")."""
-    if isinstance(full, str):
-        parts = full.split(".")
-        if len(parts) >= 3:
-            # Dots inside an accessory's own name stay with it.
-            return parts[0], parts[1], ".".join(parts[2:])
-        if full:
-            return _deslug(home_key), _deslug(room_key), full
-    return _deslug(home_key), _deslug(room_key), _deslug(key)
+    """(home, room, accessory) names for an accessory whose `name` is `full`.
+
+    The real get_state names every accessory by its slug path, "<home>.<room>.<acc>" (a group
+    member: "<home>.<room>.<group>.<member>"; src/server/local-rest.ts getState), so readable
+    names come from the slugs as pyhomecast's `_key_to_name` derives them. A server that puts
+    display names there ("Home.Room.Accessory") is taken at its word.
+    """
+    slugged = (_deslug(home_key), _deslug(room_key), _deslug(key))
+    if not isinstance(full, str) or not full:
+        return slugged
+    # Slugs keep punctuation, dots too, so the slug form is recognised whole, never split.
+    if full.startswith(f"{home_key}.{room_key}.") and full.endswith(key):
+        return slugged
+    parts = full.split(".")
+    if len(parts) >= 3:
+        # Dots inside an accessory's own name stay with it.
+        return parts[0], parts[1], ".".join(parts[2:])
+    return slugged[0], slugged[1], full
 
 
-def _deslug(key: str) -> str:
-    base = key.rsplit("_", 1)[0] if "_" in key else key
-    return base.replace("_", " ").strip().title() or key
+_SLUG_TAIL = re.compile(r"_[0-9a-f]{4}$")
 
 
-def _virtual_info(props: Mapping[str, Any]) -> VirtualInfo | None:
-    if not props.get("virtual"):
-        return None
-    options = props.get("options")
+def deslug(key: str) -> str:
+    """A readable name from a slug key (`bedroom_1_air_conditioner_7f60` → "Bedroom 1 Air …").
 
-    def _num(name: str) -> float | None:
-        value = props.get(name)
-        return (
-            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-        )
+    As pyhomecast's `_key_to_name`: drop the 4-hex id suffix, `_` to spaces, capitalise each
+    word (only its first letter, so "rob's" stays "Rob's", not str.title's "Rob'S").
+    """
+    words = _SLUG_TAIL.sub("", key).replace("_", " ").split()
+    return " ".join(word[:1].upper() + word[1:] for word in words) or key
 
-    return VirtualInfo(
-        kind=str(props.get("virtual_type") or props.get("type") or "switch"),
-        id=str(props["id"]) if props.get("id") else None,
-        controllable=props.get("controllable", True) is not False,
-        options=tuple(str(o) for o in options) if isinstance(options, list) else (),
-        minimum=_num("min"),
-        maximum=_num("max"),
-        step=_num("step"),
-        unit=str(props["unit"]) if isinstance(props.get("unit"), str) else None,
-        duration=_num("duration"),
-    )
+
+_deslug = deslug
+
+
+def _virtual_info(values: Mapping[str, Any], settable: frozenset[str]) -> VirtualInfo | None:
+    """A virtual accessory is recognised by its value key; `_settable` says if people may set it."""
+    for key, kind in VIRTUAL_KEYS.items():
+        if key in values:
+            return VirtualInfo(kind=kind, key=key, controllable=key in settable)
+    return None
 
 
 def _parse_accessory(
@@ -282,7 +319,8 @@ def _parse_accessory(
 ) -> tuple[Accessory, dict[str, Mapping[str, Any]]]:
     """One accessory, and the nested members of a service group (slug → props)."""
     raw = {k: v for k, v in props.items() if not k.startswith("_") and k not in _META_KEYS}
-    values, legacy = _normalize(raw)
+    values, legacy, wire = _normalize(raw)
+    settable = _normalize_keys(props.get("_settable"))
     _, room_name, name = _display_parts(props.get("name"), home_key, room_key, key)
     options_raw = props.get("_options")
     options: dict[str, list[Any]] = {}
@@ -295,7 +333,8 @@ def _parse_accessory(
                 # The older form lists ints; the current names are what we write.
                 options.setdefault("hvac_mode", [_LEGACY_HVAC_MODES.get(v, v) for v in allowed])
             else:
-                options[_LEGACY_RENAMES.get(opt_key, opt_key)] = list(allowed)
+                renamed = _LEGACY_RENAMES.get(opt_key) or _ALIASES.get(opt_key, opt_key)
+                options[renamed] = list(allowed)
     members = props.get("accessories") if props.get("group") else None
     acc = Accessory(
         home_key=home_key,
@@ -306,12 +345,13 @@ def _parse_accessory(
         name=name,
         room_name=room_name,
         values=values,
-        settable=_normalize_keys(props.get("_settable")),
+        settable=settable,
         options=options,
+        wire=wire,
         legacy=legacy,
         group=bool(props.get("group")),
         members=tuple(members) if isinstance(members, Mapping) else (),
-        virtual=_virtual_info(props),
+        virtual=_virtual_info(values, settable),
     )
     return acc, dict(members) if isinstance(members, Mapping) else {}
 
@@ -331,8 +371,7 @@ def parse_home(home_key: str, uuid: str, body: Any) -> Home:
                 continue
             acc, members = _parse_accessory(home_key, room_key, key, props)
             found.append(acc)
-            if isinstance(props.get("name"), str) and props["name"].count(".") >= 2:
-                home.name = props["name"].split(".")[0]
+            home.name = _display_parts(props.get("name"), home_key, room_key, key)[0]
             for member_key, member_props in members.items():
                 if isinstance(member_props, Mapping):
                     nested.append(_parse_accessory(home_key, room_key, member_key, member_props)[0])
@@ -562,6 +601,8 @@ class HomecastApi:
         self.client = client
         self._before_call = before_call
         self.batcher = SetStateBatcher(self._send_set_state)
+        # Options of virtual modes, as seen: get_state lists none (see remember_modes).
+        self.modes_seen: dict[tuple[str, str], list[str]] = {}
         # Scene renames made through us, oldest first, until a poll has followed them.
         self.scene_renames: list[SceneRenamed] = []
 
@@ -580,7 +621,28 @@ class HomecastApi:
         One call for every home costs fewer round trips than one filtered call per home, and
         `_homes` (the UUIDs our keys come from) is only complete in the unfiltered answer.
         """
-        return parse_state(await self.async_get_state_raw(), wanted)
+        state = parse_state(await self.async_get_state_raw(), wanted)
+        self.remember_modes(state)
+        return state
+
+    def remember_modes(self, state: HomecastState) -> None:
+        """Give each virtual mode the options seen so far, unless the server listed them.
+
+        A mode's options live only in its definition (src/relay/virtual-accessories.ts puts
+        them on the accessory record, which get_state does not pass on), so the choices a
+        select can offer are the values the mode has been seen in, plus any set through us.
+        """
+        for home_uuid, home in state.homes.items():
+            for acc in home.accessories.values():
+                if acc.virtual is None or acc.virtual.kind != "mode":
+                    continue
+                seen = self.modes_seen.setdefault((home_uuid, acc.uid), [])
+                current = acc.get("virtual_mode")
+                if isinstance(current, str) and current not in seen:
+                    seen.append(current)
+                listed = acc.options.get("virtual_mode")
+                if not listed:
+                    acc.options["virtual_mode"] = list(seen)
 
     async def async_get_automations(self) -> tuple[dict[str, list[dict[str, Any]]], set[str]]:
         """HomeKit automations by home key, and the view-only home keys."""
@@ -596,9 +658,8 @@ class HomecastApi:
 
     async def async_set(self, acc: Accessory, props: Mapping[str, Any]) -> SetStateResult:
         """Write properties of one accessory (coalesced with simultaneous writes)."""
-        return await self.batcher.submit(
-            AccessoryUpdate(acc.home_key, acc.room_key, acc.key, props)
-        )
+        wire = {acc.wire.get(key, key): value for key, value in props.items()}
+        return await self.batcher.submit(AccessoryUpdate(acc.home_key, acc.room_key, acc.key, wire))
 
     async def async_run_scene(self, home: str, name: str) -> Any:
         """Run a scene by name."""

@@ -12,7 +12,7 @@ sees that home yields the same id, and reauth/reconfigure check the home is stil
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Final
 
 from homeassistant.config_entries import (
     SOURCE_REAUTH,
@@ -27,24 +27,33 @@ import voluptuous as vol
 
 from ...const import BACKEND_HOMECAST, CONF_BACKEND
 from ...mcp.client import BearerAuth, McpClient
-from ...mcp.errors import McpConnectionError, McpError, McpRateLimitError, McpTimeoutError
+from ...mcp.errors import (
+    McpAuthError,
+    McpConnectionError,
+    McpError,
+    McpRateLimitError,
+    McpTimeoutError,
+)
 from ..flow import BackendFlowMixin, FormError, async_check, connection_test
 from .api import HomecastApi, HomecastReplyError, parse_state
 from .const import (
     AUTH_OAUTH,
     AUTH_TOKEN,
+    COMMUNITY_URL_EXAMPLE,
     CONF_ACCESS_TOKEN,
     CONF_AUTH_TYPE,
     CONF_HOMES,
     CONF_OAUTH_CLIENT,
     CONF_OAUTH_ENDPOINTS,
     CONF_SCAN_INTERVAL,
+    CONF_SERVER,
     DATA_OAUTH_ENDPOINTS,
     DEFAULT_SCAN_INTERVAL,
     DEFAULT_URL,
     MAX_SCAN_INTERVAL,
     MIN_SCAN_INTERVAL,
     OAUTH_SCOPES,
+    SERVER_COMMUNITY,
 )
 from .oauth import HomecastOAuth2Implementation, OAuthDiscoveryError, async_discover, async_register
 
@@ -52,10 +61,15 @@ _LOGGER = logging.getLogger(__name__)
 
 # An empty token means: sign in with OAuth.
 _ENDPOINT_SCHEMA = vol.Schema({vol.Required(CONF_URL): str, vol.Optional(CONF_ACCESS_TOKEN): str})
+# The community server: an empty token means its "require authentication" is off.
+_COMMUNITY_SCHEMA = vol.Schema({vol.Required(CONF_URL): str, vol.Optional(CONF_ACCESS_TOKEN): str})
+# The user menu's entry for the community server (a step of this mixin).
+COMMUNITY_STEP: Final = "homecast_community"
 
 
 class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
-    """Steps: homecast, homecast_homes, homecast_reauth(_confirm), homecast_reconfigure."""
+    """Steps: homecast, homecast_community, homecast_homes, homecast_reauth(_confirm),
+    homecast_reconfigure."""
 
     # Pending entry data between steps (the flow instance is per flow).
     _hc_data: dict[str, Any] | None = None
@@ -86,6 +100,30 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
             data_schema=self.add_suggested_values_to_schema(
                 _ENDPOINT_SCHEMA, user_input or {CONF_URL: DEFAULT_URL}
             ),
+            errors=errors,
+        )
+
+    async def async_step_homecast_community(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The Homecast Mac app's own server on the local network (no cloud, no OAuth here)."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            url = user_input[CONF_URL].strip()
+            token = (user_input.get(CONF_ACCESS_TOKEN) or "").strip()
+            probe = self._hc_probe(url, token, community=True)
+            if homes := await async_check(errors, probe):
+                data = {
+                    CONF_URL: url,
+                    CONF_AUTH_TYPE: AUTH_TOKEN,
+                    CONF_ACCESS_TOKEN: token,
+                    CONF_SERVER: SERVER_COMMUNITY,
+                }
+                return await self._hc_account(data, homes)
+        return self.async_show_form(
+            step_id="homecast_community",
+            data_schema=self.add_suggested_values_to_schema(_COMMUNITY_SCHEMA, user_input or {}),
+            description_placeholders={"example": COMMUNITY_URL_EXAMPLE},
             errors=errors,
         )
 
@@ -210,7 +248,9 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
             if oauth:
                 return await self._hc_start_oauth(entry.data[CONF_URL], "homecast_reauth_confirm")
             token = user_input[CONF_ACCESS_TOKEN].strip()
-            if homes := await async_check(errors, self._hc_probe(entry.data[CONF_URL], token)):
+            community = entry.data.get(CONF_SERVER) == SERVER_COMMUNITY
+            probe = self._hc_probe(entry.data[CONF_URL], token, community=community)
+            if homes := await async_check(errors, probe):
                 return await self._hc_account({CONF_ACCESS_TOKEN: token}, homes)
         schema = vol.Schema({} if oauth else {vol.Required(CONF_ACCESS_TOKEN): str})
         return self._async_show_reauth_form("homecast_reauth_confirm", schema, errors)
@@ -240,7 +280,8 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
             token = (user_input.get(CONF_ACCESS_TOKEN) or "").strip() or entry.data[
                 CONF_ACCESS_TOKEN
             ]
-            if seen := await async_check(errors, self._hc_probe(url, token)):
+            community = entry.data.get(CONF_SERVER) == SERVER_COMMUNITY
+            if seen := await async_check(errors, self._hc_probe(url, token, community=community)):
                 return await self._hc_account({CONF_URL: url, CONF_ACCESS_TOKEN: token}, seen)
         return self.async_show_form(
             step_id="homecast_reconfigure",
@@ -252,11 +293,12 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
 
     # --- connection tests ----------------------------------------------------------------
 
-    async def _hc_probe(self, url: str, token: str) -> dict[str, str]:
+    async def _hc_probe(self, url: str, token: str, *, community: bool = False) -> dict[str, str]:
         """get_state with the credential: the homes it sees (UUID → name)."""
-        client = McpClient(async_get_clientsession(self.hass), url, auth=BearerAuth(token))
+        auth = BearerAuth(token) if token else None
+        client = McpClient(async_get_clientsession(self.hass), url, auth=auth)
         try:
-            return await _homes_of(HomecastApi(client))
+            return await _homes_of(HomecastApi(client), community=community)
         finally:
             await client.close()
 
@@ -285,8 +327,15 @@ def _homecast_key(err: McpError) -> str | None:
     return None
 
 
-async def _homes_of(api: HomecastApi) -> dict[str, str]:
-    with connection_test("Homecast", _homecast_key):
+def _community_key(err: McpError) -> str | None:
+    """The community server refuses a missing or wrong token with its own answer."""
+    if isinstance(err, McpAuthError):
+        return "community_auth_required"
+    return _homecast_key(err)
+
+
+async def _homes_of(api: HomecastApi, *, community: bool = False) -> dict[str, str]:
+    with connection_test("Homecast", _community_key if community else _homecast_key):
         state = parse_state(await api.async_get_state_raw())
     if not state.homes:
         raise FormError("no_homes")

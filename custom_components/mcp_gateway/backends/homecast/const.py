@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 DEFAULT_URL: Final = "https://api.homecast.cloud/mcp"
+# The Homecast Mac app's community server (src/server/local-server.ts, port 5656).
+COMMUNITY_URL_EXAMPLE: Final = "http://homecast-mac.local:5656/mcp"
 DEFAULT_SCAN_INTERVAL: Final = 30
 MIN_SCAN_INTERVAL: Final = 10
 MAX_SCAN_INTERVAL: Final = 3600
@@ -17,6 +19,8 @@ CONF_HOMES: Final = "homes"  # UUIDs of the homes the entry follows
 CONF_OAUTH_CLIENT: Final = "oauth_client"  # dynamically registered client and endpoints
 CONF_OAUTH_ENDPOINTS: Final = "oauth_endpoints"  # endpoints for application credentials
 CONF_ACCESS_TOKEN: Final = "access_token"  # the bearer token (token auth)
+CONF_SERVER: Final = "server"  # which Homecast server: absent = the cloud
+SERVER_COMMUNITY: Final = "community"
 # entry.options keys
 CONF_SCAN_INTERVAL: Final = "scan_interval"
 

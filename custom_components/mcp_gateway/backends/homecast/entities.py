@@ -11,6 +11,7 @@ normalises the older one) and write with set_state keys.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -24,13 +25,21 @@ from homeassistant.components.climate.const import HVACAction, HVACMode
 from homeassistant.components.cover import CoverDeviceClass
 from homeassistant.components.event import EventDeviceClass
 from homeassistant.components.light.const import ColorMode
+from homeassistant.components.number import NumberMode
 from homeassistant.components.sensor import SensorDeviceClass, SensorStateClass
 from homeassistant.components.valve import ValveDeviceClass
 from homeassistant.const import (
+    CONCENTRATION_MICROGRAMS_PER_CUBIC_METER,
+    CONCENTRATION_PARTS_PER_MILLION,
     LIGHT_LUX,
     PERCENTAGE,
     EntityCategory,
     Platform,
+    UnitOfElectricCurrent,
+    UnitOfElectricPotential,
+    UnitOfEnergy,
+    UnitOfPower,
+    UnitOfPressure,
     UnitOfTemperature,
 )
 from homeassistant.util import dt as dt_util
@@ -53,7 +62,7 @@ from ...sensor import GatewaySensorDescription
 from ...switch import GatewaySwitchDescription
 from ...text import GatewayTextDescription
 from ...valve import GatewayValveDescription
-from .api import EVENT_KEY, Accessory, Home, HomecastState
+from .api import EVENT_KEY, NO_ROOM, Accessory, Home, HomecastState
 from .scenes import home_device_key, scene_key
 
 if TYPE_CHECKING:
@@ -160,7 +169,6 @@ async def _light_on(runtime: HomecastRuntime, acc: Accessory, command: LightComm
 
 LIGHT = GatewayLightDescription(
     key="light",
-    available_fn=_reachable,
     name=None,
     is_on_fn=lambda acc: _bool(acc.get("on")),
     brightness_fn=_light_brightness,
@@ -192,14 +200,12 @@ SWITCH = _on_switch(name=None)
 OUTLET = _on_switch("outlet", name=None, device_class=None)
 MUTE = GatewaySwitchDescription(
     key="mute",
-    available_fn=_reachable,
     translation_key="mute",
     is_on_fn=lambda acc: _bool(acc.get("mute")),
     set_fn=lambda runtime, acc, on: _write(runtime, acc, {"mute": on}),
 )
 VOLUME = GatewayNumberDescription(
     key="volume",
-    available_fn=_reachable,
     translation_key="volume",
     native_min_value=0,
     native_max_value=100,
@@ -224,8 +230,24 @@ _HC_ACTIONS = {
 
 
 def _hc_modes(acc: Accessory) -> list[HVACMode]:
-    names = acc.options.get("hvac_mode") or list(_HC_MODES)
+    names = acc.options.get("hvac_mode") or _threshold_modes(acc, "auto", "heat", "cool")
     return [HVACMode.OFF, *(_HC_MODES[n] for n in names if n in _HC_MODES)]
+
+
+def _threshold_modes[T](acc: Accessory, both: T, heat: T, cool: T) -> list[T]:
+    """The modes an accessory without `_options` can take, from the setpoints it has.
+
+    get_state carries no valid values (src/server/local-rest.ts simplifyAccessory), but HomeKit
+    only gives a service the heating threshold when it heats and the cooling threshold when it
+    cools, and both when it can do either (auto).
+    """
+    has_heat, has_cool = acc.has("heat_target"), acc.has("cool_target")
+    modes = [heat] if has_heat else []
+    if has_cool:
+        modes.append(cool)
+    if has_heat and has_cool:
+        modes.append(both)
+    return modes
 
 
 def _hc_active(acc: Accessory) -> bool:
@@ -289,9 +311,25 @@ async def _hc_set_temp(runtime: HomecastRuntime, acc: Accessory, target: Climate
         await _write(runtime, acc, props)
 
 
+# Fan speed of an air conditioner (its rotation_speed, `speed` when simplified) as fan modes.
+_FAN_MODES = {"low": 33, "medium": 66, "high": 100}
+
+
+def _fan_mode(acc: Accessory) -> str | None:
+    speed = _num(acc.get("speed"))
+    if speed is None:
+        return None
+    return min(_FAN_MODES, key=lambda mode: abs(_FAN_MODES[mode] - speed))
+
+
+async def _set_fan_mode(runtime: HomecastRuntime, acc: Accessory, mode: str) -> None:
+    if mode not in _FAN_MODES:
+        raise ValueError(f"{acc.name} has no fan mode {mode}")
+    await _write(runtime, acc, {"speed": _FAN_MODES[mode]})
+
+
 HEATER_COOLER = GatewayClimateDescription(
     key="climate",
-    available_fn=_reachable,
     name=None,
     hvac_mode_fn=_hc_mode,
     hvac_modes_fn=_hc_modes,
@@ -307,6 +345,12 @@ HEATER_COOLER = GatewayClimateDescription(
     set_hvac_mode_fn=_hc_set_mode,
     set_temperature_fn=_hc_set_temp,
 )
+HEATER_COOLER_FAN = dataclasses.replace(
+    HEATER_COOLER,
+    fan_mode_fn=_fan_mode,
+    fan_modes_fn=lambda acc: list(_FAN_MODES),
+    set_fan_mode_fn=_set_fan_mode,
+)
 
 # HomeKit TargetHeatingCoolingState / CurrentHeatingCoolingState.
 _TS_MODES = {0: HVACMode.OFF, 1: HVACMode.HEAT, 2: HVACMode.COOL, 3: HVACMode.HEAT_COOL}
@@ -315,7 +359,13 @@ _TS_ACTIONS = {1: HVACAction.HEATING, 2: HVACAction.COOLING}
 
 
 def _ts_modes(acc: Accessory) -> list[HVACMode]:
-    allowed = acc.options.get("heating_cooling_target") or list(_TS_MODES)
+    allowed = acc.options.get("heating_cooling_target")
+    if not allowed:
+        # Without `_options`: off, heat (what a thermostat's single target is for), and cool or
+        # auto only when it has the thresholds that come with them, plus the mode it is in.
+        allowed = [0, *(_threshold_modes(acc, 3, 1, 2) or [1])]
+        if (current := acc.get("heating_cooling_target")) in _TS_MODES and current not in allowed:
+            allowed.append(current)
     return [_TS_MODES[v] for v in allowed if v in _TS_MODES]
 
 
@@ -344,7 +394,6 @@ async def _ts_set_temp(runtime: HomecastRuntime, acc: Accessory, target: Climate
 
 THERMOSTAT = GatewayClimateDescription(
     key="climate",
-    available_fn=_reachable,
     name=None,
     hvac_mode_fn=lambda acc: _TS_MODES.get(acc.get("heating_cooling_target")),
     hvac_modes_fn=_ts_modes,
@@ -375,7 +424,6 @@ def _locked(acc: Accessory) -> bool | None:
 
 LOCK = GatewayLockDescription(
     key="lock",
-    available_fn=_reachable,
     name=None,
     is_locked_fn=_locked,
     is_jammed_fn=lambda acc: acc.get("locked") == 2 and not isinstance(acc.get("locked"), bool),
@@ -426,7 +474,6 @@ async def _alarm_set(
 
 ALARM = GatewayAlarmDescription(
     key="alarm",
-    available_fn=_reachable,
     name=None,
     state_fn=_alarm_state,
     supported_features=AlarmControlPanelEntityFeature.ARM_HOME
@@ -454,7 +501,6 @@ def _cover_closed(acc: Accessory) -> bool | None:
 
 COVER = GatewayCoverDescription(
     key="cover",
-    available_fn=_reachable,
     name=None,
     device_class=CoverDeviceClass.BLIND,
     is_closed_fn=_cover_closed,
@@ -489,7 +535,6 @@ async def _fan_speed(runtime: HomecastRuntime, acc: Accessory, percentage: int) 
 
 FAN = GatewayFanDescription(
     key="fan",
-    available_fn=_reachable,
     name=None,
     is_on_fn=lambda acc: _bool(acc.get(_power_key(acc))),
     percentage_fn=lambda acc: None if _num(acc.get("speed")) is None else round(acc.get("speed")),
@@ -500,7 +545,6 @@ FAN = GatewayFanDescription(
 
 VALVE = GatewayValveDescription(
     key="valve",
-    available_fn=_reachable,
     name=None,
     device_class=ValveDeviceClass.WATER,
     is_closed_fn=lambda acc: None if _bool(acc.get("active")) is None else not acc.get("active"),
@@ -514,7 +558,6 @@ VALVE = GatewayValveDescription(
 
 TEMPERATURE = GatewaySensorDescription(
     key="temperature",
-    available_fn=_reachable,
     device_class=SensorDeviceClass.TEMPERATURE,
     state_class=SensorStateClass.MEASUREMENT,
     native_unit_of_measurement=UnitOfTemperature.CELSIUS,
@@ -522,7 +565,6 @@ TEMPERATURE = GatewaySensorDescription(
 )
 HUMIDITY = GatewaySensorDescription(
     key="humidity",
-    available_fn=_reachable,
     device_class=SensorDeviceClass.HUMIDITY,
     state_class=SensorStateClass.MEASUREMENT,
     native_unit_of_measurement=PERCENTAGE,
@@ -530,7 +572,6 @@ HUMIDITY = GatewaySensorDescription(
 )
 ILLUMINANCE = GatewaySensorDescription(
     key="illuminance",
-    available_fn=_reachable,
     device_class=SensorDeviceClass.ILLUMINANCE,
     state_class=SensorStateClass.MEASUREMENT,
     native_unit_of_measurement=LIGHT_LUX,
@@ -538,7 +579,6 @@ ILLUMINANCE = GatewaySensorDescription(
 )
 BATTERY = GatewaySensorDescription(
     key="battery",
-    available_fn=_reachable,
     device_class=SensorDeviceClass.BATTERY,
     state_class=SensorStateClass.MEASUREMENT,
     native_unit_of_measurement=PERCENTAGE,
@@ -547,38 +587,224 @@ BATTERY = GatewaySensorDescription(
 )
 MOTION = GatewayBinarySensorDescription(
     key="motion",
-    available_fn=_reachable,
     device_class=BinarySensorDeviceClass.MOTION,
     is_on_fn=lambda acc: _bool(acc.get("motion")),
 )
 CONTACT = GatewayBinarySensorDescription(
     key="contact",
-    available_fn=_reachable,
     device_class=BinarySensorDeviceClass.OPENING,
     # HomeKit ContactSensorState: 0 = contact detected (closed).
     is_on_fn=lambda acc: _bool(acc.get("contact")),
 )
 OCCUPANCY = GatewayBinarySensorDescription(
     key="occupancy",
-    available_fn=_reachable,
     device_class=BinarySensorDeviceClass.OCCUPANCY,
     is_on_fn=lambda acc: _bool(acc.get("occupancy_detected")),
 )
 LOW_BATTERY = GatewayBinarySensorDescription(
     key="low_battery",
-    available_fn=_reachable,
     device_class=BinarySensorDeviceClass.BATTERY,
     entity_category=EntityCategory.DIAGNOSTIC,
     is_on_fn=lambda acc: _bool(acc.get("low_battery")),
 )
 OUTLET_IN_USE = GatewayBinarySensorDescription(
     key="outlet_in_use",
-    available_fn=_reachable,
     translation_key="outlet_in_use",
     device_class=BinarySensorDeviceClass.POWER,
     # Follows the switch state on most plugs: noise unless the plug measures load.
     entity_registry_enabled_default=False,
     is_on_fn=lambda acc: _bool(acc.get("outlet_in_use")),
+)
+
+
+def _flag(key: str) -> Callable[[Accessory], bool | None]:
+    return lambda acc: _bool(acc.get(key))
+
+
+def _reading(key: str) -> Callable[[Accessory], float | None]:
+    return lambda acc: _num(acc.get(key))
+
+
+def _door_open(acc: Accessory) -> bool | None:
+    # CurrentDoorState: 0 open, 1 closed, 2 opening, 3 closing, 4 stopped (not closed).
+    value = _int(acc.get("current_door_state"))
+    return None if value is None else value != 1
+
+
+# HomeKit AirQuality 0-5 (homecast-web src/components/automations/characteristics.ts).
+_AIR_QUALITY = ("unknown", "excellent", "good", "fair", "inferior", "poor")
+
+
+def _air_quality(acc: Accessory) -> str | None:
+    value = _int(acc.get("air_quality"))
+    return _AIR_QUALITY[value] if value is not None and 0 <= value < len(_AIR_QUALITY) else None
+
+
+def _measure(
+    key: str, device_class: SensorDeviceClass, unit: str, **kwargs: Any
+) -> GatewaySensorDescription:
+    return GatewaySensorDescription(
+        key=key,
+        device_class=device_class,
+        state_class=kwargs.pop("state_class", SensorStateClass.MEASUREMENT),
+        native_unit_of_measurement=unit,
+        value_fn=_reading(key),
+        **kwargs,
+    )
+
+
+# Characteristics get_state passes through under their raw relay names (getSimpleName in
+# src/server/local-rest.ts keeps every name outside CHAR_TO_SIMPLE): the boolean, enum and
+# unit tables of src/components/automations/characteristics.ts list the ones that matter.
+# Accessories carrying them are mostly of type "other" (getDeviceType has no leak, smoke,
+# carbon monoxide, occupancy, humidity or air-quality type).
+RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
+    (
+        "leak_detected",
+        Platform.BINARY_SENSOR,
+        GatewayBinarySensorDescription(
+            key="leak_detected",
+            device_class=BinarySensorDeviceClass.MOISTURE,
+            is_on_fn=_flag("leak_detected"),
+        ),
+    ),
+    (
+        "smoke_detected",
+        Platform.BINARY_SENSOR,
+        GatewayBinarySensorDescription(
+            key="smoke_detected",
+            device_class=BinarySensorDeviceClass.SMOKE,
+            is_on_fn=_flag("smoke_detected"),
+        ),
+    ),
+    (
+        "carbon_monoxide_detected",
+        Platform.BINARY_SENSOR,
+        GatewayBinarySensorDescription(
+            key="carbon_monoxide_detected",
+            device_class=BinarySensorDeviceClass.CO,
+            is_on_fn=_flag("carbon_monoxide_detected"),
+        ),
+    ),
+    (
+        "carbon_dioxide_detected",
+        Platform.BINARY_SENSOR,
+        GatewayBinarySensorDescription(
+            key="carbon_dioxide_detected",
+            translation_key="carbon_dioxide_detected",
+            device_class=BinarySensorDeviceClass.PROBLEM,
+            is_on_fn=_flag("carbon_dioxide_detected"),
+        ),
+    ),
+    (
+        "obstruction_detected",
+        Platform.BINARY_SENSOR,
+        GatewayBinarySensorDescription(
+            key="obstruction_detected",
+            translation_key="obstruction_detected",
+            device_class=BinarySensorDeviceClass.PROBLEM,
+            is_on_fn=_flag("obstruction_detected"),
+        ),
+    ),
+    (
+        "current_door_state",
+        Platform.BINARY_SENSOR,
+        GatewayBinarySensorDescription(
+            key="current_door_state",
+            device_class=BinarySensorDeviceClass.GARAGE_DOOR,
+            is_on_fn=_door_open,
+        ),
+    ),
+    (
+        "status_fault",
+        Platform.BINARY_SENSOR,
+        GatewayBinarySensorDescription(
+            key="status_fault",
+            device_class=BinarySensorDeviceClass.PROBLEM,
+            entity_category=EntityCategory.DIAGNOSTIC,
+            is_on_fn=_flag("status_fault"),
+        ),
+    ),
+    (
+        "status_tampered",
+        Platform.BINARY_SENSOR,
+        GatewayBinarySensorDescription(
+            key="status_tampered",
+            device_class=BinarySensorDeviceClass.TAMPER,
+            entity_category=EntityCategory.DIAGNOSTIC,
+            is_on_fn=_flag("status_tampered"),
+        ),
+    ),
+    (
+        "air_quality",
+        Platform.SENSOR,
+        GatewaySensorDescription(
+            key="air_quality",
+            translation_key="air_quality",
+            device_class=SensorDeviceClass.ENUM,
+            options=list(_AIR_QUALITY),
+            value_fn=_air_quality,
+        ),
+    ),
+    (
+        "carbon_dioxide_level",
+        Platform.SENSOR,
+        _measure("carbon_dioxide_level", SensorDeviceClass.CO2, CONCENTRATION_PARTS_PER_MILLION),
+    ),
+    (
+        "carbon_monoxide_level",
+        Platform.SENSOR,
+        _measure("carbon_monoxide_level", SensorDeviceClass.CO, CONCENTRATION_PARTS_PER_MILLION),
+    ),
+    (
+        "pm2_5_density",
+        Platform.SENSOR,
+        _measure("pm2_5_density", SensorDeviceClass.PM25, CONCENTRATION_MICROGRAMS_PER_CUBIC_METER),
+    ),
+    (
+        "pm10_density",
+        Platform.SENSOR,
+        _measure("pm10_density", SensorDeviceClass.PM10, CONCENTRATION_MICROGRAMS_PER_CUBIC_METER),
+    ),
+    (
+        "voc_density",
+        Platform.SENSOR,
+        _measure(
+            "voc_density",
+            SensorDeviceClass.VOLATILE_ORGANIC_COMPOUNDS,
+            CONCENTRATION_MICROGRAMS_PER_CUBIC_METER,
+        ),
+    ),
+    (
+        "eve_energy_watt",
+        Platform.SENSOR,
+        _measure("eve_energy_watt", SensorDeviceClass.POWER, UnitOfPower.WATT),
+    ),
+    (
+        "eve_energy_kwh",
+        Platform.SENSOR,
+        _measure(
+            "eve_energy_kwh",
+            SensorDeviceClass.ENERGY,
+            UnitOfEnergy.KILO_WATT_HOUR,
+            state_class=SensorStateClass.TOTAL_INCREASING,
+        ),
+    ),
+    (
+        "eve_voltage",
+        Platform.SENSOR,
+        _measure("eve_voltage", SensorDeviceClass.VOLTAGE, UnitOfElectricPotential.VOLT),
+    ),
+    (
+        "eve_ampere",
+        Platform.SENSOR,
+        _measure("eve_ampere", SensorDeviceClass.CURRENT, UnitOfElectricCurrent.AMPERE),
+    ),
+    (
+        "eve_air_pressure",
+        Platform.SENSOR,
+        _measure("eve_air_pressure", SensorDeviceClass.ATMOSPHERIC_PRESSURE, UnitOfPressure.HPA),
+    ),
 )
 
 # Stateless programmable switch events: 0 single, 1 double, 2 long press.
@@ -595,7 +821,6 @@ def _presses(acc: Accessory) -> list[EventOccurrence]:
 
 DOORBELL = GatewayEventDescription(
     key="doorbell",
-    available_fn=_reachable,
     translation_key="doorbell",
     device_class=EventDeviceClass.DOORBELL,
     event_types=list(_PRESS_TYPES.values()),
@@ -603,7 +828,6 @@ DOORBELL = GatewayEventDescription(
 )
 BUTTON_EVENT = GatewayEventDescription(
     key="button",
-    available_fn=_reachable,
     translation_key="button",
     device_class=EventDeviceClass.BUTTON,
     event_types=list(_PRESS_TYPES.values()),
@@ -615,17 +839,9 @@ BUTTON_EVENT = GatewayEventDescription(
 # Virtual accessories
 
 
-def _virtual_limits(acc: Accessory) -> tuple[float, float, float] | None:
-    info = acc.virtual
-    if info is None:
-        return None
-    low = info.minimum if info.minimum is not None else 0.0
-    high = info.maximum if info.maximum is not None else 100.0
-    return (low, high, info.step or 1.0)
-
-
 def _parse_datetime(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
+    # A date alone ("2026-12-03") is a day, not an instant: only a value with a time is one.
+    if not isinstance(value, str) or len(value) <= len("2026-12-03"):
         return None
     parsed = dt_util.parse_datetime(value)
     if parsed is None:
@@ -634,57 +850,53 @@ def _parse_datetime(value: Any) -> datetime | None:
 
 
 async def _counter_add(runtime: HomecastRuntime, acc: Accessory) -> None:
-    # set_state sets the count (it does not add): the step comes from the definition.
-    step = int(acc.virtual.step or 1) if acc.virtual is not None else 1
+    # set_state sets the count (it does not add); get_state carries no step, so by one.
     current = acc.get("virtual_count")
     count = current if isinstance(current, int) and not isinstance(current, bool) else 0
-    await _write(runtime, acc, {"virtual_count": count + step})
+    await _write(runtime, acc, {"virtual_count": count + 1})
 
 
-V_SWITCH = _on_switch("virtual_switch", name=None)
 V_MODE = GatewaySelectDescription(
     key="virtual_mode",
-    available_fn=_reachable,
     name=None,
-    current_option_fn=lambda acc: acc.get("virtual_mode"),
-    options_fn=lambda acc: (
-        list(acc.virtual.options if acc.virtual else ())
-        or [str(o) for o in acc.options.get("virtual_mode", [])]
+    current_option_fn=lambda acc: (
+        None if acc.get("virtual_mode") is None else str(acc.get("virtual_mode"))
     ),
+    # get_state lists no options: the API offers the ones it has seen (api.ModeMemory).
+    options_fn=lambda acc: [str(o) for o in acc.options.get("virtual_mode", [])],
     select_fn=lambda runtime, acc, option: _write(runtime, acc, {"virtual_mode": option}),
 )
 V_NUMBER = GatewayNumberDescription(
     key="virtual_number",
-    available_fn=_reachable,
     name=None,
+    # get_state carries no limits; the server refuses a value outside the definition's.
+    mode=NumberMode.BOX,
+    native_min_value=-1_000_000,
+    native_max_value=1_000_000,
+    native_step=0.001,
     value_fn=lambda acc: _num(acc.get("virtual_number")),
-    limits_fn=_virtual_limits,
     set_fn=lambda runtime, acc, value: _write(
         runtime, acc, {"virtual_number": int(value) if float(value).is_integer() else value}
     ),
 )
 V_COUNTER = GatewaySensorDescription(
     key="virtual_count",
-    available_fn=_reachable,
     name=None,
     state_class=SensorStateClass.MEASUREMENT,
     value_fn=lambda acc: _int(acc.get("virtual_count")),
 )
 V_COUNTER_INCREMENT = GatewayButtonDescription(
     key="virtual_count_increment",
-    available_fn=_reachable,
     translation_key="counter_increment",
     press_fn=_counter_add,
 )
 V_COUNTER_RESET = GatewayButtonDescription(
     key="virtual_count_reset",
-    available_fn=_reachable,
     translation_key="counter_reset",
     press_fn=lambda runtime, acc: _write(runtime, acc, {"virtual_count": 0}),
 )
 V_TIMER = GatewaySwitchDescription(
     key="virtual_timer",
-    available_fn=_reachable,
     name=None,
     is_on_fn=lambda acc: acc.get("virtual_timer") == "active",
     # "active" starts the timer; anything else cancels it.
@@ -694,14 +906,21 @@ V_TIMER = GatewaySwitchDescription(
 )
 V_TEXT = GatewayTextDescription(
     key="virtual_text",
-    available_fn=_reachable,
     name=None,
     value_fn=lambda acc: None if acc.get("virtual_text") is None else str(acc.get("virtual_text")),
     set_fn=lambda runtime, acc, value: _write(runtime, acc, {"virtual_text": value}),
 )
+# A date-only or time-only value (or an unset one, "") is no instant: shown and set as text.
+V_DATE_TEXT = GatewayTextDescription(
+    key="virtual_datetime_text",
+    name=None,
+    value_fn=lambda acc: (
+        None if acc.get("virtual_datetime") is None else str(acc.get("virtual_datetime"))
+    ),
+    set_fn=lambda runtime, acc, value: _write(runtime, acc, {"virtual_datetime": value}),
+)
 V_DATE = GatewayDateTimeDescription(
     key="virtual_datetime",
-    available_fn=_reachable,
     name=None,
     value_fn=lambda acc: _parse_datetime(acc.get("virtual_datetime")),
     set_fn=lambda runtime, acc, value: _write(
@@ -717,19 +936,16 @@ def _virtual_value_fn(acc: Accessory) -> Any:
 # Read-only forms of virtual accessories a person may not change ("Adjustable here" off).
 V_READONLY_ON = GatewayBinarySensorDescription(
     key="virtual_state",
-    available_fn=_reachable,
     name=None,
     is_on_fn=lambda acc: _bool(acc.get("on")) or acc.get("virtual_timer") == "active",
 )
 V_READONLY = GatewaySensorDescription(
     key="virtual_value",
-    available_fn=_reachable,
     name=None,
     value_fn=_virtual_value_fn,
 )
 V_READONLY_TIME = GatewaySensorDescription(
     key="virtual_value",
-    available_fn=_reachable,
     name=None,
     device_class=SensorDeviceClass.TIMESTAMP,
     value_fn=lambda acc: _parse_datetime(acc.get("virtual_datetime")),
@@ -737,7 +953,13 @@ V_READONLY_TIME = GatewaySensorDescription(
 
 
 def _virtual_value(acc: Accessory) -> Any:
-    for key in ("virtual_mode", "virtual_number", "virtual_count", "virtual_text"):
+    for key in (
+        "virtual_mode",
+        "virtual_number",
+        "virtual_count",
+        "virtual_text",
+        "virtual_datetime",
+    ):
         if acc.has(key):
             value = acc.get(key)
             return value if isinstance(value, int | float | str) else None
@@ -826,13 +1048,16 @@ def _main(acc: Accessory) -> list[tuple[Platform, Any]]:
     if kind == "light":
         return [(Platform.LIGHT, LIGHT)]
     if kind == "switch":
+        if acc.has("on") and "on" not in acc.settable:
+            # A virtual switch with "Adjustable here" off: get_state lists `on` unsettable.
+            return [(Platform.BINARY_SENSOR, V_READONLY_ON)]
         return [(Platform.SWITCH, SWITCH)]
     if kind == "outlet":
         return [(Platform.SWITCH, OUTLET)]
     if kind == "climate":
         if acc.has("heating_cooling_target") or acc.has("target_temp"):
             return [(Platform.CLIMATE, THERMOSTAT)]
-        return [(Platform.CLIMATE, HEATER_COOLER)]
+        return [(Platform.CLIMATE, HEATER_COOLER_FAN if acc.has("speed") else HEATER_COOLER)]
     if kind == "lock":
         return [(Platform.LOCK, LOCK)]
     if kind == "alarm":
@@ -853,16 +1078,17 @@ def _main(acc: Accessory) -> list[tuple[Platform, Any]]:
 
 
 def _virtual(acc: Accessory) -> list[tuple[Platform, Any]]:
+    """By the value key get_state reports; no `_settable` means people may not change it."""
     info = acc.virtual
     assert info is not None
+    instant = info.kind == "date" and _parse_datetime(acc.get("virtual_datetime")) is not None
     if not info.controllable:
-        if info.kind in ("switch", "timer"):
+        if info.kind == "timer":
             return [(Platform.BINARY_SENSOR, V_READONLY_ON)]
-        if info.kind == "date":
-            return [(Platform.SENSOR, V_READONLY_TIME)]
-        return [(Platform.SENSOR, V_READONLY)]
+        return [(Platform.SENSOR, V_READONLY_TIME if instant else V_READONLY)]
+    if info.kind == "date" and not instant:
+        return [(Platform.TEXT, V_DATE_TEXT)]
     by_kind: dict[str, list[tuple[Platform, Any]]] = {
-        "switch": [(Platform.SWITCH, V_SWITCH)],
         "mode": [(Platform.SELECT, V_MODE)],
         "number": [(Platform.NUMBER, V_NUMBER)],
         "counter": [
@@ -899,6 +1125,9 @@ def _extras(acc: Accessory) -> Iterator[tuple[Platform, Any]]:
         yield Platform.BINARY_SENSOR, LOW_BATTERY
     if acc.has("outlet_in_use"):
         yield Platform.BINARY_SENSOR, OUTLET_IN_USE
+    for key, platform, description in RAW_EXTRAS:
+        if acc.has(key):
+            yield platform, description
 
 
 def _live_home(coordinator: HomecastCoordinator, home_uuid: str) -> Home | None:
@@ -965,7 +1194,8 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
                 name=acc.name,
                 manufacturer="Homecast" if acc.virtual is not None else MANUFACTURER,
                 model=_model(acc),
-                suggested_area=None if acc.virtual is not None else acc.room_name,
+                # A virtual accessory without a room is listed under "unknown_0000".
+                suggested_area=None if acc.room_key == NO_ROOM else acc.room_name,
                 via=home_device,
             )
             source = _accessory_source(coordinator, home_uuid, acc.uid)
@@ -978,6 +1208,7 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
                         description=description,
                         coordinator=coordinator,
                         source=source,
+                        available_fn=_reachable,
                     )
                 )
         for name in home.scenes:

@@ -62,8 +62,9 @@ class MutableBearer(McpAuth):
         return "MutableBearer(<redacted>)"
 
     def apply(self, headers: dict[str, str], url: URL) -> URL:
-        """Add the current token."""
-        headers["Authorization"] = f"Bearer {self.token}"
+        """Add the current token (none: a community server with authentication off)."""
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
         return url
 
 
