@@ -62,11 +62,18 @@ def _expected(kind: str, gateway: str, tool: dict[str, Any]) -> str | None:
         return "confirmation_required"
     if kind != "admin" and (gateway, tool["name"]) in ACCOUNT_WIDE:
         return "forbidden"
+    # hub_manage_mode is control only to activate a mode; without an action it is the admin's
+    # create/rename/delete (backends/hubitat/tools.call_class).
+    if kind != "admin" and (gateway, tool["name"]) == (HUBITAT, "hub_manage_mode"):
+        return "forbidden"
     # run_scene without a home addresses no home of this entry: no entity to check.
     if kind != "admin" and (gateway, tool["name"]) == (HOMECAST_GATEWAY, "run_scene"):
         return "forbidden"
     if kind == "policy":
         if (gateway, tool["name"]) in DEVICE_WIDE:
+            return "forbidden"
+        # hub_set_hsm addresses the HSM panel, which the policy user may not control.
+        if (gateway, tool["name"]) == (HUBITAT, "hub_set_hsm"):
             return "forbidden"
         # Every clock tool that changes something addresses the clock, which the policy
         # user may not control.
