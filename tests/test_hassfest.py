@@ -49,7 +49,8 @@ def test_manifest_keys_order_and_values() -> None:
     assert MANIFEST["domain"] == DOMAIN
     assert MANIFEST["config_flow"] is True
     # http serves the gateway; application_credentials backs Homecast's OAuth fallback.
-    assert MANIFEST["dependencies"] == ["application_credentials", "http"]
+    # auth: the gateway's OAuth metadata and registration use HA's login and token endpoints.
+    assert MANIFEST["dependencies"] == ["application_credentials", "auth", "http"]
     # recorder: get_history reads it when it runs, and works without it.
     assert MANIFEST["after_dependencies"] == ["recorder"]
     assert MANIFEST["requirements"] == []
