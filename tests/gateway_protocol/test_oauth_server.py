@@ -108,7 +108,7 @@ async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: Tes
             }
         )
 
-    with patch.object(oauth.WellKnownOAuthInfoView, "get", declaring):
+    with patch.object(oauth.login_flow.WellKnownOAuthInfoView, "get", declaring):
         document = await (await anon.get(AS_PATH)).json()
     assert document["code_challenge_methods_supported"] == ["S256"]
     assert document["authorization_endpoint"] == f"{base_url(anon)}/auth/authorize"
@@ -116,9 +116,14 @@ async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: Tes
     async def broken(self: Any, request: web.Request) -> web.Response:
         return web.Response(body=b"not json", content_type="application/json")
 
-    with patch.object(oauth.WellKnownOAuthInfoView, "get", broken):
+    with patch.object(oauth.login_flow.WellKnownOAuthInfoView, "get", broken):
         document = await (await anon.get(AS_PATH)).json()
     assert "code_challenge_methods_supported" not in document
+    # A release without that view (or with another shape) still gets the gateway's document.
+    with patch.object(oauth.login_flow, "WellKnownOAuthInfoView", None):
+        response = await anon.get(AS_PATH)
+    assert response.status == 200
+    assert (await response.json())["issuer"] == f"{base_url(anon)}/api/mcp_gateway"
 
 
 # --- Trusted URLs (issue 13, item 7) ----------------------------------------------------------

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from http import HTTPStatus
 import json
+import logging
 import time
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from aiohttp import hdrs, web
-from homeassistant.components.auth import indieauth
-from homeassistant.components.auth.login_flow import WellKnownOAuthInfoView
+from homeassistant.components.auth import indieauth, login_flow
 from homeassistant.helpers.http import KEY_HASS
 
 from ..const import GATEWAY_URL
@@ -33,6 +33,8 @@ from .limits import RateLimiter
 from .origins import check_origin, is_loopback_host, public_base
 from .settings import gateway_settings
 from .view import json_response
+
+_LOGGER = logging.getLogger(__name__)
 
 AUTHORIZATION_SERVER_PATH: Final = f"/.well-known/oauth-authorization-server{GATEWAY_URL}"
 REGISTER_URL: Final = f"{GATEWAY_URL}/register"
@@ -85,12 +87,16 @@ class AuthorizationServerMetadataView(CorsView):
 
 
 async def _ha_metadata(request: web.Request) -> dict[str, Any]:
-    """What the running HA declares in its own RFC 8414 document (its auth component's view)."""
-    response = await WellKnownOAuthInfoView().get(request)
-    body = response.body
+    """What the running HA declares in its own RFC 8414 document (its auth component's view).
+
+    Nothing, if that view is gone or changed shape: then nothing extra is advertised.
+    """
+    view = getattr(login_flow, "WellKnownOAuthInfoView", None)
     try:
-        document = json.loads(body) if isinstance(body, bytes) else {}
-    except ValueError:
+        response = await view().get(request)  # type: ignore[misc]
+        document = json.loads(response.body)
+    except Exception:  # another component's internals: fail closed, advertise less
+        _LOGGER.debug("Home Assistant's own OAuth metadata could not be read", exc_info=True)
         return {}
     return document if isinstance(document, dict) else {}
 
