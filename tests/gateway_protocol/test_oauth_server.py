@@ -405,6 +405,8 @@ async def test_home_assistant_refuses_the_client_id_for_another_origin(anon: Tes
         ({"redirect_uris": ["https:///cb"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["/relative/cb"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["https://a.example/" + "x" * 2000]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://a.exa\nmple/cb"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": [" https://a.example/cb"]}, "invalid_redirect_uri"),
         (
             {"redirect_uris": ["https://a.example/cb"], "grant_types": ["client_credentials"]},
             "invalid_client_metadata",

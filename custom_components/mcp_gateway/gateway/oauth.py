@@ -190,6 +190,9 @@ def client_id_for(redirect_uri: str) -> str:
     """
     if len(redirect_uri) > MAX_URI_CHARS:
         raise RegistrationError("invalid_redirect_uri", "Redirect URI too long")
+    # urlsplit silently drops tabs and new lines; a browser would not.
+    if any(ord(char) <= 32 or ord(char) == 127 for char in redirect_uri):
+        raise RegistrationError("invalid_redirect_uri", "Redirect URI has spaces or controls")
     try:
         parts = urlsplit(redirect_uri)
         _ = parts.port  # raises ValueError for a malformed port
