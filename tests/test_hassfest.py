@@ -323,15 +323,23 @@ def _texts(node: Any, path: str = "") -> list[tuple[str, str]]:
 
 # A placeholder is {name}; any other brace is read as ICU message syntax by the frontend.
 _PLACEHOLDER = re.compile(r"\{[a-z_][a-z0-9_]*\}")
+# What current hassfest reads as a URL ("the string should not contain URLs, please use
+# description placeholders instead"; HA core tests/hassfest/test_translations.py refuses
+# "https://example.com", "www.example.com", "http://example.com:8080").
+_URL = re.compile(
+    r"(((ftp|ftps|scp|http|https|mqtt|mqtts|socket|socks5):\/\/|www\.)"
+    r"[a-z0-9]+([\-\.]{1}[a-z0-9]+)*\.[a-z]{2,5}(:[0-9]{1,5})?(\/.*)?)",
+    re.IGNORECASE,
+)
 
 
 def string_problems(strings: dict[str, Any]) -> list[str]:
     """What hassfest's translation validator and the frontend's formatter refuse.
 
-    HTML-like tags: script/hassfest/translations.py validates every string with
-    `cv.string_with_no_html` (the frontend drops such tags). Braces: the frontend formats
-    texts as ICU messages, where `{…}` that is not a placeholder breaks or vanishes; hassfest
-    also refuses single-quoted placeholders.
+    script/hassfest/translations.py, translation_value_validator: no HTML-like tags
+    (`cv.string_with_no_html`; the frontend drops them), no single-quoted placeholders, no
+    URLs (newer releases), no leading or trailing spaces. Braces: the frontend formats texts
+    as ICU messages, where `{…}` that is not a placeholder breaks or vanishes.
     """
     problems: list[str] = []
     for path, text in _texts(strings):
@@ -343,6 +351,10 @@ def string_problems(strings: dict[str, Any]) -> list[str]:
             problems.append(f"{path}: stray brace")
         if re.search(r"'\{[a-z_][a-z0-9_]*\}'", text):
             problems.append(f"{path}: single-quoted placeholder")
+        if _URL.search(text):
+            problems.append(f"{path}: URL")
+        if text != text.strip():
+            problems.append(f"{path}: leading or trailing space")
     return problems
 
 
@@ -358,12 +370,37 @@ def test_the_string_check_finds_tags_and_braces() -> None:
         {
             "a": "local (http://<hub>/apps/api/<app id>/mcp)",
             "b": {"c": 'List of {"accessory": "<key>"}'},
-            "d": "Fine: {name} at {url}, a < b and b > c.",
+            "d": "Fine: {name} at {url}, a < b and b > c, e.g. 192.168.1.20 or localhost:6274.",
             "e": "Quoted '{name}'",
+            "f": "The cloud service is https://api.homecast.cloud/mcp.",
+            "g": "Or www.example.com ",
         }
     ) == [
         "a: HTML-like tag",
         "b.c: HTML-like tag",
         "b.c: stray brace",
         "e: single-quoted placeholder",
+        "f: URL",
+        "g: URL",
+        "g: leading or trailing space",
     ]
+
+
+@pytest.mark.parametrize("backend", ["hubitat", "homecast", "robine_wake"])
+async def test_first_form_supplies_its_placeholders(hass: HomeAssistant, backend: str) -> None:
+    """Each backend's first form gives every {placeholder} its texts name (URLs among them)."""
+    result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": "user"})
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": backend}
+    )
+    assert result["type"] == "form"
+    step = STRINGS["config"]["step"][result["step_id"]]
+    named = {
+        name for _, text in _texts(step) for name in re.findall(r"\{([a-z_][a-z0-9_]*)\}", text)
+    }
+    assert named, result["step_id"]  # the URL hints carry placeholders
+    assert named <= set(result["description_placeholders"] or {})
+    # What the user reads has no placeholder left, and the URLs are back.
+    texts = " ".join(text for _, text in _texts(step)).format(**result["description_placeholders"])
+    assert "{" not in texts
+    assert "://" in texts

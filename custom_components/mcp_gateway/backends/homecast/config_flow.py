@@ -54,6 +54,10 @@ _LOGGER = logging.getLogger(__name__)
 _ENDPOINT_SCHEMA = vol.Schema({vol.Required(CONF_URL): str, vol.Optional(CONF_ACCESS_TOKEN): str})
 
 
+# The cloud endpoint named in the URL hint: hassfest refuses URLs inside translations.
+_URL_HINTS: dict[str, str] = {"default_url": DEFAULT_URL}
+
+
 class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
     """Steps: homecast, homecast_homes, homecast_reauth(_confirm), homecast_reconfigure."""
 
@@ -87,6 +91,7 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
                 _ENDPOINT_SCHEMA, user_input or {CONF_URL: DEFAULT_URL}
             ),
             errors=errors,
+            description_placeholders=_URL_HINTS,
         )
 
     async def _hc_start_oauth(self, url: str, step_id: str) -> ConfigFlowResult:
@@ -109,6 +114,7 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
                 step_id=step_id,
                 data_schema=self._hc_retry_schema(step_id, url),
                 errors={"base": "oauth_discovery_failed"},
+                description_placeholders=_URL_HINTS,
             )
         # No registration offered: use an application credential on these endpoints.
         endpoints = {

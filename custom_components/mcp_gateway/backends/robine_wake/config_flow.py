@@ -95,6 +95,10 @@ def _with_password(data: Mapping[str, Any], password: str | None) -> dict[str, A
     return kept
 
 
+# The example address of the URL hint: hassfest refuses URLs inside translations.
+_URL_HINTS: dict[str, str] = {"example_url": "http://clock.local:8080"}
+
+
 class RobineWakeFlowMixin(BackendFlowMixin):
     """Steps: robine_wake, robine_wake_password, robine_wake_reauth(_confirm), _reconfigure."""
 
@@ -119,6 +123,7 @@ class RobineWakeFlowMixin(BackendFlowMixin):
                 vol.Schema({vol.Required(CONF_URL): URL_FIELD}), user_input
             ),
             errors=errors,
+            description_placeholders=_URL_HINTS,
         )
 
     async def async_step_robine_wake_password(
