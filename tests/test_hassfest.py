@@ -1,6 +1,7 @@
 """What Home Assistant's hassfest would check, since hassfest itself cannot run here.
 
-Manifest keys and order, translations equal to strings.json, every flow error and abort key
+Manifest keys and order, imports of other components declared in the manifest, translations
+equal to strings.json and free of HTML and stray braces, every flow error and abort key
 translated, every entity translation key named, services.yaml matching the registered actions,
 and icons.json well formed.
 """
@@ -17,10 +18,13 @@ import re
 from typing import Any
 
 from awesomeversion import AwesomeVersion
+from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.setup import async_setup_component
 import pytest
+import voluptuous as vol
 import yaml
 
 from custom_components import mcp_gateway
@@ -45,7 +49,10 @@ def test_manifest_keys_order_and_values() -> None:
     assert MANIFEST["domain"] == DOMAIN
     assert MANIFEST["config_flow"] is True
     # http serves the gateway; application_credentials backs Homecast's OAuth fallback.
-    assert MANIFEST["dependencies"] == ["application_credentials", "http"]
+    # auth: the gateway's OAuth metadata and registration use HA's login and token endpoints.
+    assert MANIFEST["dependencies"] == ["application_credentials", "auth", "http"]
+    # recorder: get_history reads it when it runs, and works without it.
+    assert MANIFEST["after_dependencies"] == ["recorder"]
     assert MANIFEST["requirements"] == []
     assert MANIFEST["integration_type"] == "hub"
     assert MANIFEST["iot_class"] in {"local_polling", "cloud_polling", "local_push"}
@@ -175,3 +182,225 @@ def test_platform_descriptions_are_frozen() -> None:
         params = type(description).__dataclass_params__  # type: ignore[attr-defined]
         assert params.frozen, type(description).__name__
         assert {f.name for f in fields(description)} >= {"key"}
+
+
+# script/hassfest/dependencies.py, ALLOWED_USED_COMPONENTS: components any integration may import
+# without declaring them (besides the entity platforms).
+_ALLOWED_USED_COMPONENTS = {
+    *(platform.value for platform in Platform),
+    "alert",
+    "automation",
+    "conversation",
+    "default_config",
+    "device_automation",
+    "frontend",
+    "group",
+    "homeassistant",
+    "input_boolean",
+    "input_button",
+    "input_datetime",
+    "input_number",
+    "input_select",
+    "input_text",
+    "media_source",
+    "onboarding",
+    "panel_custom",
+    "persistent_notification",
+    "person",
+    "script",
+    "shopping_list",
+    "sun",
+    "system_health",
+    "system_log",
+    "timer",
+    "webhook",
+    "websocket_api",
+    "zone",
+    "mjpeg",
+    "stream",
+}
+
+
+class _ComponentImports(ast.NodeVisitor):
+    """The components a module references, as hassfest's ImportCollector finds them.
+
+    script/hassfest/dependencies.py, ImportCollector: `from homeassistant.components.X…`,
+    `from homeassistant.components import X`, `import homeassistant.components.X` and
+    `hass.components.X`, except inside `if TYPE_CHECKING:` and http's `async_sign_path`.
+    """
+
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_If(self, node: ast.If) -> None:
+        if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            return
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module is None:
+            return
+        if node.module == "homeassistant.components.http.auth" and [
+            alias.name for alias in node.names
+        ] == ["async_sign_path"]:
+            return
+        if node.module.startswith("homeassistant.components."):
+            self.found.add(node.module.split(".")[2])
+        elif node.module == "homeassistant.components":
+            self.found.update(alias.name for alias in node.names)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name.startswith("homeassistant.components."):
+                self.found.add(alias.name.split(".")[2])
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        value = node.value
+        owner = value.value if isinstance(value, ast.Attribute) else None
+        if (
+            isinstance(value, ast.Attribute)
+            and value.attr == "components"
+            and (
+                (isinstance(owner, ast.Name) and owner.id == "hass")
+                or (isinstance(owner, ast.Attribute) and owner.attr in ("hass", "_hass"))
+            )
+        ):
+            self.found.add(node.attr)
+        else:
+            self.generic_visit(node)
+
+
+def undeclared_components(root: Path, manifest: dict[str, Any]) -> dict[str, set[str]]:
+    """Per module, the components it imports that the manifest does not allow.
+
+    script/hassfest/dependencies.py, calc_allowed_references and
+    find_non_referenced_integrations: allowed are the listed components, the manifest's
+    dependencies and after_dependencies, and components the integration has a platform for.
+    """
+    allowed = (
+        _ALLOWED_USED_COMPONENTS
+        | set(manifest.get("dependencies", []))
+        | set(manifest.get("after_dependencies", []))
+    )
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        collector = _ComponentImports()
+        collector.visit(ast.parse(path.read_text()))
+        refused = {
+            ref
+            for ref in collector.found
+            if ref != manifest["domain"]
+            and ref not in allowed
+            and not (root / f"{ref}.py").is_file()
+            and not (root / ref).is_dir()
+        }
+        if refused:
+            found[str(path.relative_to(root))] = refused
+    return found
+
+
+def test_imported_components_are_declared_in_the_manifest() -> None:
+    """hassfest: 'Using component X but it's not in dependencies or after_dependencies'."""
+    assert undeclared_components(ROOT, MANIFEST) == {}
+
+
+def test_the_import_check_finds_an_undeclared_component() -> None:
+    """Without after_dependencies, recorder (imported by gateway/tools.py) is an error."""
+    manifest = {key: value for key, value in MANIFEST.items() if key != "after_dependencies"}
+    assert undeclared_components(ROOT, manifest) == {"gateway/tools.py": {"recorder"}}
+    assert "http" in {
+        ref
+        for refs in undeclared_components(ROOT, {**manifest, "dependencies": []}).values()
+        for ref in refs
+    }
+
+
+def _texts(node: Any, path: str = "") -> list[tuple[str, str]]:
+    if isinstance(node, dict):
+        return [item for key, value in node.items() for item in _texts(value, f"{path}.{key}")]
+    return [(path.lstrip("."), node)] if isinstance(node, str) else []
+
+
+# A placeholder is {name}; any other brace is read as ICU message syntax by the frontend.
+_PLACEHOLDER = re.compile(r"\{[a-z_][a-z0-9_]*\}")
+# What current hassfest reads as a URL ("the string should not contain URLs, please use
+# description placeholders instead"; HA core tests/hassfest/test_translations.py refuses
+# "https://example.com", "www.example.com", "http://example.com:8080").
+_URL = re.compile(
+    r"(((ftp|ftps|scp|http|https|mqtt|mqtts|socket|socks5):\/\/|www\.)"
+    r"[a-z0-9]+([\-\.]{1}[a-z0-9]+)*\.[a-z]{2,5}(:[0-9]{1,5})?(\/.*)?)",
+    re.IGNORECASE,
+)
+
+
+def string_problems(strings: dict[str, Any]) -> list[str]:
+    """What hassfest's translation validator and the frontend's formatter refuse.
+
+    script/hassfest/translations.py, translation_value_validator: no HTML-like tags
+    (`cv.string_with_no_html`; the frontend drops them), no single-quoted placeholders, no
+    URLs (newer releases), no leading or trailing spaces. Braces: the frontend formats texts
+    as ICU messages, where `{…}` that is not a placeholder breaks or vanishes.
+    """
+    problems: list[str] = []
+    for path, text in _texts(strings):
+        try:
+            cv.string_with_no_html(text)
+        except vol.Invalid:
+            problems.append(f"{path}: HTML-like tag")
+        if "{" in _PLACEHOLDER.sub("", text) or "}" in _PLACEHOLDER.sub("", text):
+            problems.append(f"{path}: stray brace")
+        if re.search(r"'\{[a-z_][a-z0-9_]*\}'", text):
+            problems.append(f"{path}: single-quoted placeholder")
+        if _URL.search(text):
+            problems.append(f"{path}: URL")
+        if text != text.strip():
+            problems.append(f"{path}: leading or trailing space")
+    return problems
+
+
+@pytest.mark.parametrize("name", ["strings.json", "translations/en.json"])
+def test_strings_have_no_html_or_stray_braces(name: str) -> None:
+    """Every text reads in the frontend as written (hassfest checks en.json of custom ones)."""
+    assert string_problems(json.loads((ROOT / name).read_text())) == []
+
+
+def test_the_string_check_finds_tags_and_braces() -> None:
+    """The shapes hassfest and the frontend trip on are reported."""
+    assert string_problems(
+        {
+            "a": "local (http://<hub>/apps/api/<app id>/mcp)",
+            "b": {"c": 'List of {"accessory": "<key>"}'},
+            "d": "Fine: {name} at {url}, a < b and b > c, e.g. 192.168.1.20 or localhost:6274.",
+            "e": "Quoted '{name}'",
+            "f": "The cloud service is https://api.homecast.cloud/mcp.",
+            "g": "Or www.example.com ",
+        }
+    ) == [
+        "a: HTML-like tag",
+        "b.c: HTML-like tag",
+        "b.c: stray brace",
+        "e: single-quoted placeholder",
+        "f: URL",
+        "g: URL",
+        "g: leading or trailing space",
+    ]
+
+
+@pytest.mark.parametrize("backend", ["hubitat", "homecast", "robine_wake"])
+async def test_first_form_supplies_its_placeholders(hass: HomeAssistant, backend: str) -> None:
+    """Each backend's first form gives every {placeholder} its texts name (URLs among them)."""
+    result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": "user"})
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": backend}
+    )
+    assert result["type"] == "form"
+    step = STRINGS["config"]["step"][result["step_id"]]
+    named = {
+        name for _, text in _texts(step) for name in re.findall(r"\{([a-z_][a-z0-9_]*)\}", text)
+    }
+    assert named, result["step_id"]  # the URL hints carry placeholders
+    assert named <= set(result["description_placeholders"] or {})
+    # What the user reads has no placeholder left, and the URLs are back.
+    texts = " ".join(text for _, text in _texts(step)).format(**result["description_placeholders"])
+    assert "{" not in texts
+    assert "://" in texts

@@ -1,21 +1,26 @@
-"""Tokens from Home Assistant's own OAuth login, as Claude.ai and ChatGPT obtain them.
+"""Tokens from Home Assistant's own OAuth login, as MCP clients obtain them from the URL alone.
 
-The client's id is its URL and the redirect URI lives under it, so HA accepts the pair without
-fetching anything. The resulting access token opens the gateway; once the refresh token is
-revoked, the same access token is refused.
+Discovery runs from our 401 to our protected-resource document, to the gateway's
+authorization-server metadata, to registration; the login is HA's own. The official SDK's
+`OAuthClientProvider` drives the whole chain here, with only the user's part (HA's login page,
+which runs HA's /auth/login_flow) played by the test. Client ids that are a client's URL with
+the redirect URI under it (Claude.ai, ChatGPT) work without registration too.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urljoin
 
 from aiohttp.test_utils import TestClient
 from homeassistant.auth.providers.homeassistant import HassAuthProvider
 from homeassistant.core import HomeAssistant
 from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamablehttp_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import AnyUrl
 import pytest
+from yarl import URL as YURL
 
 from .conftest import URL, ClientFactory, FakeHandler, base_url, rpc
 
@@ -40,22 +45,19 @@ async def _discover(anon: TestClient) -> dict[str, Any]:
     resource = await response.json()
     assert resource["resource"] == f"{base_url(anon)}{URL}"
     (issuer,) = resource["authorization_servers"]
-    response = await anon.get(
-        f"{issuer}/.well-known/oauth-authorization-server".removeprefix(base_url(anon))
-    )
+    assert issuer == f"{base_url(anon)}{URL}"
+    # RFC 8414 section 3: the path-inserted well-known location of that issuer.
+    response = await anon.get(f"/.well-known/oauth-authorization-server{URL}")
     assert response.status == 200
     server = await response.json()
-    # HA 2025.4 gives endpoints relative to itself (no issuer, no PKCE fields): clients
-    # resolve them against the authorization server's URL.
-    assert urljoin(issuer, server["token_endpoint"]) == f"{base_url(anon)}/auth/token"
-    assert urljoin(issuer, server["authorization_endpoint"]) == f"{base_url(anon)}/auth/authorize"
+    assert server["issuer"] == issuer
+    assert server["token_endpoint"] == f"{base_url(anon)}/auth/token"
+    assert server["authorization_endpoint"] == f"{base_url(anon)}/auth/authorize"
     return server
 
 
-async def _oauth_login(
-    anon: TestClient, client_id: str = CLIENT_ID, redirect_uri: str = REDIRECT_URI
-) -> dict[str, Any]:
-    """Log in through /auth/login_flow and exchange the code at /auth/token."""
+async def _login_page(anon: TestClient, client_id: str, redirect_uri: str) -> str:
+    """What HA's login page (/auth/authorize) does when the user signs in: the code."""
     response = await anon.post(
         "/auth/login_flow",
         json={
@@ -64,7 +66,7 @@ async def _oauth_login(
             "redirect_uri": redirect_uri,
         },
     )
-    assert response.status == 200
+    assert response.status == 200, await response.text()
     flow = await response.json()
     response = await anon.post(
         f"/auth/login_flow/{flow['flow_id']}",
@@ -72,9 +74,18 @@ async def _oauth_login(
     )
     step = await response.json()
     assert step["type"] == "create_entry", step
+    code: str = step["result"]
+    return code
+
+
+async def _oauth_login(
+    anon: TestClient, client_id: str = CLIENT_ID, redirect_uri: str = REDIRECT_URI
+) -> dict[str, Any]:
+    """Log in through /auth/login_flow and exchange the code at /auth/token."""
+    code = await _login_page(anon, client_id, redirect_uri)
     response = await anon.post(
         "/auth/token",
-        data={"grant_type": "authorization_code", "code": step["result"], "client_id": client_id},
+        data={"grant_type": "authorization_code", "code": code, "client_id": client_id},
     )
     assert response.status == 200
     return await response.json()
@@ -155,3 +166,81 @@ async def test_a_refreshed_access_token_works_too(
     response = await client.post(URL, json=rpc("ping"), headers={"Accept": "application/json"})
     assert response.status == 200
     assert (await response.json())["result"] == {}
+
+
+class _MemoryStorage:
+    """The SDK's TokenStorage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+@pytest.mark.usefixtures("user_with_password")
+async def test_the_sdk_logs_in_with_the_url_alone(
+    hass: HomeAssistant, anon: TestClient, handler: FakeHandler
+) -> None:
+    """OAuthClientProvider: discovery, registration, HA's login, token, tools/list."""
+    base = base_url(anon)
+    redirect_uri = "http://127.0.0.1:33418/callback"  # a native client's loopback listener
+    opened: list[YURL] = []
+
+    async def redirect_handler(url: str) -> None:
+        opened.append(YURL(url))  # the browser the client opens
+
+    async def callback_handler() -> tuple[str, str | None]:
+        authorize = opened[-1]
+        # HA's own login page, on HA's own URL, for the registered client id.
+        assert str(authorize.with_query(None)) == f"{base}/auth/authorize"
+        query = authorize.query
+        assert query["redirect_uri"] == redirect_uri
+        code = await _login_page(anon, query["client_id"], query["redirect_uri"])
+        # HA's page then sends the browser to redirect_uri?code=…&state=…
+        return code, query.get("state")
+
+    storage = _MemoryStorage()
+    provider = OAuthClientProvider(
+        server_url=f"{base}{URL}",
+        client_metadata=OAuthClientMetadata(
+            client_name="SDK end-to-end", redirect_uris=[AnyUrl(redirect_uri)]
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+    async with (
+        streamablehttp_client(f"{base}{URL}", auth=provider) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = await session.list_tools()
+        assert {tool.name for tool in tools.tools} >= {"echo", "add"}
+        result = await session.call_tool("echo", {"text": "logged in"})
+        assert result.structuredContent is not None
+        assert result.structuredContent["text"] == "logged in"
+
+    # Registered without a secret, as the redirect's origin, which HA's page names to the user.
+    assert storage.client is not None
+    assert storage.client.client_id == "http://127.0.0.1:33418/"
+    assert storage.client.client_secret is None
+    assert len(opened) == 1
+    assert opened[0].query["client_id"] == "http://127.0.0.1:33418/"
+    # The token is a normal HA token of the user who logged in, for that client id.
+    assert storage.tokens is not None
+    refresh = hass.auth.async_validate_access_token(storage.tokens.access_token)
+    assert refresh is not None
+    assert refresh.client_id == "http://127.0.0.1:33418/"
+    assert refresh.user.name == "claude-user"
+    assert handler.contexts[-1].user.id == refresh.user.id

@@ -10,6 +10,7 @@ from homeassistant.loader import async_get_integration
 
 from ..const import DOMAIN
 from ..mcp.server import McpServer, ServerHandler
+from .oauth import AuthorizationServerMetadataView, ClientRegistrationView
 from .sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
 from .view import DATA_GATEWAY, GatewayRuntime, McpGatewayView, dumps
 from .wellknown import ProtectedResourceMetadataView
@@ -54,5 +55,8 @@ async def async_setup_gateway(
     hass.http.register_view(McpGatewaySseView(sessions))
     hass.http.register_view(McpGatewayMessagesView(sessions))
     hass.http.register_view(ProtectedResourceMetadataView())
+    hass.http.register_view(AuthorizationServerMetadataView())
+    # Through the runtime at each call: tests replace runtime.clock to drive rate limits.
+    hass.http.register_view(ClientRegistrationView(lambda: runtime.clock()))  # noqa: PLW0108
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, sessions.close_all)
     return runtime

@@ -19,9 +19,8 @@ from aiohttp import hdrs, web
 from homeassistant.auth.models import User
 from homeassistant.components.http.const import KEY_HASS_REFRESH_TOKEN_ID, KEY_HASS_USER
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.http import KEY_AUTHENTICATED, KEY_HASS, HomeAssistantView
+from homeassistant.helpers.http import KEY_AUTHENTICATED, KEY_HASS
 from homeassistant.helpers.json import json_bytes
-from homeassistant.helpers.network import NoURLAvailableError, get_url
 from homeassistant.util.hass_dict import HassKey
 
 from ..const import DOMAIN, GATEWAY_URL
@@ -33,8 +32,10 @@ from ..mcp.server import (
     error_body,
     parse_json,
 )
+from .cors import CorsView
 from .limits import RateLimiter
-from .settings import GatewaySettings, gateway_settings, normalize_origin, origin_allowed
+from .origins import check_origin, public_base
+from .settings import GatewaySettings, gateway_settings
 
 if TYPE_CHECKING:
     from .sse import SseSessionManager
@@ -118,30 +119,11 @@ def json_response(
     )
 
 
-def resource_metadata_url(request: web.Request) -> str:
-    """Where this request's client finds our RFC 9728 document (same origin it used)."""
-    return f"{request.url.origin()}{RESOURCE_METADATA_PATH}"
-
-
-def own_origins(hass: HomeAssistant) -> set[str]:
-    """Origins of Home Assistant's own configured URLs (internal, external, cloud)."""
-    origins: set[str] = set()
-    for kwargs in ({"allow_external": False}, {"allow_internal": False}):
-        try:
-            url = get_url(hass, allow_ip=True, **kwargs)
-        except NoURLAvailableError:
-            continue
-        if origin := normalize_origin(url):
-            origins.add(origin)
-    return origins
-
-
-def check_origin(hass: HomeAssistant, request: web.Request, settings: GatewaySettings) -> bool:
-    """A present Origin must be HA's own or allowed by option; a missing one is fine."""
-    origin = request.headers.get(hdrs.ORIGIN)
-    if origin is None:
-        return True
-    return origin_allowed(origin, (*own_origins(hass), *settings.allowed_origins))
+def resource_metadata_url(hass: HomeAssistant, request: web.Request) -> str | None:
+    """Where this request's client finds our RFC 9728 document (on a trusted base URL)."""
+    if (base := public_base(hass, request)) is None:
+        return None
+    return f"{base}{RESOURCE_METADATA_PATH}"
 
 
 async def admit(request: web.Request) -> tuple[GatewayRuntime, User] | web.Response:
@@ -153,11 +135,14 @@ async def admit(request: web.Request) -> tuple[GatewayRuntime, User] | web.Respo
         body = error_body(None, FORBIDDEN_CODE, "Origin not allowed")
         return json_response(body, HTTPStatus.FORBIDDEN)
     if not request.get(KEY_AUTHENTICATED, False):
-        challenge = f'Bearer resource_metadata="{resource_metadata_url(request)}"'
+        metadata_url = resource_metadata_url(hass, request)
+        params = [f'resource_metadata="{metadata_url}"'] if metadata_url else []
+        challenge = f"Bearer {', '.join(params)}".rstrip()
         if hdrs.AUTHORIZATION in request.headers:
             # A wrong token is a failed login: raising lets HA's ban middleware count it.
+            invalid = ", ".join([*params, 'error="invalid_token"'])
             raise web.HTTPUnauthorized(
-                headers={hdrs.WWW_AUTHENTICATE: f'{challenge}, error="invalid_token"'},
+                headers={hdrs.WWW_AUTHENTICATE: f"Bearer {invalid}"},
                 text='{"error":"invalid_token"}',
                 content_type="application/json",
             )
@@ -256,7 +241,7 @@ def _accepts_json(request: web.Request) -> bool:
     return bool(types & _JSON_TYPES)
 
 
-class McpGatewayView(HomeAssistantView):
+class McpGatewayView(CorsView):
     """POST /api/mcp_gateway: Streamable HTTP, stateless, JSON answers."""
 
     url = GATEWAY_URL

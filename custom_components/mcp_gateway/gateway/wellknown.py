@@ -1,8 +1,8 @@
 """RFC 9728 protected-resource metadata for the gateway endpoint.
 
 Served at the path-inserted location for our own URL only: the root document and core's
-`/api/mcp` are not ours to claim. The authorization server is Home Assistant itself, which
-already publishes `/.well-known/oauth-authorization-server` (RFC 8414).
+`/api/mcp` are not ours to claim. The authorization server it names is the gateway's own issuer
+(`oauth.py`), whose metadata points at Home Assistant's login and token endpoints.
 """
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Final
 
-from aiohttp import web
-from homeassistant.helpers.http import HomeAssistantView
+from aiohttp import hdrs, web
+from homeassistant.helpers.http import KEY_HASS
 
 from ..const import GATEWAY_URL
+from .cors import CorsView
+from .origins import public_base
 from .view import RESOURCE_METADATA_PATH, json_response
 
 RESOURCE_NAME: Final = "Home Assistant MCP Gateway"
@@ -21,23 +23,28 @@ RESOURCE_NAME: Final = "Home Assistant MCP Gateway"
 _CACHE_SECONDS: Final = 3600
 
 
-class ProtectedResourceMetadataView(HomeAssistantView):
+class ProtectedResourceMetadataView(CorsView):
     """GET /.well-known/oauth-protected-resource/api/mcp_gateway."""
 
     url = RESOURCE_METADATA_PATH
     name = "mcp_gateway:protected_resource_metadata"
     requires_auth = False
-    cors_allowed = True  # browser-based MCP clients read it cross-origin
+    cors_public = True  # browser-based MCP clients read it cross-origin
 
     async def get(self, request: web.Request) -> web.Response:
-        """The document, for the origin the client used (RFC 9728 §3.3 requires a match)."""
-        base = str(request.url.origin())
+        """The document on HA's configured URL the client used (or a loopback one).
+
+        RFC 9728 section 3.3: the resource must match the URL the client asked about, so a
+        client that came through a host HA does not know gets HA's real one and stops there.
+        """
+        if (base := public_base(request.app[KEY_HASS], request)) is None:
+            return json_response({"error": "no_url_available"}, HTTPStatus.NOT_FOUND)
         document = {
             "resource": f"{base}{GATEWAY_URL}",
-            "authorization_servers": [base],
+            "authorization_servers": [f"{base}{GATEWAY_URL}"],
             "bearer_methods_supported": ["header"],
             "resource_name": RESOURCE_NAME,
         }
         return json_response(
-            document, HTTPStatus.OK, {"Cache-Control": f"public, max-age={_CACHE_SECONDS}"}
+            document, HTTPStatus.OK, {hdrs.CACHE_CONTROL: f"public, max-age={_CACHE_SECONDS}"}
         )

@@ -67,6 +67,10 @@ _COMMUNITY_SCHEMA = vol.Schema({vol.Required(CONF_URL): str, vol.Optional(CONF_A
 COMMUNITY_STEP: Final = "homecast_community"
 
 
+# The cloud endpoint named in the URL hint: hassfest refuses URLs inside translations.
+_URL_HINTS: dict[str, str] = {"default_url": DEFAULT_URL}
+
+
 class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
     """Steps: homecast, homecast_community, homecast_homes, homecast_reauth(_confirm),
     homecast_reconfigure."""
@@ -101,6 +105,7 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
                 _ENDPOINT_SCHEMA, user_input or {CONF_URL: DEFAULT_URL}
             ),
             errors=errors,
+            description_placeholders=_URL_HINTS,
         )
 
     async def async_step_homecast_community(
@@ -147,6 +152,7 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
                 step_id=step_id,
                 data_schema=self._hc_retry_schema(step_id, url),
                 errors={"base": "oauth_discovery_failed"},
+                description_placeholders=_URL_HINTS,
             )
         # No registration offered: use an application credential on these endpoints.
         endpoints = {

@@ -43,6 +43,11 @@ from .const import (
 )
 
 _TEXT = TextSelector()
+# The endpoint shapes of the URL hint: hassfest refuses URLs inside translations.
+_URL_HINTS: dict[str, str] = {
+    "local_url": "http://HUB-ADDRESS/apps/api/APP-ID/mcp",
+    "cloud_url": "https://cloud.hubitat.com/api/HUB-UID/apps/APP-ID/mcp",
+}
 
 
 def endpoint_from_input(user_input: dict[str, Any]) -> tuple[str, str]:
@@ -124,6 +129,7 @@ class HubitatFlowMixin(BackendFlowMixin):
                 _endpoint_schema(), _without_secrets(user_input)
             ),
             errors=errors,
+            description_placeholders=_URL_HINTS,
         )
 
     async def _hubitat_update(
@@ -172,6 +178,7 @@ class HubitatFlowMixin(BackendFlowMixin):
                 _without_secrets(user_input) or {CONF_URL: entry.data[CONF_URL]},
             ),
             errors=errors,
+            description_placeholders=_URL_HINTS,
         )
 
 

@@ -172,6 +172,10 @@ def _move_unique_ids(hass: HomeAssistant, entry: ConfigEntry, new_uid: str) -> N
             devices.async_update_device(device.id, new_identifiers=identifiers)
 
 
+# The example address of the URL hint: hassfest refuses URLs inside translations.
+_URL_HINTS: dict[str, str] = {"example_url": "http://clock.local:8080"}
+
+
 class RobineWakeFlowMixin(BackendFlowMixin):
     """Steps: robine_wake, robine_wake_password, robine_wake_reauth(_confirm), _reconfigure."""
 
@@ -201,6 +205,7 @@ class RobineWakeFlowMixin(BackendFlowMixin):
                 vol.Schema({vol.Required(CONF_URL): URL_FIELD}), user_input
             ),
             errors=errors,
+            description_placeholders=_URL_HINTS,
         )
 
     async def async_step_robine_wake_password(
