@@ -276,9 +276,9 @@ async def test_get_state_spans_backends(
     clock = await handler.call_tool(
         _ctx(hass_admin_user), "get_state", {"backend": "robine_wake", "fields": ["backend"]}
     )
-    assert {item["backend"] for item in clock["structuredContent"]["entities"]} == {
-        "robine_wake_bedroom_clock"
-    }
+    # One backend on the page: named once for the page, not per entity.
+    assert clock["structuredContent"]["backend"] == "robine_wake_bedroom_clock"
+    assert all("backend" not in item for item in clock["structuredContent"]["entities"])
 
 
 # The issue's classification, written out independently of the backends' own tables.
