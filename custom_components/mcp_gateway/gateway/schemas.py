@@ -99,7 +99,12 @@ def portable_schema(schema: Any) -> dict[str, Any]:
     root = schema if isinstance(schema, Mapping) else {}
     converted = _convert(root, root, depth=0, seen=frozenset())
     if converted.get("type") != "object" or converted.get(JSON_TEXT_NOTE):
-        return {"type": "object", "properties": {}, "additionalProperties": False}
+        # No parameters (or none a schema can state): an empty, closed object.
+        empty: dict[str, Any] = {"type": "object", "properties": {}}
+        if isinstance(root.get("required"), list):
+            empty["required"] = []
+        empty["additionalProperties"] = False
+        return empty
     return _finish(converted)
 
 
@@ -194,7 +199,7 @@ def _single_type(schema: Mapping[str, Any], notes: list[str]) -> str | None:
                 candidates.append(kind)
             elif "const" in branch or "enum" in branch:
                 candidates.append("string")
-    elif "properties" in schema:
+    elif _object_properties(schema):
         candidates = ["object"]
     elif "items" in schema:
         candidates = ["array"]
@@ -276,7 +281,9 @@ def _add_notes(out: dict[str, Any], notes: list[str]) -> None:
     if notes:
         text = "; ".join(notes)
         description = out.get("description", "")
-        out["description"] = f"{description} ({text})" if description else text.capitalize()
+        out["description"] = (
+            f"{description} ({text})" if description else text[0].upper() + text[1:]
+        )
 
 
 def _is_number(value: Any) -> bool:

@@ -456,8 +456,8 @@ _UPDATE_PROPERTIES: Final[dict[str, Any]] = {
     "hvac_mode": {"type": "string"},
     "fan_mode": {"type": "string"},
     "value": {
-        "type": ["string", "number"],
-        "description": "select option, number, text or ISO datetime value.",
+        "type": "string",
+        "description": "A select option, number, text or ISO datetime, as text.",
     },
     "code": {"type": "string", "description": "Alarm or lock code, when one is needed."},
 }
@@ -503,7 +503,8 @@ class _BadUpdate(ValueError):
 
 def service_calls(domain: str, update: Mapping[str, Any]) -> list[ServiceCall]:
     """Translate one update of the shared vocabulary into the HA service calls it means."""
-    fields = {key: value for key, value in update.items() if key != "entity_id"}
+    # "" is how a client that must fill every property leaves one out.
+    fields = {key: value for key, value in update.items() if key != "entity_id" and value != ""}
     if not fields:
         raise _BadUpdate("nothing to change: give a state or a value")
     if domain in _READ_ONLY_DOMAINS:
@@ -1061,8 +1062,9 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="Get entity states",
         description=(
             "Current state of the gateway's Home Assistant entities (all backends) that you may "
-            "read: what is on, open, locked, temperatures. Filter by backend, area, domain, "
-            "name or entity_ids; pick fields."
+            "read: what is on, open, locked, temperatures, which devices are offline "
+            "(available=false). Filter by area, floor, name, domain, backend or entity_ids; "
+            "pick fields."
         ),
         input_schema=GET_STATE_SCHEMA,
         tier=ToolTier.READ,
