@@ -10,6 +10,7 @@ from homeassistant.loader import async_get_integration
 
 from ..const import DOMAIN
 from ..mcp.server import McpServer, ServerHandler
+from .llm_api import async_register_llm_api
 from .sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
 from .view import DATA_GATEWAY, GatewayRuntime, McpGatewayView, dumps
 from .wellknown import ProtectedResourceMetadataView
@@ -55,4 +56,6 @@ async def async_setup_gateway(
     hass.http.register_view(McpGatewayMessagesView(sessions))
     hass.http.register_view(ProtectedResourceMetadataView())
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, sessions.close_all)
+    # HA's own assistants get the same tools, through whichever handler serves the gateway.
+    async_register_llm_api(hass, lambda: runtime.server.handler)
     return runtime

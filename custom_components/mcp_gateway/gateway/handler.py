@@ -46,6 +46,7 @@ from .catalog import (
     lift_single_items,
     schema_errors,
 )
+from .exposure import require_exposed
 from .policy import (
     PermissionDenied,
     Role,
@@ -404,6 +405,7 @@ class GatewayHandler:
             require_read(user, entity_ids, what)
         else:
             require_control(user, entity_ids, what)
+        require_exposed(self.hass, entity_ids, what)
         return sorted(entity_ids)
 
     async def _execute(
