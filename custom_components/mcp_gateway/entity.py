@@ -14,6 +14,7 @@ from homeassistant.core import callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
+from homeassistant.helpers.typing import UndefinedType
 from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
 
 from .const import DOMAIN
@@ -88,6 +89,21 @@ def device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
     return info
 
 
+def without_overlap(device_name: str | None, name: str) -> str | None:
+    """`name` minus its first words when the device's name ends with them; None if nothing
+    is left (the entity is then named as its device)."""
+    if not device_name:
+        return name
+    device_words = device_name.casefold().split()
+    words = name.split()
+    folded = [word.casefold() for word in words]
+    for size in range(min(len(device_words), len(words)), 0, -1):
+        if device_words[-size:] == folded[:size]:
+            rest = " ".join(words[size:])
+            return rest[:1].upper() + rest[1:] if rest else None
+    return name
+
+
 class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
     """Base of every entity: naming, device, availability from the native object."""
 
@@ -103,6 +119,32 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         self._attr_device_info = device_info(uid, spec.device)
         if spec.name is not None:
             self._attr_name = spec.name
+
+    def _name_internal(
+        self, device_class_name: str | None, platform_translations: dict[str, str]
+    ) -> str | UndefinedType | None:
+        """The entity's name without the words its device's name already ends with.
+
+        HA shows device name + entity name: "Kitchen Doorbell" + "Doorbell" would read
+        "Kitchen Doorbell Doorbell". (`_name_internal` is where HA resolves both `name` and the
+        suggested entity id, so both follow.)
+        """
+        name = super()._name_internal(device_class_name, platform_translations)
+        if not isinstance(name, str):
+            return name
+        return without_overlap(self.spec.device.name, name)
+
+    @property
+    def use_device_name(self) -> bool:
+        """Also named as its device when its whole name is what the device's name ends with."""
+        if super().use_device_name:
+            return True
+        if getattr(self, "platform", None) is None:
+            return False
+        return (
+            self._name_internal(self._device_class_name, self.platform.platform_translations)
+            is None
+        )
 
     @property
     def native(self) -> Any:

@@ -7,12 +7,13 @@ every backend tool stays reachable) and a few calls end to end through the HTTP 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from itertools import pairwise
 import json
 from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import device_registry as dr, entity_registry as er
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
@@ -467,3 +468,32 @@ async def test_free_form_arguments_travel_as_json_text(
     assert '"args" is not valid JSON' in broken["structuredContent"]["error"]["message"]
     listed = await handler.call_tool(ctx, clock, {"tool": "list_alarms", "args": "[1]"})
     assert "must be a JSON object" in listed["structuredContent"]["error"]["message"]
+
+
+async def test_no_doubled_words_in_names(
+    hass: HomeAssistant, entries: dict[str, MockConfigEntry]
+) -> None:
+    """Device name + entity name never repeat a word ("Home Hub Hub temperature").
+
+    A device's own label is the user's (a Hubitat child "Living Room Outlet Outlet 1" is
+    named so on the hub); only what the integration composes is checked.
+    """
+
+    def doubled(text: str) -> bool:
+        words = text.casefold().split()
+        return any(a == b for a, b in pairwise(words))
+
+    entities = er.async_get(hass)
+    devices = dr.async_get(hass)
+    found = []
+    checked = 0
+    for state in hass.states.async_all():
+        entry = entities.async_get(state.entity_id)
+        device = devices.async_get(entry.device_id) if entry and entry.device_id else None
+        if device is None or doubled(device.name or ""):
+            continue
+        checked += 1
+        if doubled(str(state.attributes.get("friendly_name", ""))):
+            found.append(state.attributes["friendly_name"])
+    assert not found, "; ".join(sorted(found))
+    assert checked > 50
