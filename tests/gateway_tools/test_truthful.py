@@ -158,3 +158,33 @@ def test_expectation_without_a_target_wants_a_new_state() -> None:
     check = expectation("button", {"state": "pressed"}, before)
     assert check(before) is None
     assert check(State("button.x", "2026-01-01T00:00:05+00:00")) == "done"
+
+
+async def test_backend_call_on_an_offline_device_says_so(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """The backend answers ok; HA sees the device offline: the answer carries a note."""
+    from custom_components.mcp_gateway.gateway.handler import GatewayHandler
+
+    runtime: FakeRuntime = fake_entry.runtime_data
+    runtime.coordinator.async_set_updated_data(
+        {key: thing for key, thing in runtime.things.items() if key != "1"}
+    )
+    await hass.async_block_till_done()
+    handler = GatewayHandler(hass)
+    result = await handler.call_tool(
+        Ctx(user=hass_admin_user),
+        "hubitat_test_hub",
+        {"tool": "switch_thing", "args": {"device": "1", "on": True}},
+    )
+    assert result["isError"] is False
+    note = result["structuredContent"]["gateway_note"]
+    assert note.startswith("Kitchen plug is unavailable in Home Assistant")
+    assert result["content"][-1]["text"] == note
+    # A device HA sees online gets the backend's answer unchanged.
+    online = await handler.call_tool(
+        Ctx(user=hass_admin_user),
+        "hubitat_test_hub",
+        {"tool": "get_thing", "args": {"device": "2"}},
+    )
+    assert "gateway_note" not in online["structuredContent"]

@@ -59,7 +59,13 @@ from .policy import (
     require_tier,
     user_role,
 )
-from .presentation import devices_phrase, first_line, gateway_arguments, rank_hits
+from .presentation import (
+    devices_phrase,
+    first_line,
+    gateway_arguments,
+    note_unavailable,
+    rank_hits,
+)
 from .resources import async_read_resource, list_resources
 from .schemas import restore_arguments
 from .settings import gateway_settings
@@ -355,6 +361,7 @@ class GatewayHandler:
             return error_result(str(err), code=err.code)
         result = await self._execute(backend, runtime, sub.name, args)
         if sub.tool_class.tier is not ToolTier.READ:
+            result = note_unavailable(self.hass, result, entity_ids)
             # Arguments stay out of the logbook: they may hold codes or file contents.
             async_record_write(
                 self.hass,

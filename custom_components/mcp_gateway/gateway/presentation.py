@@ -11,7 +11,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from homeassistant.const import ATTR_FRIENDLY_NAME
+from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 
 from ..backends.base import ToolTier
@@ -105,3 +105,32 @@ def gateway_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError('"args" must be a JSON object, e.g. {"id": "5"}.')  # noqa: TRY004
         cleaned["args"] = parsed
     return cleaned
+
+
+def note_unavailable(
+    hass: HomeAssistant, result: dict[str, Any], entity_ids: Sequence[str]
+) -> dict[str, Any]:
+    """A backend's "ok" for a device HA sees offline is no proof it acted: say so.
+
+    The note goes into structuredContent and the text the model reads, next to the backend's
+    own answer (which stays as it was).
+    """
+    offline: list[str] = []
+    for entity_id in entity_ids:
+        state = hass.states.get(entity_id)
+        if state is None:
+            offline.append(entity_id)
+        elif state.state == STATE_UNAVAILABLE:
+            offline.append(str(state.attributes.get(ATTR_FRIENDLY_NAME) or entity_id))
+    if not offline or result.get("isError"):
+        return result
+    note = (
+        f"{', '.join(offline)} {'is' if len(offline) == 1 else 'are'} unavailable in Home "
+        "Assistant (offline or unreachable): the backend may have accepted this without the "
+        "device acting. Check with get_state."
+    )
+    annotated = dict(result)
+    annotated["content"] = [*result.get("content", ()), {"type": "text", "text": note}]
+    if isinstance(structured := result.get("structuredContent"), dict):
+        annotated["structuredContent"] = {**structured, "gateway_note": note}
+    return annotated
