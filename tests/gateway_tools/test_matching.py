@@ -147,3 +147,13 @@ def test_timestamp_states_in_local_time(hass: HomeAssistant) -> None:
         "2026-03-03T06:45:00-08:00"
     )
     assert local_state("sensor", State("sensor.t", "21.5")) == "21.5"
+
+
+def test_domain_words(hass: HomeAssistant) -> None:
+    """A thermostat is found as "thermostat" or "temperature", blinds as "blinds"."""
+    climate = matching.entity_words(hass, "climate.bedroom_ac", None, None, None)
+    assert matching.words_match(matching.words("bedroom temperature"), climate)
+    assert matching.words_match(matching.words("thermostat"), climate)
+    cover = matching.entity_words(hass, "cover.office_window", None, None, None)
+    assert matching.words_match(matching.words("blinds"), cover)
+    assert not matching.words_match(matching.words("blinds"), climate)

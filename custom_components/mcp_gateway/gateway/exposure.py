@@ -7,7 +7,7 @@ gateway does the same unless its settings say every entity of its backends is re
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from homeassistant.components.homeassistant.exposed_entities import async_should_expose
@@ -34,12 +34,21 @@ def is_exposed_entity(hass: HomeAssistant, entity_id: str) -> bool:
     return async_should_expose(hass, ASSISTANT, entity_id)
 
 
-def require_exposed(hass: HomeAssistant, entity_ids: Iterable[str], what: str) -> None:
-    """A backend call may address only exposed entities' devices (when exposure applies)."""
+def require_exposed(hass: HomeAssistant, devices: Iterable[Sequence[str]], what: str) -> None:
+    """A backend call may address a device only if one of its entities is exposed.
+
+    HA exposes entities, not devices; a device whose every entity is hidden from assistants
+    is hidden (its diagnostic entities, never exposed by default, do not hide it).
+    """
     if not exposure_applies(hass):
         return
-    if hidden := sorted(e for e in entity_ids if not is_exposed_entity(hass, e)):
+    hidden = [
+        entity_ids[0]
+        for entity_ids in devices
+        if entity_ids and not any(is_exposed_entity(hass, e) for e in entity_ids)
+    ]
+    if hidden:
         raise PermissionDenied(
-            f"Permission denied: {what} addresses {', '.join(hidden)}, not exposed to "
+            f"Permission denied: {what} addresses {', '.join(sorted(hidden))}, not exposed to "
             "assistants in Home Assistant (Settings → Voice assistants → Expose)."
         )

@@ -393,14 +393,18 @@ class GatewayHandler:
         registry = er.async_get(self.hass)
         entity_ids: list[str] = []
         mapped: set[str] = set()
+        by_device: list[list[str]] = []
         for key in keys:
+            device_entities: list[str] = []
             for spec in runtime.publisher.device_specs(key):
                 entity_id = registry.async_get_entity_id(
                     spec.platform, DOMAIN, runtime.publisher.unique_id(spec)
                 )
                 if entity_id is not None:
-                    entity_ids.append(entity_id)
+                    device_entities.append(entity_id)
                     mapped.add(key)
+            entity_ids.extend(device_entities)
+            by_device.append(device_entities)
         unmapped = keys - mapped
         # Without an entity HA has no permission to consult: only admins may address it.
         if unmapped and user_role(user) is not Role.ADMIN:
@@ -412,7 +416,7 @@ class GatewayHandler:
             require_read(user, entity_ids, what)
         else:
             require_control(user, entity_ids, what)
-        require_exposed(self.hass, entity_ids, what)
+        require_exposed(self.hass, by_device, what)
         return sorted(entity_ids)
 
     async def _execute(

@@ -90,6 +90,16 @@ def areas_on_floors(hass: HomeAssistant, floor_ids: set[str]) -> set[str]:
     return {area.id for area in ar.async_get(hass).async_list_areas() if area.floor_id in floor_ids}
 
 
+# What people call an entity of a domain besides its name ("the thermostat", "the blinds").
+DOMAIN_WORDS: Final[Mapping[str, str]] = {
+    "climate": "thermostat temperature heating cooling",
+    "cover": "blind shade shutter curtain",
+    "alarm_control_panel": "alarm security",
+    "media_player": "tv speaker player",
+    "fan": "ventilator",
+}
+
+
 def entity_words(
     hass: HomeAssistant,
     entity_id: str,
@@ -98,7 +108,7 @@ def entity_words(
     device_id: str | None,
 ) -> set[str]:
     """What a person may call an entity: its name, id, aliases, device, area, device class."""
-    parts: list[str] = [entity_id]
+    parts: list[str] = [entity_id, DOMAIN_WORDS.get(entity_id.split(".", 1)[0], "")]
     if state is not None:
         parts.append(str(state.attributes.get(ATTR_FRIENDLY_NAME, "")))
         parts.append(str(state.attributes.get(ATTR_DEVICE_CLASS, "")))
