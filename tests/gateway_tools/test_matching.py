@@ -157,3 +157,17 @@ def test_domain_words(hass: HomeAssistant) -> None:
     cover = matching.entity_words(hass, "cover.office_window", None, None, None)
     assert matching.words_match(matching.words("blinds"), cover)
     assert not matching.words_match(matching.words("blinds"), climate)
+
+
+async def test_whole_area_without_a_match_falls_back_to_partial_ones(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """An area literally "Kitch" has no plug; the Kitchen has: found there, and said so."""
+    ar.async_get(hass).async_create("Kitch")
+    result = await _get(hass, hass_admin_user, area="kitch", domain=["switch"])
+    assert _ids(result) == [PLUG]
+    assert "Nothing matches in Kitch; found in areas named like 'kitch'." in result["note"]
+    # Nothing anywhere: an empty answer with a hint, not an unknown area.
+    empty = await _get(hass, hass_admin_user, area="kitch", domain=["lock"])
+    assert empty["total"] == 0
+    assert "hint" in empty

@@ -64,9 +64,17 @@ class Named:
 
 def best(candidates: Iterable[Named], query: str) -> list[Named]:
     """Whole matches if any, else partial ones."""
+    found = tiers(candidates, query)
+    return found[0] if found else []
+
+
+def tiers(candidates: Iterable[Named], query: str) -> list[list[Named]]:
+    """The matches by quality, best first: whole matches, then partial ones (empty tiers left
+    out)."""
     scored = [(item.match(query), item) for item in candidates]
-    top = max((score for score, _ in scored), default=0)
-    return [item for score, item in scored if score == top and top > 0]
+    return [
+        found for score in (2, 1) if (found := [item for have, item in scored if have == score])
+    ]
 
 
 def areas(hass: HomeAssistant) -> list[Named]:

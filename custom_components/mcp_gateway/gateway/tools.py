@@ -178,26 +178,9 @@ def select_entities(
             raise ToolFailure(f"Unknown floor '{floor}'. Floors: {known}.", code="not_found")
         area_ids = matching.areas_on_floors(hass, {f.id for f in found})
         selected = [ref for ref in selected if ref.area_id in area_ids]
-    if (area := _given(args, "area")) is not None:
-        found = matching.best(matching.areas(hass), area)
-        area_ids = {a.id for a in found}
-        wanted = matching.words(area)
-        # Entities without an area are still found by the area's word in their name
-        # ("Bedroom Robine Wake" when nobody assigned the clock to an area).
-        by_name = [
-            ref
-            for ref in selected
-            if ref.area_id is None and matching.words_match(wanted, _words(hass, ref, area_names))
-        ]
-        if not found and not by_name:
-            known = ", ".join(sorted(area_names.values())) or "none"
-            raise ToolFailure(f"Unknown area '{area}'. Areas: {known}.", code="not_found")
-        if not found:
-            notes.append(f"No area matches '{area}'; these entities have it in their name.")
-        elif len(found) > 1:
-            notes.append(f"Areas matching '{area}': {', '.join(a.name for a in found)}.")
-        in_area = [ref for ref in selected if ref.area_id in area_ids]
-        selected = in_area + [ref for ref in by_name if ref not in in_area]
+    # The area goes last: when its whole-name match leaves nothing, partial matches may not.
+    area = _given(args, "area")
+    before_filters = selected
     if domains := _given(args, "domain"):
         wanted_domains = {_casefold(domain) for domain in domains}
         selected = [ref for ref in selected if ref.domain in wanted_domains]
@@ -215,7 +198,56 @@ def select_entities(
     if (entity_ids := _given(args, "entity_ids")) is not None:
         wanted_ids = set(entity_ids)
         selected = [ref for ref in selected if ref.entity_id in wanted_ids]
+    if area is not None:
+        selected = _by_area(
+            hass, selected, before_filters, area, area_names=area_names, notes=notes
+        )
     return Selection(selected, notes)
+
+
+def _by_area(
+    hass: HomeAssistant,
+    selected: list[EntityRef],
+    every: list[EntityRef],
+    area: str,
+    *,
+    area_names: Mapping[str, str],
+    notes: list[str],
+) -> list[EntityRef]:
+    """The selected entities in the area(s) the words name: whole names first, then parts.
+
+    Entities without an area are found by the area's words in their name too ("Bedroom Robine
+    Wake" when nobody assigned the clock to an area). An area nothing could match is an error
+    that lists the areas.
+    """
+    wanted = matching.words(area)
+
+    def unassigned(refs: Sequence[EntityRef]) -> list[EntityRef]:
+        return [
+            ref
+            for ref in refs
+            if ref.area_id is None and matching.words_match(wanted, _words(hass, ref, area_names))
+        ]
+
+    tiers = matching.tiers(matching.areas(hass), area)
+    if not tiers and not unassigned(every):
+        known = ", ".join(sorted(area_names.values())) or "none"
+        raise ToolFailure(f"Unknown area '{area}'. Areas: {known}.", code="not_found")
+    for rank, tier in enumerate(tiers):
+        ids = {found.id for found in tier}
+        in_area = [ref for ref in selected if ref.area_id in ids]
+        chosen = in_area + [ref for ref in unassigned(selected) if ref not in in_area]
+        if not chosen:
+            continue
+        if rank > 0:
+            exact = ", ".join(found.name for found in tiers[0])
+            notes.append(f"Nothing matches in {exact}; found in areas named like '{area}'.")
+        if len(tier) > 1:
+            notes.append(f"Areas matching '{area}': {', '.join(a.name for a in tier)}.")
+        return chosen
+    if not tiers:
+        notes.append(f"No area matches '{area}'; these entities have it in their name.")
+    return unassigned(selected)
 
 
 def _by_backend(hass: HomeAssistant, refs: list[EntityRef], backend: str) -> list[EntityRef]:
