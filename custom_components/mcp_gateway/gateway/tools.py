@@ -977,9 +977,10 @@ async def async_get_history(
     """State changes from HA's recorder for entities the caller may read."""
     if "recorder" not in hass.config.components:
         raise ToolFailure("Home Assistant's recorder is not running.", code="unavailable")
-    refs = filter_entities(hass, readable_entities(hass, ctx.user), args)
+    readable = readable_entities(hass, ctx.user)
+    refs = filter_entities(hass, readable, args)
     if not refs:
-        raise ToolFailure("No readable entity matches these filters.", code="not_found")
+        raise ToolFailure(empty_hint(hass, readable, args), code="not_found")
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "
