@@ -120,16 +120,15 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         if spec.name is not None:
             self._attr_name = spec.name
 
-    def _name_internal(
-        self, device_class_name: str | None, platform_translations: dict[str, str]
-    ) -> str | UndefinedType | None:
+    def _name_internal(self, *args: Any, **kwargs: Any) -> str | UndefinedType | None:
         """The entity's name without the words its device's name already ends with.
 
         HA shows device name + entity name: "Kitchen Doorbell" + "Doorbell" would read
         "Kitchen Doorbell Doorbell". (`_name_internal` is where HA resolves both `name` and the
         suggested entity id, so both follow.)
         """
-        name = super()._name_internal(device_class_name, platform_translations)
+        # Arguments passed through as given: HA's private signature may change.
+        name = super()._name_internal(*args, **kwargs)
         if not isinstance(name, str):
             return name
         return without_overlap(self.spec.device.name, name)
@@ -137,14 +136,7 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
     @property
     def use_device_name(self) -> bool:
         """Also named as its device when its whole name is what the device's name ends with."""
-        if super().use_device_name:
-            return True
-        if getattr(self, "platform", None) is None:
-            return False
-        return (
-            self._name_internal(self._device_class_name, self.platform.platform_translations)
-            is None
-        )
+        return super().use_device_name or self.name is None
 
     @property
     def native(self) -> Any:
