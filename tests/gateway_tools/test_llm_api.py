@@ -14,12 +14,14 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 from voluptuous_openapi import convert
 
+from custom_components.mcp_gateway.gateway.exposure import require_exposed
 from custom_components.mcp_gateway.gateway.llm_api import (
     LLM_API_ID,
     GatewayLlmApi,
     GatewayLlmTool,
     voluptuous_schema,
 )
+from custom_components.mcp_gateway.gateway.policy import PermissionDenied
 from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
 from custom_components.mcp_gateway.gateway.tools import GET_STATE_SCHEMA, SET_STATE_SCHEMA
 
@@ -160,3 +162,15 @@ async def test_exposure_follows_ha_settings(
     settings.add_to_hass(hass)
     everything = await instance.async_call_tool(llm.ToolInput("get_state", {}))
     assert [item["entity_id"] for item in everything["entities"]] == [LAMP, THERMO, PLUG]
+
+
+async def test_a_device_is_exposed_through_any_of_its_entities(
+    hass: HomeAssistant, fake_entry: MockConfigEntry
+) -> None:
+    """HA exposes entities, not devices: one exposed entity makes its device reachable."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    async_expose_entity(hass, "conversation", PLUG, False)
+    async_expose_entity(hass, "conversation", LAMP, True)
+    require_exposed(hass, [[PLUG, LAMP]], "tool")
+    with pytest.raises(PermissionDenied, match=f"addresses {PLUG}, not exposed"):
+        require_exposed(hass, [[LAMP], [PLUG]], "tool")
