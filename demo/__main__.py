@@ -52,6 +52,30 @@ async def add_backends(ha: HomeAssistantProcess, home: DemoHome) -> list[dict[st
     ]
 
 
+async def expose_to_assistants(ha: HomeAssistantProcess) -> None:
+    """Expose the backends' entities to assistants, as a user who wants AI to reach them does.
+
+    Home Assistant's defaults leave locks, selects and most sensors unexposed, and the gateway
+    (like HA's own assistants) reaches only exposed entities by default.
+    """
+    ours: list[str] = []
+    for _ in range(300):
+        registry = await ha.websocket_command({"type": "config/entity_registry/list"})
+        found = [e["entity_id"] for e in registry if e["platform"] == "mcp_gateway"]
+        if found and found == ours:
+            break  # no new entities since the last look: the first polls have landed
+        ours = found
+        await asyncio.sleep(0.5)  # the first polls of three backends
+    await ha.websocket_command(
+        {
+            "type": "homeassistant/expose_entity",
+            "assistants": ["conversation"],
+            "entity_ids": ours,
+            "should_expose": True,
+        }
+    )
+
+
 def client_configs(mcp_url: str, token: str) -> str:
     """Ready-to-paste configurations for common MCP clients."""
     claude_desktop = {
@@ -110,6 +134,7 @@ async def run() -> int:
             await ha.start()
             await ha.onboard()
             entries = await add_backends(ha, home)
+            await expose_to_assistants(ha)
             kinds = {
                 e["result"]["entry_id"]: kind for e, kind in zip(entries, BACKENDS, strict=True)
             }

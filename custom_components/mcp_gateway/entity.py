@@ -14,6 +14,7 @@ from homeassistant.core import callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
+from homeassistant.helpers.typing import UndefinedType
 from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
 
 from .const import DOMAIN
@@ -91,6 +92,21 @@ def device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
     return info
 
 
+def without_overlap(device_name: str | None, name: str) -> str | None:
+    """`name` minus its first words when the device's name ends with them; None if nothing
+    is left (the entity is then named as its device)."""
+    if not device_name:
+        return name
+    device_words = device_name.casefold().split()
+    words = name.split()
+    folded = [word.casefold() for word in words]
+    for size in range(min(len(device_words), len(words)), 0, -1):
+        if device_words[-size:] == folded[:size]:
+            rest = " ".join(words[size:])
+            return rest[:1].upper() + rest[1:] if rest else None
+    return name
+
+
 class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
     """Base of every entity: naming, device, availability from the native object."""
 
@@ -106,6 +122,24 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         self._attr_device_info = device_info(uid, spec.device)
         if spec.name is not None:
             self._attr_name = spec.name
+
+    def _name_internal(self, *args: Any, **kwargs: Any) -> str | UndefinedType | None:
+        """The entity's name without the words its device's name already ends with.
+
+        HA shows device name + entity name: "Kitchen Doorbell" + "Doorbell" would read
+        "Kitchen Doorbell Doorbell". (`_name_internal` is where HA resolves both `name` and the
+        suggested entity id, so both follow.)
+        """
+        # Arguments passed through as given: HA's private signature may change.
+        name = super()._name_internal(*args, **kwargs)
+        if not isinstance(name, str):
+            return name
+        return without_overlap(self.spec.device.name, name)
+
+    @property
+    def use_device_name(self) -> bool:
+        """Also named as its device when its whole name is what the device's name ends with."""
+        return super().use_device_name or self.name is None
 
     @property
     def native(self) -> Any:

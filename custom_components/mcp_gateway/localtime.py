@@ -57,8 +57,8 @@ def localize_json(value: Any, tz: tzinfo | None = None) -> Any:
 
 
 def local_state(state: State, tz: tzinfo | None = None) -> str:
-    """An entity's state, a timestamp sensor's in `tz` instead of UTC."""
-    if (
+    """An entity's state; a timestamp sensor's or a datetime entity's in `tz` instead of UTC."""
+    if state.domain == "datetime" or (
         state.domain == "sensor"
         and state.attributes.get(ATTR_DEVICE_CLASS) == SensorDeviceClass.TIMESTAMP
     ):

@@ -306,8 +306,9 @@ async def test_renamed_native_object_renames_its_entity(
 ) -> None:
     """A label changed at the backend shows as the entity's new name after the next poll."""
     lamp = er.async_get(hass).async_get_entity_id("switch", DOMAIN, "fake-1_1_power")
-    assert hass.states.get(lamp).attributes["friendly_name"] == "Lamp Lamp"
+    # Named after its device alone: "Lamp Lamp" would repeat the device's name.
+    assert hass.states.get(lamp).attributes["friendly_name"] == "Lamp"
     entry.runtime_data.plugs["1"].name = "Reading lamp"
     await _poll(hass, entry)
     # The device follows the backend too (HA keeps a name the user set in the registry).
-    assert hass.states.get(lamp).attributes["friendly_name"] == "Reading lamp Reading lamp"
+    assert hass.states.get(lamp).attributes["friendly_name"] == "Reading lamp"

@@ -13,6 +13,7 @@ from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.gateway.settings import (
     CONF_ALLOW_NON_ADMIN,
     CONF_ALLOWED_ORIGINS,
+    CONF_EXPOSED_ONLY,
     CONF_RATE_LIMIT,
     DEFAULT_RATE_LIMIT,
     DEFAULT_SETTINGS,
@@ -71,6 +72,7 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
             ],
             CONF_RATE_LIMIT: 30.0,
             CONF_ALLOW_NON_ADMIN: False,
+            CONF_EXPOSED_ONLY: False,
         },
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
@@ -82,6 +84,7 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
         CONF_ALLOWED_ORIGINS: ["http://inspector.local:6274"],
         CONF_RATE_LIMIT: 30,
         CONF_ALLOW_NON_ADMIN: False,
+        CONF_EXPOSED_ONLY: False,
     }
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
@@ -89,6 +92,7 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
         allowed_origins=("http://inspector.local:6274",),
         rate_limit_per_minute=30,
         allow_non_admin=False,
+        exposed_only=False,
     )
 
     # A second gateway entry is refused.

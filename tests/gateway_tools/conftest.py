@@ -144,6 +144,8 @@ async def _switch(runtime: FakeRuntime, thing: Thing, on: bool) -> None:
         await runtime.write_gate.wait()
     if runtime.fail_writes is not None:
         raise runtime.fail_writes
+    if runtime.ignore_writes:
+        return  # acknowledged, and nothing happens (a device that missed the command)
     thing.on = on
 
 
@@ -188,6 +190,7 @@ class FakeRuntime(InMemoryRuntime):
     tools: list[dict[str, Any]]
     calls: list[tuple[str, dict[str, Any]]]
     fail_writes: Exception | None = None
+    ignore_writes: bool = False
     write_gate: asyncio.Event | None = None
     list_gate: asyncio.Event | None = None
     list_calls: int = 0

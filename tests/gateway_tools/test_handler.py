@@ -202,7 +202,8 @@ async def test_gateway_catalog_call(
         "name": "switch_thing",
         "description": "Turn a device on or off.",
         "tier": "control",
-        "inputSchema": fake_tools()[1]["inputSchema"],
+        # The backend's schema in the subset every model provider accepts.
+        "inputSchema": {**fake_tools()[1]["inputSchema"], "additionalProperties": False},
     }
 
 
@@ -348,7 +349,7 @@ async def test_tier_confirm_and_unknown_sub_tools(
     assert unknown["error"]["code"] == "unknown_tool"
     assert "list_things, switch_thing" in unknown["error"]["message"]
     assert "write_rule" not in unknown["error"]["message"]
-    invalid = _data(await _call(hass, hass_user, GATEWAY, {"tool": 3, "extra": 1}))
+    invalid = _data(await _call(hass, hass_user, GATEWAY, {"tool": True, "extra": 1}))
     assert invalid["error"]["code"] == "invalid"
     assert "arguments.tool must be string" in invalid["error"]["message"]
     assert "arguments.extra is not accepted" in invalid["error"]["message"]
@@ -378,8 +379,9 @@ async def test_describe_lists_only_the_named_tools(
         await _call(hass, hass_user, GATEWAY, {"describe": ["list_things"], "tool": "list_things"})
     )
     assert mixed["error"]["code"] == "invalid"
-    empty = _data(await _call(hass, hass_user, GATEWAY, {"describe": []}))
-    assert "arguments.describe must have at least 1 items" in empty["error"]["message"]
+    # Empty is how clients that must fill every property leave it out: all tools.
+    empty = _data(await _call(hass, hass_user, GATEWAY, {"describe": [], "tool": ""}))
+    assert empty["tools"] == everything["tools"]
 
 
 async def test_device_calls_check_entity_control(
@@ -442,14 +444,14 @@ async def test_writes_reach_the_logbook_and_reads_do_not(
         (f"{GATEWAY}/set_mode", True),
     ]
     assert {e.data["client_name"] for e in events} == {"ChatGPT"}
-    assert {e.data["summary"] for e in events} == {"set_mode", "broken_tool"}
+    assert {e.data["summary"] for e in events} == {"Test Hub: set_mode", "Test Hub: broken_tool"}
 
     events.clear()
     device_call = {"tool": "switch_thing", "args": {"device": "1", "on": True}}
     await handler.call_tool(ctx(hass_user, "ChatGPT"), GATEWAY, device_call)
     await hass.async_block_till_done()
     assert [(e.data["summary"], e.data["entity_id"]) for e in events] == [
-        ("switch_thing on switch.kitchen_plug", "switch.kitchen_plug")
+        ("Test Hub: switch_thing on Kitchen plug", "switch.kitchen_plug")
     ]
     assert {e.context.user_id for e in events} == {hass_user.id}
 
@@ -571,7 +573,7 @@ async def test_catalog_refreshes_when_the_backend_changes(
     catalog = _data(await _call(hass, hass_admin_user, GATEWAY))
     new = next(tool for tool in catalog["tools"] if tool["name"] == "new_tool")
     # No schema from the backend: an empty object schema, and admin (unclassified) tier.
-    assert new["inputSchema"] == {"type": "object", "properties": {}, "required": []}
+    assert new["inputSchema"] == {"type": "object", "properties": {}, "additionalProperties": False}
     assert new["tier"] == "admin"
 
 
@@ -606,13 +608,13 @@ async def test_search_tools(
     assert top["destructive"] is True
     assert top["call"] == {
         "name": GATEWAY,
-        "arguments": {"tool": "reboot_hub", "args": {}, "confirm": True},
+        "arguments": {"tool": "reboot_hub", "args": "{}", "confirm": True},
     }
     assert top["inputSchema"]["type"] == "object"
 
     core = _data(await _call(hass, hass_admin_user, "search_tools", {"query": "entity states"}))
     assert core["results"][0]["tool"] in {"get_state", "set_state"}
-    assert core["results"][0]["gateway"] is None
+    assert "gateway" not in core["results"][0]
 
     ro = _data(
         await _call(

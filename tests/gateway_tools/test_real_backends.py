@@ -7,12 +7,13 @@ every backend tool stays reachable) and a few calls end to end through the HTTP 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from itertools import pairwise
 import json
 from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import device_registry as dr, entity_registry as er
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
@@ -36,6 +37,7 @@ from custom_components.mcp_gateway.const import (
     DOMAIN,
 )
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
+from custom_components.mcp_gateway.gateway.schemas import schema_problems
 from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.simulators.base import SimClock
 from tests.simulators.homecast import HOMECAST, create_app as homecast_app
@@ -276,9 +278,9 @@ async def test_get_state_spans_backends(
     clock = await handler.call_tool(
         _ctx(hass_admin_user), "get_state", {"backend": "robine_wake", "fields": ["backend"]}
     )
-    assert {item["backend"] for item in clock["structuredContent"]["entities"]} == {
-        "robine_wake_bedroom_clock"
-    }
+    # One backend on the page: named once for the page, not per entity.
+    assert clock["structuredContent"]["backend"] == "robine_wake_bedroom_clock"
+    assert all("backend" not in item for item in clock["structuredContent"]["entities"])
 
 
 # The issue's classification, written out independently of the backends' own tables.
@@ -379,6 +381,13 @@ async def test_real_backend_matrix(
         ("switch a device on", "hub_call_device_command", 4),
         ("read a file", "hub_read_file", 1),
         ("device temperature history", "get_history", 4),
+        # The issue's plain requests: the obvious tool first.
+        ("set an alarm for 6:45", "create_alarm", 1),
+        ("set an alarm for 6:45 on weekdays", "create_alarm", 1),
+        ("which devices are offline", "get_state", 1),
+        ("run the Good Night scene", "run_scene", 1),
+        ("what happened at the front door in the last hour", "get_history", 1),
+        ("bedroom temperature", "get_state", 2),
     ],
 )
 async def test_search_finds_the_right_tool(
@@ -396,3 +405,95 @@ async def test_search_finds_the_right_tool(
     )
     found = [hit["tool"] for hit in result["structuredContent"]["results"]]
     assert expected in found, found
+
+
+async def test_every_schema_suits_every_provider(
+    hass: HomeAssistant, entries: dict[str, MockConfigEntry], hass_admin_user: MockUser
+) -> None:
+    """tools/list, every backend tool's schema (catalog calls and search) are portable.
+
+    Portable: what OpenAI's strict mode and Gemini's OpenAPI subset both accept (schemas.py).
+    The three backends' own schemas are not (type arrays, free-form objects, minLength, …).
+    """
+    handler = GatewayHandler(hass)
+    ctx = _ctx(hass_admin_user)
+    listed = await handler.list_tools(ctx)
+    problems = {tool["name"]: schema_problems(tool["inputSchema"]) for tool in listed}
+    assert {name: found for name, found in problems.items() if found} == {}
+    raw_problems = 0
+    described = 0
+    for gateway in (tool["name"] for tool in listed if tool["name"] not in handler.core_tools):
+        catalog = (await handler.call_tool(ctx, gateway, {}))["structuredContent"]
+        for tool in catalog["tools"]:
+            described += 1
+            assert schema_problems(tool["inputSchema"]) == [], (gateway, tool["name"])
+        raw = await entries_runtime(entries, gateway).async_list_tools()
+        raw_problems += sum(1 for tool in raw if schema_problems(tool.get("inputSchema")))
+    assert described > 130
+    # The test would catch the backends' own schemas: they are far from portable.
+    assert raw_problems > 50
+    search = await handler.call_tool(
+        ctx, "search_tools", {"query": "alarm device scene rule", "limit": 20, "schemas": True}
+    )
+    for hit in search["structuredContent"]["results"]:
+        assert schema_problems(hit["inputSchema"]) == [], hit["tool"]
+
+
+def entries_runtime(entries: dict[str, MockConfigEntry], gateway: str) -> Any:
+    """The runtime behind a gateway tool name."""
+    prefix = gateway.split("_", 1)[0]
+    return next(e.runtime_data for e in entries.values() if e.data[CONF_BACKEND].startswith(prefix))
+
+
+async def test_free_form_arguments_travel_as_json_text(
+    hass: HomeAssistant, entries: dict[str, MockConfigEntry], hass_admin_user: MockUser
+) -> None:
+    """args as JSON text (what the portable schema asks) reaches the backend as an object."""
+    handler = GatewayHandler(hass)
+    ctx = _ctx(hass_admin_user)
+    clock = "robine_wake_bedroom_clock"
+    created = await handler.call_tool(
+        ctx,
+        clock,
+        {
+            "tool": "create_alarm",
+            "args": json.dumps(
+                {"label": "Work", "time": "06:45", "days": ["mon", "tue", "wed", "thu", "fri"]}
+            ),
+        },
+    )
+    assert created["isError"] is False, created
+    broken = await handler.call_tool(ctx, clock, {"tool": "list_alarms", "args": "{nope"})
+    assert broken["isError"] is True
+    assert '"args" is not valid JSON' in broken["structuredContent"]["error"]["message"]
+    listed = await handler.call_tool(ctx, clock, {"tool": "list_alarms", "args": "[1]"})
+    assert "must be a JSON object" in listed["structuredContent"]["error"]["message"]
+
+
+async def test_no_doubled_words_in_names(
+    hass: HomeAssistant, entries: dict[str, MockConfigEntry]
+) -> None:
+    """Device name + entity name never repeat a word ("Home Hub Hub temperature").
+
+    A device's own label is the user's (a Hubitat child "Living Room Outlet Outlet 1" is
+    named so on the hub); only what the integration composes is checked.
+    """
+
+    def doubled(text: str) -> bool:
+        words = text.casefold().split()
+        return any(a == b for a, b in pairwise(words))
+
+    entities = er.async_get(hass)
+    devices = dr.async_get(hass)
+    found = []
+    checked = 0
+    for state in hass.states.async_all():
+        entry = entities.async_get(state.entity_id)
+        device = devices.async_get(entry.device_id) if entry and entry.device_id else None
+        if device is None or doubled(device.name or ""):
+            continue
+        checked += 1
+        if doubled(str(state.attributes.get("friendly_name", ""))):
+            found.append(state.attributes["friendly_name"])
+    assert not found, "; ".join(sorted(found))
+    assert checked > 50

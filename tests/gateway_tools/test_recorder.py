@@ -88,7 +88,9 @@ async def test_history_window_and_filters(
             {"start": now.isoformat(), "end": (now - timedelta(hours=1)).isoformat()},
             "start must be before end",
         ),
-        ({"name": "nothing-matches"}, "No readable entity matches"),
+        ({"name": "nothing-matches"}, "No entity matches these filters"),
+        # An empty answer names what exists.
+        ({"name": "desk lmp"}, "Closest names: Desk lamp"),
     ]
     for args, message in cases:
         with pytest.raises(ToolFailure, match=message):

@@ -78,8 +78,9 @@ def test_jsonable() -> None:
         RED = "red"
 
     when = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+    # Times in HA's time zone (the tests' is US/Pacific), with the offset.
     assert _jsonable({"at": when, 1: {Color.RED}, "t": (1, 2.5), "n": None}) == {
-        "at": "2026-01-02T03:04:00+00:00",
+        "at": "2026-01-01T19:04:00-08:00",
         "1": ["Color.RED"],
         "t": [1, 2.5],
         "n": None,

@@ -8,6 +8,7 @@ from typing import Any
 from homeassistant.auth.models import User
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import area_registry as ar, entity_registry as er
+from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
@@ -38,6 +39,7 @@ async def test_get_state_compact_defaults(
     assert result == {
         "total": 3,
         "count": 3,
+        "backend": "hubitat_test_hub",
         "entities": [
             {"entity_id": LAMP, "name": "Desk lamp", "state": "off", "area": "Office"},
             {"entity_id": THERMO, "name": "Hall thermometer", "state": "20.5", "unit": "°C"},
@@ -85,12 +87,13 @@ async def test_get_state_projection_and_paging(
         ctx,
         {"entity_ids": [LAMP], "fields": ["state", "supported_color_modes", "backend", "domain"]},
     )
+    # One backend on the page: named once for the page, not per entity.
+    assert result["backend"] == "hubitat_test_hub"
     assert result["entities"] == [
         {
             "entity_id": LAMP,
             "state": "off",
             "supported_color_modes": ["brightness"],
-            "backend": "hubitat_test_hub",
             "domain": "light",
         }
     ]
@@ -100,7 +103,10 @@ async def test_get_state_projection_and_paging(
     item = full["entities"][0]
     assert item["attributes"] == {"unit_of_measurement": "°C"}
     assert item["device"] == "Hall thermometer"
-    assert item["last_changed"] == hass.states.get(THERMO).last_changed.isoformat()
+    # In HA's time zone with its offset, not UTC.
+    changed = hass.states.get(THERMO).last_changed
+    assert item["last_changed"] == dt_util.as_local(changed).isoformat()
+    assert not item["last_changed"].endswith("+00:00")
 
     first = await async_get_state(hass, ctx, {"limit": 2})
     assert first["count"] == 2
@@ -212,6 +218,7 @@ async def test_set_state_denied_entity_names_it(
     assert denied == {
         "entity_id": PLUG,
         "ok": False,
+        "status": "failed",
         "error": f"Permission denied: this Home Assistant user may not control {PLUG}",
         "done": "nothing",
     }

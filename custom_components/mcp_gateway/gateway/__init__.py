@@ -10,6 +10,7 @@ from homeassistant.loader import async_get_integration
 
 from ..const import DOMAIN
 from ..mcp.server import McpServer, ServerHandler
+from .llm_api import async_register_llm_api
 from .oauth import AuthorizationServerMetadataView, ClientRegistrationView
 from .sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
 from .view import DATA_GATEWAY, GatewayRuntime, McpGatewayView, dumps
@@ -59,4 +60,6 @@ async def async_setup_gateway(
     # Through the runtime at each call: tests replace runtime.clock to drive rate limits.
     hass.http.register_view(ClientRegistrationView(lambda: runtime.clock()))  # noqa: PLW0108
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, sessions.close_all)
+    # HA's own assistants get the same tools, through whichever handler serves the gateway.
+    async_register_llm_api(hass, lambda: runtime.server.handler)
     return runtime

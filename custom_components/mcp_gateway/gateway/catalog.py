@@ -28,6 +28,7 @@ from ..backends import BACKENDS
 from ..backends.base import BackendRuntime, ToolClass, ToolTier
 from ..const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
 from .policy import allowed_tiers
+from .schemas import portable_schema
 from .search import Bm25Index, SearchDocument
 
 if TYPE_CHECKING:
@@ -116,6 +117,14 @@ class BackendTool:
     name: str
     definition: dict[str, Any]
     tool_class: ToolClass
+    # The schema every model provider accepts (see schemas.py), computed once per catalog.
+    portable: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str, definition: dict[str, Any], tool_class: ToolClass) -> BackendTool:
+        """The tool with its portable schema worked out."""
+        raw = definition.get("inputSchema")
+        return cls(name, definition, tool_class, portable_schema(raw))
 
     @property
     def title(self) -> str:
@@ -133,12 +142,17 @@ class BackendTool:
         return description if isinstance(description, str) else ""
 
     @property
-    def input_schema(self) -> dict[str, Any]:
-        """The backend's schema, or an empty object schema when it has none."""
+    def raw_input_schema(self) -> dict[str, Any]:
+        """The backend's own schema, or an empty object schema when it has none."""
         schema = self.definition.get("inputSchema")
         if isinstance(schema, dict):
             return schema
         return {"type": "object", "properties": {}, "required": []}
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The schema the AI sees: the backend's, in the subset every provider accepts."""
+        return self.portable or portable_schema(self.raw_input_schema)
 
     def summary(self, *, with_schema: bool = True) -> dict[str, Any]:
         """What the AI needs to call it."""
@@ -369,7 +383,7 @@ class GatewayCatalog:
             except Exception:  # a broken table must fail closed, not open
                 _LOGGER.exception("Classifying %s failed; treating it as admin", name)
                 tool_class = ToolClass(ToolTier.ADMIN)
-            classified[name] = BackendTool(name, tool, tool_class)
+            classified[name] = BackendTool.of(name, tool, tool_class)
         return classified
 
     async def async_visible(
@@ -467,7 +481,12 @@ def gateway_tool_definition(
             "type": "object",
             "properties": {
                 "tool": {"type": "string", "description": "Tool to run; omit to list them."},
-                "args": {"type": "object", "description": "That tool's arguments."},
+                # Free-form objects are what no strict function-calling dialect accepts
+                # (OpenAI strict, Gemini): the arguments travel as JSON text (objects too).
+                "args": {
+                    "type": "string",
+                    "description": 'That tool\'s arguments as a JSON object, e.g. {"id": "5"}.',
+                },
                 "describe": {
                     "type": "array",
                     "items": {"type": "string"},
@@ -505,23 +524,35 @@ _JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
 
 
 def lift_single_items(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """A lone string where a list of strings is expected becomes that list.
+    """Plain intents written loosely become what the schema asks for, at any depth.
 
-    Models often write `"domain": "light"` for `["light"]`; the intent is plain, so accept it
-    rather than fail the call. Anything else is left for schema_errors to judge.
+    Models often write `"domain": "light"` for `["light"]`, or a number where a text is asked
+    (`"value": 5` for a select or number entity); the intent is plain, so accept it rather than
+    fail the call. Anything else is left for schema_errors to judge.
     """
-    properties = schema.get("properties", {})
-    lifted = dict(arguments)
-    for key, value in arguments.items():
-        spec = properties.get(key)
-        if (
-            isinstance(value, str)
-            and isinstance(spec, Mapping)
-            and spec.get("type") == "array"
-            and spec.get("items", {}).get("type") == "string"
-        ):
-            lifted[key] = [value]
-    return lifted
+    lifted = _lift(schema, arguments)
+    return lifted if isinstance(lifted, dict) else arguments
+
+
+def _lift(schema: Any, value: Any) -> Any:
+    if not isinstance(schema, Mapping):
+        return value
+    kind = schema.get("type")
+    items = schema.get("items")
+    if (
+        kind == "array"
+        and isinstance(value, str)
+        and isinstance(items, Mapping)
+        and items.get("type") == "string"
+    ):
+        return [value]
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, list) and isinstance(items, Mapping):
+        return [_lift(items, item) for item in value]
+    if isinstance(value, dict) and isinstance(properties := schema.get("properties"), Mapping):
+        return {key: _lift(properties.get(key), item) for key, item in value.items()}
+    return value
 
 
 def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments") -> list[str]:

@@ -44,6 +44,7 @@ from .catalog import (
     lift_single_items,
     schema_errors,
 )
+from .exposure import require_exposed
 from .policy import (
     PermissionDenied,
     allowed_tiers,
@@ -53,7 +54,15 @@ from .policy import (
     require_confirmation,
     require_tier,
 )
+from .presentation import (
+    devices_phrase,
+    first_line,
+    gateway_arguments,
+    note_unavailable,
+    rank_hits,
+)
 from .resources import async_read_resource, list_resources
+from .schemas import restore_arguments
 from .settings import gateway_settings
 from .tools import HA_TOOLS
 
@@ -64,8 +73,6 @@ _LOGGER = logging.getLogger(__name__)
 BACKEND_CALL_TIMEOUT: Final = 65.0
 DEFAULT_SEARCH_LIMIT: Final = 5
 MAX_SEARCH_LIMIT: Final = 20
-# Search results are for choosing a tool; the full text is one gateway call away.
-SEARCH_DESCRIPTION_CHARS: Final = 300
 
 # JSON-RPC code for "authenticated, but not allowed" (server-defined range).
 FORBIDDEN_CODE: Final = -32001
@@ -93,12 +100,16 @@ GATEWAY_ARGUMENTS_SCHEMA: Final[dict[str, Any]] = {
 SEARCH_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
-        "query": {"type": "string", "minLength": 1, "description": "What you want to do."},
+        "query": {"type": "string", "description": "What you want to do, in plain words."},
         "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": MAX_SEARCH_LIMIT,
             "description": f"Results (default {DEFAULT_SEARCH_LIMIT}).",
+        },
+        "schemas": {
+            "type": "boolean",
+            "description": "true: every result with its input schema (default: the best only).",
         },
     },
     "required": ["query"],
@@ -135,8 +146,8 @@ class GatewayHandler:
             name="search_tools",
             title="Search tools",
             description=(
-                "Find tools by what they do, across the core tools and every backend: returns "
-                "each match's gateway tool, tool name and input schema."
+                "Find tools by what they do, across the core tools and every backend: one line "
+                "per match, best first, the best with its input schema and how to call it."
             ),
             input_schema=SEARCH_SCHEMA,
             tier=ToolTier.READ,
@@ -249,32 +260,38 @@ class GatewayHandler:
             for backend, _, tools in visible
             for tool in tools
         }
+        limit = args.get("limit") or DEFAULT_SEARCH_LIMIT
+        hits = rank_hits(index, refs, subs, args["query"], limit)
         results = []
-        for hit in index.search(args["query"], args.get("limit", DEFAULT_SEARCH_LIMIT)):
-            gateway, name = refs[hit.key]
+        for position, (gateway, name) in enumerate(hits):
+            with_schema = position == 0 or bool(args.get("schemas"))
             if gateway is None:
                 core_tool = self.core_tools[name]
-                results.append(
-                    {
-                        "tool": name,
-                        "gateway": None,
-                        "title": core_tool.title,
-                        "description": core_tool.description,
-                        "tier": str(core_tool.tier),
-                        "inputSchema": core_tool.input_schema,
-                        "call": {"name": name, "arguments": {}},
-                    }
-                )
+                item: dict[str, Any] = {
+                    "tool": name,
+                    "about": first_line(core_tool.description),
+                    "tier": str(core_tool.tier),
+                }
+                if with_schema:
+                    item["inputSchema"] = core_tool.input_schema
+                results.append(item)
                 continue
             sub = subs[(gateway, name)]
-            item = sub.summary()
-            item["description"] = _shorten(item["description"])
-            item = {"tool": name, "gateway": gateway, **item}
-            del item["name"]
-            call: dict[str, Any] = {"tool": name, "args": {}}
+            item = {
+                "tool": name,
+                "gateway": gateway,
+                "about": first_line(sub.description) or sub.title,
+                "tier": str(sub.tool_class.tier),
+            }
             if sub.tool_class.destructive:
-                call["confirm"] = True
-            item["call"] = {"name": gateway, "arguments": call}
+                item["destructive"] = True
+            if with_schema:
+                item["inputSchema"] = sub.input_schema
+                takes = bool(sub.input_schema.get("properties"))
+                call: dict[str, Any] = {"tool": name, "args": "{...}" if takes else "{}"}
+                if sub.tool_class.destructive:
+                    call["confirm"] = True
+                item["call"] = {"name": gateway, "arguments": call}
             results.append(item)
         return {"query": args["query"], "count": len(results), "results": results}
 
@@ -285,6 +302,10 @@ class GatewayHandler:
         backend: ExposedBackend,
         arguments: dict[str, Any],
     ) -> dict[str, Any]:
+        try:
+            arguments = gateway_arguments(arguments)
+        except ValueError as err:
+            return error_result(str(err), code="invalid")
         arguments = lift_single_items(GATEWAY_ARGUMENTS_SCHEMA, arguments)
         if errors := schema_errors(GATEWAY_ARGUMENTS_SCHEMA, arguments):
             return error_result(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
@@ -336,14 +357,14 @@ class GatewayHandler:
                     **catalog_listing(list(listed)),
                 }
             )
-        args: dict[str, Any] = arguments.get("args", {})
+        args: dict[str, Any] = restore_arguments(sub.raw_input_schema, arguments.get("args", {}))
         what = f"{backend.gateway_name}/{name}"
         tool_class = runtime.call_class(sub.tool_class, sub.name, args)
         try:
             # The tier before the confirmation: a caller who may not use the tool learns that.
             require_tier(user, tool_class.tier, what)
             require_confirmation(tool_class, arguments, what)
-            entity_ids = require_backend_call(
+            addressed = require_backend_call(
                 self.hass,
                 user,
                 runtime,
@@ -352,18 +373,21 @@ class GatewayHandler:
                 args=args,
                 what=what,
             )
+            # Assistants reach only what HA exposes to them (actions are not assistants).
+            require_exposed(self.hass, addressed.values(), what)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
         result = await self._execute(backend, runtime, sub.name, args, deadline)
+        entity_ids = sorted(e for group in addressed.values() for e in group)
         if tool_class.tier is not ToolTier.READ:
+            result = note_unavailable(self.hass, result, entity_ids)
             # Arguments stay out of the logbook: they may hold codes or file contents.
-            target = f" on {', '.join(entity_ids)}" if entity_ids else ""
             async_record_write(
                 self.hass,
                 user=user,
                 client_name=ctx.client_name,
                 tool=what,
-                summary=f"{name}{target}",
+                summary=f"{backend.entry.title}: {name}{devices_phrase(self.hass, entity_ids)}",
                 success=not result.get("isError", False),
                 backend=backend.gateway_name,
                 entity_id=entity_ids[0] if len(entity_ids) == 1 else None,
@@ -432,9 +456,3 @@ def _passthrough(
     if isinstance(structured, dict):
         result["structuredContent"] = structured
     return result
-
-
-def _shorten(text: str) -> str:
-    if len(text) <= SEARCH_DESCRIPTION_CHARS:
-        return text
-    return text[: SEARCH_DESCRIPTION_CHARS - 1].rstrip() + "…"

@@ -185,54 +185,63 @@ def require_backend_call(
     name: str,
     args: Mapping[str, Any],
     what: str,
-) -> list[str]:
+) -> dict[str, list[str]]:
     """The one check of a backend tool call, on every path (gateway tools and HA actions).
 
     The tier first, then HA's own entity permissions on the devices the call addresses:
     reads need read permission, everything else control. A device that is no entity has no
-    permission to consult, so only administrators may address it. Returns the entities.
+    permission to consult, so only administrators may address it. Returns the entities of each
+    addressed device (or single entity) key.
     """
     require_tier(user, tool_class.tier, what)
-    keys = set(runtime.device_keys_in_call(name, args))
-    single = runtime.entity_keys_in_call(name, args)
-    if not keys and not single:
-        return []
+    addressed = addressed_entities(hass, runtime, name, args)
+    unmapped = sorted(key for key, entity_ids in addressed.items() if not entity_ids)
+    if unmapped and user_role(user) is not Role.ADMIN:
+        raise PermissionDenied(
+            f"Permission denied: {what} addresses devices that are not Home Assistant "
+            f"entities ({', '.join(unmapped)}); only administrators may do that.",
+            Refusal.UNMAPPED,
+            unmapped,
+        )
+    entity_ids = [entity_id for group in addressed.values() for entity_id in group]
+    if tool_class.tier is ToolTier.READ:
+        require_read(user, entity_ids, what)
+    else:
+        require_control(user, entity_ids, what)
+    return addressed
+
+
+def addressed_entities(
+    hass: HomeAssistant, runtime: BackendRuntime, name: str, args: Mapping[str, Any]
+) -> dict[str, list[str]]:
+    """The HA entities of each device key (and single entity key) a backend call addresses.
+
+    A key that is no entity maps to an empty list.
+    """
     registry = er.async_get(hass)
-    entity_ids: list[str] = []
-    mapped: set[str] = set()
-    for key in keys:
+    addressed: dict[str, list[str]] = {}
+    for key in runtime.device_keys_in_call(name, args):
+        group = addressed.setdefault(key, [])
         for spec in runtime.publisher.device_specs(key):
             entity_id = registry.async_get_entity_id(
                 spec.platform, DOMAIN, runtime.publisher.unique_id(spec)
             )
             if entity_id is not None:
-                entity_ids.append(entity_id)
-                mapped.add(key)
+                group.append(entity_id)
     # Single entities a call acts on (Hubitat's HSM panel and mode select), checked like devices.
-    for platform, spec_key in single:
-        keys.add(spec_key)
+    for platform, spec_key in runtime.entity_keys_in_call(name, args):
+        group = addressed.setdefault(spec_key, [])
         entity_spec = runtime.publisher.spec(platform, spec_key)
-        if entity_spec is None:
-            continue
-        entity_id = registry.async_get_entity_id(
-            platform, DOMAIN, runtime.publisher.unique_id(entity_spec)
+        entity_id = (
+            None
+            if entity_spec is None
+            else registry.async_get_entity_id(
+                platform, DOMAIN, runtime.publisher.unique_id(entity_spec)
+            )
         )
         if entity_id is not None:
-            entity_ids.append(entity_id)
-            mapped.add(spec_key)
-    unmapped = keys - mapped
-    if unmapped and user_role(user) is not Role.ADMIN:
-        raise PermissionDenied(
-            f"Permission denied: {what} addresses devices that are not Home Assistant "
-            f"entities ({', '.join(sorted(unmapped))}); only administrators may do that.",
-            Refusal.UNMAPPED,
-            sorted(unmapped),
-        )
-    if tool_class.tier is ToolTier.READ:
-        require_read(user, entity_ids, what)
-    else:
-        require_control(user, entity_ids, what)
-    return sorted(entity_ids)
+            group.append(entity_id)
+    return addressed
 
 
 def classify(

@@ -83,8 +83,10 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
         "Assistant permissions, and every change is written to Home Assistant's logbook.",
         "",
         "## Core tools",
-        "- `search_tools {query}`: find any tool (core or backend) by what it does.",
-        "- `get_state`: entity states; filter by backend, area, domain, name; pick fields.",
+        "- `search_tools {query}`: find any tool (core or backend) by what it does; the best "
+        "match comes with its input schema and how to call it.",
+        "- `get_state`: entity states; filter by area or floor (names, aliases or parts), "
+        "name words, domain, backend, `available: false` for offline devices; pick fields.",
     ]
     if ToolTier.CONTROL in tiers:
         lines.append(
@@ -98,7 +100,8 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
         "## Backend gateways",
         "Call a gateway tool with `{}` for all its tools and their input schemas (it can be "
         'large), or `{"describe": [names]}` for the ones you need (its description names '
-        'them all; `search_tools` finds them), then with `{"tool": name, "args": {...}}`. '
+        'them all; `search_tools` finds them), then with `{"tool": name, "args": "{...}"}` '
+        "(the arguments as JSON text; an object works too). "
         'Destructive tools also need `"confirm": true`: ask the user first.',
     ]
     if ToolTier.CONTROL in tiers:

@@ -48,8 +48,19 @@ SYNONYMS: Final[dict[str, tuple[str, ...]]] = {
     "find": ("get", "list", "search"),
     "log": ("event", "history"),
     "past": ("history",),
+    "offline": ("unavailable", "available", "health"),
+    "online": ("available", "health"),
+    "unreachable": ("unavailable", "available", "health"),
+    "happened": ("history", "event"),
+    "last": ("history",),
+    "hour": ("history",),
+    "yesterday": ("history",),
+    "temperature": ("state",),
+    "wake": ("alarm",),
 }
+# The first synonym is the usual meaning ("set an alarm" creates one), later ones weigh less.
 SYNONYM_WEIGHT: Final = 0.5
+SYNONYM_DECAY: Final = 0.5
 
 
 def tokenize(text: str) -> list[str]:
@@ -113,21 +124,27 @@ class Bm25Index:
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
         """The best `limit` documents for the query, best first; ties keep index order."""
-        weights: dict[str, float] = {}
+        # term → (weight, idf). A synonym stands in for the word asked, so it weighs as rare as
+        # that word: "set" → "create" must not sink because dozens of tools create something.
+        weights: dict[str, tuple[float, float]] = {}
+        rarest = max(self._idf.values(), default=0.0)
         for term in tokenize(query):
-            weights[term] = 1.0
-            for synonym in SYNONYMS.get(term, ()):
-                weights.setdefault(synonym, SYNONYM_WEIGHT)
+            if term in self._idf:
+                weights[term] = (1.0, self._idf[term])
+            for rank, synonym in enumerate(SYNONYMS.get(term, ())):
+                if synonym in self._idf and synonym not in weights:
+                    idf = max(self._idf.get(term, rarest), self._idf[synonym])
+                    weights[synonym] = (SYNONYM_WEIGHT * SYNONYM_DECAY**rank, idf)
         if not weights or limit <= 0:
             return []
         scored: list[tuple[float, int]] = []
         for index, freq in enumerate(self._freqs):
             score = 0.0
             norm = K1 * (1 - B + B * self._lengths[index] / (self._avg_length or 1.0))
-            for term, weight in weights.items():
+            for term, (weight, idf) in weights.items():
                 tf = freq.get(term)
                 if tf:
-                    score += weight * self._idf[term] * tf * (K1 + 1) / (tf + norm)
+                    score += weight * idf * tf * (K1 + 1) / (tf + norm)
             if score > 0:
                 scored.append((score, index))
         scored.sort(key=lambda item: (-item[0], item[1]))

@@ -29,6 +29,7 @@ GATEWAY_TITLE: Final = "MCP gateway"
 CONF_ALLOWED_ORIGINS: Final = "allowed_origins"
 CONF_RATE_LIMIT: Final = "rate_limit_per_minute"
 CONF_ALLOW_NON_ADMIN: Final = "allow_non_admin"
+CONF_EXPOSED_ONLY: Final = "exposed_only"
 
 # The options form's upper bound; a higher rate is no limit worth having.
 MAX_RATE_LIMIT: Final = 10_000
@@ -49,6 +50,9 @@ class GatewaySettings:
     # Requests per user per minute (each batch item counts); always on.
     rate_limit_per_minute: int = DEFAULT_RATE_LIMIT
     allow_non_admin: bool = True
+    # Only entities exposed to assistants (Settings → Voice assistants → Expose) are reachable,
+    # as through HA's own MCP server and Assist; off makes every entity of our backends reachable.
+    exposed_only: bool = True
 
 
 DEFAULT_SETTINGS: Final = GatewaySettings()
@@ -89,6 +93,7 @@ def settings_from_options(options: Mapping[str, Any]) -> GatewaySettings:
         if isinstance(rate, int) and not isinstance(rate, bool) and rate > 0
         else DEFAULT_RATE_LIMIT,
         allow_non_admin=bool(options.get(CONF_ALLOW_NON_ADMIN, True)),
+        exposed_only=bool(options.get(CONF_EXPOSED_ONLY, True)),
     )
 
 
@@ -159,6 +164,7 @@ def settings_schema(options: Mapping[str, Any]) -> vol.Schema:
                 NumberSelectorConfig(min=1, max=MAX_RATE_LIMIT, step=1, mode=NumberSelectorMode.BOX)
             ),
             vol.Optional(CONF_ALLOW_NON_ADMIN, default=current.allow_non_admin): BooleanSelector(),
+            vol.Optional(CONF_EXPOSED_ONLY, default=current.exposed_only): BooleanSelector(),
         }
     )
 
@@ -180,5 +186,6 @@ def options_from_input(user_input: Mapping[str, Any]) -> tuple[dict[str, Any], d
         CONF_ALLOWED_ORIGINS: origins,
         CONF_RATE_LIMIT: int(user_input.get(CONF_RATE_LIMIT) or DEFAULT_RATE_LIMIT),
         CONF_ALLOW_NON_ADMIN: bool(user_input.get(CONF_ALLOW_NON_ADMIN, True)),
+        CONF_EXPOSED_ONLY: bool(user_input.get(CONF_EXPOSED_ONLY, True)),
     }
     return options, {}

@@ -15,7 +15,11 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.auth.models import User
-from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT
+from homeassistant.const import (
+    ATTR_FRIENDLY_NAME,
+    ATTR_UNIT_OF_MEASUREMENT,
+    STATE_UNAVAILABLE,
+)
 from homeassistant.core import Context, HomeAssistant, State
 from homeassistant.exceptions import HomeAssistantError, Unauthorized
 from homeassistant.helpers import (
@@ -23,12 +27,15 @@ from homeassistant.helpers import (
     device_registry as dr,
     entity_registry as er,
 )
+from homeassistant.helpers.event import async_track_state_change_event
 from homeassistant.util import dt as dt_util
 import voluptuous as vol
 
 from ..backends.base import ToolTier
-from ..localtime import local_state
+from ..localtime import local_iso, local_state
+from . import matching
 from .catalog import CoreTool, ExposedBackend, GatewayCatalog, ToolFailure
+from .exposure import exposure_applies, is_exposed_entity
 from .policy import async_record_write, can_read_entity
 
 if TYPE_CHECKING:
@@ -49,8 +56,8 @@ MAX_HISTORY_ENTITIES: Final = 50
 DEFAULT_HISTORY_POINTS: Final = 100
 MAX_SET_UPDATES: Final = 50
 
-BASIC_FIELDS: Final = ("entity_id", "name", "state", "area", "unit")
-EXTRA_FIELDS: Final = ("backend", "domain", "device", "last_changed", "attributes")
+BASIC_FIELDS: Final = ("entity_id", "name", "state", "area", "unit", "backend")
+EXTRA_FIELDS: Final = ("domain", "device", "last_changed", "attributes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +93,15 @@ def exposed_entities(hass: HomeAssistant, backends: Iterable[ExposedBackend]) ->
 
 
 def readable_entities(hass: HomeAssistant, user: User) -> list[EntityRef]:
-    """Every exposed entity this user may read."""
+    """Every exposed entity this user may read (and, by the settings, exposed to assistants)."""
     backends = GatewayCatalog.get(hass).exposed_backends()
-    return [ref for ref in exposed_entities(hass, backends) if can_read_entity(user, ref.entity_id)]
+    exposed = exposure_applies(hass)
+    return [
+        ref
+        for ref in exposed_entities(hass, backends)
+        if can_read_entity(user, ref.entity_id)
+        and (not exposed or is_exposed_entity(hass, ref.entity_id))
+    ]
 
 
 # --- shared filters --------------------------------------------------------------------------
@@ -98,13 +111,27 @@ _FILTER_PROPERTIES: Final[dict[str, Any]] = {
         "type": "string",
         "description": "Gateway tool name, entry title or backend kind (hubitat, homecast, …).",
     },
-    "area": {"type": "string", "description": "Area name or id."},
+    "area": {
+        "type": "string",
+        "description": 'Area name, alias or id, or part of it ("bedroom").',
+    },
+    "floor": {"type": "string", "description": "Floor name, alias or id."},
     "domain": {
         "type": "array",
         "items": {"type": "string"},
         "description": 'Entity domains, e.g. ["light", "switch"].',
     },
-    "name": {"type": "string", "description": "Case-insensitive part of the name or entity id."},
+    "name": {
+        "type": "string",
+        "description": (
+            "Words of the name, alias, device, area or entity id, any case and order "
+            '("front door", "kitchen lights").'
+        ),
+    },
+    "available": {
+        "type": "boolean",
+        "description": "false: only unavailable (offline) entities; true: only available ones.",
+    },
     "entity_ids": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_STATE_LIMIT},
 }
 
@@ -113,53 +140,175 @@ def _casefold(value: str) -> str:
     return value.strip().casefold()
 
 
+def _given(args: Mapping[str, Any], key: str) -> Any:
+    """A filter's value; empty strings and lists mean "not given" (strict-mode clients fill
+    every property, and an empty one is how they leave it out)."""
+    value = args.get(key)
+    return None if value in ("", []) else value
+
+
+@dataclass(slots=True)
+class Selection:
+    """Filtered entities, and what the filters found out along the way (for the AI)."""
+
+    refs: list[EntityRef]
+    notes: list[str]
+
+
 def filter_entities(
     hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]
 ) -> list[EntityRef]:
     """Apply get_state's filters; an unknown backend or area is an error that lists the known."""
+    return select_entities(hass, refs, args).refs
+
+
+def select_entities(
+    hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]
+) -> Selection:
+    """Apply the shared filters, matching the way people name things (see matching.py)."""
     selected = list(refs)
-    if (backend := args.get("backend")) is not None:
-        wanted = _casefold(backend)
-        all_backends = GatewayCatalog.get(hass).exposed_backends()
-        matching = {
-            b.entry.entry_id
-            for b in all_backends
-            if wanted
-            in (
-                _casefold(b.gateway_name),
-                _casefold(b.entry.title),
-                b.kind,
-                _casefold(b.entry.entry_id),
-            )
-        }
-        if not matching:
-            known = ", ".join(b.gateway_name for b in all_backends) or "none"
-            raise ToolFailure(f"Unknown backend '{backend}'. Backends: {known}.", code="not_found")
-        selected = [ref for ref in selected if ref.backend.entry.entry_id in matching]
-    if (area := args.get("area")) is not None:
-        areas = ar.async_get(hass)
-        wanted = _casefold(area)
-        area_ids = {a.id for a in areas.async_list_areas() if wanted in (a.id, _casefold(a.name))}
-        if not area_ids:
-            known = ", ".join(sorted(a.name for a in areas.async_list_areas())) or "none"
-            raise ToolFailure(f"Unknown area '{area}'. Areas: {known}.", code="not_found")
+    notes: list[str] = []
+    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
+    if (backend := _given(args, "backend")) is not None:
+        selected = _by_backend(hass, selected, backend)
+    if (floor := _given(args, "floor")) is not None:
+        found = matching.best(matching.floors(hass), floor)
+        if not found:
+            known = ", ".join(sorted(f.name for f in matching.floors(hass))) or "none"
+            raise ToolFailure(f"Unknown floor '{floor}'. Floors: {known}.", code="not_found")
+        area_ids = matching.areas_on_floors(hass, {f.id for f in found})
         selected = [ref for ref in selected if ref.area_id in area_ids]
-    if domains := args.get("domain"):
+    # The area goes last: when its whole-name match leaves nothing, partial matches may not.
+    area = _given(args, "area")
+    before_filters = selected
+    if domains := _given(args, "domain"):
         wanted_domains = {_casefold(domain) for domain in domains}
         selected = [ref for ref in selected if ref.domain in wanted_domains]
-    if (name := args.get("name")) is not None:
-        wanted = _casefold(name)
-        selected = [ref for ref in selected if wanted in _searchable_name(hass, ref)]
-    if (entity_ids := args.get("entity_ids")) is not None:
+    if (name := _given(args, "name")) is not None:
+        wanted = matching.words(name)
+        raw = _casefold(name)
+        selected = [
+            ref
+            for ref in selected
+            if matching.words_match(wanted, _words(hass, ref, area_names))
+            or raw in _searchable_name(hass, ref)
+        ]
+    if (available := args.get("available")) is not None:
+        selected = [ref for ref in selected if _is_available(hass, ref) is available]
+    if (entity_ids := _given(args, "entity_ids")) is not None:
         wanted_ids = set(entity_ids)
         selected = [ref for ref in selected if ref.entity_id in wanted_ids]
-    return selected
+    if area is not None:
+        selected = _by_area(
+            hass, selected, before_filters, area, area_names=area_names, notes=notes
+        )
+    return Selection(selected, notes)
+
+
+def _by_area(
+    hass: HomeAssistant,
+    selected: list[EntityRef],
+    every: list[EntityRef],
+    area: str,
+    *,
+    area_names: Mapping[str, str],
+    notes: list[str],
+) -> list[EntityRef]:
+    """The selected entities in the area(s) the words name: whole names first, then parts.
+
+    Entities without an area are found by the area's words in their name too ("Bedroom Robine
+    Wake" when nobody assigned the clock to an area). An area nothing could match is an error
+    that lists the areas.
+    """
+    wanted = matching.words(area)
+
+    def unassigned(refs: Sequence[EntityRef]) -> list[EntityRef]:
+        return [
+            ref
+            for ref in refs
+            if ref.area_id is None and matching.words_match(wanted, _words(hass, ref, area_names))
+        ]
+
+    tiers = matching.tiers(matching.areas(hass), area)
+    if not tiers and not unassigned(every):
+        known = ", ".join(sorted(area_names.values())) or "none"
+        raise ToolFailure(f"Unknown area '{area}'. Areas: {known}.", code="not_found")
+    for rank, tier in enumerate(tiers):
+        ids = {found.id for found in tier}
+        in_area = [ref for ref in selected if ref.area_id in ids]
+        chosen = in_area + [ref for ref in unassigned(selected) if ref not in in_area]
+        if not chosen:
+            continue
+        if rank > 0:
+            exact = ", ".join(found.name for found in tiers[0])
+            notes.append(f"Nothing matches in {exact}; found in areas named like '{area}'.")
+        if len(tier) > 1:
+            notes.append(f"Areas matching '{area}': {', '.join(a.name for a in tier)}.")
+        return chosen
+    if not tiers:
+        notes.append(f"No area matches '{area}'; these entities have it in their name.")
+    return unassigned(selected)
+
+
+def _by_backend(hass: HomeAssistant, refs: list[EntityRef], backend: str) -> list[EntityRef]:
+    wanted = _casefold(backend)
+    all_backends = GatewayCatalog.get(hass).exposed_backends()
+    matching_ids = {
+        b.entry.entry_id
+        for b in all_backends
+        if wanted
+        in (
+            _casefold(b.gateway_name),
+            _casefold(b.entry.title),
+            b.kind,
+            _casefold(b.entry.entry_id),
+        )
+    }
+    if not matching_ids:
+        known = ", ".join(b.gateway_name for b in all_backends) or "none"
+        raise ToolFailure(f"Unknown backend '{backend}'. Backends: {known}.", code="not_found")
+    return [ref for ref in refs if ref.backend.entry.entry_id in matching_ids]
+
+
+def _words(hass: HomeAssistant, ref: EntityRef, area_names: Mapping[str, str]) -> set[str]:
+    return matching.entity_words(
+        hass,
+        ref.entity_id,
+        hass.states.get(ref.entity_id),
+        area_names.get(ref.area_id) if ref.area_id else None,
+        ref.device_id,
+    )
+
+
+def _is_available(hass: HomeAssistant, ref: EntityRef) -> bool:
+    state = hass.states.get(ref.entity_id)
+    return state is not None and state.state != STATE_UNAVAILABLE
 
 
 def _searchable_name(hass: HomeAssistant, ref: EntityRef) -> str:
     state = hass.states.get(ref.entity_id)
     name = state.attributes.get(ATTR_FRIENDLY_NAME, "") if state else ""
     return f"{_casefold(str(name))} {ref.entity_id}"
+
+
+def empty_hint(hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]) -> str:
+    """What exists instead, for an answer without entities: closest names, areas with entities."""
+    names = {}
+    for ref in refs:
+        state = hass.states.get(ref.entity_id)
+        if state is not None:
+            names[ref.entity_id] = str(state.attributes.get(ATTR_FRIENDLY_NAME, ref.entity_id))
+    parts: list[str] = []
+    query = " ".join(str(_given(args, key) or "") for key in ("area", "name")).strip()
+    if query and (close := matching.closest_names(query, names)):
+        parts.append(f"Closest names: {', '.join(close)}.")
+    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
+    used = sorted({area_names[ref.area_id] for ref in refs if ref.area_id in area_names})
+    if used:
+        parts.append(f"Areas with entities: {', '.join(used)}.")
+    if not parts:
+        parts.append(f"{len(refs)} entities exist; loosen the filters.")
+    return "No entity matches these filters. " + " ".join(parts)
 
 
 # --- get_state -------------------------------------------------------------------------------
@@ -173,7 +322,7 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
             "type": "array",
             "items": {"type": "string"},
             "description": (
-                "Fields per entity (default entity_id, name, state, area, unit). Also: backend, "
+                "Fields per entity (default entity_id, name, state, area, unit, backend). Also: "
                 "domain, device, last_changed, attributes (all), or any attribute name."
             ),
         },
@@ -194,24 +343,38 @@ async def async_get_state(
     hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
 ) -> dict[str, Any]:
     """Current states of the integration's entities the caller may read."""
-    refs = filter_entities(hass, readable_entities(hass, ctx.user), args)
+    readable = readable_entities(hass, ctx.user)
+    selection = select_entities(hass, readable, args)
+    refs = selection.refs
     refs.sort(key=lambda ref: ref.entity_id)
-    limit = args.get("limit", DEFAULT_STATE_LIMIT)
-    offset = args.get("offset", 0)
-    fields = args.get("fields") or BASIC_FIELDS
+    limit = args.get("limit") or DEFAULT_STATE_LIMIT
+    offset = args.get("offset") or 0
+    fields = _given(args, "fields") or BASIC_FIELDS
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     devices = dr.async_get(hass)
+    page = refs[offset : offset + limit]
+    # One backend on the page: said once at the top, not per entity.
+    page_backends = {ref.backend.gateway_name for ref in page}
+    shared_backend = "backend" in fields and len(page_backends) == 1
+    item_fields = [f for f in fields if not (shared_backend and f == "backend")]
     entities: list[dict[str, Any]] = []
     size = 0
-    for ref in refs[offset : offset + limit]:
+    for ref in page:
         if entities and size > STATE_PAGE_CHARS:
             break
-        item = _project(ref, hass.states.get(ref.entity_id), fields, area_names, devices)
+        item = _project(ref, hass.states.get(ref.entity_id), item_fields, area_names, devices)
         size += _estimated_size(item)
         entities.append(item)
-    result: dict[str, Any] = {"total": len(refs), "count": len(entities), "entities": entities}
+    result: dict[str, Any] = {"total": len(refs), "count": len(entities)}
+    if shared_backend:
+        result["backend"] = page_backends.pop()
+    result["entities"] = entities
     if offset + len(entities) < len(refs):
         result["next_offset"] = offset + len(entities)
+    if selection.notes:
+        result["note"] = " ".join(selection.notes)
+    if not refs:
+        result["hint"] = empty_hint(hass, readable, args)
     return result
 
 
@@ -252,7 +415,7 @@ def _project(
                 device = devices.async_get(ref.device_id) if ref.device_id else None
                 value = (device.name_by_user or device.name) if device else None
             case "last_changed":
-                value = state.last_changed.isoformat() if state is not None else None
+                value = local_iso(state.last_changed) if state is not None else None
             case "attributes":
                 value = {
                     key: _jsonable(val)
@@ -271,7 +434,7 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, datetime):
-        return value.isoformat()
+        return local_iso(value) if value.tzinfo is not None else value.isoformat()
     if isinstance(value, Mapping):
         return {str(key): _jsonable(val) for key, val in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
@@ -309,8 +472,8 @@ _UPDATE_PROPERTIES: Final[dict[str, Any]] = {
     "hvac_mode": {"type": "string"},
     "fan_mode": {"type": "string"},
     "value": {
-        "type": ["string", "number"],
-        "description": "select option, number, text or ISO datetime value.",
+        "type": "string",
+        "description": "A select option, number, text or ISO datetime, as text.",
     },
     "code": {"type": "string", "description": "Alarm or lock code, when one is needed."},
 }
@@ -356,7 +519,8 @@ class _BadUpdate(ValueError):
 
 def service_calls(domain: str, update: Mapping[str, Any]) -> list[ServiceCall]:
     """Translate one update of the shared vocabulary into the HA service calls it means."""
-    fields = {key: value for key, value in update.items() if key != "entity_id"}
+    # "" is how a client that must fill every property leaves one out.
+    fields = {key: value for key, value in update.items() if key != "entity_id" and value != ""}
     if not fields:
         raise _BadUpdate("nothing to change: give a state or a value")
     if domain in _READ_ONLY_DOMAINS:
@@ -521,16 +685,28 @@ _BUILDERS: Final[dict[str, Builder]] = {
 async def async_set_state(
     hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
 ) -> dict[str, Any]:
-    """Apply updates through HA services, each as the caller; failures are reported per update."""
+    """Apply updates through HA services, each as the caller; each reports what really happened.
+
+    An unavailable entity is not sent anything (HA's services would skip it silently and
+    report success); a sent update is "done" only once the state shows it.
+    """
     user: User = ctx.user
     known = {ref.entity_id: ref for ref in readable_entities(hass, user)}
     context = Context(user_id=user.id)
     results = await asyncio.gather(
         *(_apply_update(hass, ctx, known, update, context) for update in args["updates"])
     )
-    failed = sum(1 for result in results if not result["ok"])
-    summary = {"updated": len(results) - failed, "failed": failed, "results": results}
-    if failed and failed == len(results):
+    counts = dict.fromkeys((DONE, IN_PROGRESS, NOT_CONFIRMED, FAILED), 0)
+    for result in results:
+        counts[result["status"]] += 1
+    summary: dict[str, Any] = {
+        "updated": counts[DONE],
+        "failed": counts[FAILED],
+    }
+    if pending := counts[IN_PROGRESS] + counts[NOT_CONFIRMED]:
+        summary["not_confirmed"] = pending
+    summary["results"] = results
+    if counts[FAILED] == len(results):
         first = next(result["error"] for result in results)
         raise ToolFailure(
             f"No update was applied: {first}" if len(results) == 1 else "No update was applied.",
@@ -538,6 +714,17 @@ async def async_set_state(
             **summary,
         )
     return summary
+
+
+# Outcomes of one update, as set_state reports them.
+DONE: Final = "done"
+IN_PROGRESS: Final = "in_progress"  # the device reports it is getting there (opening, locking)
+NOT_CONFIRMED: Final = "sent_not_confirmed"  # HA accepted it; the state has not followed
+FAILED: Final = "failed"
+# How long a sent update may take to show in the state before it is "not confirmed".
+CONFIRM_SECONDS: Final = 3.0
+
+type Expectation = Callable[[State], str | None]
 
 
 async def _apply_update(
@@ -551,13 +738,74 @@ async def _apply_update(
     ref = known.get(entity_id)
     if ref is None:
         # Unknown, not ours, unexposed and unreadable look the same: nothing is revealed.
-        return {"entity_id": entity_id, "ok": False, "error": f"{entity_id} is not available"}
+        return _failed(entity_id, f"{entity_id} is not available")
     try:
         calls = service_calls(ref.domain, update)
     except _BadUpdate as err:
-        return {"entity_id": entity_id, "ok": False, "error": f"{entity_id}: {err}"}
+        return _failed(entity_id, f"{entity_id}: {err}")
+    before = hass.states.get(entity_id)
+    if before is None or before.state == STATE_UNAVAILABLE:
+        return _failed(
+            entity_id,
+            f"{_name(before, entity_id)} is unavailable (its device is offline or "
+            "unreachable); nothing was sent.",
+        )
+    expect = expectation(ref.domain, update, before)
+    changed = asyncio.Event()
+    unsub = async_track_state_change_event(hass, entity_id, lambda _event: changed.set())
+    try:
+        done, error = await _run_calls(hass, entity_id, calls, context)
+        status = FAILED
+        if error is None:
+            status = await _await_state(hass, entity_id, expect, changed)
+    finally:
+        unsub()
+    async_record_write(
+        hass,
+        user=ctx.user,
+        client_name=ctx.client_name,
+        tool="set_state",
+        summary=f"set_state {_name(before, entity_id)}: {_describe(update)}"
+        + ("" if status in (DONE, FAILED) else " (sent, not confirmed)"),
+        success=error is None,
+        backend=ref.backend.gateway_name,
+        entity_id=entity_id,
+        context=context,
+    )
+    if error is not None:
+        return {**_failed(entity_id, error), "done": ", ".join(done) if done else "nothing"}
+    state = hass.states.get(entity_id)
+    result: dict[str, Any] = {
+        "entity_id": entity_id,
+        "ok": status == DONE,
+        "status": status,
+        "state": local_state(state) if state is not None else None,
+    }
+    if status == NOT_CONFIRMED:
+        result["note"] = (
+            f"Sent, not confirmed: {_name(state, entity_id)} did not show the change within "
+            f"{CONFIRM_SECONDS:g} s; check again with get_state."
+        )
+    elif status == IN_PROGRESS:
+        result["note"] = f"Sent; {_name(state, entity_id)} is still {result['state']}."
+    return result
+
+
+def _failed(entity_id: str, error: str) -> dict[str, Any]:
+    return {"entity_id": entity_id, "ok": False, "status": FAILED, "error": error}
+
+
+def _name(state: State | None, entity_id: str) -> str:
+    if state is None:
+        return entity_id
+    return str(state.attributes.get(ATTR_FRIENDLY_NAME) or entity_id)
+
+
+async def _run_calls(
+    hass: HomeAssistant, entity_id: str, calls: Sequence[ServiceCall], context: Context
+) -> tuple[list[str], str | None]:
+    """The service calls in order until one fails: (what ran, the error or None)."""
     done: list[str] = []
-    error: str | None = None
     for domain, service, data in calls:
         try:
             async with asyncio.timeout(SERVICE_TIMEOUT):
@@ -569,36 +817,98 @@ async def _apply_update(
                     context=context,
                 )
         except Unauthorized:
-            error = f"Permission denied: this Home Assistant user may not control {entity_id}"
+            return done, f"Permission denied: this Home Assistant user may not control {entity_id}"
         except TimeoutError:
-            error = f"{entity_id}: {domain}.{service} timed out"
+            return done, f"{entity_id}: {domain}.{service} timed out"
         except (HomeAssistantError, vol.Invalid) as err:
-            error = f"{entity_id}: {domain}.{service} failed: {err}"
-        else:
-            done.append(f"{domain}.{service}")
-            continue
-        break
-    summary = ", ".join(done) if done else "nothing"
-    async_record_write(
-        hass,
-        user=ctx.user,
-        client_name=ctx.client_name,
-        tool="set_state",
-        summary=f"set_state {entity_id}: {_describe(update)}",
-        success=error is None,
-        backend=ref.backend.gateway_name,
-        entity_id=entity_id,
-        context=context,
-    )
-    if error is not None:
-        return {"entity_id": entity_id, "ok": False, "error": error, "done": summary}
-    state = hass.states.get(entity_id)
-    return {
-        "entity_id": entity_id,
-        "ok": True,
-        "services": done,
-        "state": state.state if state is not None else None,
-    }
+            return done, f"{entity_id}: {domain}.{service} failed: {err}"
+        done.append(f"{domain}.{service}")
+    return done, None
+
+
+async def _await_state(
+    hass: HomeAssistant, entity_id: str, expect: Expectation, changed: asyncio.Event
+) -> str:
+    """Wait (briefly) until the state shows the update: done, in progress or not confirmed."""
+    loop = hass.loop
+    deadline = loop.time() + CONFIRM_SECONDS
+    while True:
+        state = hass.states.get(entity_id)
+        outcome = expect(state) if state is not None else None
+        if outcome == DONE:
+            return DONE
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return outcome or NOT_CONFIRMED
+        changed.clear()
+        try:
+            async with asyncio.timeout(remaining):
+                await changed.wait()
+        except TimeoutError:
+            state = hass.states.get(entity_id)
+            outcome = expect(state) if state is not None else None
+            return outcome or NOT_CONFIRMED
+
+
+_TRANSITIONS: Final = {
+    "open": ("opening",),
+    "closed": ("closing",),
+    "locked": ("locking",),
+    "unlocked": ("unlocking",),
+}
+
+
+def expectation(domain: str, update: Mapping[str, Any], before: State) -> Expectation:
+    """How to tell, from the entity's state, that the update took effect.
+
+    Returns DONE when it shows, IN_PROGRESS for the way there (opening, arming), else None.
+    """
+    wanted = update.get("state")
+    checks: list[Callable[[State], bool]] = []
+    transitional: tuple[str, ...] = ()
+    if domain in ("light", "switch", "fan") and wanted in ("on", "off"):
+        checks.append(lambda s: s.state == wanted)
+    elif domain == "light" and wanted is None:
+        checks.append(lambda s: s.state == "on")
+    elif domain in ("cover", "valve", "lock") and isinstance(wanted, str) and wanted != "stop":
+        # A lock told to open ends open or, once the latch falls back, unlocked.
+        targets = ("open", "unlocked") if (domain, wanted) == ("lock", "open") else (wanted,)
+        checks.append(lambda s: s.state in targets)
+        transitional = _TRANSITIONS.get(wanted, ()) + (("unlocking",) if domain == "lock" else ())
+    elif domain == "alarm_control_panel" and isinstance(wanted, str):
+        checks.append(lambda s: s.state == wanted)
+        transitional = ("arming", "pending")
+    elif domain == "climate":
+        mode = update.get("hvac_mode") or (wanted if wanted not in (None, "on") else None)
+        if mode is not None:
+            checks.append(lambda s: s.state == mode)
+        if (temperature := update.get("temperature")) is not None:
+            checks.append(lambda s: _close(s.attributes.get("temperature"), temperature))
+    elif domain in ("select", "text") and (value := update.get("value", wanted)) is not None:
+        checks.append(lambda s: s.state == str(value))
+    elif domain == "number" and (value := update.get("value", wanted)) is not None:
+        checks.append(lambda s: _close(s.state, value))
+    if "position" in update and domain in ("cover", "valve"):
+        position = update["position"]
+        checks.append(lambda s: _close(s.attributes.get("current_position"), position))
+        transitional = ("opening", "closing")
+    if not checks:
+        # Nothing to compare (a button press, a scene, a datetime): any new state shows it ran.
+        return lambda s: DONE if s.last_updated != before.last_updated else None
+
+    def check(state: State) -> str | None:
+        if all(test(state) for test in checks):
+            return DONE
+        return IN_PROGRESS if state.state in transitional else None
+
+    return check
+
+
+def _close(value: Any, wanted: Any) -> bool:
+    try:
+        return abs(float(value) - float(wanted)) < 0.51
+    except (TypeError, ValueError):
+        return False
 
 
 def _describe(update: Mapping[str, Any]) -> str:
@@ -651,9 +961,10 @@ async def async_get_history(
     """State changes from HA's recorder for entities the caller may read."""
     if "recorder" not in hass.config.components:
         raise ToolFailure("Home Assistant's recorder is not running.", code="unavailable")
-    refs = filter_entities(hass, readable_entities(hass, ctx.user), args)
+    readable = readable_entities(hass, ctx.user)
+    refs = filter_entities(hass, readable, args)
     if not refs:
-        raise ToolFailure("No readable entity matches these filters.", code="not_found")
+        raise ToolFailure(empty_hint(hass, readable, args), code="not_found")
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "
@@ -684,7 +995,7 @@ async def async_get_history(
         entities[entity_id] = {"count": len(points), "points": points[-limit:]}
         if len(points) > limit:
             entities[entity_id]["truncated"] = True
-    return {"start": start.isoformat(), "end": end.isoformat(), "entities": entities}
+    return {"start": local_iso(start), "end": local_iso(end), "entities": entities}
 
 
 def _significant_states(
@@ -708,9 +1019,12 @@ def _significant_states(
 def _point(item: State | Mapping[str, Any]) -> list[str]:
     """[time, state]: the compact form an AI reads fastest."""
     if isinstance(item, State):
-        return [item.last_changed.isoformat(), item.state]
+        return [local_iso(item.last_changed), item.state]
     changed = item.get("last_changed")
-    when = changed.isoformat() if isinstance(changed, datetime) else str(changed)
+    if isinstance(changed, str):
+        # minimal_response gives later points as UTC ISO text.
+        changed = dt_util.parse_datetime(changed) or changed
+    when = local_iso(changed) if isinstance(changed, datetime) else str(changed)
     return [when, str(item.get("state"))]
 
 
@@ -765,8 +1079,9 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="Get entity states",
         description=(
             "Current state of the gateway's Home Assistant entities (all backends) that you may "
-            "read: what is on, open, locked, temperatures. Filter by backend, area, domain, "
-            "name or entity_ids; pick fields."
+            "read: what is on, open, locked, temperatures, which devices are offline "
+            "(available=false). Filter by area, floor, name, domain, backend or entity_ids; "
+            "pick fields."
         ),
         input_schema=GET_STATE_SCHEMA,
         tier=ToolTier.READ,

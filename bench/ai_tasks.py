@@ -1,0 +1,628 @@
+"""Everyday assistant tasks: round trips and bytes, MCP Gateway vs Home Assistant core's mcp_server.
+
+usage: .venv/bin/python -m bench.ai_tasks [--keep] [--strict]
+
+Starts the demo home (the three simulators, as scripts/demo does) and one real Home Assistant
+with the three backends added through their config flows and core's `mcp_server` (Assist API,
+its tools + GetLiveContext). Then a scripted assistant does each task as a model would: it
+knows only what `tools/list` and the tools' answers say (tool names, descriptions, entity ids it
+read), never ids written into this script. Per task it reports round trips after `tools/list`
+and the bytes it sent and received (JSON-RPC bodies), for our gateway and, where core's tools
+can do the task, for core's server on the same Home Assistant. Each of our answers is checked
+against Home Assistant's REST API: an answer that claims what did not happen is "MISLEADING".
+
+Targets (issue 15): every task within 2 round trips after tools/list; the first six tasks
+(the issue's) receive at most half the bytes they did before (2.2 + 9.7 + 21.3 + 0.9 + 56.6 +
+10.2 KB); no misleading answer. Needs Home Assistant's frontend in the bench venv (the core
+mcp_server venv of bench/gateway.py; it is installed there on first use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+import contextlib
+from dataclasses import dataclass
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import aiohttp
+from yarl import URL
+
+from bench.gateway import core_venv_python
+from custom_components.mcp_gateway.mcp.client import BearerAuth, McpClient
+from custom_components.mcp_gateway.mcp.sse import SseDecoder
+from demo.__main__ import DEMO_YAML, add_backends
+from demo.ha import HomeAssistantProcess
+from demo.home import demo_home
+
+# Bytes received per task before issue 15 (Claude Desktop via mcp-remote, same demo).
+BEFORE_KB: Mapping[str, float] = {
+    "living-room lights on": 2.2,
+    "bedroom temperature": 9.7,
+    "alarm 6:45 on weekdays": 21.3,
+    "run the Good Night scene": 0.9,
+    "which devices are offline?": 56.6,
+    "front door, last hour": 10.2,
+}
+MAX_TRIPS = 2
+FRONTEND = "home-assistant-frontend==20250411.0"
+
+
+class Client:
+    """What a scripted assistant needs: tools, calls, and the traffic they cost."""
+
+    tools: list[dict[str, Any]]
+    trips: int = 0
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[Any, bool]:
+        """(the result's data, is_error); one round trip."""
+        raise NotImplementedError
+
+    def traffic(self) -> tuple[int, int]:
+        """(bytes sent, bytes received) so far."""
+        raise NotImplementedError
+
+
+class GatewayClient(Client):
+    """Our gateway over Streamable HTTP, through the integration's own MCP client."""
+
+    def __init__(self, session: aiohttp.ClientSession, url: str, token: str) -> None:
+        self.mcp = McpClient(session, url, auth=BearerAuth(token), timeout=60.0)
+
+    async def start(self) -> None:
+        await self.mcp.connect()
+        self.tools = await self.mcp.list_tools()
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[Any, bool]:
+        self.trips += 1
+        result = await self.mcp.call_tool(name, args, timeout=60.0)
+        return (result.structured if result.structured is not None else result.data), (
+            result.is_error
+        )
+
+    def traffic(self) -> tuple[int, int]:
+        return self.mcp.stats.bytes_sent, self.mcp.stats.bytes_received
+
+
+class CoreClient(Client):
+    """Core's mcp_server over its (2025.4) SSE transport, counting the bytes itself."""
+
+    def __init__(self, session: aiohttp.ClientSession, base_url: str, token: str) -> None:
+        self.session, self.base_url = session, base_url
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.sent = self.received = 0
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._next_id = 0
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        response = await self.session.get(
+            f"{self.base_url}/mcp_server/sse", headers=self.headers, timeout=None
+        )
+        response.raise_for_status()
+        self._reader = asyncio.create_task(self._read(response))
+        self.endpoint = await asyncio.wait_for(self._endpoint, 30)
+        await self.request(
+            "initialize",
+            {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        )
+        await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.tools = (await self.request("tools/list", {}))["tools"]
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    async def _read(self, response: aiohttp.ClientResponse) -> None:
+        decoder = SseDecoder()
+        async for chunk in response.content.iter_any():
+            self.received += len(chunk)
+            for event in decoder.feed(chunk):
+                if event.event == "endpoint" and not self._endpoint.done():
+                    self._endpoint.set_result(str(URL(self.base_url).join(URL(event.data))))
+                elif event.event == "message":
+                    message = json.loads(event.data)
+                    if (future := self._pending.pop(message.get("id"), None)) is not None:
+                        future.set_result(message)
+
+    async def _post(self, body: dict[str, Any]) -> None:
+        payload = json.dumps(body).encode()
+        self.sent += len(payload)
+        async with self.session.post(
+            self.endpoint,
+            data=payload,
+            headers={**self.headers, "Content-Type": "application/json"},
+        ) as response:
+            response.raise_for_status()
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next_id += 1
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[self._next_id] = future
+        await self._post(
+            {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
+        )
+        message = await asyncio.wait_for(future, 60)
+        if "error" in message:
+            raise RuntimeError(f"{method}: {message['error']}")
+        result: dict[str, Any] = message["result"]
+        return result
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[Any, bool]:
+        self.trips += 1
+        result = await self.request("tools/call", {"name": name, "arguments": args})
+        text = "\n".join(part.get("text", "") for part in result.get("content", []))
+        with contextlib.suppress(ValueError):
+            return json.loads(text), bool(result.get("isError"))
+        return text, bool(result.get("isError"))
+
+    def traffic(self) -> tuple[int, int]:
+        return self.sent, self.received
+
+
+@dataclass
+class Outcome:
+    """One task done by one client."""
+
+    answer: str
+    trips: int = 0
+    sent: int = 0
+    received: int = 0
+    truthful: bool | None = None  # None: not checked (core's answers are shown as they are)
+
+
+@dataclass
+class World:
+    """Ground truth for the checks: Home Assistant's REST and websocket APIs."""
+
+    ha: HomeAssistantProcess
+
+    async def states(self) -> dict[str, dict[str, Any]]:
+        return {s["entity_id"]: s for s in await self.ha.api("GET", "/api/states")}
+
+    async def exposed(self) -> set[str]:
+        found = await self.ha.websocket_command({"type": "homeassistant/expose_entity/list"})
+        return {
+            entity_id
+            for entity_id, assistants in found["exposed_entities"].items()
+            if assistants.get("conversation")
+        }
+
+
+type Script = Callable[[Client, World], Awaitable[Outcome]]
+
+
+@dataclass
+class Task:
+    """An everyday request, as our gateway's assistant and (maybe) core's would do it."""
+
+    name: str
+    ours: Script
+    core: Script | None = None
+
+
+def _entities(data: Any) -> list[dict[str, Any]]:
+    return list(data.get("entities", [])) if isinstance(data, dict) else []
+
+
+def _why(data: Any) -> str:
+    """What an empty or failed answer said (the error, the hint)."""
+    if not isinstance(data, dict):
+        return str(data)[:120]
+    if "error" in data:
+        return str(data["error"].get("message", data["error"]))[:120]
+    return str(data.get("hint") or data.get("note") or "")[:120]
+
+
+def _gateway_of(client: Client, kind: str) -> str:
+    """A backend's gateway tool, found by the backend named in its description."""
+    for tool in client.tools:
+        if f"the {kind} backend" in tool.get("description", ""):
+            return str(tool["name"])
+    raise LookupError(kind)
+
+
+async def _set_and_check(
+    client: Client,
+    world: World,
+    updates: list[dict[str, Any]],
+    ok_state: Callable[[Any], bool],
+    why: str = "",
+) -> Outcome:
+    """set_state, then: everything it calls done is so in HA, every failure has a reason."""
+    if not updates:
+        return Outcome(f"nothing matched: {why}", truthful=False)
+    data, is_error = await client.call("set_state", {"updates": updates})
+    details = data.get("error", {}).get("details", data) if is_error else data
+    results = details.get("results", [])
+    states = await world.states()
+    truthful = bool(results)
+    parts = []
+    for item in results:
+        state = states.get(item["entity_id"], {})
+        status = item.get("status")
+        if status == "done":
+            truthful &= ok_state(state)
+        elif status == "failed":
+            truthful &= bool(item.get("error"))
+        parts.append(f"{item['entity_id']}:{status}")
+    return Outcome(", ".join(parts), truthful=truthful)
+
+
+# --- our gateway's scripts ---------------------------------------------------------------------
+
+
+async def lights_on(client: Client, world: World) -> Outcome:
+    data, _ = await client.call("get_state", {"area": "living room", "domain": ["light"]})
+    updates = [{"entity_id": e["entity_id"], "state": "on"} for e in _entities(data)]
+    return await _set_and_check(
+        client, world, updates, lambda s: s.get("state") == "on", _why(data)
+    )
+
+
+async def bedroom_temperature(client: Client, world: World) -> Outcome:
+    data, _ = await client.call(
+        "get_state",
+        {
+            "area": "bedroom",
+            "name": "temperature",
+            "fields": ["name", "state", "unit", "current_temperature"],
+        },
+    )
+    states = await world.states()
+    found = _entities(data)
+    truthful = bool(found) and all(
+        states.get(e["entity_id"], {}).get("state") == e.get("state") for e in found
+    )
+    answer = "; ".join(
+        f"{e.get('name')}: {e.get('current_temperature', e.get('state'))} {e.get('unit', '')}"
+        for e in found
+    )
+    if not found and os.environ.get("AI_TASKS_DEBUG"):
+        everything, _ = await client.call("get_state", {"area": "bedroom"})
+        print("DEBUG bedroom:", json.dumps(everything)[:3000])
+    return Outcome(answer or f"none: {_why(data)}", truthful=truthful)
+
+
+async def alarm_weekdays(client: Client, world: World) -> Outcome:
+    found, _ = await client.call("search_tools", {"query": "set an alarm for 6:45 on weekdays"})
+    best = found["results"][0]
+    args = {"label": "Weekdays", "time": "06:45", "days": ["mon", "tue", "wed", "thu", "fri"]}
+    data, is_error = await client.call(
+        best["call"]["name"], {"tool": best["tool"], "args": json.dumps(args)}
+    )
+    text = json.dumps(data)
+    truthful = not is_error and best["tool"] == "create_alarm" and "06:45" in text
+    said = text[:80] if is_error else "created"
+    return Outcome(f"{best['tool']} → {said}", truthful=truthful)
+
+
+async def good_night(client: Client, world: World) -> Outcome:
+    data, _ = await client.call("get_state", {"domain": ["scene"], "name": "good night"})
+    updates = [{"entity_id": e["entity_id"], "state": "on"} for e in _entities(data)[:1]]
+    return await _set_and_check(
+        client, world, updates, lambda s: s.get("state") != "unavailable", _why(data)
+    )
+
+
+async def offline(client: Client, world: World) -> Outcome:
+    data, _ = await client.call("get_state", {"available": False, "fields": ["name"]})
+    reported = {e["entity_id"] for e in _entities(data)}
+    states, exposed = await world.states(), await world.exposed()
+    ours = await _our_entities(world)
+    expected = {
+        entity_id
+        for entity_id in ours & exposed
+        if states.get(entity_id, {}).get("state") == "unavailable"
+    }
+    return Outcome(f"{len(reported)} offline", truthful=reported == expected)
+
+
+async def front_door_history(client: Client, world: World) -> Outcome:
+    data, is_error = await client.call("get_history", {"name": "front door", "hours": 1})
+    entities = data.get("entities", {}) if not is_error else {}
+    states = await world.states()
+    named = {
+        entity_id
+        for entity_id, state in states.items()
+        if {"front", "door"}
+        <= set(str(state["attributes"].get("friendly_name", "")).lower().split())
+    }
+    if not entities:
+        # "There is no front door" is a true answer when Home Assistant has none.
+        return Outcome(f"none: {_why(data)}", truthful=not named and bool(_why(data)))
+    truthful = set(entities) <= named
+    changes = sum(item["count"] for item in entities.values())
+    return Outcome(f"{len(entities)} entities, {changes} states", truthful=truthful)
+
+
+async def doors_locked(client: Client, world: World) -> Outcome:
+    data, _ = await client.call("get_state", {"domain": ["lock"]})
+    states = await world.states()
+    found = _entities(data)
+    truthful = bool(found) and all(states[e["entity_id"]]["state"] == e.get("state") for e in found)
+    answer = "; ".join(f"{e.get('name')}: {e.get('state')}" for e in found)
+    return Outcome(answer or f"none: {_why(data)}", truthful=truthful)
+
+
+async def lock_doors(client: Client, world: World) -> Outcome:
+    data, _ = await client.call("get_state", {"domain": ["lock"]})
+    updates = [{"entity_id": e["entity_id"], "state": "locked"} for e in _entities(data)]
+    return await _set_and_check(
+        client, world, updates, lambda s: s.get("state") in ("locked", "locking"), _why(data)
+    )
+
+
+async def thermostat(client: Client, world: World) -> Outcome:
+    data, _ = await client.call("get_state", {"domain": ["climate"]})
+    updates = [{"entity_id": e["entity_id"], "temperature": 21} for e in _entities(data)[:1]]
+    return await _set_and_check(
+        client,
+        world,
+        updates,
+        lambda s: s.get("attributes", {}).get("temperature") == 21,
+        _why(data),
+    )
+
+
+async def kitchen_off(client: Client, world: World) -> Outcome:
+    data, _ = await client.call("get_state", {"area": "kitchen", "domain": ["light", "switch"]})
+    updates = [{"entity_id": e["entity_id"], "state": "off"} for e in _entities(data)]
+    return await _set_and_check(
+        client, world, updates, lambda s: s.get("state") == "off", _why(data)
+    )
+
+
+async def list_alarms(client: Client, world: World) -> Outcome:
+    data, is_error = await client.call(_gateway_of(client, "robine wake"), {"tool": "list_alarms"})
+    alarms = data.get("alarms", []) if isinstance(data, dict) else []
+    return Outcome(f"{len(alarms)} alarms", truthful=not is_error)
+
+
+async def hub_mode_away(client: Client, world: World) -> Outcome:
+    data, _ = await client.call("get_state", {"name": "mode", "domain": ["select"]})
+    updates = [{"entity_id": e["entity_id"], "value": "Away"} for e in _entities(data)[:1]]
+    return await _set_and_check(
+        client, world, updates, lambda s: s.get("state") == "Away", _why(data)
+    )
+
+
+async def backends_health(client: Client, world: World) -> Outcome:
+    data, is_error = await client.call("list_backends", {})
+    backends = data.get("backends", []) if isinstance(data, dict) else []
+    down = [b["title"] for b in backends if not b.get("available")]
+    return Outcome(
+        f"{len(backends)} backends, down: {', '.join(down) or 'none'}",
+        truthful=not is_error and len(backends) == 3,
+    )
+
+
+async def _our_entities(world: World) -> set[str]:
+    registry = await world.ha.websocket_command({"type": "config/entity_registry/list"})
+    return {e["entity_id"] for e in registry if e["platform"] == "mcp_gateway"}
+
+
+# --- core mcp_server's scripts (its intents and GetLiveContext) --------------------------------
+
+
+def _intent(name: str, args: dict[str, Any]) -> Script:
+    async def run(client: Client, world: World) -> Outcome:
+        if name not in {tool["name"] for tool in client.tools}:
+            return Outcome("n/a (no such tool)")
+        data, is_error = await client.call(name, args)
+        return Outcome("error" if is_error else str(data)[:60])
+
+    return run
+
+
+async def live_context(client: Client, world: World) -> Outcome:
+    data, is_error = await client.call("GetLiveContext", {})
+    return Outcome("error" if is_error else f"context of {len(str(data))} chars")
+
+
+TASKS: tuple[Task, ...] = (
+    Task(
+        "living-room lights on",
+        lights_on,
+        _intent("HassTurnOn", {"area": "Living Room", "domain": ["light"]}),
+    ),
+    Task("bedroom temperature", bedroom_temperature, live_context),
+    Task("alarm 6:45 on weekdays", alarm_weekdays),
+    Task("run the Good Night scene", good_night, _intent("HassTurnOn", {"name": "Good Night"})),
+    Task("which devices are offline?", offline, live_context),
+    Task("front door, last hour", front_door_history),
+    Task("are the doors locked?", doors_locked, live_context),
+    Task("lock every door", lock_doors, _intent("HassTurnOn", {"domain": ["lock"]})),
+    Task(
+        "thermostat to 21 °C",
+        thermostat,
+        _intent("HassClimateSetTemperature", {"temperature": 21}),
+    ),
+    Task(
+        "kitchen lights and switches off",
+        kitchen_off,
+        _intent("HassTurnOff", {"area": "Kitchen", "domain": ["light", "switch"]}),
+    ),
+    Task("which alarms are set?", list_alarms),
+    Task("hub mode to Away", hub_mode_away),
+    Task("are all backends up?", backends_health),
+)
+
+
+async def measure(client: Client, script: Script, world: World) -> Outcome:
+    trips = client.trips
+    sent, received = client.traffic()
+    try:
+        outcome = await script(client, world)
+    except Exception as err:  # a broken step is a result to report, not a crash
+        outcome = Outcome(f"failed: {type(err).__name__}: {err}"[:80], truthful=False)
+    now_sent, now_received = client.traffic()
+    outcome.trips = client.trips - trips
+    outcome.sent, outcome.received = now_sent - sent, now_received - received
+    return outcome
+
+
+def ensure_frontend(python: str) -> None:
+    """HA's onboarding needs the frontend: install it into the bench venv once."""
+    probe = subprocess.run([python, "-c", "import hass_frontend"], check=False)
+    if probe.returncode != 0:
+        subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", FRONTEND], check=True)
+
+
+async def run(args: argparse.Namespace) -> int:
+    python = core_venv_python()
+    ensure_frontend(python)
+    async with demo_home(activity_every=3600) as home:
+        ha = HomeAssistantProcess(
+            name="MCP Gateway AI tasks",
+            extra_yaml=f"conversation:\n{DEMO_YAML}",
+            command=(python, "-P", "-m", "homeassistant"),
+            keep=args.keep,
+        )
+        async with ha:
+            await add_backends(ha, home)
+            ours_ids = await _settle(ha)
+            # As a user who wants their assistants to reach these devices: expose them to
+            # Assist (core's tools and, by default, the gateway reach only exposed entities).
+            await ha.websocket_command(
+                {
+                    "type": "homeassistant/expose_entity",
+                    "assistants": ["conversation"],
+                    "entity_ids": sorted(ours_ids),
+                    "should_expose": True,
+                }
+            )
+            await ha.config_flow_steps("mcp_server", {"llm_hass_api": "assist"})
+            world = World(ha)
+            async with aiohttp.ClientSession() as session:
+                ours = GatewayClient(session, f"{ha.base_url}/api/mcp_gateway", ha.token)
+                await ours.start()
+                core = CoreClient(session, ha.base_url, ha.token)
+                await core.start()
+                setup = (ours.traffic(), core.traffic())
+                rows = []
+                for task in TASKS:
+                    mine = await measure(ours, task.ours, world)
+                    theirs = await measure(core, task.core, world) if task.core else None
+                    rows.append((task, mine, theirs))
+                await core.close()
+                await ours.mcp.close()
+            if args.inspector:
+                await inspect_schemas(args.inspector, f"{ha.base_url}/api/mcp_gateway", ha.token)
+    return report(rows, setup, strict=args.strict)
+
+
+async def inspect_schemas(peers: str, url: str, token: str) -> None:
+    """The MCP Inspector's schema portability check (--strict) over our tools/list."""
+    process = await asyncio.create_subprocess_exec(
+        peers,
+        "inspector",
+        url,
+        "--token",
+        token,
+        "--",
+        "--method",
+        "tools/list",
+        "--strict",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await process.communicate()
+    # The report ends with "N errors, M warnings across K tools."; no findings, no report.
+    summary = [line for line in stderr.decode().splitlines() if " across " in line]
+    found = summary[-1] if summary else "no schema findings"
+    print(f"MCP Inspector --strict (exit {process.returncode}): {found}")
+
+
+async def _settle(ha: HomeAssistantProcess) -> set[str]:
+    """Wait until every backend's entities are in the state machine; returns them."""
+    for _ in range(600):
+        registry = await ha.websocket_command({"type": "config/entity_registry/list"})
+        ours = {
+            e["entity_id"]
+            for e in registry
+            if e["platform"] == "mcp_gateway" and e.get("disabled_by") is None
+        }
+        states = {s["entity_id"] for s in await ha.api("GET", "/api/states")}
+        entries = await ha.api("GET", "/api/config/config_entries/entry")
+        loaded = [e for e in entries if e["domain"] == "mcp_gateway" and e["state"] == "loaded"]
+        if len(loaded) >= 3 and ours and ours <= states:
+            return ours
+        await asyncio.sleep(0.2)  # the first polls of three backends land
+    raise RuntimeError("the backends did not come up")
+
+
+def report(
+    rows: list[tuple[Task, Outcome, Outcome | None]],
+    setup: tuple[tuple[int, int], tuple[int, int]],
+    *,
+    strict: bool,
+) -> int:
+    (our_sent, our_received), (core_sent, core_received) = setup
+    print(
+        f"initialize + tools/list: gateway {our_sent / 1024:.1f} KB sent, "
+        f"{our_received / 1024:.1f} KB received; core {core_sent / 1024:.1f} KB sent, "
+        f"{core_received / 1024:.1f} KB received"
+    )
+    header = f"{'task':<34} {'trips':>5} {'sent':>7} {'recv':>8}  {'check':<10} | core"
+    print(header)
+    print("-" * len(header))
+    missed: list[str] = []
+    before = after = 0.0
+    for task, mine, theirs in rows:
+        check = {True: "ok", False: "MISLEADING", None: "-"}[mine.truthful]
+        core = (
+            f"{theirs.trips} trips {theirs.sent / 1024:6.1f} KB sent {theirs.received / 1024:7.1f}"
+            f" KB recv  {theirs.answer[:40]}"
+            if theirs
+            else "n/a (core's tools cannot do this)"
+        )
+        print(
+            f"{task.name:<34} {mine.trips:>5} {mine.sent / 1024:6.1f}K {mine.received / 1024:7.1f}K"
+            f"  {check:<10} | {core}"
+        )
+        print(f"{'':<34} answer: {mine.answer[:100]}")
+        if mine.trips > MAX_TRIPS:
+            missed.append(f"{task.name}: {mine.trips} round trips")
+        if mine.truthful is not True:
+            missed.append(f"{task.name}: answer not confirmed")
+        if task.name in BEFORE_KB:
+            before += BEFORE_KB[task.name]
+            after += mine.received / 1024
+    print(
+        f"the issue's six tasks: {after:.1f} KB received now, {before:.1f} KB before "
+        f"(ratio {after / before:.2f}, target ≤ 0.50)"
+    )
+    if after > before / 2:
+        missed.append("the six tasks' bytes")
+    print("all targets met" if not missed else f"targets missed: {'; '.join(missed)}")
+    return 1 if missed and strict else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", action="store_true", help="keep HA's config dir")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--inspector",
+        metavar="MCP_PEERS",
+        help="path of the mcp-peers tool: also run the MCP Inspector's --strict schema check",
+    )
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(asyncio.run(run(parser.parse_args())))
+
+
+if __name__ == "__main__":
+    main()

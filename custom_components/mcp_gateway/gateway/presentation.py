@@ -1,0 +1,136 @@
+"""How gateway answers read: compact search lines, tool ranking, readable logbook targets.
+
+Every byte an assistant reads costs its user time and tokens; these helpers keep answers to what
+a model needs to choose and call a tool, and what a person needs to read an audit line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+import json
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
+from homeassistant.core import HomeAssistant
+
+from ..backends.base import ToolTier
+
+if TYPE_CHECKING:
+    from .catalog import BackendTool
+    from .search import Bm25Index
+
+# A search line says what the tool does in about one sentence.
+ABOUT_CHARS: Final = 160
+# Plain requests rarely mean administration: admin and destructive tools rank a little lower,
+# so "reboot the hub" still finds hub_reboot but "set an alarm" does not find an admin tool.
+TIER_WEIGHT: Final[Mapping[ToolTier, float]] = {
+    ToolTier.READ: 1.0,
+    ToolTier.CONTROL: 1.0,
+    ToolTier.ADMIN: 0.8,
+}
+DESTRUCTIVE_WEIGHT: Final = 0.8
+# Logbook lines name at most this many devices, then "and N more".
+LOGBOOK_NAMES: Final = 4
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def first_line(text: str) -> str:
+    """The first sentence of a description (or its first ABOUT_CHARS characters)."""
+    line = text.strip().split("\n", 1)[0].strip()
+    if len(line) > ABOUT_CHARS and (cut := _SENTENCE_END.search(line)) is not None:
+        line = line[: cut.start()]
+    if len(line) > ABOUT_CHARS:
+        line = line[: ABOUT_CHARS - 1].rstrip() + "…"
+    return line
+
+
+def rank_hits(
+    index: Bm25Index,
+    refs: Mapping[str, tuple[str | None, str]],
+    subs: Mapping[tuple[str, str], BackendTool],
+    query: str,
+    limit: int,
+) -> list[tuple[str | None, str]]:
+    """The best `limit` tools for the query: BM25, weighed by what a plain request means."""
+    weighed: list[tuple[float, int, tuple[str | None, str]]] = []
+    for order, hit in enumerate(index.search(query, max(limit * 4, 20))):
+        gateway, name = refs[hit.key]
+        weight = 1.0
+        if gateway is not None and (sub := subs.get((gateway, name))) is not None:
+            weight = TIER_WEIGHT.get(sub.tool_class.tier, 1.0)
+            if sub.tool_class.destructive:
+                weight *= DESTRUCTIVE_WEIGHT
+        weighed.append((hit.score * weight, order, (gateway, name)))
+    weighed.sort(key=lambda item: (-item[0], item[1]))
+    return [ref for _, _, ref in weighed[:limit]]
+
+
+def devices_phrase(hass: HomeAssistant, entity_ids: Sequence[str]) -> str:
+    """ " on Kitchen lamp, Hall light and 3 more": the devices a call addressed, by name."""
+    if not entity_ids:
+        return ""
+    names: list[str] = []
+    for entity_id in entity_ids:
+        state = hass.states.get(entity_id)
+        name = str(state.attributes.get(ATTR_FRIENDLY_NAME) or entity_id) if state else entity_id
+        if name not in names:
+            names.append(name)
+    shown = names[:LOGBOOK_NAMES]
+    if len(names) > len(shown):
+        return f" on {', '.join(shown)} and {len(names) - len(shown)} more"
+    if len(shown) > 1:
+        return f" on {', '.join(shown[:-1])} and {shown[-1]}"
+    return f" on {shown[0]}"
+
+
+def gateway_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A gateway tool's arguments as the handler checks them.
+
+    `args` may come as JSON text (what the advertised schema asks, so strict function-calling
+    dialects accept it) or as an object; empty values are how clients that must fill every
+    property leave one out.
+    """
+    cleaned = {key: value for key, value in arguments.items() if value not in ("", [], None)}
+    if cleaned.get("confirm") is False:
+        del cleaned["confirm"]
+    args = cleaned.get("args")
+    if isinstance(args, str):
+        try:
+            parsed = json.loads(args)
+        except ValueError as err:
+            raise ValueError(f'"args" is not valid JSON: {err}') from err
+        if not isinstance(parsed, dict):
+            raise ValueError('"args" must be a JSON object, e.g. {"id": "5"}.')  # noqa: TRY004
+        cleaned["args"] = parsed
+    return cleaned
+
+
+def note_unavailable(
+    hass: HomeAssistant, result: dict[str, Any], entity_ids: Sequence[str]
+) -> dict[str, Any]:
+    """A backend's "ok" for a device HA sees offline is no proof it acted: say so.
+
+    The note goes into structuredContent and the text the model reads, next to the backend's
+    own answer (which stays as it was).
+    """
+    offline: list[str] = []
+    for entity_id in entity_ids:
+        state = hass.states.get(entity_id)
+        if state is None:
+            offline.append(entity_id)
+        elif state.state == STATE_UNAVAILABLE:
+            offline.append(str(state.attributes.get(ATTR_FRIENDLY_NAME) or entity_id))
+    if not offline or result.get("isError"):
+        return result
+    note = (
+        f"{', '.join(offline)} {'is' if len(offline) == 1 else 'are'} unavailable in Home "
+        "Assistant (offline or unreachable): the backend may have accepted this without the "
+        "device acting. Check with get_state."
+    )
+    annotated = dict(result)
+    annotated["content"] = [*result.get("content", ()), {"type": "text", "text": note}]
+    if isinstance(structured := result.get("structuredContent"), dict):
+        annotated["structuredContent"] = {**structured, "gateway_note": note}
+    return annotated

@@ -1,0 +1,176 @@
+"""HA's own assistants reach the gateway's tools through HA's LLM API, as their user."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import llm
+from homeassistant.setup import async_setup_component
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
+from voluptuous_openapi import convert
+
+from custom_components.mcp_gateway.gateway.exposure import require_exposed
+from custom_components.mcp_gateway.gateway.llm_api import (
+    LLM_API_ID,
+    GatewayLlmApi,
+    GatewayLlmTool,
+    voluptuous_schema,
+)
+from custom_components.mcp_gateway.gateway.policy import PermissionDenied
+from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.gateway.tools import GET_STATE_SCHEMA, SET_STATE_SCHEMA
+
+from .conftest import FakeRuntime
+
+PLUG, LAMP, THERMO = "switch.kitchen_plug", "light.desk_lamp", "sensor.hall_thermometer"
+GATEWAY = "hubitat_test_hub"
+
+
+def llm_context(user_id: str | None) -> llm.LLMContext:
+    """An LLMContext on any HA version (2025.4 has user_prompt, later ones do not)."""
+    values: dict[str, Any] = {
+        "platform": "test_agent",
+        "context": Context(user_id=user_id),
+        "user_prompt": "turn on the kitchen plug",
+        "language": "en",
+        "assistant": "conversation",
+        "device_id": None,
+    }
+    return llm.LLMContext(**{f.name: values[f.name] for f in fields(llm.LLMContext)})
+
+
+async def _instance(hass: HomeAssistant, user_id: str | None) -> llm.APIInstance:
+    return await llm.async_get_api(hass, LLM_API_ID, llm_context(user_id))
+
+
+async def test_api_is_registered(hass: HomeAssistant, fake_entry: MockConfigEntry) -> None:
+    """HA's assistants (and HA's mcp_server) can pick it like Assist."""
+    apis = {api.id: api.name for api in llm.async_get_apis(hass)}
+    assert apis[LLM_API_ID] == "MCP Gateway"
+
+
+async def test_admin_controls_through_the_llm_api(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """The admin's conversation lists every tool and runs set_state and a backend tool."""
+    instance = await _instance(hass, hass_admin_user.id)
+    names = [tool.name for tool in instance.tools]
+    assert names == [
+        "search_tools",
+        "get_state",
+        "set_state",
+        "get_history",
+        "list_backends",
+        GATEWAY,
+    ]
+    result = await instance.async_call_tool(
+        llm.ToolInput("set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
+    )
+    assert result["updated"] == 1
+    assert hass.states.get(PLUG).state == "on"
+    backend = await instance.async_call_tool(
+        llm.ToolInput(GATEWAY, {"tool": "set_mode", "args": '{"mode": "away"}'})
+    )
+    assert backend == {"ok": True, "tool": "set_mode"}
+    runtime: FakeRuntime = fake_entry.runtime_data
+    assert runtime.calls[-1] == ("set_mode", {"mode": "away"})
+
+
+async def test_read_only_user_only_reads(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_read_only_user: MockUser
+) -> None:
+    """A read-only user's assistant gets read tools; a write is refused, nothing changes."""
+    instance = await _instance(hass, hass_read_only_user.id)
+    names = {tool.name for tool in instance.tools}
+    assert "set_state" not in names
+    assert {"get_state", "search_tools", GATEWAY} <= names
+    state = await instance.async_call_tool(llm.ToolInput("get_state", {"area": "kitchen"}))
+    assert [item["entity_id"] for item in state["entities"]] == [PLUG]
+    with pytest.raises(HomeAssistantError, match="not found"):
+        await instance.async_call_tool(
+            llm.ToolInput("set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
+        )
+    refused = await instance.async_call_tool(
+        llm.ToolInput(GATEWAY, {"tool": "set_mode", "args": '{"mode": "away"}'})
+    )
+    assert refused["error"]["code"] == "forbidden"
+    assert hass.states.get(PLUG).state == "off"
+
+
+async def test_no_user_no_tools(hass: HomeAssistant, fake_entry: MockConfigEntry) -> None:
+    """Without a user there are no permissions to apply: no tools, and a call is refused."""
+    instance = await _instance(hass, None)
+    assert instance.tools == []
+    api = next(api for api in llm.async_get_apis(hass) if api.id == LLM_API_ID)
+    assert isinstance(api, GatewayLlmApi)
+    with pytest.raises(HomeAssistantError, match="need a Home Assistant user"):
+        await GatewayLlmTool(api, {"name": "get_state"}).async_call(
+            hass, llm.ToolInput("get_state", {}), llm_context(None)
+        )
+
+
+def test_parameters_survive_hass_conversion() -> None:
+    """HA's agents convert the parameters back to JSON schema: names, types, enums, required."""
+    converted = convert(voluptuous_schema(SET_STATE_SCHEMA))
+    updates = converted["properties"]["updates"]
+    assert converted["required"] == ["updates"]
+    assert updates["type"] == "array"
+    item = updates["items"]
+    assert item["required"] == ["entity_id"]
+    assert item["properties"]["brightness"]["type"] == "number"
+    assert item["properties"]["brightness"]["maximum"] == 100
+    assert item["properties"]["state"]["description"].startswith("on/off")
+    state = convert(voluptuous_schema(GET_STATE_SCHEMA))
+    assert state["properties"]["available"] == {
+        "type": "boolean",
+        "description": GET_STATE_SCHEMA["properties"]["available"]["description"],
+    }
+    assert state["properties"]["domain"]["items"] == {"type": "string"}
+
+
+async def test_exposure_follows_ha_settings(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """Only entities exposed to assistants are reachable, unless the gateway setting says all."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    async_expose_entity(hass, "conversation", PLUG, False)
+    instance = await _instance(hass, hass_admin_user.id)
+    state = await instance.async_call_tool(llm.ToolInput("get_state", {}))
+    # The plug is hidden from assistants; the lamp is exposed by HA's defaults for lights,
+    # a plain sensor without a device class is not.
+    assert [item["entity_id"] for item in state["entities"]] == [LAMP]
+    refused = await instance.async_call_tool(
+        llm.ToolInput("set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
+    )
+    assert refused["error"]["code"] == "failed"
+    assert hass.states.get(PLUG).state == "off"
+    # A backend tool addressing the hidden plug's device is refused too.
+    device_call = await instance.async_call_tool(
+        llm.ToolInput(GATEWAY, {"tool": "switch_thing", "args": '{"device": "1", "on": true}'})
+    )
+    assert device_call["error"]["code"] == "forbidden"
+    assert "not exposed" in device_call["error"]["message"]
+
+    settings = MockConfigEntry(
+        domain="mcp_gateway", data={"backend": "gateway"}, options={CONF_EXPOSED_ONLY: False}
+    )
+    settings.add_to_hass(hass)
+    everything = await instance.async_call_tool(llm.ToolInput("get_state", {}))
+    assert [item["entity_id"] for item in everything["entities"]] == [LAMP, THERMO, PLUG]
+
+
+async def test_a_device_is_exposed_through_any_of_its_entities(
+    hass: HomeAssistant, fake_entry: MockConfigEntry
+) -> None:
+    """HA exposes entities, not devices: one exposed entity makes its device reachable."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    async_expose_entity(hass, "conversation", PLUG, False)
+    async_expose_entity(hass, "conversation", LAMP, True)
+    require_exposed(hass, [[PLUG, LAMP]], "tool")
+    with pytest.raises(PermissionDenied, match=f"addresses {PLUG}, not exposed"):
+        require_exposed(hass, [[LAMP], [PLUG]], "tool")

@@ -1,0 +1,124 @@
+"""The portable schema subset: what it refuses, how any schema is brought into it, and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from custom_components.mcp_gateway.gateway.handler import SEARCH_SCHEMA
+from custom_components.mcp_gateway.gateway.schemas import (
+    portable_schema,
+    restore_arguments,
+    schema_problems,
+)
+from custom_components.mcp_gateway.gateway.tools import HA_TOOLS
+
+
+def _obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "additionalProperties": False, **extra}
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        (_obj({"v": {"type": ["string", "number"]}}), "inputSchema.v: type must be one of"),
+        (_obj({"v": {"anyOf": [{"type": "string"}]}}), "unsupported keywords anyOf"),
+        (_obj({"v": {"type": "string", "minLength": 1}}), "unsupported keywords minLength"),
+        (_obj({"v": {"type": "string", "default": "x"}}), "unsupported keywords default"),
+        (_obj({"v": {"type": "object"}}), "inputSchema.v: an object needs properties"),
+        (_obj({"v": {"type": "array"}}), "inputSchema.v: an array needs items"),
+        (_obj({"v": {"type": "integer", "enum": [1, 2]}}), "enum only as a non-empty list"),
+        ({"type": "object", "properties": {}}, "must set additionalProperties: false"),
+        (_obj({}, required=["x"]), "required must list only its properties"),
+        ({"type": "string"}, "the root must be an object"),
+        (_obj({"v": {"description": "anything"}}), "inputSchema.v: type must be one of"),
+    ],
+)
+def test_problems_are_named(schema: dict[str, Any], problem: str) -> None:
+    """Each rule of the two dialects that the schema breaks is reported with its path."""
+    found = schema_problems(schema)
+    assert any(problem in item for item in found), found
+    assert schema_problems(portable_schema(schema)) == []
+
+
+def test_core_tool_schemas_are_portable_as_written() -> None:
+    """The gateway's own tools need no conversion: converting changes nothing."""
+    for schema in (SEARCH_SCHEMA, *(tool.input_schema for tool in HA_TOOLS)):
+        assert schema_problems(schema) == []
+        assert portable_schema(schema) == schema
+
+
+def test_conversion_keeps_meaning_in_words() -> None:
+    """What cannot be declared portably is said in the description."""
+    converted = portable_schema(
+        {
+            "type": "object",
+            "$defs": {"Day": {"type": "string", "enum": ["mon", "tue"]}},
+            "properties": {
+                "date": {"type": ["string", "null"], "format": "date", "description": "Day."},
+                "level": {"type": "integer", "enum": [0, 1, 2]},
+                "lock": {"type": ["boolean", "integer"]},
+                "label": {"type": "string", "minLength": 1, "maxLength": 40, "default": "Wake"},
+                "days": {"type": "array", "items": {"$ref": "#/$defs/Day"}, "uniqueItems": True},
+                "mode": {"anyOf": [{"const": "a"}, {"const": "b"}]},
+                "extra": {"type": "object", "additionalProperties": True},
+                "deep": {"allOf": [{"properties": {"x": {"type": "number"}}}]},
+            },
+            "required": ["date", "gone"],
+        }
+    )
+    properties = converted["properties"]
+    assert properties["date"] == {"type": "string", "description": "Day. (format date)"}
+    assert properties["level"] == {"type": "integer", "description": "One of 0, 1, 2"}
+    assert properties["lock"] == {"type": "boolean", "description": "Also accepts integer"}
+    assert properties["label"]["description"] == '1-40 characters; default "Wake"'
+    assert properties["days"]["items"] == {"type": "string", "enum": ["mon", "tue"]}
+    assert properties["mode"] == {"type": "string", "enum": ["a", "b"]}
+    assert properties["extra"] == {"type": "string", "description": "Give it as JSON text"}
+    assert properties["deep"]["properties"] == {"x": {"type": "number"}}
+    assert converted["required"] == ["date"]
+    assert schema_problems(converted) == []
+
+
+def test_recursive_refs_end() -> None:
+    """A schema that refers to itself converts to a finite one."""
+    node = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "child": {"$ref": "#"}},
+    }
+    converted = portable_schema(node)
+    assert schema_problems(converted) == []
+
+
+def test_restore_parses_only_free_form_text() -> None:
+    """JSON text where the backend wants an object or list is parsed; strings stay strings."""
+    original = {
+        "type": "object",
+        "properties": {
+            "extra": {"type": "object"},
+            "items": {"type": "array"},
+            "note": {"type": "string"},
+            "nested": {"type": "object", "properties": {"inner": {"type": "object"}}},
+        },
+    }
+    restored = restore_arguments(
+        original,
+        {
+            "extra": '{"a": 1}',
+            "items": "[1, 2]",
+            "note": '{"kept": "as text"}',
+            "nested": {"inner": '{"b": 2}'},
+            "unknown": "{}",
+            "broken": "{",
+        },
+    )
+    assert restored == {
+        "extra": {"a": 1},
+        "items": [1, 2],
+        "note": '{"kept": "as text"}',
+        "nested": {"inner": {"b": 2}},
+        "unknown": "{}",
+        "broken": "{",
+    }
+    assert restore_arguments(original, {"extra": "{not json"}) == {"extra": "{not json"}
