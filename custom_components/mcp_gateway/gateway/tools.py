@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+import json
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
@@ -21,13 +22,13 @@ from homeassistant.exceptions import HomeAssistantError, Unauthorized
 from homeassistant.helpers import (
     area_registry as ar,
     device_registry as dr,
-    entity_registry as er,
 )
 from homeassistant.util import dt as dt_util
 import voluptuous as vol
 
 from ..backends.base import ToolTier
 from .catalog import CoreTool, ExposedBackend, GatewayCatalog, ToolFailure
+from .index import EntityIndex
 from .policy import async_record_write, can_read_entity
 
 if TYPE_CHECKING:
@@ -39,9 +40,9 @@ _LOGGER = logging.getLogger(__name__)
 SERVICE_TIMEOUT: Final = 30.0
 MAX_STATE_LIMIT: Final = 1000
 DEFAULT_STATE_LIMIT: Final = MAX_STATE_LIMIT
-# A page stops growing at about this many characters of JSON: the result carries it twice
-# (structuredContent and text), and must stay well inside the server's response size guard.
-STATE_PAGE_CHARS: Final = 96_000
+# A page stops growing at about this many characters of JSON: the result carries it once (as
+# text), and with the escaping of a JSON string must stay well inside the server's size guard.
+STATE_PAGE_CHARS: Final = 128_000
 DEFAULT_HISTORY_HOURS: Final = 24
 MAX_HISTORY_HOURS: Final = 24 * 30
 MAX_HISTORY_ENTITIES: Final = 50
@@ -67,27 +68,45 @@ class EntityRef:
         return self.entity_id.split(".", 1)[0]
 
 
-def exposed_entities(hass: HomeAssistant, backends: Iterable[ExposedBackend]) -> list[EntityRef]:
-    """The registry entities of the given backend entries (disabled ones skipped)."""
-    entities = er.async_get(hass)
-    devices = dr.async_get(hass)
-    refs: list[EntityRef] = []
-    for backend in backends:
-        for entry in er.async_entries_for_config_entry(entities, backend.entry.entry_id):
-            if entry.disabled_by is not None:
-                continue
-            area_id = entry.area_id
-            if area_id is None and entry.device_id is not None:
-                device = devices.async_get(entry.device_id)
-                area_id = device.area_id if device is not None else None
-            refs.append(EntityRef(entry.entity_id, backend, area_id, entry.device_id))
-    return refs
+def exposed_entities(
+    hass: HomeAssistant,
+    backends: Iterable[ExposedBackend],
+    *,
+    entity_ids: Iterable[str] | None = None,
+    domains: Iterable[str] | None = None,
+) -> list[EntityRef]:
+    """The enabled registry entities of the given backend entries, in entity id order.
+
+    `entity_ids` / `domains` narrow through the index first, so only those are built.
+    """
+    by_entry = {backend.entry.entry_id: backend for backend in backends}
+    index = EntityIndex.get(hass)
+    return [
+        EntityRef(
+            entity.entity_id, by_entry[entity.entry_id], index.area_of(entity), entity.device_id
+        )
+        for entity in index.entities(by_entry, entity_ids=entity_ids, domains=domains)
+    ]
 
 
-def readable_entities(hass: HomeAssistant, user: User) -> list[EntityRef]:
-    """Every exposed entity this user may read."""
-    backends = GatewayCatalog.get(hass).exposed_backends()
-    return [ref for ref in exposed_entities(hass, backends) if can_read_entity(user, ref.entity_id)]
+def readable_entities(
+    hass: HomeAssistant, user: User, refs: Iterable[EntityRef] | None = None
+) -> list[EntityRef]:
+    """The given refs (default: every exposed entity) this user may read."""
+    if refs is None:
+        refs = exposed_entities(hass, GatewayCatalog.get(hass).exposed_backends())
+    return [ref for ref in refs if can_read_entity(user, ref.entity_id)]
+
+
+def candidate_entities(hass: HomeAssistant, args: Mapping[str, Any]) -> list[EntityRef]:
+    """Exposed entities narrowed by the index on the exact filters (entity_ids, domain)."""
+    domains = args.get("domain")
+    return exposed_entities(
+        hass,
+        GatewayCatalog.get(hass).exposed_backends(),
+        entity_ids=args.get("entity_ids"),
+        domains={_casefold(domain) for domain in domains} if domains else None,
+    )
 
 
 # --- shared filters --------------------------------------------------------------------------
@@ -193,8 +212,11 @@ async def async_get_state(
     hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
 ) -> dict[str, Any]:
     """Current states of the integration's entities the caller may read."""
-    refs = filter_entities(hass, readable_entities(hass, ctx.user), args)
-    refs.sort(key=lambda ref: ref.entity_id)
+    # Filters first, on the index's narrowed candidates; the permission check is per entity
+    # that matched (and the list is already in entity id order).
+    refs = readable_entities(
+        hass, ctx.user, filter_entities(hass, candidate_entities(hass, args), args)
+    )
     limit = args.get("limit", DEFAULT_STATE_LIMIT)
     offset = args.get("offset", 0)
     fields = args.get("fields") or BASIC_FIELDS
@@ -215,8 +237,19 @@ async def async_get_state(
 
 
 def _estimated_size(item: Mapping[str, Any]) -> int:
-    """Roughly the item's JSON length; exact encoding per entity would cost more than it saves."""
-    return 2 + sum(len(key) + len(str(value)) + 6 for key, value in item.items())
+    """Roughly the item's JSON length, cheaply: most values are strings, measured by len().
+
+    Only other values (attribute dicts and lists, numbers) are encoded to be measured.
+    """
+    size = 2
+    for key, value in item.items():
+        size += len(key) + 6
+        size += len(value) if isinstance(value, str) else len(_compact_json(value))
+    return size
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _project(
@@ -521,7 +554,11 @@ async def async_set_state(
 ) -> dict[str, Any]:
     """Apply updates through HA services, each as the caller; failures are reported per update."""
     user: User = ctx.user
-    known = {ref.entity_id: ref for ref in readable_entities(hass, user)}
+    wanted = [update["entity_id"] for update in args["updates"]]
+    known = {
+        ref.entity_id: ref
+        for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
+    }
     context = Context(user_id=user.id)
     results = await asyncio.gather(
         *(_apply_update(hass, ctx, known, update, context) for update in args["updates"])
@@ -649,7 +686,9 @@ async def async_get_history(
     """State changes from HA's recorder for entities the caller may read."""
     if "recorder" not in hass.config.components:
         raise ToolFailure("Home Assistant's recorder is not running.", code="unavailable")
-    refs = filter_entities(hass, readable_entities(hass, ctx.user), args)
+    refs = readable_entities(
+        hass, ctx.user, filter_entities(hass, candidate_entities(hass, args), args)
+    )
     if not refs:
         raise ToolFailure("No readable entity matches these filters.", code="not_found")
     if len(refs) > MAX_HISTORY_ENTITIES:
