@@ -872,6 +872,8 @@ async def test_entries_of_one_kind_are_one_tool(
         "hubitat_garage",
     }
     assert all(call["arguments"]["confirm"] is True for call in calls)
+    guide = await handler.read_resource(ctx(hass_admin_user), "mcp-gateway://guide")
+    assert '- `hubitat {"entry": "hubitat_barn"}`: hubitat “Barn”' in guide["contents"][0]["text"]
 
 
 async def test_kind_name_reaches_a_single_entry(
