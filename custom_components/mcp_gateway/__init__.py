@@ -48,6 +48,7 @@ async def async_unload_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) 
         return True
     runtime = entry.runtime_data
     platforms: tuple[Platform, ...] = runtime.platforms
+    runtime.publisher.async_stop()
     if unloaded := await hass.config_entries.async_unload_platforms(entry, platforms):
         await runtime.async_shutdown()
     return unloaded
