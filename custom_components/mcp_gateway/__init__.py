@@ -35,6 +35,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -
     await runtime.async_setup()
     entry.runtime_data = runtime
     runtime.publisher.async_refresh()
+    await runtime.publisher.async_derived()
     coordinators = {id(spec.coordinator): spec.coordinator for spec in runtime.publisher.specs}
     entry.async_on_unload(async_track_unreachable(hass, entry, coordinators.values()))
     await hass.config_entries.async_forward_entry_setups(entry, runtime.platforms)

@@ -8,7 +8,7 @@ come and go without a reload.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from functools import partial
 import logging
 from typing import TYPE_CHECKING, Final
@@ -34,8 +34,10 @@ type EntityFactory = Callable[[BackendRuntime, EntitySpec], Entity]
 
 
 # Devices or entities registered per step: a hub with thousands of devices is added in steps
-# this size, the event loop running other work between them (one step is ~20-50 ms).
-SLICE: Final = 200
+# this size, the event loop running other work between them (a step is ~10-40 ms).
+SLICE: Final = 100
+# Specs derived from a backend's data between yields to the event loop.
+DERIVE_CHUNK: Final = 1000
 
 
 class EntityPublisher:
@@ -66,6 +68,7 @@ class EntityPublisher:
         # refresh compares it whole, later ones only what changed.
         self._reconciled = False
         self._slicing: asyncio.Task[None] | None = None
+        self._deriving: asyncio.Task[None] | None = None
         # Bumped by every refresh: slices planned before one are planned again.
         self._generation = 0
 
@@ -107,22 +110,66 @@ class EntityPublisher:
     def async_stop(self) -> None:
         """Before the platforms unload: no more adding, and no slice left half done."""
         self._platforms.clear()
+        self._generation += 1  # a derivation in progress is dropped
         if self._slicing is not None:
             self._slicing.cancel()
             self._slicing = None
 
     @callback
     def async_refresh(self) -> None:
-        """Re-derive the specs (after a coordinator update) and apply the difference."""
+        """Re-derive the specs (after a coordinator update) and apply the difference.
+
+        A small backend is derived at once; a large one (thousands of devices) continues in a
+        task that yields every DERIVE_CHUNK specs, and its result replaces the current specs
+        in one step when complete (a newer refresh meanwhile supersedes it).
+        """
         self._generation += 1
+        specs = iter(self._derive())
+        derived: dict[tuple[Platform, str], EntitySpec] = {}
+        if self._take(specs, derived):
+            self._commit(derived)
+            return
+        self._deriving = self._hass.async_create_task(
+            self._async_derive(specs, derived, self._generation), f"{DOMAIN} derive"
+        )
+
+    async def async_derived(self) -> None:
+        """Wait until a derivation in progress is applied (entry setup reads the specs)."""
+        while (task := self._deriving) is not None and not task.done():
+            await asyncio.shield(task)
+
+    @staticmethod
+    def _take(specs: Iterator[EntitySpec], derived: dict[tuple[Platform, str], EntitySpec]) -> bool:
+        """Derive up to DERIVE_CHUNK more specs; True once there are no more."""
+        for count, spec in enumerate(specs, 1):
+            derived[(spec.platform, spec.key)] = spec
+            if count >= DERIVE_CHUNK:
+                return False
+        return True
+
+    async def _async_derive(
+        self,
+        specs: Iterator[EntitySpec],
+        derived: dict[tuple[Platform, str], EntitySpec],
+        generation: int,
+    ) -> None:
+        while True:
+            await _pause()
+            if self._generation != generation:
+                return  # a newer refresh derives afresh
+            if self._take(specs, derived):
+                self._commit(derived)
+                return
+
+    def _commit(self, derived: dict[tuple[Platform, str], EntitySpec]) -> None:
         before = self._specs
-        self._specs = {(spec.platform, spec.key): spec for spec in self._derive()}
+        self._specs = derived
         by_device: dict[str, list[EntitySpec]] = {}
-        for spec in self._specs.values():
+        for spec in derived.values():
             by_device.setdefault(spec.device.key, []).append(spec)
         self._by_device = by_device
         if self._reconciled:
-            self._remove_keys([before[key] for key in before.keys() - self._specs.keys()])
+            self._remove_keys([before[key] for key in before.keys() - derived.keys()])
         else:
             self._remove_gone()
             self._reconciled = True
@@ -240,17 +287,20 @@ class EntityPublisher:
     def _remove_gone(self) -> None:
         """Remove registry entries and devices of this entry that the backend no longer has."""
         entry_id = self._runtime.entry.entry_id
-        wanted_uids = {self.unique_id(spec) for spec in self._specs.values()}
         entities = er.async_get(self._hass)
-        for entity in er.async_entries_for_config_entry(entities, entry_id):
-            if entity.unique_id not in wanted_uids:
-                _LOGGER.debug("Removing %s: gone from the backend", entity.entity_id)
-                entities.async_remove(entity.entity_id)
+        # A new entry has nothing registered yet: no wanted sets to build for it.
+        if registered := er.async_entries_for_config_entry(entities, entry_id):
+            wanted_uids = {self.unique_id(spec) for spec in self._specs.values()}
+            for entity in registered:
+                if entity.unique_id not in wanted_uids:
+                    _LOGGER.debug("Removing %s: gone from the backend", entity.entity_id)
+                    entities.async_remove(entity.entity_id)
         self._published &= set(self._specs)
 
-        wanted_devices = self._wanted_devices()
         devices = dr.async_get(self._hass)
-        for device in dr.async_entries_for_config_entry(devices, entry_id):
+        registered_devices = dr.async_entries_for_config_entry(devices, entry_id)
+        wanted_devices = self._wanted_devices() if registered_devices else set()
+        for device in registered_devices:
             ours = {ident for ident in device.identifiers if ident[0] == DOMAIN}
             if ours and not ours & wanted_devices:
                 _LOGGER.debug("Removing device %s: gone from the backend", device.name)

@@ -173,3 +173,54 @@ async def test_unload_while_slicing(
     assert entry.state is ConfigEntryState.NOT_LOADED
     added = sum(size for kind, size in steps if kind == "entities")
     assert added < 3 * PLUGS
+
+
+async def test_large_derivation_yields_and_swaps_at_once(
+    hass: HomeAssistant,
+    steps: list[tuple[str, int]],
+    gate: asyncio.Event,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Deriving thousands of specs yields between chunks; lookups see the old set until the
+    new one is complete, and a newer refresh supersedes one in progress."""
+    monkeypatch.setattr(publisher_module, "DERIVE_CHUNK", 10)
+    entry = await _setup(hass)  # setup waits for its derivation
+    await hass.async_block_till_done(wait_background_tasks=True)
+    runtime: ManyPlugs = entry.runtime_data
+    publisher: EntityPublisher = runtime.publisher
+    assert len(publisher.specs) == 3 * PLUGS
+
+    gate.clear()
+    runtime.plugs["new"] = Plug("new", "New plug")
+    await runtime.coordinator.async_refresh()
+    assert publisher.device_specs("plug_new") == []  # still the old set
+    del runtime.plugs["0"]
+    await runtime.coordinator.async_refresh()  # supersedes the first
+    gate.set()
+    await publisher.async_derived()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert len(publisher.device_specs("plug_new")) == 3
+    assert publisher.device_specs("plug_0") == []
+    registry = er.async_get(hass)
+    assert registry.async_get_entity_id("switch", DOMAIN, "fake-1_0_power") is None
+    assert registry.async_get_entity_id("switch", DOMAIN, "fake-1_new_power") is not None
+
+
+async def test_unload_drops_a_derivation_in_progress(
+    hass: HomeAssistant,
+    steps: list[tuple[str, int]],
+    gate: asyncio.Event,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A derivation still running when the entry unloads is never applied."""
+    monkeypatch.setattr(publisher_module, "DERIVE_CHUNK", 10)
+    entry = await _setup(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    runtime: ManyPlugs = entry.runtime_data
+    gate.clear()
+    runtime.plugs["new"] = Plug("new", "New plug")
+    await runtime.coordinator.async_refresh()
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    gate.set()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert runtime.publisher.device_specs("plug_new") == []
