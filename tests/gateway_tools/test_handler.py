@@ -874,6 +874,12 @@ async def test_entries_of_one_kind_are_one_tool(
     assert all(call["arguments"]["confirm"] is True for call in calls)
     guide = await handler.read_resource(ctx(hass_admin_user), "mcp-gateway://guide")
     assert '- `hubitat {"entry": "hubitat_barn"}`: hubitat “Barn”' in guide["contents"][0]["text"]
+    backends = _data(await _call(hass, hass_admin_user, "list_backends"))["backends"]
+    assert [(b["gateway_tool"], b["entry"]) for b in backends] == [
+        ("hubitat", GATEWAY),
+        ("hubitat", "hubitat_barn"),
+        ("hubitat", "hubitat_garage"),
+    ]
 
 
 async def test_kind_name_reaches_a_single_entry(

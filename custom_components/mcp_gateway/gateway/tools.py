@@ -27,7 +27,7 @@ from homeassistant.util import dt as dt_util
 import voluptuous as vol
 
 from ..backends.base import ToolTier
-from .catalog import CoreTool, ExposedBackend, GatewayCatalog, ToolFailure
+from .catalog import CoreTool, ExposedBackend, GatewayCatalog, ToolFailure, listed_names
 from .index import EntityIndex
 from .policy import async_record_write, can_read_entity
 
@@ -767,9 +767,15 @@ async def async_list_backends(
     """Health of every exposed entry, and how many of its tools this caller may use."""
     catalog = GatewayCatalog.get(hass)
     backends = []
-    for backend, backend_catalog, tools in await catalog.async_visible(ctx.user):
-        item: dict[str, Any] = {
-            "gateway_tool": backend.gateway_name,
+    visible = await catalog.async_visible(ctx.user)
+    listed = listed_names([backend for backend, _, _ in visible])
+    for backend, backend_catalog, tools in visible:
+        # The tool tools/list shows for it, and the entry to pass when its kind is one tool.
+        tool_name, entry = listed[backend.gateway_name]
+        item: dict[str, Any] = {"gateway_tool": tool_name}
+        if entry is not None:
+            item["entry"] = entry
+        item |= {
             "title": backend.entry.title,
             "backend": backend.kind,
             "state": backend.entry.state.value,
