@@ -34,10 +34,10 @@ type EntityFactory = Callable[[BackendRuntime, EntitySpec], Entity]
 
 
 # Devices or entities registered per step: a hub with thousands of devices is added in steps
-# this size, the event loop running other work between them (a step is ~10-40 ms).
-SLICE: Final = 100
+# this size, the event loop running other work between them (a step is ~5-30 ms).
+SLICE: Final = 50
 # Specs derived from a backend's data between yields to the event loop.
-DERIVE_CHUNK: Final = 1000
+DERIVE_CHUNK: Final = 500
 
 
 class EntityPublisher:
