@@ -9,6 +9,8 @@ import pytest
 
 from custom_components.mcp_gateway.gateway import tools as gateway_tools
 
+from .conftest import Ctx
+
 
 @pytest.mark.parametrize(
     "item",
@@ -33,3 +35,20 @@ def test_string_items_are_not_encoded_to_be_measured(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(gateway_tools, "_compact_json", refuse)
     assert gateway_tools._estimated_size({"entity_id": "light.a", "state": "on"}) > 20
+
+
+async def test_pages_measure_a_sample(
+    hass: Any, fake_entry: Any, hass_admin_user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One item in SIZE_SAMPLE is measured; the page still holds every entity."""
+    calls: list[str] = []
+    real = gateway_tools._estimated_size
+
+    def counting(item: dict[str, Any]) -> int:
+        calls.append(item["entity_id"])
+        return real(item)
+
+    monkeypatch.setattr(gateway_tools, "_estimated_size", counting)
+    result = await gateway_tools.async_get_state(hass, Ctx(user=hass_admin_user), {})
+    assert result["count"] == 3
+    assert calls == ["light.desk_lamp"]
