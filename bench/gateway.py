@@ -22,7 +22,8 @@ connection), so the load of a shared machine weighs on every case alike; the mac
   the gateway's added time at most 1.25x the bare relay's.
   The same again with the simulator answering after a set delay (`--backend-latency`, ms),
   as a hub or cloud relay on a real network does: the ratio a user sees.
-Needs `aiohttp_sse` (requirements_test.txt) and the frontend (scripts/setup --demo).
+Needs `aiohttp_sse` (requirements_test.txt); the frontend comes from scripts/setup --demo, else
+the benchmark's own venv gets it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import contextlib
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -70,8 +72,17 @@ def core_venv_python() -> str:
     if not python.exists():
         CORE_VENV.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "venv", str(CORE_VENV)], check=True)
+        packages = [CORE_MCP]
+        if importlib.util.find_spec("hass_frontend") is None:
+            # Core's mcp_server pulls in the frontend; without scripts/setup --demo the main
+            # venv lacks it, so this venv gets the demo's pin of it.
+            packages += [
+                line.strip()
+                for line in (REPO / "requirements_demo.txt").read_text().splitlines()
+                if line.startswith("home-assistant-frontend==")
+            ]
         subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--no-deps", CORE_MCP], check=True
+            [str(python), "-m", "pip", "install", "-q", "--no-deps", *packages], check=True
         )
         site = sysconfig.get_paths()["purelib"]
         target = subprocess.run(
