@@ -36,6 +36,8 @@ type EntityFactory = Callable[[BackendRuntime, EntitySpec], Entity]
 # Devices or entities registered per step: a hub with thousands of devices is added in steps
 # this size, the event loop running other work between them (a step is ~5-30 ms).
 SLICE: Final = 50
+# Up to this many devices and entities are added at once (a few ms to ~60 ms).
+AT_ONCE: Final = 4 * SLICE
 # Specs derived from a backend's data between yields to the event loop.
 DERIVE_CHUNK: Final = 500
 
@@ -196,17 +198,17 @@ class EntityPublisher:
         ]
 
     def _apply(self) -> None:
-        """Add what is new: at once when small, else in slices from a background task."""
+        """Add what is new: at once when it is a few hundred, else in slices from a task."""
         if self.pending:
             return  # the running task looks again when it has done its slices
         devices, entities = self._pending_devices(), self._pending_entities()
-        if len(devices) + len(entities) <= SLICE:
+        if len(devices) + len(entities) <= AT_ONCE:
             self._ensure_devices(devices)
             self._add_entities(entities)
             return
-        entry = self._runtime.entry
-        self._slicing = entry.async_create_background_task(
-            self._hass, self._async_apply_slices(devices, entities), f"{DOMAIN} publish"
+        # A tracked task: whoever waits for Home Assistant to settle waits for it too.
+        self._slicing = self._hass.async_create_task(
+            self._async_apply_slices(devices, entities), f"{DOMAIN} publish"
         )
 
     async def _async_apply_slices(
