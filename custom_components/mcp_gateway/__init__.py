@@ -35,6 +35,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -
     await runtime.async_setup()
     entry.runtime_data = runtime
     runtime.publisher.async_refresh()
+    await runtime.publisher.async_derived()
     coordinators = {id(spec.coordinator): spec.coordinator for spec in runtime.publisher.specs}
     entry.async_on_unload(async_track_unreachable(hass, entry, coordinators.values()))
     await hass.config_entries.async_forward_entry_setups(entry, runtime.platforms)
@@ -48,6 +49,7 @@ async def async_unload_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) 
         return True
     runtime = entry.runtime_data
     platforms: tuple[Platform, ...] = runtime.platforms
+    runtime.publisher.async_stop()
     if unloaded := await hass.config_entries.async_unload_platforms(entry, platforms):
         await runtime.async_shutdown()
     return unloaded

@@ -7,9 +7,11 @@ come and go without a reload.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from functools import partial
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
@@ -31,8 +33,22 @@ _LOGGER = logging.getLogger(__name__)
 type EntityFactory = Callable[[BackendRuntime, EntitySpec], Entity]
 
 
+# Devices or entities registered per step: a hub with thousands of devices is added in steps
+# this size, the event loop running other work between them (a step is ~5-30 ms).
+SLICE: Final = 50
+# Up to this many devices and entities are added at once (a few ms to ~60 ms).
+AT_ONCE: Final = 4 * SLICE
+# Specs derived from a backend's data between yields to the event loop.
+DERIVE_CHUNK: Final = 500
+
+
 class EntityPublisher:
-    """Diffs a backend's entity specs against what HA has and applies the difference."""
+    """Diffs a backend's entity specs against what HA has and applies the difference.
+
+    Only the difference costs registry work: devices whose description changed, entities that
+    are new, entities and devices that are gone. Large differences are applied in slices with
+    the event loop yielded between them, so adding a 5,000-device hub does not stall HA.
+    """
 
     def __init__(
         self,
@@ -48,6 +64,15 @@ class EntityPublisher:
         self._specs: dict[tuple[Platform, str], EntitySpec] = {}
         # Gateway calls that address devices look their entities up on every call.
         self._by_device: dict[str, list[EntitySpec]] = {}
+        # Device specs as last written to the registry, by key.
+        self._devices: dict[str, DeviceSpec] = {}
+        # The registry may hold entities and devices from before a restart: the first
+        # refresh compares it whole, later ones only what changed.
+        self._reconciled = False
+        self._slicing: asyncio.Task[None] | None = None
+        self._deriving: asyncio.Task[None] | None = None
+        # Bumped by every refresh: slices planned before one are planned again.
+        self._generation = 0
 
     @property
     def _entry_uid(self) -> str:
@@ -70,70 +95,214 @@ class EntityPublisher:
         """The unique id the entity of a spec gets."""
         return f"{self._entry_uid}_{spec.key}"
 
+    @property
+    def pending(self) -> bool:
+        """Whether slices of a large difference are still being applied."""
+        return self._slicing is not None and not self._slicing.done()
+
     @callback
     def register_platform(
         self, platform: Platform, add_entities: AddEntitiesCallback, factory: EntityFactory
     ) -> None:
         """Called from a platform's async_setup_entry; publishes that platform's entities."""
         self._platforms[platform] = (add_entities, factory)
-        self._publish({platform})
+        self._apply()
+
+    @callback
+    def async_stop(self) -> None:
+        """Before the platforms unload: no more adding, and no slice left half done."""
+        self._platforms.clear()
+        self._generation += 1  # a derivation in progress is dropped
+        if self._slicing is not None:
+            self._slicing.cancel()
+            self._slicing = None
 
     @callback
     def async_refresh(self) -> None:
-        """Re-derive the specs (after a coordinator update) and apply the difference."""
-        self._specs = {(spec.platform, spec.key): spec for spec in self._derive()}
+        """Re-derive the specs (after a coordinator update) and apply the difference.
+
+        A small backend is derived at once; a large one (thousands of devices) continues in a
+        task that yields every DERIVE_CHUNK specs, and its result replaces the current specs
+        in one step when complete (a newer refresh meanwhile supersedes it).
+        """
+        self._generation += 1
+        specs = iter(self._derive())
+        derived: dict[tuple[Platform, str], EntitySpec] = {}
+        if self._take(specs, derived):
+            self._commit(derived)
+            return
+        self._deriving = self._hass.async_create_task(
+            self._async_derive(specs, derived, self._generation), f"{DOMAIN} derive"
+        )
+
+    async def async_derived(self) -> None:
+        """Wait until a derivation in progress is applied (entry setup reads the specs)."""
+        while (task := self._deriving) is not None and not task.done():
+            await asyncio.shield(task)
+
+    @staticmethod
+    def _take(specs: Iterator[EntitySpec], derived: dict[tuple[Platform, str], EntitySpec]) -> bool:
+        """Derive up to DERIVE_CHUNK more specs; True once there are no more."""
+        for count, spec in enumerate(specs, 1):
+            derived[(spec.platform, spec.key)] = spec
+            if count >= DERIVE_CHUNK:
+                return False
+        return True
+
+    async def _async_derive(
+        self,
+        specs: Iterator[EntitySpec],
+        derived: dict[tuple[Platform, str], EntitySpec],
+        generation: int,
+    ) -> None:
+        while True:
+            await _pause()
+            if self._generation != generation:
+                return  # a newer refresh derives afresh
+            if self._take(specs, derived):
+                self._commit(derived)
+                return
+
+    def _commit(self, derived: dict[tuple[Platform, str], EntitySpec]) -> None:
+        before = self._specs
+        self._specs = derived
         by_device: dict[str, list[EntitySpec]] = {}
-        for spec in self._specs.values():
+        for spec in derived.values():
             by_device.setdefault(spec.device.key, []).append(spec)
         self._by_device = by_device
-        self._ensure_devices()
-        self._publish(set(self._platforms))
-        self._remove_gone()
+        if self._reconciled:
+            self._remove_keys([before[key] for key in before.keys() - derived.keys()])
+        else:
+            self._remove_gone()
+            self._reconciled = True
+        self._apply()
 
-    def _ensure_devices(self) -> None:
-        """Create devices before their entities, parents (via devices) first."""
-        registry = dr.async_get(self._hass)
+    # --- adding ----------------------------------------------------------------------------
+
+    def _pending_devices(self) -> list[DeviceSpec]:
+        """Devices (parents first) whose registry entry is missing or described differently."""
         devices: dict[str, DeviceSpec] = {}
         for spec in self._specs.values():
             device: DeviceSpec | None = spec.device
             while device is not None and device.key not in devices:
                 devices[device.key] = device
                 device = device.via
-        for device in sorted(devices.values(), key=_depth):
-            registry.async_get_or_create(
-                config_entry_id=self._runtime.entry.entry_id,
-                **device_info(self._entry_uid, device),
-            )
+        changed = [d for key, d in devices.items() if self._devices.get(key) != d]
+        return sorted(changed, key=_depth)
 
-    def _publish(self, platforms: set[Platform]) -> None:
-        for platform in platforms:
-            if platform not in self._platforms:
-                continue
-            add_entities, factory = self._platforms[platform]
-            new = [
-                spec
-                for (spec_platform, key), spec in self._specs.items()
-                if spec_platform is platform and (platform, key) not in self._published
+    def _pending_entities(self) -> list[EntitySpec]:
+        return [
+            spec
+            for key, spec in self._specs.items()
+            if key[0] in self._platforms and key not in self._published
+        ]
+
+    def _apply(self) -> None:
+        """Add what is new: at once when it is a few hundred, else in slices from a task."""
+        if self.pending:
+            return  # the running task looks again when it has done its slices
+        devices, entities = self._pending_devices(), self._pending_entities()
+        if len(devices) + len(entities) <= AT_ONCE:
+            self._ensure_devices(devices)
+            self._add_entities(entities)
+            return
+        # A tracked task: whoever waits for Home Assistant to settle waits for it too.
+        self._slicing = self._hass.async_create_task(
+            self._async_apply_slices(devices, entities), f"{DOMAIN} publish"
+        )
+
+    async def _async_apply_slices(
+        self, devices: list[DeviceSpec], entities: list[EntitySpec]
+    ) -> None:
+        while devices or entities:
+            generation = self._generation
+            steps = [
+                *(
+                    partial(self._ensure_devices, devices[i : i + SLICE])
+                    for i in range(0, len(devices), SLICE)
+                ),
+                *(
+                    partial(self._add_entities, entities[i : i + SLICE])
+                    for i in range(0, len(entities), SLICE)
+                ),
             ]
-            if not new:
-                continue
+            for step in steps:
+                if self._generation != generation:
+                    break  # a refresh changed the specs: plan what is left again
+                step()
+                await _pause()
+            devices, entities = self._pending_devices(), self._pending_entities()
+
+    def _ensure_devices(self, devices: Iterable[DeviceSpec]) -> None:
+        registry = dr.async_get(self._hass)
+        entry_id = self._runtime.entry.entry_id
+        for device in devices:
+            registry.async_get_or_create(
+                config_entry_id=entry_id, **device_info(self._entry_uid, device)
+            )
+            self._devices[device.key] = device
+
+    def _add_entities(self, specs: Iterable[EntitySpec]) -> None:
+        by_platform: dict[Platform, list[EntitySpec]] = {}
+        for spec in specs:
+            key = (spec.platform, spec.key)
+            if spec.platform in self._platforms and key not in self._published:
+                by_platform.setdefault(spec.platform, []).append(spec)
+        for platform, new in by_platform.items():
+            add_entities, factory = self._platforms[platform]
             self._published.update((platform, spec.key) for spec in new)
             add_entities([factory(self._runtime, spec) for spec in new])
+
+    # --- removing --------------------------------------------------------------------------
+
+    def _remove_keys(self, gone: list[EntitySpec]) -> None:
+        """Remove the entities of specs the backend no longer has, and devices left empty."""
+        if not gone:
+            return
+        entities = er.async_get(self._hass)
+        for spec in gone:
+            self._published.discard((spec.platform, spec.key))
+            entity_id = entities.async_get_entity_id(spec.platform, DOMAIN, self.unique_id(spec))
+            if entity_id is not None:
+                _LOGGER.debug("Removing %s: gone from the backend", entity_id)
+                entities.async_remove(entity_id)
+        wanted = self._wanted_devices()
+        devices = dr.async_get(self._hass)
+        candidates: dict[str, DeviceSpec] = {}
+        for spec in gone:
+            device: DeviceSpec | None = spec.device
+            while device is not None:
+                candidates[device.key] = device
+                device = device.via
+        for key in candidates:
+            identifier = device_identifier(self._entry_uid, key)
+            if identifier in wanted:
+                continue
+            self._devices.pop(key, None)
+            entry = devices.async_get_device(identifiers={identifier})
+            if entry is not None:
+                _LOGGER.debug("Removing device %s: gone from the backend", entry.name)
+                devices.async_update_device(
+                    entry.id, remove_config_entry_id=self._runtime.entry.entry_id
+                )
 
     def _remove_gone(self) -> None:
         """Remove registry entries and devices of this entry that the backend no longer has."""
         entry_id = self._runtime.entry.entry_id
-        wanted_uids = {self.unique_id(spec) for spec in self._specs.values()}
         entities = er.async_get(self._hass)
-        for entity in er.async_entries_for_config_entry(entities, entry_id):
-            if entity.unique_id not in wanted_uids:
-                _LOGGER.debug("Removing %s: gone from the backend", entity.entity_id)
-                entities.async_remove(entity.entity_id)
+        # A new entry has nothing registered yet: no wanted sets to build for it.
+        if registered := er.async_entries_for_config_entry(entities, entry_id):
+            wanted_uids = {self.unique_id(spec) for spec in self._specs.values()}
+            for entity in registered:
+                if entity.unique_id not in wanted_uids:
+                    _LOGGER.debug("Removing %s: gone from the backend", entity.entity_id)
+                    entities.async_remove(entity.entity_id)
         self._published &= set(self._specs)
 
-        wanted_devices = self._wanted_devices()
         devices = dr.async_get(self._hass)
-        for device in dr.async_entries_for_config_entry(devices, entry_id):
+        registered_devices = dr.async_entries_for_config_entry(devices, entry_id)
+        wanted_devices = self._wanted_devices() if registered_devices else set()
+        for device in registered_devices:
             ours = {ident for ident in device.identifiers if ident[0] == DOMAIN}
             if ours and not ours & wanted_devices:
                 _LOGGER.debug("Removing device %s: gone from the backend", device.name)
@@ -152,6 +321,11 @@ class EntityPublisher:
     def has_device(self, identifiers: set[tuple[str, str]]) -> bool:
         """Whether a registry device is still one the backend has (for manual removal)."""
         return bool(identifiers & self._wanted_devices())
+
+
+async def _pause() -> None:
+    """Between slices: let the event loop run whatever else is ready."""
+    await asyncio.sleep(0)
 
 
 def _depth(device: DeviceSpec) -> int:

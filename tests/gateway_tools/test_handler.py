@@ -16,6 +16,7 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
 )
 
+from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway import (
     catalog as catalog_module,
     handler as handler_module,
@@ -40,7 +41,7 @@ from custom_components.mcp_gateway.mcp.server import (
     UnknownToolError,
 )
 
-from .conftest import FakeRuntime, add_fake_entry, fake_tools
+from .conftest import FakeRuntime, add_fake_entry, fake_tools, result_data
 
 GATEWAY = "hubitat_test_hub"
 CORE = ["search_tools", "get_state", "set_state", "get_history", "list_backends"]
@@ -74,10 +75,12 @@ async def _expire_catalogs(hass: HomeAssistant, freezer: FrozenDateTimeFactory) 
 
 
 def _data(result: dict[str, Any]) -> Any:
-    """The structured content, checked to equal the JSON text (older clients read the text)."""
-    structured = result["structuredContent"]
-    assert json.loads(result["content"][0]["text"]) == structured
-    return structured
+    """The gateway's own results carry their data once: compact JSON text, no structuredContent."""
+    assert "structuredContent" not in result
+    (part,) = result["content"]
+    data = json.loads(part["text"])
+    assert part["text"] == json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return data
 
 
 async def test_every_tool_is_well_formed(
@@ -210,17 +213,64 @@ async def test_gateway_catalog_call(
 async def test_gateway_executes_and_passes_results_through(
     hass: HomeAssistant, fake_entry: MockConfigEntry, hass_user: User
 ) -> None:
-    """Results come back as the backend gave them, structuredContent derived from JSON text."""
+    """Results come back as the backend gave them, their data once (no structuredContent copy)."""
     runtime: FakeRuntime = fake_entry.runtime_data
     result = await _call(hass, hass_user, GATEWAY, {"tool": "list_things"})
     assert result["isError"] is False
-    assert result["structuredContent"] == {
+    assert result_data(result) == {
         "things": [{"id": "1", "on": False}, {"id": "2", "on": False}, {"id": "3", "on": False}]
     }
     assert runtime.calls == [("list_things", {})]
+    assert "structuredContent" not in result  # none was sent, none is derived
     result = await _call(hass, hass_user, GATEWAY, {"tool": "set_mode", "args": {"mode": "away"}})
-    assert result["structuredContent"] == {"ok": True, "tool": "set_mode"}
+    # The backend sent the same JSON as text and as structuredContent: the text goes on alone.
+    assert result == {
+        "content": [{"type": "text", "text": '{"ok": true, "tool": "set_mode"}'}],
+        "isError": False,
+    }
     assert runtime.calls[-1] == ("set_mode", {"mode": "away"})
+
+
+@pytest.mark.parametrize(
+    ("content", "structured", "expected"),
+    [
+        # Different data beside the text (Robine Wake's error code): both go on.
+        (
+            [{"type": "text", "text": "Alarm not found"}],
+            {"error": {"code": "not_found"}},
+            {
+                "content": [{"type": "text", "text": "Alarm not found"}],
+                "structuredContent": {"error": {"code": "not_found"}},
+            },
+        ),
+        # No content at all: the structured data becomes the text, once.
+        ([], {"a": 1}, {"content": [{"type": "text", "text": '{"a":1}'}]}),
+        # Text that looks like JSON but is not: kept with the structured data.
+        (
+            [{"type": "text", "text": "{oops"}],
+            {"a": 1},
+            {"content": [{"type": "text", "text": "{oops"}], "structuredContent": {"a": 1}},
+        ),
+    ],
+)
+async def test_passthrough_carries_backend_data_once(
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    *,
+    content: list[dict[str, Any]],
+    structured: Any,
+    expected: dict[str, Any],
+) -> None:
+    """A backend's structuredContent is forwarded only where the text does not already hold it."""
+    runtime: FakeRuntime = fake_entry.runtime_data
+
+    async def answer(name: str, arguments: Any) -> ToolResult:
+        return ToolResult(content=content, structured=structured)
+
+    runtime.async_call_tool = answer  # type: ignore[method-assign]
+    result = await _call(hass, hass_admin_user, GATEWAY, {"tool": "set_mode", "args": {}})
+    assert result == {**expected, "isError": False}
 
 
 async def test_backend_error_results_pass_through(
@@ -276,7 +326,7 @@ async def test_tool_error_exception_passes_its_result(
     )
     result = await _call(hass, hass_admin_user, GATEWAY, {"tool": "set_mode"})
     assert result["isError"] is True
-    assert result["structuredContent"] == {"error": "jammed"}
+    assert result_data(result) == {"error": "jammed"}
 
 
 async def test_backend_call_timeout(
@@ -523,8 +573,13 @@ async def test_unloaded_and_failing_backends(
     await add_fake_entry(hass, "Offline", unique_id="hub-2", setup=False)
     handler = GatewayHandler(hass)
     tools = await handler.list_tools(ctx(hass_admin_user))
-    offline = next(tool for tool in tools if tool["name"] == "hubitat_offline")
-    assert "not connected right now" in offline["description"]
+    # Two entries of one kind are listed as one tool that takes the entry.
+    assert "hubitat_offline" not in _names(tools)
+    kind = next(tool for tool in tools if tool["name"] == "hubitat")
+    assert "hubitat_offline (Offline, not connected)" in kind["description"]
+    result = _data(await _call(hass, hass_admin_user, "hubitat", {"entry": "hubitat_offline"}))
+    assert result["error"]["code"] == "unavailable"
+    # The entry's own name still answers (clients that kept an older list).
     result = _data(await _call(hass, hass_admin_user, "hubitat_offline", {}))
     assert result["error"]["code"] == "unavailable"
 
@@ -533,7 +588,8 @@ async def test_unloaded_and_failing_backends(
     runtime: FakeRuntime = fake_entry.runtime_data
     runtime.list_error = McpConnectionError("down")
     tools = await handler.list_tools(ctx(hass_admin_user))
-    assert "reboot_hub" in _gateway(tools)["description"]
+    kind = next(tool for tool in tools if tool["name"] == "hubitat")
+    assert "reboot_hub" in kind["description"]
 
 
 async def test_never_listed_backend_that_fails(
@@ -802,3 +858,74 @@ async def test_concurrent_requests_list_a_backend_once(
     listings = await asyncio.gather(*waiting)
     assert runtime.list_calls == 1
     assert all(GATEWAY in _names(tools) for tools in listings)
+
+
+async def test_entries_of_one_kind_are_one_tool(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """tools/list does not grow per entry: a kind with several entries is one tool."""
+    handler = GatewayHandler(hass)
+    one = await handler.list_tools(ctx(hass_admin_user))
+    await add_fake_entry(hass, "Barn", unique_id="hub-2")
+    await add_fake_entry(hass, "Garage", unique_id="hub-3")
+    three = await handler.list_tools(ctx(hass_admin_user))
+    assert _names(three) == [*CORE, "hubitat"]
+    kind = three[-1]
+    assert kind["inputSchema"]["required"] == ["entry"]
+    assert kind["inputSchema"]["properties"]["entry"]["enum"] == [
+        GATEWAY,
+        "hubitat_barn",
+        "hubitat_garage",
+    ]
+    assert kind["annotations"]["destructiveHint"] is True  # reboot_hub is destructive
+    # Each further entry adds its name, not another copy of the tool.
+    growth = len(json.dumps(three)) - len(json.dumps(one))
+    assert growth < 300, growth
+
+    # Calls name the entry by gateway name, title or entry id.
+    barn = hass.config_entries.async_entries(DOMAIN)[1]
+    for entry in ("hubitat_barn", "Barn", barn.entry_id):
+        result = await _call(
+            hass, hass_admin_user, "hubitat", {"entry": entry, "tool": "list_things"}
+        )
+        assert result["isError"] is False, result
+    assert barn.runtime_data.calls == [("list_things", {})] * 3
+    catalog = _data(await _call(hass, hass_admin_user, "hubitat", {"entry": "hubitat_garage"}))
+    assert catalog["gateway"] == "hubitat_garage"
+
+    missing = _data(await _call(hass, hass_admin_user, "hubitat", {"tool": "list_things"}))
+    assert missing["error"] == {
+        "code": "invalid",
+        "message": 'Give "entry", one of: hubitat_test_hub, hubitat_barn, hubitat_garage.',
+    }
+    unknown = _data(await _call(hass, hass_admin_user, "hubitat", {"entry": "attic"}))
+    assert "has no entry 'attic'" in unknown["error"]["message"]
+
+    # search_tools points at the listed tool, with the entry to pass.
+    hits = _data(await _call(hass, hass_admin_user, "search_tools", {"query": "reboot hub"}))
+    calls = [hit["call"] for hit in hits["results"] if hit["tool"] == "reboot_hub"]
+    assert {call["name"] for call in calls} == {"hubitat"}
+    assert {call["arguments"]["entry"] for call in calls} == {
+        GATEWAY,
+        "hubitat_barn",
+        "hubitat_garage",
+    }
+    assert all(call["arguments"]["confirm"] is True for call in calls)
+    guide = await handler.read_resource(ctx(hass_admin_user), "mcp-gateway://guide")
+    assert '- `hubitat {"entry": "hubitat_barn"}`: hubitat “Barn”' in guide["contents"][0]["text"]
+    backends = _data(await _call(hass, hass_admin_user, "list_backends"))["backends"]
+    assert [(b["gateway_tool"], b["entry"]) for b in backends] == [
+        ("hubitat", GATEWAY),
+        ("hubitat", "hubitat_barn"),
+        ("hubitat", "hubitat_garage"),
+    ]
+
+
+async def test_kind_name_reaches_a_single_entry(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """With one entry its own tool is listed; the kind's name reaches it too."""
+    result = await _call(hass, hass_admin_user, "hubitat", {"tool": "list_things"})
+    assert result["isError"] is False
+    with pytest.raises(UnknownToolError):
+        await _call(hass, hass_admin_user, "homecast", {})

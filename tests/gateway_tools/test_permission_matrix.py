@@ -18,7 +18,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 
 from custom_components.mcp_gateway.const import DOMAIN
 
-from .conftest import FakeRuntime, add_fake_entry
+from .conftest import FakeRuntime, add_fake_entry, result_data
 
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
@@ -91,7 +91,11 @@ async def _call(client: TestClient, name: str, arguments: dict[str, Any]) -> dic
 
 
 def _refused(result: dict[str, Any]) -> bool:
-    error = (result.get("structuredContent") or {}).get("error") or {}
+    try:
+        data = result_data(result)
+    except ValueError:  # a backend's plain-text failure
+        data = {}
+    error = (data.get("error") if isinstance(data, dict) else None) or {}
     return result["isError"] is True and error.get("code") == "forbidden"
 
 
@@ -106,16 +110,16 @@ async def test_matrix(clients: dict[str, TestClient], role: str) -> None:
     assert listed == {name for name, (tier, _) in CORE.items() if tier in tiers} | {GATEWAY}
 
     allowed_backend = {name for name, (tier, _) in BACKEND.items() if tier in tiers}
-    catalog = (await _call(client, GATEWAY, {}))["structuredContent"]
+    catalog = result_data(await _call(client, GATEWAY, {}))
     assert {tool["name"] for tool in catalog["tools"]} == allowed_backend
     gateway_tool = next(t for t in body["result"]["tools"] if t["name"] == GATEWAY)
     for name in BACKEND:
         assert (name in gateway_tool["description"]) is (name in allowed_backend), name
 
     for name, (tier, _) in BACKEND.items():
-        hits = (await _call(client, "search_tools", {"query": name, "limit": 20}))[
-            "structuredContent"
-        ]["results"]
+        hits = result_data(await _call(client, "search_tools", {"query": name, "limit": 20}))[
+            "results"
+        ]
         assert (name in {hit["tool"] for hit in hits}) is (tier in tiers), (role, name)
 
     for name, (tier, arguments) in CORE.items():

@@ -45,6 +45,8 @@ from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
 from tests.simulators.hubitat.catalog import GATEWAYS as HUBITAT_GATEWAYS, TOOLS as HUBITAT_TOOLS
 from tests.simulators.robine_wake import create_app as robine_app
 
+from .conftest import result_data
+
 BUDGET_BYTES = 12 * 1024
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
@@ -174,8 +176,7 @@ async def test_admin_tools_list_fits_the_budget(
     backends = await handler.call_tool(_ctx(hass_admin_user), "list_backends", {})
     # Every backend reports the round trip of its last poll.
     assert all(
-        item["available"] and item["latency_ms"] >= 0
-        for item in backends["structuredContent"]["backends"]
+        item["available"] and item["latency_ms"] >= 0 for item in result_data(backends)["backends"]
     ), backends
     for gateway, entry in gateways.items():
         backend_tools = await entry.runtime_data.async_list_tools()
@@ -185,7 +186,7 @@ async def test_admin_tools_list_fits_the_budget(
         description = next(t["description"] for t in tools if t["name"] == gateway)
         assert all(name in description for name in names), gateway
         result = await handler.call_tool(_ctx(hass_admin_user), gateway, {})
-        listed = result["structuredContent"]["tools"]
+        listed = result_data(result)["tools"]
         assert {tool["name"] for tool in listed} == names
         assert all(tool["inputSchema"]["type"] == "object" for tool in listed)
         # Flattened: none of Hubitat's 23 gateways is offered, only their sub-tools.
@@ -223,11 +224,11 @@ async def test_hubitat_device_command_through_the_gateway(
     )
     denied = await handler.call_tool(_ctx(hass_user), "hubitat_home_hub", call)
     assert denied["isError"] is True
-    assert denied["structuredContent"]["error"]["code"] == "forbidden"
+    assert result_data(denied)["error"]["code"] == "forbidden"
 
     done = await handler.call_tool(_ctx(hass_admin_user), "hubitat_home_hub", call)
     assert done["isError"] is False, done
-    assert done["structuredContent"]["success"] is True
+    assert result_data(done)["success"] is True
 
 
 async def test_read_only_user_reads_each_backend(
@@ -247,7 +248,7 @@ async def test_read_only_user_reads_each_backend(
     }
     for gateway, tool in reads.items():
         catalog = await handler.call_tool(_ctx(hass_read_only_user), gateway, {})
-        assert {t["tier"] for t in catalog["structuredContent"]["tools"]} == {"read"}
+        assert {t["tier"] for t in result_data(catalog)["tools"]} == {"read"}
         result = await handler.call_tool(_ctx(hass_read_only_user), gateway, {"tool": tool})
         assert result["isError"] is False, (gateway, result)
     # A device read needs read permission on the device's entities, which read-only users have.
@@ -258,11 +259,11 @@ async def test_read_only_user_reads_each_backend(
         {"tool": "hub_get_device", "args": {"deviceId": str(switch.id)}},
     )
     assert device["isError"] is False, device
-    assert device["structuredContent"]["id"] == str(switch.id)
+    assert result_data(device)["id"] == str(switch.id)
     write = await handler.call_tool(
         _ctx(hass_read_only_user), "robine_wake_bedroom_clock", {"tool": "snooze_session"}
     )
-    assert write["structuredContent"]["error"]["code"] == "forbidden"
+    assert result_data(write)["error"]["code"] == "forbidden"
 
 
 async def test_get_state_spans_backends(
@@ -273,14 +274,14 @@ async def test_get_state_spans_backends(
     everything = await handler.call_tool(
         _ctx(hass_admin_user), "get_state", {"fields": ["backend"], "limit": 1000}
     )
-    backends = {item["backend"] for item in everything["structuredContent"]["entities"]}
+    backends = {item["backend"] for item in result_data(everything)["entities"]}
     assert backends == {"hubitat_home_hub", "homecast", "robine_wake_bedroom_clock"}
     clock = await handler.call_tool(
         _ctx(hass_admin_user), "get_state", {"backend": "robine_wake", "fields": ["backend"]}
     )
     # One backend on the page: named once for the page, not per entity.
-    assert clock["structuredContent"]["backend"] == "robine_wake_bedroom_clock"
-    assert all("backend" not in item for item in clock["structuredContent"]["entities"])
+    assert result_data(clock)["backend"] == "robine_wake_bedroom_clock"
+    assert all("backend" not in item for item in result_data(clock)["entities"])
 
 
 # The issue's classification, written out independently of the backends' own tables.
@@ -338,7 +339,7 @@ async def test_real_backend_matrix(
         ("robine_wake_bedroom_clock", entries[BACKEND_ROBINE_WAKE]),
     ):
         result = await handler.call_tool(_ctx(user), gateway, {})
-        catalogs[gateway] = {tool["name"] for tool in result["structuredContent"]["tools"]}
+        catalogs[gateway] = {tool["name"] for tool in result_data(result)["tools"]}
         everything[gateway] = {t["name"] for t in await entry.runtime_data.async_list_tools()}
 
     robine, homecast, hubitat = (
@@ -365,7 +366,7 @@ async def test_real_backend_matrix(
             result = await handler.call_tool(
                 _ctx(user), gateway, {"tool": name, "args": {}, "confirm": True}
             )
-            assert result["structuredContent"]["error"]["code"] == "forbidden", (gateway, name)
+            assert result_data(result)["error"]["code"] == "forbidden", (gateway, name)
 
 
 @pytest.mark.parametrize(
@@ -403,7 +404,7 @@ async def test_search_finds_the_right_tool(
     result = await GatewayHandler(hass).call_tool(
         _ctx(hass_admin_user), "search_tools", {"query": query, "limit": within}
     )
-    found = [hit["tool"] for hit in result["structuredContent"]["results"]]
+    found = [hit["tool"] for hit in result_data(result)["results"]]
     assert expected in found, found
 
 

@@ -86,23 +86,24 @@ async def test_admin_session(
 
         state = await session.call_tool("get_state", {"domain": ["switch"]})
         assert not state.isError
-        assert state.structuredContent["entities"][0]["state"] == "off"
-        assert json.loads(state.content[0].text) == state.structuredContent
+        # The data once, as compact JSON text: what every client reads.
+        assert state.structuredContent is None
+        assert json.loads(state.content[0].text)["entities"][0]["state"] == "off"
 
         changed = await session.call_tool(
             "set_state", {"updates": [{"entity_id": "switch.kitchen_plug", "state": "on"}]}
         )
-        assert changed.structuredContent["results"][0]["state"] == "on"
+        assert json.loads(changed.content[0].text)["results"][0]["state"] == "on"
         assert hass.states.get("switch.kitchen_plug").state == "on"
 
         listed = await session.call_tool(GATEWAY, {"tool": "list_things"})
-        assert listed.structuredContent["things"][0] == {"id": "1", "on": True}
+        assert json.loads(listed.content[0].text)["things"][0] == {"id": "1", "on": True}
         refused = await session.call_tool(GATEWAY, {"tool": "reboot_hub"})
         assert refused.isError
-        assert refused.structuredContent["error"]["code"] == "confirmation_required"
+        assert json.loads(refused.content[0].text)["error"]["code"] == "confirmation_required"
 
         hits = await session.call_tool("search_tools", {"query": "reboot"})
-        assert hits.structuredContent["results"][0]["call"]["name"] == GATEWAY
+        assert json.loads(hits.content[0].text)["results"][0]["call"]["name"] == GATEWAY
 
         resources = (await session.list_resources()).resources
         assert {str(r.uri) for r in resources} == {
@@ -125,7 +126,7 @@ async def test_read_only_session(
             "set_state", {"updates": [{"entity_id": "switch.kitchen_plug", "state": "on"}]}
         )
         assert refused.isError
-        assert "needs the 'control' tier" in refused.structuredContent["error"]["message"]
+        assert "needs the 'control' tier" in json.loads(refused.content[0].text)["error"]["message"]
         assert hass.states.get("switch.kitchen_plug").state == "off"
         with pytest.raises(McpError, match="Unknown tool: no_such_tool"):
             await session.call_tool("no_such_tool", {})

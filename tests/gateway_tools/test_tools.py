@@ -397,7 +397,9 @@ async def test_list_backends(
     assert result == {
         "backends": [
             {
-                "gateway_tool": "hubitat_test_hub",
+                # Two entries of one kind: listed as one tool that takes the entry.
+                "gateway_tool": "hubitat",
+                "entry": "hubitat_test_hub",
                 "title": "Test Hub",
                 "backend": "hubitat",
                 "state": "loaded",
@@ -407,7 +409,8 @@ async def test_list_backends(
                 "latency_ms": 12.3,
             },
             {
-                "gateway_tool": "hubitat_broken_hub",
+                "gateway_tool": "hubitat",
+                "entry": "hubitat_broken_hub",
                 "title": "Broken Hub",
                 "backend": "hubitat",
                 "state": broken.state.value,

@@ -9,6 +9,7 @@ own `tools/list` changes.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 import functools
@@ -499,6 +500,79 @@ def gateway_tool_definition(
             },
             "required": [],
             "additionalProperties": False,
+        },
+        "annotations": tool_annotations(
+            title=title,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=False,
+            open_world=True,
+        ),
+    }
+
+
+def listed_names(backends: Sequence[ExposedBackend]) -> dict[str, tuple[str, str | None]]:
+    """Gateway name → (the tool tools/list shows for it, the `entry` argument that tool needs).
+
+    A kind with one exposed entry keeps that entry's own gateway tool; a kind with several is
+    one tool named after the kind, taking the entry, so tools/list does not grow per entry.
+    """
+    kinds = Counter(backend.kind for backend in backends)
+    return {
+        backend.gateway_name: (backend.kind, backend.gateway_name)
+        if kinds[backend.kind] > 1
+        else (backend.gateway_name, None)
+        for backend in backends
+    }
+
+
+def kind_tool_definition(
+    kind: str, members: Sequence[tuple[ExposedBackend, bool, Sequence[BackendTool]]]
+) -> dict[str, Any]:
+    """One tool for every exposed entry of a backend kind: names the entries and their tools.
+
+    `members` holds each entry with whether its catalog is known and the tools the user may
+    call. Entries of one kind share most tools, so the union of names is listed once.
+    """
+    kind_label = kind.replace("_", " ").title()
+    tools: dict[str, BackendTool] = {}
+    entries: list[str] = []
+    for backend, catalog_known, visible in members:
+        for tool in visible:
+            tools.setdefault(tool.name, tool)
+        note = "" if backend.runtime is not None and catalog_known else ", not connected"
+        entries.append(f"{backend.gateway_name} ({backend.entry.title}{note})")
+    listing = (
+        f"Tools: {', '.join(tools)}." if tools else "No tools of these backends are available."
+    )
+    description = (
+        f"Gateway to the {kind.replace('_', ' ')} backends: {'; '.join(entries)}. Give "
+        '"entry" (one of those names) and: no more arguments for every tool\'s description '
+        'and input schema, {"describe": [<names>]} for some, or {"tool": <name>, "args": '
+        '{...}} to run one (add "confirm": true for destructive tools). ' + listing
+    )
+    read_only = bool(tools) and all(t.tool_class.tier is ToolTier.READ for t in tools.values())
+    destructive = any(t.tool_class.destructive for t in tools.values()) or (
+        not read_only and any(t.tool_class.tier is ToolTier.ADMIN for t in tools.values())
+    )
+    definition = gateway_tool_definition(members[0][0], [])
+    schema = definition["inputSchema"]
+    title = f"{kind_label} backends"
+    return {
+        "name": kind,
+        "title": title,
+        "description": description,
+        "inputSchema": {
+            **schema,
+            "properties": {
+                "entry": {
+                    "type": "string",
+                    "enum": [backend.gateway_name for backend, _, _ in members],
+                    "description": "Which backend entry.",
+                },
+                **schema["properties"],
+            },
+            "required": ["entry"],
         },
         "annotations": tool_annotations(
             title=title,

@@ -41,7 +41,9 @@ from .catalog import (
     ToolFailure,
     catalog_listing,
     gateway_tool_definition,
+    kind_tool_definition,
     lift_single_items,
+    listed_names,
     schema_errors,
 )
 from .exposure import require_exposed
@@ -122,13 +124,27 @@ def allow_non_admin(hass: HomeAssistant) -> bool:
     return gateway_settings(hass).allow_non_admin
 
 
-def tool_result(data: dict[str, Any], *, is_error: bool = False) -> dict[str, Any]:
-    """A CallToolResult: structuredContent plus the same JSON as text for older clients."""
-    return {
-        "content": [{"type": "text", "text": json.dumps(data, ensure_ascii=False, default=str)}],
-        "structuredContent": data,
+def tool_result(
+    data: dict[str, Any], *, is_error: bool = False, structured: bool = False
+) -> dict[str, Any]:
+    """A CallToolResult carrying its data once: compact JSON as text.
+
+    Every client at every protocol version reads text content, and it is what models are
+    shown; `structuredContent` (since 2025-06-18) is required only of a tool that declares an
+    `outputSchema`, which then SHOULD repeat it as text. The gateway's tools declare none, so
+    the text is their one encoding; `structured=True` is for a tool that does.
+    """
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": _compact(data)}],
         "isError": is_error,
     }
+    if structured:
+        result["structuredContent"] = data
+    return result
+
+
+def _compact(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def error_result(message: str, code: str = "failed", **details: Any) -> dict[str, Any]:
@@ -165,14 +181,22 @@ class GatewayHandler:
             return []
         tiers = allowed_tiers(user)
         tools = [tool.definition() for tool in self.core_tools.values() if tool.tier in tiers]
-        for backend, backend_catalog, visible in await self.catalog.async_visible(user):
+        everything = await self.catalog.async_visible(user)
+        listed = listed_names([backend for backend, _, _ in everything])
+        kinds: dict[str, list[tuple[ExposedBackend, bool, list[BackendTool]]]] = {}
+        for backend, backend_catalog, visible in everything:
             # An unreachable backend stays listed so the AI can learn why it fails.
-            if visible or backend_catalog is None:
-                tools.append(
-                    gateway_tool_definition(
-                        backend, visible, catalog_known=backend_catalog is not None
-                    )
+            if not visible and backend_catalog is not None:
+                continue
+            if listed[backend.gateway_name][1] is not None:
+                kinds.setdefault(backend.kind, []).append(
+                    (backend, backend_catalog is not None, visible)
                 )
+                continue
+            tools.append(
+                gateway_tool_definition(backend, visible, catalog_known=backend_catalog is not None)
+            )
+        tools.extend(kind_tool_definition(kind, members) for kind, members in kinds.items())
         return tools
 
     async def call_tool(
@@ -187,10 +211,32 @@ class GatewayHandler:
             )
         if (core := self.core_tools.get(name)) is not None:
             return await self._call_core(ctx, user, core, arguments)
-        for backend in self.catalog.exposed_backends():
-            if backend.gateway_name == name:
+        backends = self.catalog.exposed_backends()
+        members = [backend for backend in backends if backend.kind == name]
+        if len(members) < 2:
+            # An entry's own name stays callable when its kind is listed as one tool (for
+            # clients that kept an older list); a kind's name works with its one entry too.
+            for backend in backends:
+                if name in (backend.gateway_name, backend.kind):
+                    arguments = {k: v for k, v in arguments.items() if k != "entry"}
+                    return await self._call_gateway(ctx, user, backend, arguments)
+            raise UnknownToolError(name)
+        entry = arguments.get("entry")
+        arguments = {key: value for key, value in arguments.items() if key != "entry"}
+        for backend in members:
+            if isinstance(entry, str) and entry.strip().casefold() in (
+                backend.gateway_name,
+                backend.entry.title.casefold(),
+                backend.entry.entry_id.casefold(),
+            ):
                 return await self._call_gateway(ctx, user, backend, arguments)
-        raise UnknownToolError(name)
+        known = ", ".join(backend.gateway_name for backend in members)
+        return error_result(
+            f'Give "entry", one of: {known}.'
+            if entry is None
+            else f"{name} has no entry {entry!r}; its entries: {known}.",
+            code="invalid",
+        )
 
     async def list_resources(self, ctx: RequestContext) -> list[dict[str, Any]]:
         """The guide and the context snapshot."""
@@ -255,6 +301,7 @@ class GatewayHandler:
         core = [tool for tool in self.core_tools.values() if tool.tier in tiers]
         visible = await self.catalog.async_visible(user)
         index, refs = self.catalog.search_index(user, core, visible)
+        listed = listed_names([backend for backend, _, _ in visible])
         subs: dict[tuple[str, str], BackendTool] = {
             (backend.gateway_name, tool.name): tool
             for backend, _, tools in visible
@@ -288,10 +335,13 @@ class GatewayHandler:
             if with_schema:
                 item["inputSchema"] = sub.input_schema
                 takes = bool(sub.input_schema.get("properties"))
-                call: dict[str, Any] = {"tool": name, "args": "{...}" if takes else "{}"}
+                # A kind with several entries is listed as one tool that takes the entry.
+                tool_name, entry = listed.get(gateway, (gateway, None))
+                call: dict[str, Any] = {} if entry is None else {"entry": entry}
+                call |= {"tool": name, "args": "{...}" if takes else "{}"}
                 if sub.tool_class.destructive:
                     call["confirm"] = True
-                item["call"] = {"name": gateway, "arguments": call}
+                item["call"] = {"name": tool_name, "arguments": call}
             results.append(item)
         return {"query": args["query"], "count": len(results), "results": results}
 
@@ -410,7 +460,7 @@ class GatewayHandler:
         except McpToolError as err:
             if isinstance(err.result, ToolResult):
                 tool = err.result
-                return _passthrough(tool.content, tool.structured, tool.data, True)
+                return _passthrough(tool.content, tool.structured, True)
             return error_result(f"{title} failed on {name}: {err}", code="backend_error")
         except (TimeoutError, McpTimeoutError):
             return error_result(f"{title} did not answer {name} in time.", code="timeout")
@@ -440,19 +490,35 @@ class GatewayHandler:
         except Exception:  # a backend bug must not look like a gateway protocol failure
             _LOGGER.exception("Calling %s on %s failed", name, backend.gateway_name)
             return error_result(f"{title} failed on {name} (see the Home Assistant log).")
-        return _passthrough(result.content, result.structured, result.data, result.is_error)
+        return _passthrough(result.content, result.structured, result.is_error)
 
 
 def _passthrough(
-    content: Sequence[dict[str, Any]], structured: Any, data: Any, is_error: bool
+    content: Sequence[dict[str, Any]], structured: Any, is_error: bool
 ) -> dict[str, Any]:
-    """The backend's result as is, with structuredContent derived from its JSON text if absent."""
-    if structured is None and isinstance(data, dict):
-        structured = data
+    """The backend's result, its data carried once.
+
+    Text content is what every client reads, so it always goes through; the backend's
+    `structuredContent` goes too only when it says more than the text (Robine Wake's error
+    codes ride there beside a plain message), never as a second copy of the same JSON.
+    A result with structuredContent but no content gets it as compact text instead.
+    """
     parts = list(content)
-    if not parts and structured is not None:
-        parts = [{"type": "text", "text": json.dumps(structured, ensure_ascii=False)}]
     result: dict[str, Any] = {"content": parts, "isError": is_error}
-    if isinstance(structured, dict):
+    if structured is None:
+        return result
+    texts = [part.get("text") for part in parts if part.get("type") == "text"]
+    if not parts:
+        parts.append({"type": "text", "text": _compact(structured)})
+    elif not (len(texts) == 1 and _same_json(texts[0], structured)):
         result["structuredContent"] = structured
     return result
+
+
+def _same_json(text: Any, structured: Any) -> bool:
+    if not isinstance(text, str) or not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        return bool(json.loads(text) == structured)
+    except ValueError:
+        return False

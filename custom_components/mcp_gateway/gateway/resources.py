@@ -12,7 +12,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar
 
 from ..backends.base import ToolTier
-from .catalog import GatewayCatalog
+from .catalog import GatewayCatalog, listed_names
 from .policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
 from .tools import readable_entities
 
@@ -70,9 +70,10 @@ async def async_read_resource(hass: HomeAssistant, user: User, uri: str) -> dict
 async def _async_guide(hass: HomeAssistant, user: User) -> str:
     tiers = allowed_tiers(user)
     visible = await GatewayCatalog.get(hass).async_visible(user)
+    listed = listed_names([backend for backend, _, _ in visible])
     gateways = "\n".join(
-        f"- `{backend.gateway_name}`: {backend.kind.replace('_', ' ')} “{backend.entry.title}”, "
-        f"{len(tools)} tools for you"
+        f"- `{_call_as(*listed[backend.gateway_name])}`: {backend.kind.replace('_', ' ')} "
+        f"“{backend.entry.title}”, {len(tools)} tools for you"
         for backend, _, tools in visible
     )
     lines = [
@@ -115,6 +116,10 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
         gateways or "No backend is exposed.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _call_as(tool: str, entry: str | None) -> str:
+    return tool if entry is None else f'{tool} {{"entry": "{entry}"}}'
 
 
 async def async_context_snapshot(hass: HomeAssistant, user: User) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+import json
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,7 +26,6 @@ from homeassistant.exceptions import HomeAssistantError, Unauthorized
 from homeassistant.helpers import (
     area_registry as ar,
     device_registry as dr,
-    entity_registry as er,
 )
 from homeassistant.helpers.event import async_track_state_change_event
 from homeassistant.util import dt as dt_util
@@ -34,8 +34,9 @@ import voluptuous as vol
 from ..backends.base import ToolTier
 from ..localtime import local_iso, local_state
 from . import matching
-from .catalog import CoreTool, ExposedBackend, GatewayCatalog, ToolFailure
+from .catalog import CoreTool, ExposedBackend, GatewayCatalog, ToolFailure, listed_names
 from .exposure import exposure_applies, is_exposed_entity
+from .index import EntityIndex
 from .policy import async_record_write, can_read_entity
 
 if TYPE_CHECKING:
@@ -47,9 +48,10 @@ _LOGGER = logging.getLogger(__name__)
 SERVICE_TIMEOUT: Final = 30.0
 MAX_STATE_LIMIT: Final = 1000
 DEFAULT_STATE_LIMIT: Final = MAX_STATE_LIMIT
-# A page stops growing at about this many characters of JSON: the result carries it twice
-# (structuredContent and text), and must stay well inside the server's response size guard.
-STATE_PAGE_CHARS: Final = 96_000
+# A page stops growing at about this many characters of JSON: the result carries it once (as
+# text), and with the escaping of a JSON string must stay well inside the server's size guard.
+STATE_PAGE_CHARS: Final = 128_000
+SIZE_SAMPLE: Final = 8
 DEFAULT_HISTORY_HOURS: Final = 24
 MAX_HISTORY_HOURS: Final = 24 * 30
 MAX_HISTORY_ENTITIES: Final = 50
@@ -75,33 +77,52 @@ class EntityRef:
         return self.entity_id.split(".", 1)[0]
 
 
-def exposed_entities(hass: HomeAssistant, backends: Iterable[ExposedBackend]) -> list[EntityRef]:
-    """The registry entities of the given backend entries (disabled ones skipped)."""
-    entities = er.async_get(hass)
-    devices = dr.async_get(hass)
-    refs: list[EntityRef] = []
-    for backend in backends:
-        for entry in er.async_entries_for_config_entry(entities, backend.entry.entry_id):
-            if entry.disabled_by is not None:
-                continue
-            area_id = entry.area_id
-            if area_id is None and entry.device_id is not None:
-                device = devices.async_get(entry.device_id)
-                area_id = device.area_id if device is not None else None
-            refs.append(EntityRef(entry.entity_id, backend, area_id, entry.device_id))
-    return refs
+def exposed_entities(
+    hass: HomeAssistant,
+    backends: Iterable[ExposedBackend],
+    *,
+    entity_ids: Iterable[str] | None = None,
+    domains: Iterable[str] | None = None,
+) -> list[EntityRef]:
+    """The enabled registry entities of the given backend entries, in entity id order.
+
+    `entity_ids` / `domains` narrow through the index first, so only those are built.
+    """
+    by_entry = {backend.entry.entry_id: backend for backend in backends}
+    index = EntityIndex.get(hass)
+    return [
+        EntityRef(
+            entity.entity_id, by_entry[entity.entry_id], index.area_of(entity), entity.device_id
+        )
+        for entity in index.entities(by_entry, entity_ids=entity_ids, domains=domains)
+    ]
 
 
-def readable_entities(hass: HomeAssistant, user: User) -> list[EntityRef]:
-    """Every exposed entity this user may read (and, by the settings, exposed to assistants)."""
-    backends = GatewayCatalog.get(hass).exposed_backends()
+def readable_entities(
+    hass: HomeAssistant, user: User, refs: Iterable[EntityRef] | None = None
+) -> list[EntityRef]:
+    """The given refs (default: every exposed entity) this user may read (and, by the
+    settings, exposed to assistants)."""
+    if refs is None:
+        refs = exposed_entities(hass, GatewayCatalog.get(hass).exposed_backends())
     exposed = exposure_applies(hass)
     return [
         ref
-        for ref in exposed_entities(hass, backends)
+        for ref in refs
         if can_read_entity(user, ref.entity_id)
         and (not exposed or is_exposed_entity(hass, ref.entity_id))
     ]
+
+
+def candidate_entities(hass: HomeAssistant, args: Mapping[str, Any]) -> list[EntityRef]:
+    """Exposed entities narrowed by the index on the exact filters (entity_ids, domain)."""
+    domains = _given(args, "domain")
+    return exposed_entities(
+        hass,
+        GatewayCatalog.get(hass).exposed_backends(),
+        entity_ids=_given(args, "entity_ids"),
+        domains={_casefold(domain) for domain in domains} if domains else None,
+    )
 
 
 # --- shared filters --------------------------------------------------------------------------
@@ -343,10 +364,10 @@ async def async_get_state(
     hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
 ) -> dict[str, Any]:
     """Current states of the integration's entities the caller may read."""
-    readable = readable_entities(hass, ctx.user)
-    selection = select_entities(hass, readable, args)
-    refs = selection.refs
-    refs.sort(key=lambda ref: ref.entity_id)
+    # Filters first, on the index's narrowed candidates; the permission check is per entity
+    # that matched (and the list is already in entity id order).
+    selection = select_entities(hass, candidate_entities(hass, args), args)
+    refs = readable_entities(hass, ctx.user, selection.refs)
     limit = args.get("limit") or DEFAULT_STATE_LIMIT
     offset = args.get("offset") or 0
     fields = _given(args, "fields") or BASIC_FIELDS
@@ -358,12 +379,17 @@ async def async_get_state(
     shared_backend = "backend" in fields and len(page_backends) == 1
     item_fields = [f for f in fields if not (shared_backend and f == "backend")]
     entities: list[dict[str, Any]] = []
-    size = 0
-    for ref in page:
+    measured = 0
+    size = 0.0
+    for index, ref in enumerate(page):
         if entities and size > STATE_PAGE_CHARS:
             break
         item = _project(ref, hass.states.get(ref.entity_id), item_fields, area_names, devices)
-        size += _estimated_size(item)
+        # Every SIZE_SAMPLE-th item is measured and each counts as the mean of those: the
+        # estimate costs a fraction of encoding the page, and the size guard leaves margin.
+        if index % SIZE_SAMPLE == 0:
+            measured += _estimated_size(item)
+        size += measured / (index // SIZE_SAMPLE + 1)
         entities.append(item)
     result: dict[str, Any] = {"total": len(refs), "count": len(entities)}
     if shared_backend:
@@ -374,13 +400,26 @@ async def async_get_state(
     if selection.notes:
         result["note"] = " ".join(selection.notes)
     if not refs:
-        result["hint"] = empty_hint(hass, readable, args)
+        result["hint"] = empty_hint(hass, readable_entities(hass, ctx.user), args)
     return result
 
 
 def _estimated_size(item: Mapping[str, Any]) -> int:
-    """Roughly the item's JSON length; exact encoding per entity would cost more than it saves."""
-    return 2 + sum(len(key) + len(str(value)) + 6 for key, value in item.items())
+    """Roughly the item's JSON length, cheaply: string values are measured by joining them
+    (one C-level pass); only an item with other values (attribute dicts, numbers) has those
+    encoded to be measured."""
+    try:
+        values = len("".join(item.values()))
+    except TypeError:
+        values = sum(
+            len(value) if isinstance(value, str) else len(_compact_json(value))
+            for value in item.values()
+        )
+    return 2 + 6 * len(item) + len("".join(item)) + values
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _project(
@@ -691,7 +730,11 @@ async def async_set_state(
     report success); a sent update is "done" only once the state shows it.
     """
     user: User = ctx.user
-    known = {ref.entity_id: ref for ref in readable_entities(hass, user)}
+    wanted = [update["entity_id"] for update in args["updates"]]
+    known = {
+        ref.entity_id: ref
+        for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
+    }
     context = Context(user_id=user.id)
     results = await asyncio.gather(
         *(_apply_update(hass, ctx, known, update, context) for update in args["updates"])
@@ -961,10 +1004,13 @@ async def async_get_history(
     """State changes from HA's recorder for entities the caller may read."""
     if "recorder" not in hass.config.components:
         raise ToolFailure("Home Assistant's recorder is not running.", code="unavailable")
-    readable = readable_entities(hass, ctx.user)
-    refs = filter_entities(hass, readable, args)
+    refs = readable_entities(
+        hass, ctx.user, filter_entities(hass, candidate_entities(hass, args), args)
+    )
     if not refs:
-        raise ToolFailure(empty_hint(hass, readable, args), code="not_found")
+        raise ToolFailure(
+            empty_hint(hass, readable_entities(hass, ctx.user), args), code="not_found"
+        )
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "
@@ -1044,9 +1090,15 @@ async def async_list_backends(
     """Health of every exposed entry, and how many of its tools this caller may use."""
     catalog = GatewayCatalog.get(hass)
     backends = []
-    for backend, backend_catalog, tools in await catalog.async_visible(ctx.user):
-        item: dict[str, Any] = {
-            "gateway_tool": backend.gateway_name,
+    visible = await catalog.async_visible(ctx.user)
+    listed = listed_names([backend for backend, _, _ in visible])
+    for backend, backend_catalog, tools in visible:
+        # The tool tools/list shows for it, and the entry to pass when its kind is one tool.
+        tool_name, entry = listed[backend.gateway_name]
+        item: dict[str, Any] = {"gateway_tool": tool_name}
+        if entry is not None:
+            item["entry"] = entry
+        item |= {
             "title": backend.entry.title,
             "backend": backend.kind,
             "state": backend.entry.state.value,

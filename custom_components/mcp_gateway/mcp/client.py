@@ -128,6 +128,9 @@ class BasicAuth(McpAuth):
 # ---------------------------------------------------------------------------------------------
 
 
+_UNPARSED: Final = object()
+
+
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """A `tools/call` result. `text` joins the text parts; `data` is the most useful form."""
@@ -137,7 +140,8 @@ class ToolResult:
     is_error: bool = False
     meta: dict[str, Any] | None = None
     text: str = field(init=False)
-    data: Any = field(init=False)
+    # Parsed on first use: the gateway passes most results on without reading them.
+    _data: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         text = "\n".join(
@@ -148,7 +152,14 @@ class ToolResult:
             and isinstance(part.get("text"), str)
         )
         object.__setattr__(self, "text", text)
-        object.__setattr__(self, "data", self._derive_data(text))
+        object.__setattr__(self, "_data", _UNPARSED)
+
+    @property
+    def data(self) -> Any:
+        """structuredContent, else JSON parsed from the text, else the text."""
+        if self._data is _UNPARSED:
+            object.__setattr__(self, "_data", self._derive_data(self.text))
+        return self._data
 
     def _derive_data(self, text: str) -> Any:
         if self.structured is not None:

@@ -629,7 +629,7 @@ class McpServer:
         if not isinstance(result, dict) or not isinstance(result.get("content"), list):
             _LOGGER.error("Tool %s returned a malformed result", name)
             raise McpServerError(INTERNAL_ERROR, "Internal error")
-        size = len(self._dumps(result))
+        size = _result_size(result, self._dumps)
         if size <= self.max_result_bytes:
             return result
         # An explicit, readable stand-in: the AI learns that data was withheld and why.
@@ -647,6 +647,25 @@ class McpServer:
             },
             "isError": True,
         }
+
+
+def _result_size(result: dict[str, Any], dumps: Callable[[Any], bytes]) -> int:
+    """About the encoded size of a tool result, without encoding it a first time.
+
+    Text parts (most results are one) are measured as they will be escaped; only other parts
+    and structuredContent are encoded to be measured. The view encodes the response once.
+    """
+    size = 64
+    for part in result["content"]:
+        text = part.get("text") if isinstance(part, dict) else None
+        if isinstance(text, str) and len(part) <= 2:
+            size += 32 + len(text.encode()) + text.count('"') + text.count("\\")
+            size += text.count("\n")
+        else:
+            size += len(dumps(part))
+    if "structuredContent" in result:
+        size += len(dumps(result["structuredContent"]))
+    return size
 
 
 def _default_dumps(value: Any) -> bytes:

@@ -1,0 +1,227 @@
+"""The publisher at scale: large differences in slices, later refreshes cost what changed."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from unittest.mock import patch
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.mcp_gateway import publisher as publisher_module
+from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.publisher import EntityPublisher
+
+from .test_publisher_and_entities import FakeRuntime, Plug
+
+PLUGS = 12  # 3 entities and 1 device each, plus the hub: 49 registry items
+
+
+class ManyPlugs(FakeRuntime):
+    """The fake backend with more plugs than a slice holds."""
+
+    @classmethod
+    def from_entry(cls, hass: HomeAssistant, entry: Any) -> ManyPlugs:
+        runtime = super().from_entry(hass, entry)
+        runtime.plugs = {str(n): Plug(str(n), f"Plug {n}") for n in range(PLUGS)}
+        return runtime
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Holds the publisher between slices until set (open by default)."""
+    between = asyncio.Event()
+    between.set()
+
+    async def pause() -> None:
+        await asyncio.sleep(0)
+        await between.wait()
+
+    monkeypatch.setattr(publisher_module, "_pause", pause)
+    return between
+
+
+@pytest.fixture
+def steps(monkeypatch: pytest.MonkeyPatch, gate: asyncio.Event) -> list[tuple[str, int]]:
+    """Small slices, and a record of every step the publisher takes (kind, size)."""
+    monkeypatch.setattr(publisher_module, "SLICE", 8)
+    monkeypatch.setattr(publisher_module, "AT_ONCE", 8)
+    taken: list[tuple[str, int]] = []
+    ensure, add = EntityPublisher._ensure_devices, EntityPublisher._add_entities
+
+    def ensure_devices(self: EntityPublisher, devices: Any) -> None:
+        devices = list(devices)
+        taken.append(("devices", len(devices)))
+        ensure(self, devices)
+
+    def add_entities(self: EntityPublisher, specs: Any) -> None:
+        specs = list(specs)
+        taken.append(("entities", len(specs)))
+        add(self, specs)
+
+    monkeypatch.setattr(EntityPublisher, "_ensure_devices", ensure_devices)
+    monkeypatch.setattr(EntityPublisher, "_add_entities", add_entities)
+    return taken
+
+
+async def _setup(hass: HomeAssistant) -> MockConfigEntry:
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "fake"}, unique_id="fake-1")
+    entry.add_to_hass(hass)
+    with patch("custom_components.mcp_gateway.runtime_class", return_value=ManyPlugs):
+        assert await hass.config_entries.async_setup(entry.entry_id)
+    return entry
+
+
+def _ours(hass: HomeAssistant, entry: MockConfigEntry) -> tuple[int, int]:
+    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    devices = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
+    return len(entities), len(devices)
+
+
+async def test_large_setup_is_added_in_slices(
+    hass: HomeAssistant, steps: list[tuple[str, int]], gate: asyncio.Event
+) -> None:
+    """Setup returns before every entity exists; each step stays within a slice."""
+    gate.clear()
+    entry = await _setup(hass)
+    assert entry.state is ConfigEntryState.LOADED
+    publisher: EntityPublisher = entry.runtime_data.publisher
+    assert publisher.pending
+    assert steps == [("devices", 8)]  # then it waits for the loop
+    # Other work runs between slices.
+    hass.loop.call_soon(steps.append, ("other work", 0))
+    gate.set()
+    await hass.async_block_till_done()  # the slices are a tracked task: waited for
+    assert steps.index(("other work", 0)) < len(steps) - 1
+    steps.remove(("other work", 0))
+    assert not publisher.pending
+    assert _ours(hass, entry) == (3 * PLUGS, PLUGS + 1)
+    assert max(size for _, size in steps) <= 8
+    assert sum(size for kind, size in steps if kind == "entities") == 3 * PLUGS
+    assert sum(size for kind, size in steps if kind == "devices") == PLUGS + 1
+    hub = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, "fake-1_hub")})
+    plug = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, "fake-1_plug_0")})
+    assert hub is not None
+    assert plug is not None
+    assert plug.via_device_id == hub.id  # parents still come first
+
+
+async def test_refresh_while_slicing_plans_again(
+    hass: HomeAssistant, steps: list[tuple[str, int]], gate: asyncio.Event
+) -> None:
+    """A device removed before its slice ran never appears; one added meanwhile does."""
+    gate.clear()
+    entry = await _setup(hass)
+    runtime: ManyPlugs = entry.runtime_data
+    assert runtime.publisher.pending
+    del runtime.plugs[str(PLUGS - 1)]
+    runtime.plugs["new"] = Plug("new", "New plug")
+    await runtime.coordinator.async_refresh()
+    gate.set()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    registry = er.async_get(hass)
+    assert registry.async_get_entity_id("switch", DOMAIN, f"fake-1_{PLUGS - 1}_power") is None
+    assert registry.async_get_entity_id("switch", DOMAIN, "fake-1_new_power") is not None
+    devices = dr.async_get(hass)
+    assert devices.async_get_device(identifiers={(DOMAIN, f"fake-1_plug_{PLUGS - 1}")}) is None
+    assert _ours(hass, entry) == (3 * PLUGS, PLUGS + 1)
+
+
+async def test_later_refreshes_touch_only_what_changed(
+    hass: HomeAssistant, steps: list[tuple[str, int]]
+) -> None:
+    """One plug added or renamed: one device written, its entities added; nothing else."""
+    entry = await _setup(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    runtime: ManyPlugs = entry.runtime_data
+    steps.clear()
+    runtime.plugs["new"] = Plug("new", "New plug")
+    await runtime.coordinator.async_refresh()
+    await hass.async_block_till_done()
+    assert steps == [("devices", 1), ("entities", 3)]
+
+    steps.clear()
+    runtime.plugs["0"].name = "Renamed"
+    await runtime.coordinator.async_refresh()
+    await hass.async_block_till_done()
+    assert steps == [("devices", 1), ("entities", 0)]
+    device = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, "fake-1_plug_0")})
+    assert device is not None
+    assert device.name == "Renamed"
+
+    steps.clear()
+    await runtime.coordinator.async_refresh()  # nothing changed
+    await hass.async_block_till_done()
+    assert steps == [("devices", 0), ("entities", 0)]
+
+
+async def test_unload_while_slicing(
+    hass: HomeAssistant, steps: list[tuple[str, int]], gate: asyncio.Event
+) -> None:
+    """Unloading stops the slices: nothing is added to platforms that are gone."""
+    gate.clear()
+    entry = await _setup(hass)
+    publisher: EntityPublisher = entry.runtime_data.publisher
+    assert publisher.pending
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    gate.set()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert not publisher.pending
+    assert entry.state is ConfigEntryState.NOT_LOADED
+    added = sum(size for kind, size in steps if kind == "entities")
+    assert added < 3 * PLUGS
+
+
+async def test_large_derivation_yields_and_swaps_at_once(
+    hass: HomeAssistant,
+    steps: list[tuple[str, int]],
+    gate: asyncio.Event,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Deriving thousands of specs yields between chunks; lookups see the old set until the
+    new one is complete, and a newer refresh supersedes one in progress."""
+    monkeypatch.setattr(publisher_module, "DERIVE_CHUNK", 10)
+    entry = await _setup(hass)  # setup waits for its derivation
+    await hass.async_block_till_done(wait_background_tasks=True)
+    runtime: ManyPlugs = entry.runtime_data
+    publisher: EntityPublisher = runtime.publisher
+    assert len(publisher.specs) == 3 * PLUGS
+
+    gate.clear()
+    runtime.plugs["new"] = Plug("new", "New plug")
+    await runtime.coordinator.async_refresh()
+    assert publisher.device_specs("plug_new") == []  # still the old set
+    del runtime.plugs["0"]
+    await runtime.coordinator.async_refresh()  # supersedes the first
+    gate.set()
+    await publisher.async_derived()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert len(publisher.device_specs("plug_new")) == 3
+    assert publisher.device_specs("plug_0") == []
+    registry = er.async_get(hass)
+    assert registry.async_get_entity_id("switch", DOMAIN, "fake-1_0_power") is None
+    assert registry.async_get_entity_id("switch", DOMAIN, "fake-1_new_power") is not None
+
+
+async def test_unload_drops_a_derivation_in_progress(
+    hass: HomeAssistant,
+    steps: list[tuple[str, int]],
+    gate: asyncio.Event,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A derivation still running when the entry unloads is never applied."""
+    monkeypatch.setattr(publisher_module, "DERIVE_CHUNK", 10)
+    entry = await _setup(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    runtime: ManyPlugs = entry.runtime_data
+    gate.clear()
+    runtime.plugs["new"] = Plug("new", "New plug")
+    await runtime.coordinator.async_refresh()
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    gate.set()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert runtime.publisher.device_specs("plug_new") == []

@@ -1,0 +1,47 @@
+"""The response size guard measures results without encoding them twice."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from custom_components.mcp_gateway.mcp import server as server_module
+
+
+def _encoded(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"content": [{"type": "text", "text": json.dumps({"a": "b" * 5000})}], "isError": False},
+        {"content": [{"type": "text", "text": 'quotes " and \\ and\nlines ' * 300}]},
+        {"content": [{"type": "text", "text": "grüß 🌡️ " * 700}], "isError": False},
+        {
+            "content": [
+                {"type": "text", "text": "two"},
+                {"type": "image", "data": "iVBOR" * 900, "mimeType": "image/png"},
+            ],
+            "structuredContent": {"x": list(range(900))},
+            "isError": False,
+        },
+    ],
+)
+def test_size_estimate_is_close_to_the_encoding(result: dict[str, Any]) -> None:
+    """Within a few dozen bytes of the real encoding, never far below it."""
+    actual = len(_encoded(result))
+    estimate = server_module._result_size(result, _encoded)
+    assert actual - 8 <= estimate <= actual + 200, (estimate, actual)
+
+
+def test_text_results_are_not_encoded_to_be_measured() -> None:
+    """A text-only result is measured from its text: the encoder is never called."""
+
+    def refuse(value: Any) -> bytes:
+        raise AssertionError("encoded to be measured")
+
+    result = {"content": [{"type": "text", "text": "x" * 10_000}], "isError": False}
+    assert server_module._result_size(result, refuse) >= 10_000
