@@ -38,16 +38,6 @@ from custom_components.mcp_gateway.sensor import GatewaySensorDescription
 from custom_components.mcp_gateway.switch import GatewaySwitchDescription
 from tests.simulation import InMemoryRuntime
 
-
-def result_data(result: Mapping[str, Any]) -> Any:
-    """A gateway result's data. The gateway's own results carry it once, as compact JSON text;
-    a backend's structuredContent rides along only when it says more than its text."""
-    if "structuredContent" in result:
-        return result["structuredContent"]
-    (part,) = result["content"]
-    return json.loads(part["text"])
-
-
 HUB = DeviceSpec(key="hub", name="Fake hub", manufacturer="Test")
 
 

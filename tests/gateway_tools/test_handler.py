@@ -40,8 +40,9 @@ from custom_components.mcp_gateway.mcp.server import (
     ResourceNotFoundError,
     UnknownToolError,
 )
+from tests.results import result_data
 
-from .conftest import FakeRuntime, add_fake_entry, fake_tools, result_data
+from .conftest import FakeRuntime, add_fake_entry, fake_tools
 
 GATEWAY = "hubitat_test_hub"
 CORE = ["search_tools", "get_state", "set_state", "get_history", "list_backends"]

@@ -15,7 +15,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 
 from custom_components.mcp_gateway.gateway import matching
 from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.tools import async_get_state, local_state
+from custom_components.mcp_gateway.gateway.tools import async_get_state
+from custom_components.mcp_gateway.localtime import local_state
 
 from .conftest import Ctx, FakeRuntime
 
@@ -142,11 +143,11 @@ def test_words_match_rules() -> None:
 def test_timestamp_states_in_local_time(hass: HomeAssistant) -> None:
     """An alarm's next ring, stored in UTC by HA, reads in the house's time zone with offset."""
     ring = State("sensor.next_alarm", "2026-03-03T14:45:00+00:00", {"device_class": "timestamp"})
-    assert local_state("sensor", ring) == "2026-03-03T06:45:00-08:00"
-    assert local_state("datetime", State("datetime.x", "2026-03-03T14:45:00+00:00")) == (
+    assert local_state(ring) == "2026-03-03T06:45:00-08:00"
+    assert local_state(State("datetime.x", "2026-03-03T14:45:00+00:00")) == (
         "2026-03-03T06:45:00-08:00"
     )
-    assert local_state("sensor", State("sensor.t", "21.5")) == "21.5"
+    assert local_state(State("sensor.t", "21.5")) == "21.5"
 
 
 def test_domain_words(hass: HomeAssistant) -> None:

@@ -17,8 +17,9 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.mcp_gateway.const import DOMAIN
+from tests.results import result_data
 
-from .conftest import FakeRuntime, add_fake_entry, result_data
+from .conftest import FakeRuntime, add_fake_entry
 
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}

@@ -11,6 +11,7 @@ from custom_components.mcp_gateway.gateway.presentation import (
     first_line,
     gateway_arguments,
 )
+from tests.results import result_data
 
 from .conftest import Ctx
 
@@ -59,9 +60,7 @@ async def test_search_is_compact(
 
     handler = GatewayHandler(hass)
     ctx = Ctx(user=hass_admin_user)
-    found = (await handler.call_tool(ctx, "search_tools", {"query": "turn a device on"}))[
-        "structuredContent"
-    ]
+    found = result_data(await handler.call_tool(ctx, "search_tools", {"query": "turn a device on"}))
     best, *rest = found["results"]
     assert best["tool"] == "switch_thing"
     assert best["about"] == "Turn a device on or off."
@@ -72,7 +71,7 @@ async def test_search_is_compact(
     assert "inputSchema" in best
     assert rest
     assert all(set(item) <= {"tool", "gateway", "about", "tier", "destructive"} for item in rest)
-    full = (
+    full = result_data(
         await handler.call_tool(ctx, "search_tools", {"query": "turn a device on", "schemas": True})
-    )["structuredContent"]
+    )
     assert all("inputSchema" in item for item in full["results"])

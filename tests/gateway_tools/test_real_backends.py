@@ -39,13 +39,12 @@ from custom_components.mcp_gateway.const import (
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.schemas import schema_problems
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from tests.results import result_data
 from tests.simulators.base import SimClock
 from tests.simulators.homecast import HOMECAST, create_app as homecast_app
 from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
 from tests.simulators.hubitat.catalog import GATEWAYS as HUBITAT_GATEWAYS, TOOLS as HUBITAT_TOOLS
 from tests.simulators.robine_wake import create_app as robine_app
-
-from .conftest import result_data
 
 BUDGET_BYTES = 12 * 1024
 URL = "/api/mcp_gateway"
@@ -424,7 +423,7 @@ async def test_every_schema_suits_every_provider(
     raw_problems = 0
     described = 0
     for gateway in (tool["name"] for tool in listed if tool["name"] not in handler.core_tools):
-        catalog = (await handler.call_tool(ctx, gateway, {}))["structuredContent"]
+        catalog = result_data(await handler.call_tool(ctx, gateway, {}))
         for tool in catalog["tools"]:
             described += 1
             assert schema_problems(tool["inputSchema"]) == [], (gateway, tool["name"])
@@ -436,7 +435,7 @@ async def test_every_schema_suits_every_provider(
     search = await handler.call_tool(
         ctx, "search_tools", {"query": "alarm device scene rule", "limit": 20, "schemas": True}
     )
-    for hit in search["structuredContent"]["results"]:
+    for hit in result_data(search)["results"]:
         assert schema_problems(hit["inputSchema"]) == [], hit["tool"]
 
 
@@ -466,9 +465,9 @@ async def test_free_form_arguments_travel_as_json_text(
     assert created["isError"] is False, created
     broken = await handler.call_tool(ctx, clock, {"tool": "list_alarms", "args": "{nope"})
     assert broken["isError"] is True
-    assert '"args" is not valid JSON' in broken["structuredContent"]["error"]["message"]
+    assert '"args" is not valid JSON' in result_data(broken)["error"]["message"]
     listed = await handler.call_tool(ctx, clock, {"tool": "list_alarms", "args": "[1]"})
-    assert "must be a JSON object" in listed["structuredContent"]["error"]["message"]
+    assert "must be a JSON object" in result_data(listed)["error"]["message"]
 
 
 async def test_no_doubled_words_in_names(

@@ -16,6 +16,7 @@ from custom_components.mcp_gateway.gateway import tools as gateway_tools
 from custom_components.mcp_gateway.gateway.catalog import ToolFailure
 from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE
 from custom_components.mcp_gateway.gateway.tools import async_set_state, expectation
+from tests.results import result_data
 
 from .conftest import Ctx, FakeRuntime
 
@@ -178,13 +179,15 @@ async def test_backend_call_on_an_offline_device_says_so(
         {"tool": "switch_thing", "args": {"device": "1", "on": True}},
     )
     assert result["isError"] is False
-    note = result["structuredContent"]["gateway_note"]
+    # The backend's answer stays as it was; the note follows it as text the model reads.
+    assert result_data(result) == {"ok": True, "tool": "switch_thing"}
+    note = result["content"][-1]["text"]
     assert note.startswith("Kitchen plug is unavailable in Home Assistant")
-    assert result["content"][-1]["text"] == note
     # A device HA sees online gets the backend's answer unchanged.
     online = await handler.call_tool(
         Ctx(user=hass_admin_user),
         "hubitat_test_hub",
         {"tool": "get_thing", "args": {"device": "2"}},
     )
-    assert "gateway_note" not in online["structuredContent"]
+    assert len(online["content"]) == 1
+    assert "unavailable" not in online["content"][0]["text"]

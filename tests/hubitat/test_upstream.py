@@ -32,6 +32,7 @@ from custom_components.mcp_gateway.const import BACKEND_HUBITAT, DOMAIN
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from tests.results import result_data
 from tests.simulators.hubitat import BEST_PRACTICE_KEY
 
 from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
@@ -98,16 +99,16 @@ async def test_gateway_confirms_destructive_hub_tools(
     handler = GatewayHandler(hass)
     call = {"tool": "hub_set_rule", "args": {**RULE, "confirm": True}}
     refused = await handler.call_tool(_ctx(hass_admin_user), GATEWAY, call)
-    assert refused["structuredContent"]["error"]["code"] == "confirmation_required"
+    assert result_data(refused)["error"]["code"] == "confirmation_required"
     assert sim.hub.admin_calls == []
     done = await handler.call_tool(_ctx(hass_admin_user), GATEWAY, {**call, "confirm": True})
     assert done["isError"] is False, done
-    assert done["structuredContent"]["success"] is True
+    assert result_data(done)["success"] is True
     assert sim.tools.active_writes() == []
     # Deleting a mode is destructive (toolManageMode asks confirm for it).
     delete = {"tool": "hub_manage_mode", "args": {"action": "delete", "mode": "Away"}}
     refused = await handler.call_tool(_ctx(hass_admin_user), GATEWAY, delete)
-    assert refused["structuredContent"]["error"]["code"] == "confirmation_required"
+    assert result_data(refused)["error"]["code"] == "confirmation_required"
     assert sim.hub.mode_by("Away") is not None
 
 
@@ -126,7 +127,7 @@ async def test_mode_and_hsm_need_control_of_their_entities(
     reader = await _user(hass, {"entities": {"entity_ids": {mode: {"read": True}}}})
     for call in (activate, arm):
         denied = await handler.call_tool(_ctx(reader), GATEWAY, call)
-        assert denied["structuredContent"]["error"]["code"] == "forbidden", denied
+        assert result_data(denied)["error"]["code"] == "forbidden", denied
     assert sim.hub.mode_name == "Day"
     allowed = {"entities": {"entity_ids": {mode: {"control": True}, hsm: {"control": True}}}}
     controller = await _user(hass, allowed)
@@ -138,7 +139,7 @@ async def test_mode_and_hsm_need_control_of_their_entities(
     # Creating a mode stays the administrators'.
     create = {"tool": "hub_manage_mode", "args": {"action": "create", "name": "Party"}}
     denied = await handler.call_tool(_ctx(controller), GATEWAY, create)
-    assert denied["structuredContent"]["error"]["code"] == "forbidden"
+    assert result_data(denied)["error"]["code"] == "forbidden"
 
 
 # ---------------------------------------------------------------- location events

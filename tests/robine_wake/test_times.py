@@ -18,6 +18,7 @@ from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.localtime import ISO_INSTANT
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from tests.results import result_data
 
 from .conftest import Sim, SimFactory, advance, make_entry, setup_entry
 
@@ -59,7 +60,7 @@ async def test_gateway_shows_the_alarm_in_local_time(
         "get_state",
         {"entity_ids": [WEEKDAYS, WEEKDAYS_NEXT, NEXT_ALARM], "fields": ["state", "attributes"]},
     )
-    entities = {item["entity_id"]: item for item in result["structuredContent"]["entities"]}
+    entities = {item["entity_id"]: item for item in result_data(result)["entities"]}
     # HA keeps the sensor's state in UTC; the gateway shows it as the clock shows it.
     assert hass.states.get(WEEKDAYS_NEXT).state == "2026-11-30T05:45:00+00:00"
     assert entities[WEEKDAYS_NEXT]["state"] == "2026-11-30T06:45:00+01:00"
@@ -76,7 +77,7 @@ async def test_gateway_shows_the_alarm_in_local_time(
     )
     assert not listed.get("isError"), listed
     weekdays = next(
-        alarm for alarm in listed["structuredContent"]["alarms"] if alarm["label"] == "Weekdays"
+        alarm for alarm in result_data(listed)["alarms"] if alarm["label"] == "Weekdays"
     )
     assert weekdays["next_occurrences"][0] == "2026-11-30T06:45:00+01:00"
     session = await handler.call_tool(
@@ -85,7 +86,7 @@ async def test_gateway_shows_the_alarm_in_local_time(
         {"tool": "trigger_alarm", "args": {"id": sim.alarm_id("Weekdays")}, "confirm": True},
     )
     assert not session.get("isError"), session
-    assert session["structuredContent"]["session"]["started_at"] == "2026-11-30T06:00:00+01:00"
+    assert result_data(session)["session"]["started_at"] == "2026-11-30T06:00:00+01:00"
 
 
 async def test_times_follow_the_clocks_own_zone(

@@ -22,9 +22,14 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
-from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
+from custom_components.mcp_gateway.gateway.settings import (
+    CONF_EXPOSED_ONLY,
+    CONF_RATE_LIMIT,
+    MAX_RATE_LIMIT,
+)
 from tests.homecast import conftest as homecast
 from tests.hubitat import conftest as hubitat
+from tests.results import result_data
 from tests.robine_wake import conftest as robine_wake
 from tests.simulators.base import SimClock
 from tests.simulators.homecast import HomecastSim, create_app as homecast_app
@@ -100,7 +105,10 @@ def error_code(result: dict[str, Any]) -> str | None:
     """The gateway's own error code of a tool result (forbidden, invalid, …), if any."""
     if not result.get("isError"):
         return None
-    structured = result.get("structuredContent")
+    try:
+        structured = result_data(result)
+    except ValueError:  # a backend's own error in plain text
+        return "backend"
     if isinstance(structured, dict) and isinstance(structured.get("error"), dict):
         code = structured["error"].get("code")
         return code if isinstance(code, str) else "backend"
@@ -131,12 +139,13 @@ async def home(
     assert await async_setup_component(hass, "api", {})
     assert await async_setup_component(hass, "websocket_api", {})
     # The matrix makes hundreds of calls per caller: the rate limit is raised here, and the
-    # tests of the limit itself set it back.
+    # tests of the limit itself set it back. It checks permissions, so every entity is
+    # reachable (HA exposes no alarm panel to assistants by default); exposure has its own tests.
     MockConfigEntry(
         domain=DOMAIN,
         unique_id="gateway",
         data={CONF_BACKEND: "gateway"},
-        options={CONF_RATE_LIMIT: MAX_RATE_LIMIT},
+        options={CONF_RATE_LIMIT: MAX_RATE_LIMIT, CONF_EXPOSED_ONLY: False},
     ).add_to_hass(hass)
     clock = SimClock()
     clock.set(robine_wake.MONDAY_6AM)

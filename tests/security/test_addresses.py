@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.homecast import conftest as homecast_helpers
+from tests.results import result_data
 
 from .conftest import HOMECAST_GATEWAY, HUBITAT, SecurityHome, error_code
 
@@ -88,5 +89,5 @@ async def test_device_lists_need_read_permission_on_every_device(home: SecurityH
     # What the policy user may read, it reads through the core tools, filtered per entity.
     status, body = await home.rpc("policy", "tools/call", {"name": "get_state", "arguments": {}})
     assert status == 200
-    entities = body["result"]["structuredContent"]["entities"]
+    entities = result_data(body["result"])["entities"]
     assert [entity["entity_id"] for entity in entities] == [home.policy_light]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.results import result_data
+
 from .conftest import (
     HOMECAST_GATEWAY,
     HUBITAT,
@@ -49,7 +51,7 @@ async def _catalogs(home: SecurityHome) -> dict[str, dict[str, dict[str, Any]]]:
     for gateway in (HUBITAT, HOMECAST_GATEWAY, ROBINE):
         listing = await home.call("admin", gateway, {})
         assert not listing["isError"], listing
-        catalogs[gateway] = {t["name"]: t for t in listing["structuredContent"]["tools"]}
+        catalogs[gateway] = {t["name"]: t for t in result_data(listing)["tools"]}
         assert catalogs[gateway], gateway
     return catalogs
 
@@ -100,7 +102,7 @@ async def test_each_catalog_lists_only_the_callers_tiers(home: SecurityHome) -> 
     for kind in SIGNED_IN:
         for gateway, tools in catalogs.items():
             listing = await home.call(kind, gateway, {})
-            seen = {t["name"] for t in listing["structuredContent"]["tools"]}
+            seen = {t["name"] for t in result_data(listing)["tools"]}
             assert seen == {n for n, t in tools.items() if t["tier"] in TIERS[kind]}, (
                 kind,
                 gateway,

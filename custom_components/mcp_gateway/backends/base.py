@@ -110,6 +110,15 @@ class BackendRuntime(ABC):
         """
         return []
 
+    def lists_every_device(self, name: str) -> bool:
+        """Whether the tool answers with every device (so it addresses them all).
+
+        Such a listing is checked for permission on each device, but not for exposure to
+        assistants: HA's convention hides unexposed entities from assistants; it does not
+        refuse an inventory for holding one.
+        """
+        return False
+
     @abstractmethod
     def health(self) -> BackendHealth:
         """Current reachability and protocol facts, for `list_backends`."""

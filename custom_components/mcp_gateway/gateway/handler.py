@@ -332,11 +332,13 @@ class GatewayHandler:
             }
             if sub.tool_class.destructive:
                 item["destructive"] = True
+            # A kind with several entries is listed as one tool that takes the entry: every
+            # hit of such a kind says which, as its entry's own name is not in tools/list.
+            tool_name, entry = listed.get(gateway, (gateway, None))
             if with_schema:
                 item["inputSchema"] = sub.input_schema
+            if with_schema or entry is not None:
                 takes = bool(sub.input_schema.get("properties"))
-                # A kind with several entries is listed as one tool that takes the entry.
-                tool_name, entry = listed.get(gateway, (gateway, None))
                 call: dict[str, Any] = {} if entry is None else {"entry": entry}
                 call |= {"tool": name, "args": "{...}" if takes else "{}"}
                 if sub.tool_class.destructive:
@@ -423,8 +425,10 @@ class GatewayHandler:
                 args=args,
                 what=what,
             )
-            # Assistants reach only what HA exposes to them (actions are not assistants).
-            require_exposed(self.hass, addressed.values(), what)
+            # Assistants reach only the devices HA exposes to them (actions are not
+            # assistants); an inventory of every device is not refused for holding one hidden.
+            if not runtime.lists_every_device(sub.name):
+                require_exposed(self.hass, addressed.values(), what)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
         result = await self._execute(backend, runtime, sub.name, args, deadline)

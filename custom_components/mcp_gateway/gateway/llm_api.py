@@ -99,13 +99,16 @@ class GatewayLlmTool(llm.Tool):
             return structured
         texts = [part.get("text", "") for part in result.get("content", ()) if part]
         text = "\n".join(t for t in texts if isinstance(t, str))
+        try:
+            parsed: Any = json.loads(text)
+        except ValueError:
+            parsed = None
+        # The gateway's own results, errors included, are one JSON object as text.
+        if isinstance(parsed, dict):
+            return parsed
         if result.get("isError"):
             return {"error": {"message": text or "The tool failed."}}
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            return {"result": text}
-        return parsed if isinstance(parsed, dict) else {"result": parsed}
+        return {"result": text if parsed is None else parsed}
 
 
 @dataclass(kw_only=True)

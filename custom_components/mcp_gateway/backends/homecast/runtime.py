@@ -215,6 +215,10 @@ class HomecastRuntime(BackendRuntime):
         """Classification from tools.py."""
         return classify(tool)
 
+    def lists_every_device(self, name: str) -> bool:
+        """get_state, get_history and query_history span every home of the account."""
+        return name in _ACCOUNT_READS
+
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         """The devices a call addresses, by the exact keys Homecast itself resolves.
 

@@ -272,6 +272,10 @@ class HubitatRuntime(BackendRuntime):
         """hub_set_hsm acts on the HSM panel, mode activation on the mode select."""
         return entity_keys(name, arguments)
 
+    def lists_every_device(self, name: str) -> bool:
+        """hub_list_devices answers with every device the app shares."""
+        return name == "hub_list_devices"
+
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         """Device keys from deviceId, deviceIds and commands[].deviceId (device key = id).
 
