@@ -99,11 +99,16 @@ class EntityPublisher:
             while device is not None and device.key not in devices:
                 devices[device.key] = device
                 device = device.via
+        ids: dict[str, str] = {}
         for device in sorted(devices.values(), key=_depth):
-            registry.async_get_or_create(
+            entry = registry.async_get_or_create(
                 config_entry_id=self._runtime.entry.entry_id,
                 **device_info(self._entry_uid, device),
             )
+            ids[device.key] = entry.id
+            via_id = ids[device.via.key] if device.via is not None else None
+            if entry.via_device_id != via_id:
+                registry.async_update_device(entry.id, via_device_id=via_id)
 
     def _publish(self, platforms: set[Platform]) -> None:
         for platform in platforms:
