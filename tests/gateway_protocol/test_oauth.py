@@ -8,7 +8,7 @@ revoked, the same access token is refused.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from aiohttp.test_utils import TestClient
 from homeassistant.auth.providers.homeassistant import HassAuthProvider
@@ -46,9 +46,12 @@ async def _discover(anon: TestClient) -> dict[str, Any]:
     assert response.status == 200
     server = await response.json()
     # HA 2025.4 gives endpoints relative to itself (no issuer, no PKCE fields): clients
-    # resolve them against the authorization server's URL.
-    assert urljoin(issuer, server["token_endpoint"]) == f"{base_url(anon)}/auth/token"
-    assert urljoin(issuer, server["authorization_endpoint"]) == f"{base_url(anon)}/auth/authorize"
+    # resolve them against the authorization server's URL. 2026.x gives absolute ones, from the
+    # URL HA knows itself by (here not the test server's port), with S256 PKCE.
+    assert urlsplit(urljoin(issuer, server["token_endpoint"])).path == "/auth/token"
+    assert urlsplit(urljoin(issuer, server["authorization_endpoint"])).path == "/auth/authorize"
+    if server["token_endpoint"].startswith("http"):
+        assert server["code_challenge_methods_supported"] == ["S256"]
     return server
 
 
