@@ -26,10 +26,14 @@ def entity_id_of(hass: HomeAssistant, platform: Platform | str, unique_id: str) 
 
 
 def device_of(hass: HomeAssistant, identifier: tuple[str, str]) -> dr.DeviceEntry | None:
-    """The device with this identifier, or None."""
-    for device in dr.async_get(hass).devices.values():
-        if identifier in device.identifiers:
-            return device
+    """Our device with this identifier, or None."""
+    # Through our entries: iterating `devices` yields ids in 2025.4 and entries in 2026.x, where
+    # its mapping look-ups and async_get_device are deprecated.
+    registry = dr.async_get(hass)
+    for entry in hass.config_entries.async_entries(DOMAIN):
+        for device in dr.async_entries_for_config_entry(registry, entry.entry_id):
+            if identifier in device.identifiers:
+                return device
     return None
 
 
