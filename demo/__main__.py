@@ -21,7 +21,8 @@ from typing import Any
 from .ha import REPO, HomeAssistantProcess
 from .home import DemoHome, demo_home
 
-DEMO_DIR = REPO / ".demo"
+# scripts/demo --ha current keeps its own (a newer HA migrates storage the older cannot read).
+DEMO_DIR = REPO / os.environ.get("MCP_GATEWAY_DEMO_DIR", ".demo")
 # What `hass` exits with when a user restarts it (homeassistant.const.RESTART_EXIT_CODE).
 RESTART_EXIT_CODE = 100
 # The order add_backends adds them in.
