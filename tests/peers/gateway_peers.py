@@ -50,8 +50,10 @@ def _sdk_check(expected_version: str) -> Any:
 
 
 def _inspector_check(output: str) -> str:
-    # The Inspector prints the JSON answer, then notes of its own.
-    tools = json.JSONDecoder().raw_decode(output.strip())[0]["tools"]
+    # The Inspector prints the JSON answer, then notes of its own; newer ones also print
+    # "[mcp-inspector] …" notes (where secrets are kept) before it.
+    start = output.find("\n{") + 1 if not output.lstrip().startswith("{") else 0
+    tools = json.JSONDecoder().raw_decode(output[start:].strip())[0]["tools"]
     assert any(tool["name"] == "get_state" for tool in tools)
     return f"{len(tools)} tools"
 
