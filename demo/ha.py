@@ -154,15 +154,31 @@ class HomeAssistantProcess:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def write_configuration(self) -> None:
-        """A fresh configuration directory with our integration linked in."""
+    @property
+    def onboarded(self) -> bool:
+        """Whether the configuration directory holds an owner from an earlier run."""
+        try:
+            done = json.loads((self.directory / ".storage" / "onboarding").read_text())
+        except (OSError, ValueError):
+            return False
+        return "user" in done.get("data", {}).get("done", [])
+
+    def write_configuration(self, *, keep_state: bool = False) -> None:
+        """A configuration directory with our integration linked in: a fresh one, or with
+        `keep_state` the earlier run's users, entries and history kept (configuration.yaml
+        and the links are written anew)."""
         config_dir = self.directory
-        if not self._temporary and config_dir.exists():
+        if not keep_state and not self._temporary and config_dir.exists():
             shutil.rmtree(config_dir)
         (config_dir / "custom_components").mkdir(parents=True, exist_ok=True)
-        (config_dir / "custom_components" / "mcp_gateway").symlink_to(INTEGRATION)
-        for domain, folder in self.extra_components.items():
-            (config_dir / "custom_components" / domain).symlink_to(folder.resolve())
+        links = {"mcp_gateway": INTEGRATION} | {
+            domain: folder.resolve() for domain, folder in self.extra_components.items()
+        }
+        for domain, target in links.items():
+            link = config_dir / "custom_components" / domain
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(target)
         extra = self.extra_yaml
         if self.automations is not None:
             # JSON is valid YAML, and it keeps the automations exactly as the caller wrote them.
@@ -173,6 +189,8 @@ class HomeAssistantProcess:
                 name=self.name, base_url=self.base_url, port=self.port, extra=extra
             )
         )
+        if keep_state and self.onboarded:
+            return
         # Mark every onboarding step but the owner's as done: the location, analytics and
         # integration steps would add default integrations (weather, radio, TTS) whose
         # packages a --skip-pip install does not have.
@@ -189,11 +207,16 @@ class HomeAssistantProcess:
             )
         )
 
-    async def start(self, wait_seconds: float = 180.0) -> None:
-        """Write the configuration, start `hass` and wait until its HTTP API answers."""
-        self.write_configuration()
+    async def start(self, wait_seconds: float = 180.0, *, keep_state: bool = False) -> None:
+        """Write the configuration, start `hass` and wait until its HTTP API answers.
+
+        With `keep_state`, what an earlier run of this configuration directory stored (users,
+        entries, history) is kept: a restart, or the demo run again.
+        """
+        self.write_configuration(keep_state=keep_state)
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("wb") as log:
+        # A kept configuration's log goes on (a restart's reason stays readable).
+        with self.log.open("ab" if keep_state else "wb") as log:
             self.process = await asyncio.create_subprocess_exec(
                 *self.command,
                 "-c",
@@ -213,6 +236,7 @@ class HomeAssistantProcess:
             raise
 
     async def _wait_until_up(self, wait_seconds: float) -> None:
+        onboarded = self.onboarded
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_seconds
         async with aiohttp.ClientSession() as session:
@@ -223,7 +247,8 @@ class HomeAssistantProcess:
                     )
                 with contextlib.suppress(aiohttp.ClientError):
                     async with session.get(f"{self.base_url}/api/onboarding") as response:
-                        if response.status == 200:
+                        # HA serves HTTP once started; onboarding's API is gone once done.
+                        if response.status == 200 or (response.status == 404 and onboarded):
                             return
                 await asyncio.sleep(0.5)  # polling a process we do not control
         raise HomeAssistantError(f"Home Assistant did not start within {wait_seconds:.0f} s")

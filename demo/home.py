@@ -42,28 +42,35 @@ class DemoHome:
     robine_password: str
 
 
-async def _serve(app: web.Application) -> tuple[web.AppRunner, int]:
+async def _serve(app: web.Application, port: int | None) -> tuple[web.AppRunner, int]:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    port = free_port()
+    port = port or free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     return runner, port
 
 
 @asynccontextmanager
-async def demo_home(activity_every: float = 20.0) -> AsyncIterator[DemoHome]:
-    """Start the three simulators; they stop when the context ends."""
+async def demo_home(
+    activity_every: float = 20.0, ports: tuple[int, int, int] | None = None
+) -> AsyncIterator[DemoHome]:
+    """Start the three simulators; they stop when the context ends.
+
+    `ports` (Hubitat, Homecast, Robine Wake) fixes where they listen, so entries a kept demo
+    configuration has still reach them; by default free ports.
+    """
+    hub_at, hc_at, rw_at = ports or (None, None, None)
     hubitat = hubitat_app(devices=40, seed=7, token=HUBITAT_TOKEN, hub_name="Home Hub")
     homecast = homecast_app(state_file=HOMECAST_STATE, community=True, token=HOMECAST_TOKEN)
     robine = robine_app(password=ROBINE_PASSWORD, device_name="Bedroom Robine Wake")
     runners: list[web.AppRunner] = []
     activity: asyncio.Task[None] | None = None
     try:
-        hub_runner, hub_port = await _serve(hubitat)
+        hub_runner, hub_port = await _serve(hubitat, hub_at)
         runners.append(hub_runner)
-        hc_runner, hc_port = await _serve(homecast)
+        hc_runner, hc_port = await _serve(homecast, hc_at)
         runners.append(hc_runner)
-        rw_runner, rw_port = await _serve(robine)
+        rw_runner, rw_port = await _serve(robine, rw_at)
         runners.append(rw_runner)
 
         async def _liven_up() -> None:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Generator
+from pathlib import Path
+from typing import Any
 from unittest.mock import PropertyMock, patch
 
+from homeassistant.const import MAJOR_VERSION
 import pytest
+from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
+from syrupy.assertion import SnapshotAssertion
 
 # Import our package before the plugin's testing_config/custom_components shadows the namespace.
 import custom_components.mcp_gateway  # noqa: F401
@@ -34,3 +39,24 @@ def entity_registry_enabled_by_default() -> Generator[None]:
         new_callable=PropertyMock,
     ):
         yield
+
+
+# HA's own snapshot output differs between our targets (2026.x puts the area into new entity
+# ids and stores aliases as a list), so the current target keeps its snapshots beside the
+# minimum target's snapshots/, in snapshots-ha-2026/ (a sibling: syrupy reads subfolders as
+# its own, and would call the other target's files unused).
+HA_SNAPSHOT_DIR = "snapshots-ha-2026" if MAJOR_VERSION >= 2026 else None
+
+
+class _CurrentTargetSnapshots(HomeAssistantSnapshotExtension):
+    @classmethod
+    def dirname(cls, *, test_location: Any) -> str:
+        return str(Path(test_location.filepath).parent / str(HA_SNAPSHOT_DIR))
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """HA's snapshot extension (ids and times stripped), with the current target's files there."""
+    if HA_SNAPSHOT_DIR is None:
+        return snapshot.use_extension(HomeAssistantSnapshotExtension)
+    return snapshot.use_extension(_CurrentTargetSnapshots)

@@ -29,7 +29,6 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
     snapshot_platform,
 )
-from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.mcp_gateway.backends.base import BackendRuntime
@@ -210,14 +209,15 @@ async def snapshot_one_platform(
 ) -> None:
     """Set the entry up with only `platform`, then snapshot its entities and states.
 
-    The HA extension strips ids and times that change from run to run.
+    The HA extension (the `snapshot` fixture's, per HA target: tests/conftest.py) strips ids
+    and times that change from run to run.
     """
     with patch.object(runtime_class, "platforms", (platform,)):
         await setup_entry(hass, entry)
     await snapshot_platform(
         hass,
         entity_registry,
-        snapshot.use_extension(HomeAssistantSnapshotExtension),
+        snapshot,
         entry.entry_id,
     )
 

@@ -76,8 +76,12 @@ def device_identifier(entry_uid: str, device_key: str) -> tuple[str, str]:
 
 
 def device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
-    """DeviceInfo for a DeviceSpec."""
-    info = DeviceInfo(
+    """DeviceInfo for a DeviceSpec, without its hub: the publisher links that by device id.
+
+    DeviceInfo's `via_device` (an identifier) is deprecated (removal 2027.8) for `via_device_id`,
+    which 2025.4 does not know; the registry's async_update_device takes via_device_id in both.
+    """
+    return DeviceInfo(
         identifiers={device_identifier(entry_uid, spec.key)},
         name=spec.name,
         manufacturer=spec.manufacturer,
@@ -87,9 +91,6 @@ def device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
         suggested_area=spec.suggested_area,
         configuration_url=spec.configuration_url,
     )
-    if spec.via is not None:
-        info["via_device"] = device_identifier(entry_uid, spec.via.key)
-    return info
 
 
 def without_overlap(device_name: str | None, name: str) -> str | None:

@@ -66,6 +66,7 @@ class EntityPublisher:
         self._by_device: dict[str, list[EntitySpec]] = {}
         # Device specs as last written to the registry, by key.
         self._devices: dict[str, DeviceSpec] = {}
+        self._device_ids: dict[str, str] = {}  # device key -> device registry id
         # The registry may hold entities and devices from before a restart: the first
         # refresh compares it whole, later ones only what changed.
         self._reconciled = False
@@ -237,9 +238,15 @@ class EntityPublisher:
         registry = dr.async_get(self._hass)
         entry_id = self._runtime.entry.entry_id
         for device in devices:
-            registry.async_get_or_create(
+            entry = registry.async_get_or_create(
                 config_entry_id=entry_id, **device_info(self._entry_uid, device)
             )
+            self._device_ids[device.key] = entry.id
+            # Linked through the registry: DeviceInfo's via_device is deprecated (HA 2026.x).
+            # Parents come first (sorted by depth), in this slice or an earlier one.
+            via_id = self._device_ids.get(device.via.key) if device.via is not None else None
+            if entry.via_device_id != via_id:
+                registry.async_update_device(entry.id, via_device_id=via_id)
             self._devices[device.key] = device
 
     def _add_entities(self, specs: Iterable[EntitySpec]) -> None:
@@ -279,6 +286,7 @@ class EntityPublisher:
             if identifier in wanted:
                 continue
             self._devices.pop(key, None)
+            self._device_ids.pop(key, None)
             entry = devices.async_get_device(identifiers={identifier})
             if entry is not None:
                 _LOGGER.debug("Removing device %s: gone from the backend", entry.name)

@@ -17,7 +17,6 @@ from homeassistant.const import STATE_OFF, STATE_ON, STATE_UNAVAILABLE, Platform
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import (
-    device_registry as dr,
     entity_registry as er,
     issue_registry as ir,
 )
@@ -40,6 +39,7 @@ from custom_components.mcp_gateway.mcp.errors import (
     McpToolError,
 )
 from custom_components.mcp_gateway.switch import GatewaySwitchDescription
+from tests.registry import device_of as registry_device
 from tests.simulation import InMemoryRuntime
 
 HUB = DeviceSpec(key="hub", name="Fake hub", manufacturer="Test")
@@ -165,13 +165,12 @@ async def test_entities_and_devices_follow_the_backend(
 ) -> None:
     """Entities get stable unique ids; new plugs appear and gone ones leave, without a reload."""
     entities = er.async_get(hass)
-    devices = dr.async_get(hass)
     lamp = entities.async_get_entity_id("switch", DOMAIN, "fake-1_1_power")
     assert lamp is not None
     assert hass.states.get(lamp).state == STATE_OFF
-    lamp_device = devices.async_get_device(identifiers={(DOMAIN, "fake-1_plug_1")})
+    lamp_device = registry_device(hass, (DOMAIN, "fake-1_plug_1"))
     assert lamp_device is not None
-    hub = devices.async_get_device(identifiers={(DOMAIN, "fake-1_hub")})
+    hub = registry_device(hass, (DOMAIN, "fake-1_hub"))
     assert hub is not None
     assert lamp_device.via_device_id == hub.id
 
@@ -191,8 +190,8 @@ async def test_entities_and_devices_follow_the_backend(
 
     assert entities.async_get_entity_id("switch", DOMAIN, "fake-1_3_power") is not None
     assert entities.async_get_entity_id("switch", DOMAIN, "fake-1_2_power") is None
-    assert devices.async_get_device(identifiers={(DOMAIN, "fake-1_plug_2")}) is None
-    assert devices.async_get_device(identifiers={(DOMAIN, "fake-1_plug_3")}) is not None
+    assert registry_device(hass, (DOMAIN, "fake-1_plug_2")) is None
+    assert registry_device(hass, (DOMAIN, "fake-1_plug_3")) is not None
 
 
 async def test_action_applies_optimistically_and_translates_errors(

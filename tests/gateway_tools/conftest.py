@@ -36,6 +36,7 @@ from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.sensor import GatewaySensorDescription
 from custom_components.mcp_gateway.switch import GatewaySwitchDescription
+from tests.registry import pin_entity_id
 from tests.simulation import InMemoryRuntime
 
 HUB = DeviceSpec(key="hub", name="Fake hub", manufacturer="Test")
@@ -180,6 +181,14 @@ _DESCRIPTIONS = {"plug": (Platform.SWITCH, PLUG), "lamp": (Platform.LIGHT, LAMP)
 _DESCRIPTIONS["thermo"] = (Platform.SENSOR, THERMO)
 
 
+# The things every fake entry starts with (FakeRuntime.from_entry): id, object id, platform.
+_PINNED = (
+    ("1", "kitchen_plug", Platform.SWITCH, PLUG),
+    ("2", "desk_lamp", Platform.LIGHT, LAMP),
+    ("3", "hall_thermometer", Platform.SENSOR, THERMO),
+)
+
+
 class FakeRuntime(InMemoryRuntime):
     """An in-memory backend: devices as entities, tools answered from memory."""
 
@@ -300,6 +309,12 @@ async def add_fake_entry(
         unique_id=unique_id,
     )
     entry.add_to_hass(hass)
+    # Fixed entity ids, the same on every HA release (2026.x would put the area in them), so
+    # the tests can name them; a second entry's get HA's usual _2 suffix.
+    for thing_id, name, platform, description in _PINNED:
+        pin_entity_id(
+            hass, entry.entry_id, platform, f"{unique_id}_{thing_id}_{description.key}", name
+        )
     if setup:
         with patch("custom_components.mcp_gateway.runtime_class", return_value=FakeRuntime):
             assert await hass.config_entries.async_setup(entry.entry_id)

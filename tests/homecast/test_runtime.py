@@ -21,6 +21,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 from custom_components.mcp_gateway.backends.base import ToolTier
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
+from tests.registry import area_name
 
 from .conftest import (
     TOKEN,
@@ -58,7 +59,7 @@ async def test_setup_and_unload(hass: HomeAssistant, sim: Sim) -> None:
     ours = next(d for d in devices if d.name == lamp.name)
     home_device = next(d for d in devices if d.name == sim.state.homes[0].name)
     assert ours.via_device_id == home_device.id
-    assert ours.suggested_area == sim.state.homes[0].room_of(lamp).name
+    assert area_name(hass, ours) == sim.state.homes[0].room_of(lamp).name
     assert sim.state.sessions
     assert await hass.config_entries.async_unload(entry.entry_id)
     assert entry.state is ConfigEntryState.NOT_LOADED
@@ -205,7 +206,10 @@ async def test_devices_come_and_go(
     target = entity_id(hass, entry, sim, kettle, "switch")
     assert hass.states.get(target).state in ("on", "off")
     devices = dr.async_get(hass)
-    assert any(d.name == "Kitchen Kettle" for d in devices.devices.values())
+    assert any(
+        d.name == "Kitchen Kettle"
+        for d in dr.async_entries_for_config_entry(devices, entry.entry_id)
+    )
 
     sim.state.remove_accessory(home, key)
     await _poll(hass, freezer)

@@ -9,6 +9,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from tests.registry import area_name, device_of
 from tests.simulation import snapshot_one_platform
 
 from .conftest import Sim, make_entry, setup_entry
@@ -41,18 +42,16 @@ async def test_devices_rooms_and_hub(
     """Rooms become suggested areas; every device hangs off the hub device."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
-    hub = device_registry.async_get_device({("mcp_gateway", f"{sim.hub.hub_id}_hub")})
+    hub = device_of(hass, ("mcp_gateway", f"{sim.hub.hub_id}_hub"))
     assert hub is not None
     assert hub.manufacturer == "Hubitat"
     assert hub.model == "C-8 Pro"
     assert hub.configuration_url == sim.url.split("/apps/")[0]
     for device in sim.hub.visible_devices():
-        entry_device = device_registry.async_get_device(
-            {("mcp_gateway", f"{sim.hub.hub_id}_{device.id}")}
-        )
+        entry_device = device_of(hass, ("mcp_gateway", f"{sim.hub.hub_id}_{device.id}"))
         assert entry_device is not None, device.label
         assert entry_device.name == device.display
         assert entry_device.via_device_id == hub.id
         room = sim.hub.room_of(device)
         if room is not None:
-            assert entry_device.suggested_area == room.name
+            assert area_name(hass, entry_device) == room.name

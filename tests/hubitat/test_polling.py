@@ -9,7 +9,7 @@ from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntryState
 from homeassistant.const import STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.update_coordinator import UpdateFailed
 import pytest
 
@@ -17,6 +17,7 @@ from custom_components.mcp_gateway.backends.hubitat import const
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpTimeoutError
+from tests.registry import area_name, device_of
 from tests.simulators.hubitat.hub import Mode
 
 from .conftest import Sim, entity_id, first, make_entry, poll, setup_entry
@@ -58,10 +59,9 @@ async def test_new_device_appears_without_reload(
     await poll(hass, freezer)
     light = entity_id(hass, sim, f"{device.id}_light", "light")
     assert hass.states.get(light).state in ("on", "off")
-    registry = dr.async_get(hass)
-    entry = registry.async_get_device({(DOMAIN, f"{sim.hub.hub_id}_{device.id}")})
+    entry = device_of(hass, (DOMAIN, f"{sim.hub.hub_id}_{device.id}"))
     assert entry is not None
-    assert entry.suggested_area == "Porch"
+    assert area_name(hass, entry) == "Porch"
 
 
 async def test_silent_new_device_found_by_the_sweep(
@@ -89,7 +89,7 @@ async def test_removed_device_leaves_ha(
     await poll(hass, freezer, const.SWEEP_INTERVAL.total_seconds())
     assert er.async_get(hass).async_get(switch) is None
     assert hass.states.get(switch) is None
-    assert dr.async_get(hass).async_get_device({identifier}) is None
+    assert device_of(hass, identifier) is None
     assert plug.id not in {int(i) for i in runtime.coordinator.devices}
 
 
@@ -290,7 +290,7 @@ async def test_renamed_device_and_new_mode_follow(
     sim.hub.set_attribute(plug.id, "power", 12.5)
     sim.hub.modes.append(Mode(9, "Party"))
     await poll(hass, freezer, const.SWEEP_INTERVAL.total_seconds())
-    entry = dr.async_get(hass).async_get_device({(DOMAIN, f"{sim.hub.hub_id}_{plug.id}")})
+    entry = device_of(hass, (DOMAIN, f"{sim.hub.hub_id}_{plug.id}"))
     assert entry is not None
     assert entry.name == "Aquarium Pump"
     mode = entity_id(hass, sim, "hub_mode", "select")

@@ -809,29 +809,36 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
 
 # Stateless programmable switch events: 0 single, 1 double, 2 long press.
 _PRESS_TYPES = {0: "single_press", 1: "double_press", 2: "long_press"}
+# A doorbell's single press is its ring: HA wants doorbell event entities to offer "ring"
+# (event/__init__.py async_internal_added_to_hass warns until 2027.4), as core's
+# homekit_controller/event.py DOORBELL_EVENT_VALUES maps HomeKit's single press.
+_DOORBELL_TYPES = {**_PRESS_TYPES, 0: "ring"}
 
 
-def _presses(acc: Accessory) -> list[EventOccurrence]:
-    return [
-        EventOccurrence(marker=e.marker, event_type=_PRESS_TYPES[e.value])
-        for e in acc.events
-        if e.value in _PRESS_TYPES
-    ]
+def _press_reader(types: dict[int, str]) -> Callable[[Accessory], list[EventOccurrence]]:
+    def presses(acc: Accessory) -> list[EventOccurrence]:
+        return [
+            EventOccurrence(marker=e.marker, event_type=types[e.value])
+            for e in acc.events
+            if e.value in types
+        ]
+
+    return presses
 
 
 DOORBELL = GatewayEventDescription(
     key="doorbell",
     translation_key="doorbell",
     device_class=EventDeviceClass.DOORBELL,
-    event_types=list(_PRESS_TYPES.values()),
-    events_fn=_presses,
+    event_types=list(_DOORBELL_TYPES.values()),
+    events_fn=_press_reader(_DOORBELL_TYPES),
 )
 BUTTON_EVENT = GatewayEventDescription(
     key="button",
     translation_key="button",
     device_class=EventDeviceClass.BUTTON,
     event_types=list(_PRESS_TYPES.values()),
-    events_fn=_presses,
+    events_fn=_press_reader(_PRESS_TYPES),
 )
 
 

@@ -25,7 +25,6 @@ from homeassistant.components.light.const import ColorMode
 from homeassistant.components.sensor import SensorDeviceClass, SensorStateClass
 from homeassistant.components.valve import ValveDeviceClass
 from homeassistant.const import (
-    CONCENTRATION_PARTS_PER_MILLION,
     LIGHT_LUX,
     PERCENTAGE,
     EntityCategory,
@@ -64,6 +63,10 @@ from .coordinator import BUTTON_CAPABILITIES, HubitatCoordinator
 if TYPE_CHECKING:
     from .runtime import HubitatRuntime
 
+# HA's unit string for ppm. CONCENTRATION_PARTS_PER_MILLION is deprecated (removal 2027.8, when
+# importing it would stop the whole integration loading) and its successor UnitOfRatio does not
+# exist in 2025.4, the oldest release we support; both are this string.
+PARTS_PER_MILLION = "ppm"
 
 # ---------------------------------------------------------------------------------------------
 # Small readers
@@ -787,7 +790,7 @@ SENSORS: Final = (
         available_fn=_enabled,
         device_class=SensorDeviceClass.CO2,
         state_class=SensorStateClass.MEASUREMENT,
-        native_unit_of_measurement=CONCENTRATION_PARTS_PER_MILLION,
+        native_unit_of_measurement=PARTS_PER_MILLION,
         value_fn=_measure("carbonDioxide"),
     ),
 )

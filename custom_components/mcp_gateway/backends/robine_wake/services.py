@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from datetime import time
 import re
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -47,7 +47,8 @@ def _alarm_date(value: Any) -> str:
     return cv.date(value).isoformat()
 
 
-def _int_range(bounds: tuple[int, int]) -> vol.All:
+def _int_range(bounds: tuple[int, int]) -> Callable[[Any], Any]:
+    # A validator, not vol.All: that class is generic in probatio (HA 2026.x) but not in voluptuous.
     return vol.All(vol.Coerce(int), vol.Range(min=bounds[0], max=bounds[1]))
 
 
