@@ -55,8 +55,6 @@ async def test_reads(session: aiohttp.ClientSession, sim: Sim) -> None:
     assert weekdays.next_occurrence == weekdays.next_occurrences[0]
     # In the clock's zone (settings.timezone), as the clock shows it.
     assert weekdays.next_occurrence.isoformat() == "2026-11-30T06:45:00+01:00"
-    sounds = await api.list_sounds()
-    assert sounds[0] == model.Sound("sunrise_birds", "Sunrise Birds", 180)
 
 
 async def test_writes_and_their_failures(session: aiohttp.ClientSession, sim: Sim) -> None:
@@ -148,11 +146,11 @@ async def test_error_without_structured_content() -> None:
 
 async def test_text_only_result_is_parsed_from_json() -> None:
     """A device that puts the JSON only in the text content is still understood."""
-    body = '{"sounds": [{"id": "a"}]}'
+    body = '{"alarms": []}'
     api = RobineWakeApi(_FakeClient({"content": [{"type": "text", "text": body}]}))  # type: ignore[arg-type]
-    assert await api.list_sounds() == [model.Sound("a", "a", None)]
+    assert await api.list_alarms() == model.AlarmList({}, complete=True)
     api = RobineWakeApi(_FakeClient({"content": [{"type": "text", "text": "hello"}]}))  # type: ignore[arg-type]
-    assert await api.list_sounds() == []  # not the model's shape: nothing to offer, no failure
+    assert await api.list_alarms() is None  # not the model's shape: nothing to offer, no failure
 
 
 # --- model -----------------------------------------------------------------------------------
@@ -306,10 +304,6 @@ def test_other_result_shapes() -> None:
     assert model.parse_alarm_list(reading, {"alarms": [ALARM, 3]}) == model.AlarmList(
         {"alm_1": model.parse_alarm(reading, ALARM)}, complete=False
     )
-    assert model.parse_sounds(reading, {"sounds": "x"}) == []
-    assert model.parse_sounds(reading, {"sounds": [{"name": "no id"}, {"id": "a"}]}) == [
-        model.Sound("a", "a", None)
-    ]
     assert model.parse_preview(reading, {"valid": "yes"}).valid is None
     assert model.parse_preview(reading, {"valid": True, "next_occurrences": "soon"}) == (
         model.Preview(valid=True, alarm=None, next_occurrences=(), warnings=())

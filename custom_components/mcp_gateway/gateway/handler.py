@@ -27,6 +27,7 @@ from ..mcp.errors import (
     McpToolError,
 )
 from ..mcp.server import (
+    FORBIDDEN_CODE,
     InvalidParamsError,
     McpServerError,
     RequestContext,
@@ -66,9 +67,6 @@ DEFAULT_SEARCH_LIMIT: Final = 5
 MAX_SEARCH_LIMIT: Final = 20
 # Search results are for choosing a tool; the full text is one gateway call away.
 SEARCH_DESCRIPTION_CHARS: Final = 300
-
-# JSON-RPC code for "authenticated, but not allowed" (server-defined range).
-FORBIDDEN_CODE: Final = -32001
 
 # Tools one selective catalog call may describe.
 MAX_DESCRIBE: Final = 50

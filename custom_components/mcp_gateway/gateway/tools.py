@@ -50,7 +50,6 @@ DEFAULT_HISTORY_POINTS: Final = 100
 MAX_SET_UPDATES: Final = 50
 
 BASIC_FIELDS: Final = ("entity_id", "name", "state", "area", "unit")
-EXTRA_FIELDS: Final = ("backend", "domain", "device", "last_changed", "attributes")
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,7 +102,6 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         # credentials in the app, or a transient failure): mode and HSM are then read directly.
         self.location_events_ok = True
         self.rules: dict[str, HubitatRule] = {}
-        self.tool_names: list[str] = []
         self.last_latency_ms: float | None = None
         self.full_inventories = 0
         self._loaded = False
@@ -163,7 +162,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
     # -- helpers for entities and writes ------------------------------------------------------
 
     def request_sweep(self) -> None:
-        """Make the next poll also list ids, rules, modes and hub facts."""
+        """Make the next poll also list ids, rules, modes and hub facts (bench/hubitat.py)."""
         self._last_sweep = None
 
     @property
@@ -201,7 +200,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 
     async def _load(self) -> tuple[bool, bool]:
         """Everything, once: tools, hub, full inventory, modes, HSM, rules."""
-        self.tool_names = await self.api.list_tool_names()
+        await self.api.detect_layout()
         self.hub = await self.api.get_info()
         expected = self.config_entry.unique_id
         # Only a hub id on both sides proves another hub (entries made while the hub gave no

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
+from dataclasses import asdict
 from datetime import tzinfo
 from typing import Any, ClassVar, Self
 
@@ -232,9 +233,9 @@ class RobineWakeRuntime(BackendRuntime):
             state = data.state
             result.update(
                 {
-                    "device": None if state.device is None else vars_of(state.device),
-                    "health": vars_of(state.health),
-                    "settings": vars_of(state.settings),
+                    "device": None if state.device is None else asdict(state.device),
+                    "health": asdict(state.health),
+                    "settings": asdict(state.settings),
                     "alarms": [model.alarm_as_dict(alarm) for alarm in data.alarms.values()],
                     "session_state": data.session_state,
                     "recent_events": [
@@ -255,8 +256,3 @@ def _in_zone(result: ToolResult, tz: tzinfo) -> ToolResult:
     ]
     structured = None if result.structured is None else localize_json(result.structured, tz)
     return ToolResult(content, structured, result.is_error, result.meta)
-
-
-def vars_of(obj: Any) -> dict[str, Any]:
-    """A slotted dataclass as a dict."""
-    return {name: getattr(obj, name) for name in obj.__slots__}
