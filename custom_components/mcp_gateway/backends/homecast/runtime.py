@@ -15,6 +15,7 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.config_entry_oauth2_flow import LocalOAuth2Implementation
 from yarl import URL
 
+from ...const import DOMAIN
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
@@ -122,7 +123,9 @@ class HomecastRuntime(BackendRuntime):
                 implementation = await self._oauth_implementation()
             except ValueError as err:
                 # The application credential was removed: only a new login can fix it.
-                raise ConfigEntryAuthFailed(str(err)) from err
+                raise ConfigEntryAuthFailed(
+                    translation_domain=DOMAIN, translation_key="homecast_oauth_credential_missing"
+                ) from err
             self._oauth = config_entry_oauth2_flow.OAuth2Session(
                 self.hass, self.entry, implementation
             )

@@ -17,13 +17,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryError
+from homeassistant.exceptions import ConfigEntryError
 from homeassistant.helpers import issue_registry as ir
-from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from homeassistant.util import dt as dt_util
 
 from ...const import DOMAIN
-from ...mcp.errors import McpAuthError, McpError, McpRpcError, McpToolError
+from ...mcp.errors import McpRpcError, McpToolError
+from ..coordinator import BackendCoordinator
 from .api import (
     DeviceEvent,
     HsmStatus,
@@ -72,10 +72,8 @@ class HubitatData:
     structure: int
 
 
-class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
+class HubitatCoordinator(BackendCoordinator[HubitatData]):
     """Keeps the hub's devices, modes, HSM state and rules."""
-
-    config_entry: McpGatewayConfigEntry
 
     def __init__(
         self,
@@ -87,7 +85,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         super().__init__(
             hass,
             _LOGGER,
-            config_entry=entry,
+            entry,
             name=f"Hubitat {entry.title}",
             update_interval=update_interval,
             always_update=False,
@@ -102,7 +100,6 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         # credentials in the app, or a transient failure): mode and HSM are then read directly.
         self.location_events_ok = True
         self.rules: dict[str, HubitatRule] = {}
-        self.last_latency_ms: float | None = None
         self.full_inventories = 0
         self._loaded = False
         self._version = 0
@@ -181,15 +178,8 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 
     # -- polling -----------------------------------------------------------------------------
 
-    async def _async_update_data(self) -> HubitatData:
-        start = time.perf_counter()
-        try:
-            changed, structural = await (self._load() if not self._loaded else self._poll())
-        except McpAuthError as err:
-            raise ConfigEntryAuthFailed(f"The hub refused the token: {err}") from err
-        except McpError as err:
-            raise UpdateFailed(f"Hubitat hub: {err}") from err
-        self.last_latency_ms = (time.perf_counter() - start) * 1000
+    async def _async_fetch(self) -> HubitatData:
+        changed, structural = await (self._load() if not self._loaded else self._poll())
         if structural:
             self._structure += 1
             self.mark_all()

@@ -289,7 +289,7 @@ class HubitatRuntime(BackendRuntime):
         return BackendHealth(
             available=coordinator.last_update_success,
             protocol_version=self.client.protocol_version,
-            latency_ms=coordinator.last_latency_ms,
+            latency_ms=coordinator.latency_ms,
             details={
                 "devices": len(coordinator.devices),
                 "rules": len(coordinator.rules),
