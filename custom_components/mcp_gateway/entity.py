@@ -25,10 +25,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class GatewayEntityDescription(EntityDescription):
-    """What every platform description adds to HA's: attributes and availability from the native."""
+    """What every platform description adds to HA's: attributes from the native."""
 
     attributes_fn: Callable[[Any], Mapping[str, Any] | None] | None = None
-    available_fn: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,12 +125,7 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         """Unavailable while the coordinator fails, the native is gone or says it is unreachable."""
         if not super().available or (native := self.native) is None:
             return False
-        if self.spec.available_fn is not None and not self.spec.available_fn(native):
-            return False
-        description = self.entity_description
-        if isinstance(description, GatewayEntityDescription) and description.available_fn:
-            return description.available_fn(native)
-        return True
+        return self.spec.available_fn is None or self.spec.available_fn(native)
 
     @property
     def extra_state_attributes(self) -> Mapping[str, Any] | None:

@@ -350,14 +350,22 @@ async def test_another_hub_at_the_address_is_refused(hass: HomeAssistant, sim: S
 async def test_device_disabled_on_the_hub_is_unavailable(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
 ) -> None:
-    """A device its owner disabled on the hub shows as unavailable, and back when enabled."""
+    """A device its owner disabled on the hub: every entity of it unavailable, and back."""
     plug = first(sim, "outlet")
     switch = entity_id(hass, sim, f"{plug.id}_switch", "switch")
+    registry = er.async_get(hass)
+    device_id = registry.async_get(switch).device_id
+    entities = [
+        entry.entity_id
+        for entry in er.async_entries_for_device(registry, device_id)
+        if hass.states.get(entry.entity_id) is not None
+    ]
+    assert len(entities) > 1  # the switch and its power/energy sensors
     plug.disabled = True
     sim.hub.set_attribute(plug.id, "power", 1.5)
     await poll(hass, freezer)
-    assert hass.states.get(switch).state == STATE_UNAVAILABLE
+    assert {hass.states.get(e).state for e in entities} == {STATE_UNAVAILABLE}
     plug.disabled = False
     sim.hub.set_attribute(plug.id, "power", 2.5)
     await poll(hass, freezer)
-    assert hass.states.get(switch).state != STATE_UNAVAILABLE
+    assert STATE_UNAVAILABLE not in {hass.states.get(e).state for e in entities}

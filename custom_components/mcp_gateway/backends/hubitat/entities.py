@@ -110,6 +110,10 @@ def _enabled(device: HubitatDevice) -> bool:
     return not device.disabled
 
 
+def _button_enabled(view: ButtonView) -> bool:
+    return _enabled(view.device)
+
+
 async def _send(
     runtime: HubitatRuntime,
     device: HubitatDevice,
@@ -144,7 +148,7 @@ async def _set_switch(runtime: HubitatRuntime, device: HubitatDevice, on: bool) 
 
 
 SWITCH: Final = GatewaySwitchDescription(
-    key="switch", available_fn=_enabled, name=None, is_on_fn=_is_on, set_fn=_set_switch
+    key="switch", name=None, is_on_fn=_is_on, set_fn=_set_switch
 )
 
 
@@ -231,7 +235,6 @@ async def _light_off(runtime: HubitatRuntime, device: HubitatDevice) -> None:
 
 LIGHT: Final = GatewayLightDescription(
     key="light",
-    available_fn=_enabled,
     name=None,
     is_on_fn=_is_on,
     brightness_fn=_brightness,
@@ -295,7 +298,6 @@ async def _fan_set_percentage(runtime: HubitatRuntime, device: HubitatDevice, pc
 
 FAN: Final = GatewayFanDescription(
     key="fan",
-    available_fn=_enabled,
     name=None,
     is_on_fn=_fan_on,
     percentage_fn=_fan_percentage,
@@ -344,7 +346,6 @@ async def _shade_position(runtime: HubitatRuntime, device: HubitatDevice, positi
 
 SHADE: Final = GatewayCoverDescription(
     key="shade",
-    available_fn=_enabled,
     name=None,
     device_class=CoverDeviceClass.SHADE,
     is_closed_fn=_shade_closed,
@@ -365,7 +366,6 @@ def _door_closed(device: HubitatDevice) -> bool | None:
 
 GARAGE_DOOR: Final = GatewayCoverDescription(
     key="garage_door",
-    available_fn=_enabled,
     name=None,
     device_class=CoverDeviceClass.GARAGE,
     is_closed_fn=_door_closed,
@@ -377,7 +377,6 @@ GARAGE_DOOR: Final = GatewayCoverDescription(
 
 DOOR: Final = GatewayCoverDescription(
     key="door",
-    available_fn=_enabled,
     name=None,
     device_class=CoverDeviceClass.DOOR,
     is_closed_fn=_door_closed,
@@ -404,7 +403,6 @@ async def _set_locked(runtime: HubitatRuntime, device: HubitatDevice, locked: bo
 
 LOCK: Final = GatewayLockDescription(
     key="lock",
-    available_fn=_enabled,
     name=None,
     is_locked_fn=_is_locked,
     is_jammed_fn=lambda d: d.attr("lock") == "jammed" or None,
@@ -422,7 +420,6 @@ async def _valve_close(runtime: HubitatRuntime, device: HubitatDevice) -> None:
 
 VALVE: Final = GatewayValveDescription(
     key="valve",
-    available_fn=_enabled,
     name=None,
     device_class=ValveDeviceClass.WATER,
     is_closed_fn=lambda d: None if d.attr("valve") is None else d.attr("valve") == "closed",
@@ -531,7 +528,6 @@ async def _set_fan_mode(runtime: HubitatRuntime, device: HubitatDevice, mode: st
 
 CLIMATE: Final = GatewayClimateDescription(
     key="thermostat",
-    available_fn=_enabled,
     name=None,
     hvac_mode_fn=_hvac_mode,
     hvac_modes_fn=_hvac_modes,
@@ -585,7 +581,6 @@ async def _set_keypad(
 
 KEYPAD: Final = GatewayAlarmDescription(
     key="keypad",
-    available_fn=_enabled,
     name=None,
     state_fn=lambda d: KEYPAD_STATES.get(str(d.attr("securityKeypad"))),
     supported_features=_ARM_FEATURES,
@@ -717,7 +712,6 @@ def _measure(attribute: str) -> Callable[[HubitatDevice], float | None]:
 SENSORS: Final = (
     GatewaySensorDescription(
         key="battery",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.BATTERY,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=PERCENTAGE,
@@ -726,7 +720,6 @@ SENSORS: Final = (
     ),
     GatewaySensorDescription(
         key="temperature",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.TEMPERATURE,
         state_class=SensorStateClass.MEASUREMENT,
         value_fn=_measure("temperature"),
@@ -734,7 +727,6 @@ SENSORS: Final = (
     ),
     GatewaySensorDescription(
         key="humidity",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.HUMIDITY,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=PERCENTAGE,
@@ -742,7 +734,6 @@ SENSORS: Final = (
     ),
     GatewaySensorDescription(
         key="illuminance",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.ILLUMINANCE,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=LIGHT_LUX,
@@ -750,7 +741,6 @@ SENSORS: Final = (
     ),
     GatewaySensorDescription(
         key="power",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.POWER,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=UnitOfPower.WATT,
@@ -758,7 +748,6 @@ SENSORS: Final = (
     ),
     GatewaySensorDescription(
         key="energy",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.ENERGY,
         state_class=SensorStateClass.TOTAL_INCREASING,
         native_unit_of_measurement=UnitOfEnergy.KILO_WATT_HOUR,
@@ -766,7 +755,6 @@ SENSORS: Final = (
     ),
     GatewaySensorDescription(
         key="voltage",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.VOLTAGE,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=UnitOfElectricPotential.VOLT,
@@ -775,7 +763,6 @@ SENSORS: Final = (
     ),
     GatewaySensorDescription(
         key="amperage",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.CURRENT,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=UnitOfElectricCurrent.AMPERE,
@@ -784,7 +771,6 @@ SENSORS: Final = (
     ),
     GatewaySensorDescription(
         key="carbonDioxide",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.CO2,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=CONCENTRATION_PARTS_PER_MILLION,
@@ -804,63 +790,53 @@ def _state_is(attribute: str, on_value: str) -> Callable[[HubitatDevice], bool |
 BINARY_SENSORS: Final = (
     GatewayBinarySensorDescription(
         key="contact",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.OPENING,
         is_on_fn=_state_is("contact", "open"),
     ),
     GatewayBinarySensorDescription(
         key="motion",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.MOTION,
         is_on_fn=_state_is("motion", "active"),
     ),
     GatewayBinarySensorDescription(
         key="water",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.MOISTURE,
         is_on_fn=_state_is("water", "wet"),
     ),
     GatewayBinarySensorDescription(
         key="presence",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.PRESENCE,
         is_on_fn=_state_is("presence", "present"),
     ),
     GatewayBinarySensorDescription(
         key="smoke",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.SMOKE,
         is_on_fn=_state_is("smoke", "detected"),
     ),
     GatewayBinarySensorDescription(
         key="carbonMonoxide",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.CO,
         is_on_fn=_state_is("carbonMonoxide", "detected"),
     ),
     GatewayBinarySensorDescription(
         key="acceleration",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.VIBRATION,
         entity_registry_enabled_default=False,
         is_on_fn=_state_is("acceleration", "active"),
     ),
     GatewayBinarySensorDescription(
         key="tamper",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.TAMPER,
         entity_category=EntityCategory.DIAGNOSTIC,
         is_on_fn=_state_is("tamper", "detected"),
     ),
     GatewayBinarySensorDescription(
         key="sound",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.SOUND,
         is_on_fn=_state_is("sound", "detected"),
     ),
     GatewayBinarySensorDescription(
         key="shock",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.VIBRATION,
         is_on_fn=_state_is("shock", "detected"),
     ),
@@ -897,7 +873,6 @@ def _button_events(view: ButtonView) -> list[EventOccurrence]:
 
 BUTTON_EVENT: Final = GatewayEventDescription(
     key="button",
-    available_fn=lambda view: not view.device.disabled,
     device_class=EventDeviceClass.BUTTON,
     event_types=list(BUTTON_EVENT_TYPES.values()),
     events_fn=_button_events,
@@ -990,6 +965,7 @@ def derive_specs(
         source: Callable[[], Any],
         *,
         name: str | None = None,
+        available_fn: Callable[[Any], bool] | None = None,
     ) -> EntitySpec:
         return EntitySpec(
             platform=platform,
@@ -999,6 +975,7 @@ def derive_specs(
             coordinator=coordinator,
             source=source,
             name=name,
+            available_fn=available_fn,
         )
 
     hub_source = lambda: coordinator if coordinator.hub is not None else None  # noqa: E731
@@ -1039,14 +1016,33 @@ def _device_specs(
     if main is not None:
         platform, description = main
         # The key names the platform so a light<->switch override makes a fresh entity.
-        yield spec(platform, f"{device_id}_{description.key}", info, description, source)
+        yield spec(
+            platform,
+            f"{device_id}_{description.key}",
+            info,
+            description,
+            source,
+            available_fn=_enabled,
+        )
     for description in SENSORS:
         if description.key in device.attributes:
-            yield spec(Platform.SENSOR, f"{device_id}_{description.key}", info, description, source)
+            yield spec(
+                Platform.SENSOR,
+                f"{device_id}_{description.key}",
+                info,
+                description,
+                source,
+                available_fn=_enabled,
+            )
     for description in BINARY_SENSORS:
         if description.key in device.attributes:
             yield spec(
-                Platform.BINARY_SENSOR, f"{device_id}_{description.key}", info, description, source
+                Platform.BINARY_SENSOR,
+                f"{device_id}_{description.key}",
+                info,
+                description,
+                source,
+                available_fn=_enabled,
             )
     if device.capabilities & BUTTON_CAPABILITIES:
         count = _int(device.attr("numberOfButtons")) or 1
@@ -1058,6 +1054,7 @@ def _device_specs(
                 BUTTON_EVENT,
                 _button_source(coordinator, device_id, number),
                 name=f"Button {number}",
+                available_fn=_button_enabled,
             )
 
 
