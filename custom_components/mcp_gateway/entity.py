@@ -16,6 +16,7 @@ from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
 
+from .backends.coordinator import BackendCoordinator
 from .const import DOMAIN
 from .mcp.errors import McpAuthError, McpConnectionError, McpError, McpRateLimitError
 
@@ -96,7 +97,7 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
     _attr_has_entity_name = True
 
     def __init__(self, runtime: BackendRuntime, spec: EntitySpec) -> None:
-        super().__init__(spec.coordinator)
+        super().__init__(spec.coordinator, context=spec.device.key)
         self.runtime = runtime
         self.spec = spec
         self.entity_description = spec.description
@@ -113,7 +114,17 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
 
     @callback
     def _handle_coordinator_update(self) -> None:
-        """Follow the backend's latest spec, so a renamed alarm or rule shows its new name."""
+        """Follow the backend's latest spec, so a renamed alarm or rule shows its new name.
+
+        A backend that tells which devices changed spares the other devices' state writes.
+        """
+        coordinator = self.coordinator
+        if (
+            isinstance(coordinator, BackendCoordinator)
+            and (changed := coordinator.changed_devices()) is not None
+            and self.coordinator_context not in changed
+        ):
+            return
         if (latest := self.runtime.publisher.spec(self.spec.platform, self.spec.key)) is not None:
             self.spec = latest
             if latest.name is not None:

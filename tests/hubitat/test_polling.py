@@ -369,3 +369,15 @@ async def test_device_disabled_on_the_hub_is_unavailable(
     sim.hub.set_attribute(plug.id, "power", 2.5)
     await poll(hass, freezer)
     assert STATE_UNAVAILABLE not in {hass.states.get(e).state for e in entities}
+
+
+async def test_entities_listen_with_their_device_as_context(
+    hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """Entities register through the public listener context: their device key."""
+    plug = first(sim, "outlet")
+    contexts = set(runtime.coordinator.async_contexts())
+    assert {str(plug.id), const.HUB_DEVICE_KEY} <= contexts
+    runtime.coordinator.mark(str(plug.id))
+    runtime.coordinator.async_update_listeners()
+    assert runtime.coordinator.changed_devices() == frozenset({str(plug.id)})

@@ -51,6 +51,14 @@ class BackendCoordinator[DataT](DataUpdateCoordinator[DataT]):
         # How long the last successful poll took (list_backends and diagnostics show it).
         self.latency_ms: float | None = None
 
+    def changed_devices(self) -> frozenset[str] | None:
+        """Device keys whose entities the current notification concerns; None: every entity.
+
+        Entities listen with their device key as context (`CoordinatorEntity`'s public
+        listener context) and skip a state write that is not about their device.
+        """
+        return None
+
     @abstractmethod
     async def _async_fetch(self) -> DataT:
         """One poll of the backend; MCP errors propagate (they are mapped here)."""

@@ -10,7 +10,7 @@ command showed before the hub confirmed it is read once more by the next poll.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 import logging
 import time
@@ -62,14 +62,17 @@ _HSM = "hsm"
 
 @dataclass(frozen=True, slots=True, eq=False)
 class HubitatData:
-    """A snapshot marker: a new object whenever anything changed (so listeners run).
+    """What the last update changed: a new object whenever anything did (so listeners run).
 
     `structure` changes only when entities must be re-derived (devices or rules came, went or
-    changed capabilities); states are read from the coordinator's live objects.
+    changed capabilities). `changed`: the device keys whose entities must show new state (None:
+    all of them). States are the coordinator's live objects, merged in place so a poll of three
+    changed devices touches three objects whatever the size of the hub.
     """
 
     version: int
     structure: int
+    changed: frozenset[str] | None = None
 
 
 class HubitatCoordinator(BackendCoordinator[HubitatData]):
@@ -136,7 +139,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
 
     @callback
     def async_update_listeners(self) -> None:
-        """Tell only the entities of changed devices (and non-entity listeners).
+        """Publish which devices changed, then tell the listeners (entities filter by it).
 
         A poll that saw 3 changed devices, or an action on one light, costs 3 or 1 devices'
         state writes instead of one per entity of the hub; the 20 lights of an area action are
@@ -144,17 +147,18 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         the 19 after it find nothing left to do. Availability changes reach everyone.
         """
         dirty, self._dirty = self._dirty, set()
-        if dirty is None or self.last_update_success != self._notified_success:
-            self._notified_success = self.last_update_success
-            super().async_update_listeners()
+        everyone = dirty is None or self.last_update_success != self._notified_success
+        self._notified_success = self.last_update_success
+        if not everyone and not dirty:
             return
-        if not dirty:
-            return
-        for update_callback, _ in list(self._listeners.values()):
-            spec = getattr(getattr(update_callback, "__self__", None), "spec", None)
-            device = getattr(spec, "device", None)
-            if device is None or device.key in dirty:
-                update_callback()
+        if self.data is not None:
+            self.data = replace(self.data, changed=None if everyone else frozenset(dirty or ()))
+        super().async_update_listeners()
+
+    def changed_devices(self) -> frozenset[str] | None:
+        """The device keys the last notification was about; None: all of them."""
+        data: HubitatData | None = self.data
+        return None if data is None else data.changed
 
     # -- helpers for entities and writes ------------------------------------------------------
 
