@@ -25,10 +25,14 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayEntityDescription(EntityDescription):
-    """What every platform description adds to HA's: attributes from the native."""
+class GatewayEntityDescription[NativeT](EntityDescription):
+    """What every platform description adds to HA's: attributes from the native.
 
-    attributes_fn: Callable[[Any], Mapping[str, Any] | None] | None = None
+    Generic over the native object its callables read, so a backend's table
+    (`GatewaySensorDescription[HubitatDevice](value_fn=...)`) is type-checked.
+    """
+
+    attributes_fn: Callable[[NativeT], Mapping[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

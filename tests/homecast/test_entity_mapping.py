@@ -248,3 +248,29 @@ def test_no_data_no_specs() -> None:
     assert ent.derive_specs(coordinator) == []  # type: ignore[arg-type]
     source = ent._accessory_source(coordinator, "home", "0003")  # type: ignore[arg-type]
     assert source() is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "expected"),
+    [
+        ("light", {"on": True}, ["LIGHT"]),
+        ("switch", {"on": True}, ["V_READONLY_ON"]),
+        ("outlet", {"on": True}, ["OUTLET"]),
+        ("climate", {"target_temp": 20.0}, ["THERMOSTAT"]),
+        ("climate", {"active": True}, ["HEATER_COOLER"]),
+        ("lock", {}, ["LOCK"]),
+        ("alarm", {}, ["ALARM"]),
+        ("blind", {}, ["COVER"]),
+        ("fan", {}, ["FAN"]),
+        ("valve", {}, ["VALVE"]),
+        ("speaker", {}, ["VOLUME", "MUTE"]),
+        ("doorbell", {}, ["DOORBELL"]),
+        ("button", {}, ["BUTTON_EVENT"]),
+        ("other", {"on": True}, []),
+    ],
+)
+def test_main_table_by_type(kind: str, values: dict[str, Any], expected: list[str]) -> None:
+    """MAIN_ENTITIES' has_fn give each accessory type exactly its own control entities."""
+    assert [d for _, d in ent._main(_acc(kind, **values))] == [getattr(ent, n) for n in expected]
+    settable = ent._main(_acc("switch", ("on",), on=True))
+    assert settable == [(Platform.SWITCH, ent.SWITCH)]

@@ -147,7 +147,7 @@ async def _set_switch(runtime: HubitatRuntime, device: HubitatDevice, on: bool) 
     await _send(runtime, device, "on" if on else "off", expect={"switch": "on" if on else "off"})
 
 
-SWITCH: Final = GatewaySwitchDescription(
+SWITCH: Final = GatewaySwitchDescription[HubitatDevice](
     key="switch", name=None, is_on_fn=_is_on, set_fn=_set_switch
 )
 
@@ -233,7 +233,7 @@ async def _light_off(runtime: HubitatRuntime, device: HubitatDevice) -> None:
     await _send(runtime, device, "off", expect={"switch": "off"})
 
 
-LIGHT: Final = GatewayLightDescription(
+LIGHT: Final = GatewayLightDescription[HubitatDevice](
     key="light",
     name=None,
     is_on_fn=_is_on,
@@ -296,7 +296,7 @@ async def _fan_set_percentage(runtime: HubitatRuntime, device: HubitatDevice, pc
     await _send(runtime, device, "setSpeed", speed, expect={"speed": speed, "switch": "on"})
 
 
-FAN: Final = GatewayFanDescription(
+FAN: Final = GatewayFanDescription[HubitatDevice](
     key="fan",
     name=None,
     is_on_fn=_fan_on,
@@ -344,7 +344,7 @@ async def _shade_position(runtime: HubitatRuntime, device: HubitatDevice, positi
     await _send(runtime, device, "setPosition", position, expect={"position": position})
 
 
-SHADE: Final = GatewayCoverDescription(
+SHADE: Final = GatewayCoverDescription[HubitatDevice](
     key="shade",
     name=None,
     device_class=CoverDeviceClass.SHADE,
@@ -364,7 +364,7 @@ def _door_closed(device: HubitatDevice) -> bool | None:
     return None if door in (None, "unknown") else door == "closed"
 
 
-GARAGE_DOOR: Final = GatewayCoverDescription(
+GARAGE_DOOR: Final = GatewayCoverDescription[HubitatDevice](
     key="garage_door",
     name=None,
     device_class=CoverDeviceClass.GARAGE,
@@ -375,7 +375,7 @@ GARAGE_DOOR: Final = GatewayCoverDescription(
     close_fn=_cover_close,
 )
 
-DOOR: Final = GatewayCoverDescription(
+DOOR: Final = GatewayCoverDescription[HubitatDevice](
     key="door",
     name=None,
     device_class=CoverDeviceClass.DOOR,
@@ -401,7 +401,7 @@ async def _set_locked(runtime: HubitatRuntime, device: HubitatDevice, locked: bo
     await _send(runtime, device, "lock" if locked else "unlock", expect={"lock": state})
 
 
-LOCK: Final = GatewayLockDescription(
+LOCK: Final = GatewayLockDescription[HubitatDevice](
     key="lock",
     name=None,
     is_locked_fn=_is_locked,
@@ -418,7 +418,7 @@ async def _valve_close(runtime: HubitatRuntime, device: HubitatDevice) -> None:
     await _send(runtime, device, "close", expect={"valve": "closed"})
 
 
-VALVE: Final = GatewayValveDescription(
+VALVE: Final = GatewayValveDescription[HubitatDevice](
     key="valve",
     name=None,
     device_class=ValveDeviceClass.WATER,
@@ -526,7 +526,7 @@ async def _set_fan_mode(runtime: HubitatRuntime, device: HubitatDevice, mode: st
     await _send(runtime, device, "setThermostatFanMode", mode, expect={"thermostatFanMode": mode})
 
 
-CLIMATE: Final = GatewayClimateDescription(
+CLIMATE: Final = GatewayClimateDescription[HubitatDevice](
     key="thermostat",
     name=None,
     hvac_mode_fn=_hvac_mode,
@@ -579,7 +579,7 @@ async def _set_keypad(
     await _send(runtime, device, command, expect={"securityKeypad": value})
 
 
-KEYPAD: Final = GatewayAlarmDescription(
+KEYPAD: Final = GatewayAlarmDescription[HubitatDevice](
     key="keypad",
     name=None,
     state_fn=lambda d: KEYPAD_STATES.get(str(d.attr("securityKeypad"))),
@@ -620,7 +620,7 @@ async def _set_hsm(
     await runtime.async_set_hsm(command, status)
 
 
-HSM: Final = GatewayAlarmDescription(
+HSM: Final = GatewayAlarmDescription[HubitatCoordinator](
     key="hsm",
     translation_key="hsm",
     state_fn=_hsm_state,
@@ -633,7 +633,7 @@ HSM: Final = GatewayAlarmDescription(
 # Hub-wide: mode, diagnostics
 # ---------------------------------------------------------------------------------------------
 
-MODE: Final = GatewaySelectDescription(
+MODE: Final = GatewaySelectDescription[HubitatCoordinator](
     key="mode",
     translation_key="hub_mode",
     current_option_fn=lambda c: c.modes.current,
@@ -652,7 +652,7 @@ def _health(name: str) -> Callable[[HubitatCoordinator], float | None]:
 
 
 HUB_SENSORS: Final = (
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatCoordinator](
         key="hub_temperature",
         translation_key="hub_temperature",
         device_class=SensorDeviceClass.TEMPERATURE,
@@ -661,7 +661,7 @@ HUB_SENSORS: Final = (
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=_health("internalTempCelsius"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatCoordinator](
         key="free_memory",
         translation_key="free_memory",
         device_class=SensorDeviceClass.DATA_SIZE,
@@ -671,7 +671,7 @@ HUB_SENSORS: Final = (
         entity_registry_enabled_default=False,
         value_fn=_health("freeMemoryKB"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatCoordinator](
         key="database_size",
         translation_key="database_size",
         device_class=SensorDeviceClass.DATA_SIZE,
@@ -687,14 +687,14 @@ HUB_SENSORS: Final = (
 # Rules
 # ---------------------------------------------------------------------------------------------
 
-RULE_SWITCH: Final = GatewaySwitchDescription(
+RULE_SWITCH: Final = GatewaySwitchDescription[HubitatRule](
     key="rule",
     name=None,
     is_on_fn=lambda rule: not rule.paused,
     set_fn=lambda runtime, rule, on: runtime.async_set_rule_paused(rule.id, not on),
     attributes_fn=lambda rule: {"rule_id": rule.id, "type": rule.type},
 )
-RULE_RUN: Final = GatewayButtonDescription(
+RULE_RUN: Final = GatewayButtonDescription[HubitatRule](
     key="run",
     translation_key="run_rule",
     press_fn=lambda runtime, rule: runtime.async_run_rule(rule.id),
@@ -710,7 +710,7 @@ def _measure(attribute: str) -> Callable[[HubitatDevice], float | None]:
 
 
 SENSORS: Final = (
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="battery",
         device_class=SensorDeviceClass.BATTERY,
         state_class=SensorStateClass.MEASUREMENT,
@@ -718,42 +718,42 @@ SENSORS: Final = (
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=_measure("battery"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="temperature",
         device_class=SensorDeviceClass.TEMPERATURE,
         state_class=SensorStateClass.MEASUREMENT,
         value_fn=_measure("temperature"),
         unit_fn=_temperature_unit,
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="humidity",
         device_class=SensorDeviceClass.HUMIDITY,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=PERCENTAGE,
         value_fn=_measure("humidity"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="illuminance",
         device_class=SensorDeviceClass.ILLUMINANCE,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=LIGHT_LUX,
         value_fn=_measure("illuminance"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="power",
         device_class=SensorDeviceClass.POWER,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=UnitOfPower.WATT,
         value_fn=_measure("power"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="energy",
         device_class=SensorDeviceClass.ENERGY,
         state_class=SensorStateClass.TOTAL_INCREASING,
         native_unit_of_measurement=UnitOfEnergy.KILO_WATT_HOUR,
         value_fn=_measure("energy"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="voltage",
         device_class=SensorDeviceClass.VOLTAGE,
         state_class=SensorStateClass.MEASUREMENT,
@@ -761,7 +761,7 @@ SENSORS: Final = (
         entity_registry_enabled_default=False,
         value_fn=_measure("voltage"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="amperage",
         device_class=SensorDeviceClass.CURRENT,
         state_class=SensorStateClass.MEASUREMENT,
@@ -769,7 +769,7 @@ SENSORS: Final = (
         entity_registry_enabled_default=False,
         value_fn=_measure("amperage"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="carbonDioxide",
         device_class=SensorDeviceClass.CO2,
         state_class=SensorStateClass.MEASUREMENT,
@@ -788,54 +788,54 @@ def _state_is(attribute: str, on_value: str) -> Callable[[HubitatDevice], bool |
 
 
 BINARY_SENSORS: Final = (
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="contact",
         device_class=BinarySensorDeviceClass.OPENING,
         is_on_fn=_state_is("contact", "open"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="motion",
         device_class=BinarySensorDeviceClass.MOTION,
         is_on_fn=_state_is("motion", "active"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="water",
         device_class=BinarySensorDeviceClass.MOISTURE,
         is_on_fn=_state_is("water", "wet"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="presence",
         device_class=BinarySensorDeviceClass.PRESENCE,
         is_on_fn=_state_is("presence", "present"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="smoke",
         device_class=BinarySensorDeviceClass.SMOKE,
         is_on_fn=_state_is("smoke", "detected"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="carbonMonoxide",
         device_class=BinarySensorDeviceClass.CO,
         is_on_fn=_state_is("carbonMonoxide", "detected"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="acceleration",
         device_class=BinarySensorDeviceClass.VIBRATION,
         entity_registry_enabled_default=False,
         is_on_fn=_state_is("acceleration", "active"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="tamper",
         device_class=BinarySensorDeviceClass.TAMPER,
         entity_category=EntityCategory.DIAGNOSTIC,
         is_on_fn=_state_is("tamper", "detected"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="sound",
         device_class=BinarySensorDeviceClass.SOUND,
         is_on_fn=_state_is("sound", "detected"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="shock",
         device_class=BinarySensorDeviceClass.VIBRATION,
         is_on_fn=_state_is("shock", "detected"),
@@ -871,7 +871,7 @@ def _button_events(view: ButtonView) -> list[EventOccurrence]:
     ]
 
 
-BUTTON_EVENT: Final = GatewayEventDescription(
+BUTTON_EVENT: Final = GatewayEventDescription[ButtonView](
     key="button",
     device_class=EventDeviceClass.BUTTON,
     event_types=list(BUTTON_EVENT_TYPES.values()),
