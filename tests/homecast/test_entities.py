@@ -20,7 +20,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 from syrupy.assertion import SnapshotAssertion
 
-from custom_components.mcp_gateway.backends.homecast.entities import PLATFORMS
+from custom_components.mcp_gateway.backends.homecast.const import PLATFORMS
 from custom_components.mcp_gateway.backends.homecast.runtime import HomecastRuntime
 from tests.simulation import snapshot_one_platform
 from tests.simulators.homecast.model import Virtual, add_virtual

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 from unittest.mock import patch
 
@@ -17,7 +18,7 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_AS_LIGHT,
     CONF_AS_SWITCH,
     CONF_HOST,
-    CONF_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
     CONF_SEND_KEY,
     CONF_TOKEN,
     CONF_URL,
@@ -244,7 +245,7 @@ async def test_options_with_loaded_entry(hass: HomeAssistant, sim: Sim) -> None:
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
         {
-            CONF_POLL_INTERVAL: 30,
+            CONF_SCAN_INTERVAL: 30,
             CONF_SEND_KEY: True,
             CONF_AS_SWITCH: [str(bulb.id)],
             CONF_AS_LIGHT: [str(plug.id)],
@@ -270,3 +271,13 @@ async def test_options_without_loaded_entry_keep_choices(hass: HomeAssistant, si
     as_switch = next(key for key in schema if key == CONF_AS_SWITCH)
     assert [o["value"] for o in schema[as_switch].config["options"]] == ["5"]
     assert as_switch.default() == ["5"]
+
+
+async def test_old_hubitat_poll_interval_option_is_migrated(hass: HomeAssistant, sim: Sim) -> None:
+    """A 1.1 entry's `hubitat_poll_interval` option becomes CONF_SCAN_INTERVAL."""
+    entry = make_entry(sim, hubitat_poll_interval=40)
+    await setup_entry(hass, entry)
+    assert entry.minor_version == 2
+    assert entry.options["scan_interval"] == 40
+    assert "hubitat_poll_interval" not in entry.options
+    assert entry.runtime_data.coordinator.update_interval == timedelta(seconds=40)

@@ -403,11 +403,11 @@ async def test_options_change_the_poll_interval(hass: HomeAssistant, sim: Sim) -
     result = await hass.config_entries.options.async_init(entry.entry_id)
     assert result["type"] is FlowResultType.FORM
     schema = {str(key): key for key in result["data_schema"].schema}
-    assert schema["poll_interval"].default() == 5
+    assert schema["scan_interval"].default() == 5
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {"poll_interval": 30, "gateway_exposed": True}
+        result["flow_id"], {"scan_interval": 30, "gateway_exposed": True}
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
     await hass.async_block_till_done()
-    assert entry.options["poll_interval"] == 30
+    assert entry.options["scan_interval"] == 30
     assert entry.runtime_data.coordinator.update_interval.total_seconds() == 30

@@ -179,7 +179,7 @@ async def test_dismissal_disabled_on_the_clock(
 async def test_ringing_is_noticed_within_the_poll_interval(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
-    entry = make_entry(sim, options={"poll_interval": 2})
+    entry = make_entry(sim, options={"scan_interval": 2})
     await setup_entry(hass, entry)
     await advance(hass, frozen, sim, 45 * 60 - 1)
     assert hass.states.get(SESSION).state == "idle"
@@ -191,7 +191,7 @@ async def test_scheduled_ring_is_read_when_due(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
     """The clock said when it rings: HA reads it just after, not a poll interval later."""
-    entry = make_entry(sim, options={"poll_interval": 300})
+    entry = make_entry(sim, options={"scan_interval": 300})
     await setup_entry(hass, entry)
     await advance(hass, frozen, sim, 44 * 60)  # 06:44, one regular poll
     sim.stats.reset()
@@ -208,7 +208,7 @@ async def test_scheduled_ring_is_read_when_due(
 async def test_ring_check_skipped_while_polling_rate_limited_or_unloaded(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
-    entry = make_entry(sim, options={"poll_interval": 300})
+    entry = make_entry(sim, options={"scan_interval": 300})
     await setup_entry(hass, entry)
     coordinator = entry.runtime_data.coordinator
     sim.stats.reset()

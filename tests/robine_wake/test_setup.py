@@ -293,3 +293,23 @@ async def test_address_identified_clock_that_starts_naming_itself(
     await advance(hass, frozen, sim, 5)
     assert hass.states.get(WEEKDAYS).state == "on"
     assert entry.runtime_data.coordinator.last_update_success
+
+
+async def test_old_poll_interval_option_is_migrated(hass: HomeAssistant, sim: Sim) -> None:
+    """A 1.1 entry's `poll_interval` option becomes CONF_SCAN_INTERVAL and still applies."""
+    entry = make_entry(sim, options={"poll_interval": 42, "gateway_exposed": False})
+    assert entry.minor_version == 1
+    await setup_entry(hass, entry)
+    assert entry.minor_version == 2
+    assert dict(entry.options) == {"scan_interval": 42, "gateway_exposed": False}
+    assert entry.runtime_data.coordinator.update_interval == timedelta(seconds=42)
+
+
+async def test_entry_from_a_newer_version_is_refused(hass: HomeAssistant, sim: Sim) -> None:
+    """An entry written by a newer major version is not guessed at: migration fails."""
+    entry = make_entry(sim)
+    entry.add_to_hass(hass)
+    hass.config_entries.async_update_entry(entry, version=2)
+    await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.MIGRATION_ERROR

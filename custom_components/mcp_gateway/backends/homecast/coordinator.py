@@ -13,7 +13,7 @@ from homeassistant.helpers import issue_registry as ir
 from ...const import DOMAIN
 from ...mcp.errors import McpAuthError, McpRpcError, McpToolError
 from ..coordinator import BackendCoordinator
-from .api import EVENT_KEY, EventOccurrence, HomecastApi, HomecastState
+from .api import EVENT_KEY, ButtonPress, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
 from .scenes import SceneRenameFollower
 
@@ -177,7 +177,7 @@ class HomecastCoordinator(BackendCoordinator[HomecastState]):
             if old is None or old.values.get(EVENT_KEY) != value or not events:
                 marker = f"{self.polls}:{value}"
                 if isinstance(value, int) and not isinstance(value, bool):
-                    events = (*events, EventOccurrence(marker, value))[-_EVENT_MEMORY:]
+                    events = (*events, ButtonPress(marker, value))[-_EVENT_MEMORY:]
             acc.events = events
 
 

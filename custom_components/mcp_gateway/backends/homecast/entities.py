@@ -1312,25 +1312,5 @@ def _model(acc: Accessory) -> str:
     return acc.type
 
 
-PLATFORMS: tuple[Platform, ...] = (
-    Platform.ALARM_CONTROL_PANEL,
-    Platform.BINARY_SENSOR,
-    Platform.BUTTON,
-    Platform.CLIMATE,
-    Platform.COVER,
-    Platform.DATETIME,
-    Platform.EVENT,
-    Platform.FAN,
-    Platform.LIGHT,
-    Platform.LOCK,
-    Platform.NUMBER,
-    Platform.SCENE,
-    Platform.SELECT,
-    Platform.SENSOR,
-    Platform.SWITCH,
-    Platform.TEXT,
-    Platform.VALVE,
-)
-
 # The event key is documented in api; re-exported for tests that press buttons.
-__all__ = ["EVENT_KEY", "PLATFORMS", "derive_specs"]
+__all__ = ["EVENT_KEY", "derive_specs"]

@@ -30,9 +30,10 @@ from .const import (
     CONF_OAUTH_ENDPOINTS,
     CONF_SCAN_INTERVAL,
     DEFAULT_SCAN_INTERVAL,
+    PLATFORMS,
 )
 from .coordinator import HomecastCoordinator
-from .entities import PLATFORMS, accessory_device_key, derive_specs
+from .entities import accessory_device_key, derive_specs
 from .oauth import HomecastOAuth2Implementation
 from .scenes import home_device_key
 from .tools import TOOL_CLASSES, classify

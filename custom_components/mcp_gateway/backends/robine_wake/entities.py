@@ -28,13 +28,6 @@ from .model import Alarm, SessionState, alarm_as_dict
 if TYPE_CHECKING:
     from .runtime import RobineWakeRuntime
 
-PLATFORMS: tuple[Platform, ...] = (
-    Platform.BINARY_SENSOR,
-    Platform.BUTTON,
-    Platform.EVENT,
-    Platform.SENSOR,
-    Platform.SWITCH,
-)
 
 SESSION_STATES = [SESSION_IDLE, SessionState.RINGING.value, SessionState.SNOOZED.value]
 

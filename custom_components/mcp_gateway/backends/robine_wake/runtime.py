@@ -24,14 +24,15 @@ from .api import RevisionConflict, RobineWakeApi
 from .const import (
     CONF_AUTH_SCHEME,
     CONF_PASSWORD,
-    CONF_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
     CONF_URL,
-    DEFAULT_POLL_INTERVAL,
+    DEFAULT_SCAN_INTERVAL,
     DEVICE_KEY,
+    PLATFORMS,
     password_issue_id,
 )
 from .coordinator import RobineWakeCoordinator
-from .entities import PLATFORMS, derive_specs
+from .entities import derive_specs
 from .model import Alarm, AuthScheme, Preview, Session
 from .tools import classify
 
@@ -84,7 +85,7 @@ class RobineWakeRuntime(BackendRuntime):
     ) -> None:
         super().__init__(hass, entry, client)
         self.api = RobineWakeApi(client)
-        interval = float(entry.options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL))
+        interval = float(entry.options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL))
         self.coordinator = RobineWakeCoordinator(hass, entry, self.api, interval)
         self.publisher = EntityPublisher(hass, self, lambda: derive_specs(self))
         self._tools: list[dict[str, Any]] | None = None
