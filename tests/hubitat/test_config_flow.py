@@ -78,13 +78,18 @@ async def test_user_host_app_and_token(hass: HomeAssistant, sim: Sim) -> None:
     ],
 )
 async def test_user_input_errors(
-    hass: HomeAssistant, user_input: dict[str, Any], error: str
+    hass: HomeAssistant, sim: Sim, user_input: dict[str, Any], error: str
 ) -> None:
-    """Values that do not describe an endpoint are refused before any connection."""
+    """Values that do not describe an endpoint are refused before any connection, then fixed."""
     flow_id = await _hubitat_form(hass)
     result = await hass.config_entries.flow.async_configure(flow_id, user_input)
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"base": error}
+    assert sim.stats.http_requests == 0
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: TOKEN}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
 
 
 async def test_user_connection_errors_then_success(
@@ -138,13 +143,17 @@ async def test_user_connection_errors_then_success(
 async def test_user_probe_failures(
     hass: HomeAssistant, sim: Sim, raised: Exception, error: str
 ) -> None:
-    """Timeouts, tool failures and surprises each have their own message."""
+    """Timeouts, tool failures and surprises each have their own message; a retry then works."""
     flow_id = await _hubitat_form(hass)
     with patch.object(HubitatFlowMixin, "_hubitat_probe", side_effect=raised):
         result = await hass.config_entries.flow.async_configure(
             flow_id, {CONF_URL: sim.url, CONF_TOKEN: TOKEN}
         )
     assert result["errors"] == {"base": error}
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: TOKEN}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
 
 
 async def test_user_same_hub_twice_aborts(hass: HomeAssistant, sim: Sim) -> None:

@@ -332,8 +332,15 @@ async def test_no_activity_bookmark_reads_the_whole_list(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
 ) -> None:
     """Without any activity time seen yet, a poll falls back to the full listing."""
+    plug = first(sim, "outlet")
+    power = entity_id(hass, sim, f"{plug.id}_power", "sensor")
+    # A value the hub changed without activity: only a full listing can show it.
+    plug.attributes["power"].value = 7.5
+    await poll(hass, freezer)
+    assert hass.states.get(power).state != "7.5"  # the incremental poll does not list it
     runtime.coordinator._newest_activity = None
     await poll(hass, freezer)
+    assert hass.states.get(power).state == "7.5"
     assert runtime.coordinator.changed_since is not None
 
 

@@ -37,10 +37,10 @@ from tests.simulators.homecast.model import TYPES
 TOKEN = "hc_test_token"
 ACCEPT = "application/json, text/event-stream"
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-LEGACY_FILE = Path(__file__).parent / "simulators" / "data" / "homecast_legacy.json"
+LEGACY_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_legacy.json"
 # Shaped as the real server answers (src/server/local-rest.ts getState): slug names, virtual
 # accessories as type "other", raw characteristic names, two homes, one unreachable switch.
-REAL_FILE = Path(__file__).parent / "simulators" / "data" / "homecast_real.json"
+REAL_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_real.json"
 TOOL_NAMES = {
     "get_state",
     "set_state",
