@@ -328,6 +328,7 @@ async def test_oauth_consent_limited_to_one_home(
 async def test_oauth_rejected_by_user(
     hass: HomeAssistant, sim: Sim, hass_client_no_auth: ClientSessionGenerator
 ) -> None:
+    """A user who refuses the login aborts with user_rejected_authorize."""
     result = await _start(hass)
     result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: sim.url})
     state = URL(result["url"]).query["state"]
@@ -534,6 +535,7 @@ async def test_reauth_oauth(
 
 
 async def test_reauth_oauth_discovery_failure(hass: HomeAssistant, sim: Sim) -> None:
+    """A reauth whose server metadata cannot be read shows oauth_discovery_failed."""
     entry = token_entry(sim, **{CONF_AUTH_TYPE: AUTH_OAUTH})
     entry.add_to_hass(hass)
     result = await entry.start_reauth_flow(hass)
@@ -595,6 +597,7 @@ async def test_reconfigure_token_entry(hass: HomeAssistant, sim: Sim) -> None:
 async def test_reconfigure_other_account(
     hass: HomeAssistant, sim: Sim, sim_factory: SimFactory
 ) -> None:
+    """Reconfiguring onto another account aborts with unique_id_mismatch."""
     entry = token_entry(sim)
     entry.add_to_hass(hass)
     other = await sim_factory(seed=7)
@@ -624,6 +627,7 @@ async def test_reconfigure_oauth_entry(
 
 
 async def test_reconfigure_oauth_entry_not_loaded(hass: HomeAssistant, sim: Sim) -> None:
+    """Reconfiguring an OAuth entry that is not loaded aborts with homecast_not_loaded."""
     entry = token_entry(sim, **{CONF_AUTH_TYPE: AUTH_OAUTH})
     entry.add_to_hass(hass)
     result = await entry.start_reconfigure_flow(hass)
@@ -654,6 +658,7 @@ async def test_options_flow(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_default_url_suggested(hass: HomeAssistant) -> None:
+    """The URL field suggests the Homecast cloud."""
     result = await _start(hass)
     key = next(k for k in result["data_schema"].schema if k == CONF_URL)
     assert key.description == {"suggested_value": DEFAULT_URL}

@@ -58,11 +58,13 @@ def _host_port(sim: Sim) -> str:
     ],
 )
 def test_normalize_url(raw: str, expected: str) -> None:
+    """Addresses as people type them become the clock's MCP URL."""
     assert normalize_url(raw) == expected
 
 
 @pytest.mark.parametrize("raw", ["http://", "ftp://clock.local"])
 def test_normalize_url_refuses(raw: str) -> None:
+    """Addresses without a host or with another scheme are refused."""
     with pytest.raises(ValueError):
         normalize_url(raw)
 
@@ -95,6 +97,7 @@ async def test_user_flow_with_a_device_id(hass: HomeAssistant, sim_factory: SimF
 async def test_user_flow_asks_the_password_on_401(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
+    """A 401 asks for the password; wrong ones and outages are errors, the right one creates."""
     sim = await sim_factory(password=PASSWORD)
     result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["type"] is FlowResultType.FORM
@@ -267,6 +270,7 @@ async def test_unexpected_error(hass: HomeAssistant, sim: Sim) -> None:
 async def test_same_clock_again_follows_its_new_address(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
+    """The same clock at a new address updates its entry instead of adding one."""
     sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
@@ -281,6 +285,7 @@ async def test_same_clock_again_follows_its_new_address(
 
 
 async def test_reauth(hass: HomeAssistant, sim: Sim) -> None:
+    """Reauth checks the new password against the same clock and stores it."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     sim.device.password = PASSWORD
@@ -319,6 +324,7 @@ async def test_reauth_follows_a_changed_scheme(
 
 
 async def test_reauth_when_the_clock_dropped_its_password(hass: HomeAssistant, sim: Sim) -> None:
+    """Reauth of a clock that no longer asks for a password drops the stored one."""
     entry = make_entry(sim, password="old")
     entry.add_to_hass(hass)
     result = await entry.start_reauth_flow(hass)
@@ -328,6 +334,7 @@ async def test_reauth_when_the_clock_dropped_its_password(hass: HomeAssistant, s
 
 
 async def test_reauth_other_clock(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Reauth that reaches another clock aborts with unique_id_mismatch."""
     sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
@@ -342,6 +349,7 @@ async def test_reauth_other_clock(hass: HomeAssistant, sim_factory: SimFactory) 
 
 
 async def test_reconfigure_to_a_new_address(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Reconfigure to a new address checks it and stores it."""
     old = await sim_factory()
     entry = make_entry(old)
     entry.add_to_hass(hass)
@@ -397,6 +405,7 @@ async def test_reconfigure_follows_a_clock_identified_by_address(
 async def test_reconfigure_onto_an_address_another_entry_has(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
+    """Reconfigure onto another entry's address aborts."""
     first, second = await sim_factory(), await sim_factory()
     entry = make_entry(first)
     entry.add_to_hass(hass)
@@ -408,6 +417,7 @@ async def test_reconfigure_onto_an_address_another_entry_has(
 
 
 async def test_reconfigure_keeps_the_password(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Reconfigure keeps the stored password."""
     sim = await sim_factory(password=PASSWORD)
     entry = make_entry(sim, password=PASSWORD)
     entry.add_to_hass(hass)
@@ -418,6 +428,7 @@ async def test_reconfigure_keeps_the_password(hass: HomeAssistant, sim_factory: 
 
 
 async def test_reconfigure_to_another_clock(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Reconfigure that reaches another clock aborts with unique_id_mismatch."""
     sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
@@ -433,6 +444,7 @@ async def test_reconfigure_to_another_clock(hass: HomeAssistant, sim_factory: Si
 
 
 async def test_options_change_the_poll_interval(hass: HomeAssistant, sim: Sim) -> None:
+    """The options change the poll interval, which the coordinator then uses."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     assert entry.runtime_data.coordinator.update_interval.total_seconds() == 5
