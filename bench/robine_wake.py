@@ -41,8 +41,8 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from custom_components.mcp_gateway.backends.robine_wake.const import (
-    CONF_POLL_INTERVAL,
-    DEFAULT_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
+    DEFAULT_SCAN_INTERVAL,
 )
 from custom_components.mcp_gateway.const import (
     BACKEND_ROBINE_WAKE,
@@ -86,7 +86,7 @@ async def run(rings: int, interval: float, scheduled: int) -> None:
             title="Bedroom clock",
             unique_id="rw-bench",
             data={CONF_BACKEND: BACKEND_ROBINE_WAKE, "url": str(server.make_url("/mcp"))},
-            options={CONF_POLL_INTERVAL: interval},
+            options={CONF_SCAN_INTERVAL: interval},
         )
         started = time.monotonic()
         stats.reset()
@@ -152,7 +152,7 @@ def main() -> None:
     """Parse arguments and run."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rings", nargs="?", type=int, default=20)
-    parser.add_argument("--interval", type=float, default=DEFAULT_POLL_INTERVAL)
+    parser.add_argument("--interval", type=float, default=DEFAULT_SCAN_INTERVAL)
     parser.add_argument("--scheduled", type=int, default=3, help="alarms set for a minute")
     args = parser.parse_args()
     asyncio.run(run(args.rings, args.interval, args.scheduled))

@@ -32,6 +32,7 @@ def _call(hass: HomeAssistant, entry_id: str) -> ServiceCall:
 
 
 async def test_loaded_entry_gives_its_runtime(hass: HomeAssistant) -> None:
+    """A loaded entry gives its runtime."""
     entry = _entry(hass, BACKEND_ROBINE_WAKE, ConfigEntryState.LOADED)
     runtime = object()
     entry.runtime_data = runtime
@@ -57,6 +58,7 @@ async def test_entry_of_another_backend_or_integration(
 
 
 async def test_unknown_entry(hass: HomeAssistant) -> None:
+    """An unknown entry is a translated validation error naming it."""
     with pytest.raises(ServiceValidationError) as err:
         entry_runtime(_call(hass, "nope"), BACKEND_ROBINE_WAKE, not_found="gone")
     assert err.value.translation_key == "gone"

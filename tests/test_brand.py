@@ -75,6 +75,7 @@ def test_png_rgba_with_transparent_corners(name: str) -> None:
 
 @pytest.mark.parametrize(("name", "size"), sorted(ICONS.items()))
 def test_icon_is_square_of_documented_size(name: str, size: int) -> None:
+    """Each icon is square, of its documented size."""
     assert _open(name).size == (size, size)
 
 
@@ -120,6 +121,7 @@ def test_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
 
 
 def test_missing_font_fails_clearly(bitmap_font_only: None) -> None:
+    """Without FreeType the image script fails with a clear error."""
     with pytest.raises(brand_images.FontMissingError, match="without FreeType"):
         brand_images.logo(1, brand_images.LIGHT)
 
@@ -137,6 +139,7 @@ def test_command_line_reports_a_missing_font(
 def test_command_line_writes_into_the_given_folder(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The image script writes every brand image into the given folder."""
     out = tmp_path / "out"
     monkeypatch.setattr(sys, "argv", [str(SCRIPT), str(out)])
     runpy.run_path(str(SCRIPT), run_name="__main__")

@@ -114,6 +114,7 @@ async def test_homecast_token_diagnostics(
     hass_client: ClientSessionGenerator,
     loopback_servers: LoopbackServers,
 ) -> None:
+    """Homecast diagnostics redact the token and list the homes."""
     server = await loopback_servers.start(homecast_app(token=HOMECAST_TOKEN, write_delay=0))
     homes = [home.uuid.lower() for home in server.app[HOMECAST].homes]
     entry = homecast_token_entry(str(server.make_url("/mcp")), HOMECAST_TOKEN, homes)
@@ -181,6 +182,7 @@ async def test_robine_wake_diagnostics(
     hass_client: ClientSessionGenerator,
     loopback_servers: LoopbackServers,
 ) -> None:
+    """Robine Wake diagnostics redact the password and list the alarms."""
     server = await loopback_servers.start(
         robine_app(password=ROBINE_PASSWORD, device_id="rw-0123456789ab")
     )

@@ -110,6 +110,7 @@ def test_surprises_are_logged_as_unknown(caplog: pytest.LogCaptureFixture) -> No
 
 
 def test_a_passing_test_raises_nothing() -> None:
+    """A passing check raises nothing and returns its value."""
     with connection_test("Test"):
         value = 1
     assert value == 1

@@ -20,6 +20,7 @@ BERLIN = ZoneInfo("Europe/Berlin")
 
 
 def test_local_iso() -> None:
+    """Aware times become local ISO text with their offset."""
     when = datetime(2026, 11, 30, 5, 45, tzinfo=UTC)
     assert local_iso(when, BERLIN) == "2026-11-30T06:45:00+01:00"
     assert local_iso(when.replace(microsecond=5), BERLIN) == "2026-11-30T06:45:00.000005+01:00"
@@ -28,6 +29,7 @@ def test_local_iso() -> None:
 
 
 async def test_local_iso_defaults_to_home_assistants_zone(hass: HomeAssistant) -> None:
+    """Without a zone, Home Assistant's own zone is used."""
     await hass.config.async_set_time_zone("America/New_York")
     assert local_iso(datetime(2026, 11, 30, 5, 45, tzinfo=UTC)) == "2026-11-30T00:45:00-05:00"
 
@@ -45,10 +47,12 @@ async def test_local_iso_defaults_to_home_assistants_zone(hass: HomeAssistant) -
     ],
 )
 def test_local_iso_text(text: str, expected: str) -> None:
+    """ISO times inside text are localized."""
     assert local_iso_text(text, BERLIN) == expected
 
 
 def test_localize_text_and_json() -> None:
+    """Texts and JSON have their times localized, the input left unchanged."""
     assert (
         localize_text("Snoozed until 2026-11-30T06:04:00Z (1 so far), id 2026-11-30x.", BERLIN)
         == "Snoozed until 2026-11-30T07:04:00+01:00 (1 so far), id 2026-11-30x."
@@ -62,6 +66,7 @@ def test_localize_text_and_json() -> None:
 
 
 def test_local_state() -> None:
+    """Timestamp sensor states are localized; other states are left alone."""
     stamp = State("sensor.next", "2026-11-30T05:45:00+00:00", {"device_class": "timestamp"})
     assert local_state(stamp, BERLIN) == "2026-11-30T06:45:00+01:00"
     assert local_state(State("sensor.next", "unknown", {"device_class": "timestamp"})) == "unknown"

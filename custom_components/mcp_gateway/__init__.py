@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from homeassistant.const import Platform
+from homeassistant.const import CONF_SCAN_INTERVAL, Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.device_registry import DeviceEntry
 from homeassistant.helpers.typing import ConfigType
 
 from .availability import async_track_unreachable
-from .backends import runtime_class
 from .backends.base import McpGatewayConfigEntry
+from .backends.registry import runtime_class
 from .const import CONF_BACKEND, DOMAIN
 from .gateway import async_setup_gateway
 from .gateway.settings import KIND_GATEWAY
@@ -18,11 +18,27 @@ from .services import async_setup_services
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
+# Option keys of entries made before 1.2: Hubitat's and Robine Wake's poll intervals.
+_OLD_POLL_INTERVAL_KEYS = ("hubitat_poll_interval", "poll_interval")
+
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     """Register the gateway endpoint and the integration's actions once."""
     await async_setup_gateway(hass)
     async_setup_services(hass)
+    return True
+
+
+async def async_migrate_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -> bool:
+    """1.1 → 1.2: every backend's poll interval is stored under HA's CONF_SCAN_INTERVAL."""
+    if entry.version > 1:
+        return False  # written by a newer version of the integration
+    if entry.minor_version < 2:
+        options = dict(entry.options)
+        for old in _OLD_POLL_INTERVAL_KEYS:
+            if old in options:
+                options.setdefault(CONF_SCAN_INTERVAL, options.pop(old))
+        hass.config_entries.async_update_entry(entry, options=options, minor_version=2)
     return True
 
 

@@ -23,18 +23,20 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayAlarmDescription(GatewayEntityDescription, AlarmControlPanelEntityDescription):
+class GatewayAlarmDescription[NativeT](
+    GatewayEntityDescription[NativeT], AlarmControlPanelEntityDescription
+):
     """How an alarm panel reads and sets a native object."""
 
-    state_fn: Callable[[Any], AlarmControlPanelState | None]
+    state_fn: Callable[[NativeT], AlarmControlPanelState | None]
     supported_features: AlarmControlPanelEntityFeature
-    set_state_fn: Callable[[Any, Any, AlarmControlPanelState], Awaitable[Any]]
+    set_state_fn: Callable[[Any, NativeT, AlarmControlPanelState], Awaitable[Any]]
 
 
 class GatewayAlarmPanel(GatewayEntity, AlarmControlPanelEntity):
     """A backend alarm panel; no code is asked because the backends take none."""
 
-    entity_description: GatewayAlarmDescription
+    entity_description: GatewayAlarmDescription[Any]
     _attr_code_arm_required = False
 
     def __init__(self, *args: Any) -> None:

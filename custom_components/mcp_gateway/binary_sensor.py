@@ -19,16 +19,18 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayBinarySensorDescription(GatewayEntityDescription, BinarySensorEntityDescription):
+class GatewayBinarySensorDescription[NativeT](
+    GatewayEntityDescription[NativeT], BinarySensorEntityDescription
+):
     """How a binary sensor reads a native object."""
 
-    is_on_fn: Callable[[Any], bool | None]
+    is_on_fn: Callable[[NativeT], bool | None]
 
 
 class GatewayBinarySensor(GatewayEntity, BinarySensorEntity):
     """A backend binary sensor."""
 
-    entity_description: GatewayBinarySensorDescription
+    entity_description: GatewayBinarySensorDescription[Any]
 
     @property
     def is_on(self) -> bool | None:

@@ -16,16 +16,16 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayButtonDescription(GatewayEntityDescription, ButtonEntityDescription):
+class GatewayButtonDescription[NativeT](GatewayEntityDescription[NativeT], ButtonEntityDescription):
     """What pressing the button does."""
 
-    press_fn: Callable[[Any, Any], Awaitable[Any]]
+    press_fn: Callable[[Any, NativeT], Awaitable[Any]]
 
 
 class GatewayButton(GatewayEntity, ButtonEntity):
     """A backend button."""
 
-    entity_description: GatewayButtonDescription
+    entity_description: GatewayButtonDescription[Any]
 
     @translate_errors
     async def async_press(self) -> None:

@@ -22,7 +22,7 @@ from .publisher import platform_setup
 
 PARALLEL_UPDATES = 0
 
-type _Read[T] = Callable[[Any], T]
+type _Read[N, T] = Callable[[N], T]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,32 +40,34 @@ def _none(_: Any) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayClimateDescription(GatewayEntityDescription, ClimateEntityDescription):
+class GatewayClimateDescription[NativeT](
+    GatewayEntityDescription[NativeT], ClimateEntityDescription
+):
     """How a climate entity reads and sets a native object; features follow from what it reads."""
 
-    hvac_mode_fn: _Read[HVACMode | None]
-    hvac_modes_fn: _Read[list[HVACMode]]
-    hvac_action_fn: _Read[HVACAction | None] = _none
-    current_temperature_fn: _Read[float | None] = _none
-    target_temperature_fn: _Read[float | None] | None = None
-    target_temperature_low_fn: _Read[float | None] | None = None
-    target_temperature_high_fn: _Read[float | None] | None = None
-    current_humidity_fn: _Read[float | None] = _none
-    fan_mode_fn: _Read[str | None] | None = None
-    fan_modes_fn: _Read[list[str] | None] = _none
-    temperature_unit_fn: _Read[str] = lambda _: UnitOfTemperature.CELSIUS
+    hvac_mode_fn: _Read[NativeT, HVACMode | None]
+    hvac_modes_fn: _Read[NativeT, list[HVACMode]]
+    hvac_action_fn: _Read[NativeT, HVACAction | None] = _none
+    current_temperature_fn: _Read[NativeT, float | None] = _none
+    target_temperature_fn: _Read[NativeT, float | None] | None = None
+    target_temperature_low_fn: _Read[NativeT, float | None] | None = None
+    target_temperature_high_fn: _Read[NativeT, float | None] | None = None
+    current_humidity_fn: _Read[NativeT, float | None] = _none
+    fan_mode_fn: _Read[NativeT, str | None] | None = None
+    fan_modes_fn: _Read[NativeT, list[str] | None] = _none
+    temperature_unit_fn: _Read[NativeT, str] = lambda _: UnitOfTemperature.CELSIUS
     min_temp: float | None = None
     max_temp: float | None = None
     target_temperature_step: float | None = None
-    set_hvac_mode_fn: Callable[[Any, Any, HVACMode], Awaitable[Any]]
-    set_temperature_fn: Callable[[Any, Any, ClimateTarget], Awaitable[Any]]
-    set_fan_mode_fn: Callable[[Any, Any, str], Awaitable[Any]] | None = None
+    set_hvac_mode_fn: Callable[[Any, NativeT, HVACMode], Awaitable[Any]]
+    set_temperature_fn: Callable[[Any, NativeT, ClimateTarget], Awaitable[Any]]
+    set_fan_mode_fn: Callable[[Any, NativeT, str], Awaitable[Any]] | None = None
 
 
 class GatewayClimate(GatewayEntity, ClimateEntity):
     """A backend thermostat or heater-cooler."""
 
-    entity_description: GatewayClimateDescription
+    entity_description: GatewayClimateDescription[Any]
     _enable_turn_on_off_backwards_compatibility = False
 
     def __init__(self, *args: Any) -> None:

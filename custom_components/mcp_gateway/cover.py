@@ -19,27 +19,27 @@ from .publisher import platform_setup
 
 PARALLEL_UPDATES = 0
 
-type _Act = Callable[[Any, Any], Awaitable[Any]]
+type _Act[N] = Callable[[Any, N], Awaitable[Any]]
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayCoverDescription(GatewayEntityDescription, CoverEntityDescription):
+class GatewayCoverDescription[NativeT](GatewayEntityDescription[NativeT], CoverEntityDescription):
     """How a cover reads and moves a native object; features follow from the callables set."""
 
-    is_closed_fn: Callable[[Any], bool | None]
-    position_fn: Callable[[Any], int | None] | None = None
-    is_opening_fn: Callable[[Any], bool | None] = lambda _: None
-    is_closing_fn: Callable[[Any], bool | None] = lambda _: None
-    open_fn: _Act
-    close_fn: _Act
-    stop_fn: _Act | None = None
-    set_position_fn: Callable[[Any, Any, int], Awaitable[Any]] | None = None
+    is_closed_fn: Callable[[NativeT], bool | None]
+    position_fn: Callable[[NativeT], int | None] | None = None
+    is_opening_fn: Callable[[NativeT], bool | None] = lambda _: None
+    is_closing_fn: Callable[[NativeT], bool | None] = lambda _: None
+    open_fn: _Act[NativeT]
+    close_fn: _Act[NativeT]
+    stop_fn: _Act[NativeT] | None = None
+    set_position_fn: Callable[[Any, NativeT, int], Awaitable[Any]] | None = None
 
 
 class GatewayCover(GatewayEntity, CoverEntity):
     """A backend cover."""
 
-    entity_description: GatewayCoverDescription
+    entity_description: GatewayCoverDescription[Any]
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

@@ -17,17 +17,19 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayDateTimeDescription(GatewayEntityDescription, DateTimeEntityDescription):
+class GatewayDateTimeDescription[NativeT](
+    GatewayEntityDescription[NativeT], DateTimeEntityDescription
+):
     """How a date-time entity reads and sets a native object."""
 
-    value_fn: Callable[[Any], datetime | None]
-    set_fn: Callable[[Any, Any, datetime], Awaitable[Any]]
+    value_fn: Callable[[NativeT], datetime | None]
+    set_fn: Callable[[Any, NativeT, datetime], Awaitable[Any]]
 
 
 class GatewayDateTime(GatewayEntity, DateTimeEntity):
     """A backend date-time value."""
 
-    entity_description: GatewayDateTimeDescription
+    entity_description: GatewayDateTimeDescription[Any]
 
     @property
     def native_value(self) -> datetime | None:

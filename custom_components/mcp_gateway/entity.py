@@ -17,6 +17,7 @@ from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.typing import UndefinedType
 from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
 
+from .backends.coordinator import BackendCoordinator
 from .const import DOMAIN
 from .mcp.errors import McpAuthError, McpConnectionError, McpError, McpRateLimitError
 
@@ -25,11 +26,14 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayEntityDescription(EntityDescription):
-    """What every platform description adds to HA's: attributes and availability from the native."""
+class GatewayEntityDescription[NativeT](EntityDescription):
+    """What every platform description adds to HA's: attributes from the native.
 
-    attributes_fn: Callable[[Any], Mapping[str, Any] | None] | None = None
-    available_fn: Callable[[Any], bool] | None = None
+    Generic over the native object its callables read, so a backend's table
+    (`GatewaySensorDescription[HubitatDevice](value_fn=...)`) is type-checked.
+    """
+
+    attributes_fn: Callable[[NativeT], Mapping[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,7 +118,7 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
     _attr_has_entity_name = True
 
     def __init__(self, runtime: BackendRuntime, spec: EntitySpec) -> None:
-        super().__init__(spec.coordinator)
+        super().__init__(spec.coordinator, context=spec.device.key)
         self.runtime = runtime
         self.spec = spec
         self.entity_description = spec.description
@@ -149,7 +153,17 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
 
     @callback
     def _handle_coordinator_update(self) -> None:
-        """Follow the backend's latest spec, so a renamed alarm or rule shows its new name."""
+        """Follow the backend's latest spec, so a renamed alarm or rule shows its new name.
+
+        A backend that tells which devices changed spares the other devices' state writes.
+        """
+        coordinator = self.coordinator
+        if (
+            isinstance(coordinator, BackendCoordinator)
+            and (changed := coordinator.changed_devices()) is not None
+            and self.coordinator_context not in changed
+        ):
+            return
         if (latest := self.runtime.publisher.spec(self.spec.platform, self.spec.key)) is not None:
             self.spec = latest
             if latest.name is not None:
@@ -161,12 +175,7 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         """Unavailable while the coordinator fails, the native is gone or says it is unreachable."""
         if not super().available or (native := self.native) is None:
             return False
-        if self.spec.available_fn is not None and not self.spec.available_fn(native):
-            return False
-        description = self.entity_description
-        if isinstance(description, GatewayEntityDescription) and description.available_fn:
-            return description.available_fn(native)
-        return True
+        return self.spec.available_fn is None or self.spec.available_fn(native)
 
     @property
     def extra_state_attributes(self) -> Mapping[str, Any] | None:

@@ -26,16 +26,16 @@ class EventOccurrence:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayEventDescription(GatewayEntityDescription, EventEntityDescription):
+class GatewayEventDescription[NativeT](GatewayEntityDescription[NativeT], EventEntityDescription):
     """Where an event entity finds the recent occurrences of its native object."""
 
-    events_fn: Callable[[Any], Sequence[EventOccurrence]]
+    events_fn: Callable[[NativeT], Sequence[EventOccurrence]]
 
 
 class GatewayEvent(GatewayEntity, EventEntity):
     """Fires each new occurrence once; history from before HA started is never replayed."""
 
-    entity_description: GatewayEventDescription
+    entity_description: GatewayEventDescription[Any]
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

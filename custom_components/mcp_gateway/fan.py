@@ -16,21 +16,21 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayFanDescription(GatewayEntityDescription, FanEntityDescription):
+class GatewayFanDescription[NativeT](GatewayEntityDescription[NativeT], FanEntityDescription):
     """How a fan reads and sets a native object."""
 
-    is_on_fn: Callable[[Any], bool | None]
-    percentage_fn: Callable[[Any], int | None] | None = None
+    is_on_fn: Callable[[NativeT], bool | None]
+    percentage_fn: Callable[[NativeT], int | None] | None = None
     speed_count: int = 100
-    turn_on_fn: Callable[[Any, Any, int | None], Awaitable[Any]]
-    turn_off_fn: Callable[[Any, Any], Awaitable[Any]]
-    set_percentage_fn: Callable[[Any, Any, int], Awaitable[Any]] | None = None
+    turn_on_fn: Callable[[Any, NativeT, int | None], Awaitable[Any]]
+    turn_off_fn: Callable[[Any, NativeT], Awaitable[Any]]
+    set_percentage_fn: Callable[[Any, NativeT, int], Awaitable[Any]] | None = None
 
 
 class GatewayFan(GatewayEntity, FanEntity):
     """A backend fan."""
 
-    entity_description: GatewayFanDescription
+    entity_description: GatewayFanDescription[Any]
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

@@ -34,26 +34,26 @@ class LightCommand:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayLightDescription(GatewayEntityDescription, LightEntityDescription):
+class GatewayLightDescription[NativeT](GatewayEntityDescription[NativeT], LightEntityDescription):
     """How a light reads and sets a native object."""
 
-    is_on_fn: Callable[[Any], bool | None]
-    brightness_fn: Callable[[Any], int | None] = lambda _: None
-    hs_color_fn: Callable[[Any], tuple[float, float] | None] = lambda _: None
-    color_temp_kelvin_fn: Callable[[Any], int | None] = lambda _: None
-    color_mode_fn: Callable[[Any], ColorMode]
-    supported_color_modes_fn: Callable[[Any], set[ColorMode]]
+    is_on_fn: Callable[[NativeT], bool | None]
+    brightness_fn: Callable[[NativeT], int | None] = lambda _: None
+    hs_color_fn: Callable[[NativeT], tuple[float, float] | None] = lambda _: None
+    color_temp_kelvin_fn: Callable[[NativeT], int | None] = lambda _: None
+    color_mode_fn: Callable[[NativeT], ColorMode]
+    supported_color_modes_fn: Callable[[NativeT], set[ColorMode]]
     min_color_temp_kelvin: int = 2000
     max_color_temp_kelvin: int = 6500
     supports_transition: bool = False
-    turn_on_fn: Callable[[Any, Any, LightCommand], Awaitable[Any]]
-    turn_off_fn: Callable[[Any, Any], Awaitable[Any]]
+    turn_on_fn: Callable[[Any, NativeT, LightCommand], Awaitable[Any]]
+    turn_off_fn: Callable[[Any, NativeT], Awaitable[Any]]
 
 
 class GatewayLight(GatewayEntity, LightEntity):
     """A backend light."""
 
-    entity_description: GatewayLightDescription
+    entity_description: GatewayLightDescription[Any]
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

@@ -16,18 +16,18 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayLockDescription(GatewayEntityDescription, LockEntityDescription):
+class GatewayLockDescription[NativeT](GatewayEntityDescription[NativeT], LockEntityDescription):
     """How a lock reads and sets a native object."""
 
-    is_locked_fn: Callable[[Any], bool | None]
-    is_jammed_fn: Callable[[Any], bool | None] = lambda _: None
-    set_locked_fn: Callable[[Any, Any, bool], Awaitable[Any]]
+    is_locked_fn: Callable[[NativeT], bool | None]
+    is_jammed_fn: Callable[[NativeT], bool | None] = lambda _: None
+    set_locked_fn: Callable[[Any, NativeT, bool], Awaitable[Any]]
 
 
 class GatewayLock(GatewayEntity, LockEntity):
     """A backend lock."""
 
-    entity_description: GatewayLockDescription
+    entity_description: GatewayLockDescription[Any]
 
     @property
     def is_locked(self) -> bool | None:

@@ -16,19 +16,19 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayNumberDescription(GatewayEntityDescription, NumberEntityDescription):
+class GatewayNumberDescription[NativeT](GatewayEntityDescription[NativeT], NumberEntityDescription):
     """How a number reads and sets a native object."""
 
-    value_fn: Callable[[Any], float | None]
+    value_fn: Callable[[NativeT], float | None]
     # Per-object limits (a virtual number accessory carries its own); else the static ones.
-    limits_fn: Callable[[Any], tuple[float, float, float] | None] | None = None
-    set_fn: Callable[[Any, Any, float], Awaitable[Any]]
+    limits_fn: Callable[[NativeT], tuple[float, float, float] | None] | None = None
+    set_fn: Callable[[Any, NativeT, float], Awaitable[Any]]
 
 
 class GatewayNumber(GatewayEntity, NumberEntity):
     """A backend number."""
 
-    entity_description: GatewayNumberDescription
+    entity_description: GatewayNumberDescription[Any]
 
     def _limit(self, index: int, default: float | None) -> float:
         limits = self.read(self.entity_description.limits_fn)

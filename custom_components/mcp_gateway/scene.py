@@ -16,16 +16,16 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewaySceneDescription(GatewayEntityDescription):
+class GatewaySceneDescription[NativeT](GatewayEntityDescription[NativeT]):
     """How a scene is run."""
 
-    activate_fn: Callable[[Any, Any], Awaitable[Any]]
+    activate_fn: Callable[[Any, NativeT], Awaitable[Any]]
 
 
 class GatewayScene(GatewayEntity, Scene):
     """A backend scene."""
 
-    entity_description: GatewaySceneDescription
+    entity_description: GatewaySceneDescription[Any]
 
     @translate_errors
     async def async_activate(self, **kwargs: Any) -> None:

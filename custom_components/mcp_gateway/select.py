@@ -16,18 +16,18 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewaySelectDescription(GatewayEntityDescription, SelectEntityDescription):
+class GatewaySelectDescription[NativeT](GatewayEntityDescription[NativeT], SelectEntityDescription):
     """How a select reads its options and sets one."""
 
-    current_option_fn: Callable[[Any], str | None]
-    options_fn: Callable[[Any], list[str]]
-    select_fn: Callable[[Any, Any, str], Awaitable[Any]]
+    current_option_fn: Callable[[NativeT], str | None]
+    options_fn: Callable[[NativeT], list[str]]
+    select_fn: Callable[[Any, NativeT, str], Awaitable[Any]]
 
 
 class GatewaySelect(GatewayEntity, SelectEntity):
     """A backend select."""
 
-    entity_description: GatewaySelectDescription
+    entity_description: GatewaySelectDescription[Any]
 
     @property
     def current_option(self) -> str | None:

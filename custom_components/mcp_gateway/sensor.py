@@ -19,18 +19,18 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewaySensorDescription(GatewayEntityDescription, SensorEntityDescription):
+class GatewaySensorDescription[NativeT](GatewayEntityDescription[NativeT], SensorEntityDescription):
     """How a sensor reads a native object."""
 
-    value_fn: Callable[[Any], StateType | date | datetime | Decimal]
+    value_fn: Callable[[NativeT], StateType | date | datetime | Decimal]
     # For backends whose unit is only known at run time (a hub set to °F or °C).
-    unit_fn: Callable[[Any], str | None] | None = None
+    unit_fn: Callable[[NativeT], str | None] | None = None
 
 
 class GatewaySensor(GatewayEntity, SensorEntity):
     """A backend sensor."""
 
-    entity_description: GatewaySensorDescription
+    entity_description: GatewaySensorDescription[Any]
 
     @property
     def native_value(self) -> StateType | date | datetime | Decimal:

@@ -1,22 +1,21 @@
 """The integration's actions, registered once in async_setup as the quality scale asks.
 
-Each backend that offers actions lists them in its own `services.py` (`ACTIONS`); this module
-only registers them.
+Each backend that offers actions lists them in its own `services.py` (`ACTIONS`), named by its
+row of the backend registry; this module only registers them.
 """
 
 from __future__ import annotations
 
 from homeassistant.core import HomeAssistant, callback
 
-from .backends.homecast.services import ACTIONS as HOMECAST_ACTIONS
-from .backends.robine_wake.services import ACTIONS as ROBINE_WAKE_ACTIONS
+from .backends.registry import BACKENDS
 from .const import DOMAIN
 
 
 @callback
 def async_setup_services(hass: HomeAssistant) -> None:
     """Register every backend's actions."""
-    for action in (*HOMECAST_ACTIONS, *ROBINE_WAKE_ACTIONS):
+    for action in (action for row in BACKENDS for action in row.actions):
         hass.services.async_register(
             DOMAIN,
             action.name,

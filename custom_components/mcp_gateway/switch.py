@@ -16,17 +16,17 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewaySwitchDescription(GatewayEntityDescription, SwitchEntityDescription):
+class GatewaySwitchDescription[NativeT](GatewayEntityDescription[NativeT], SwitchEntityDescription):
     """How a switch reads and sets a native object."""
 
-    is_on_fn: Callable[[Any], bool | None]
-    set_fn: Callable[[Any, Any, bool], Awaitable[Any]]
+    is_on_fn: Callable[[NativeT], bool | None]
+    set_fn: Callable[[Any, NativeT, bool], Awaitable[Any]]
 
 
 class GatewaySwitch(GatewayEntity, SwitchEntity):
     """A backend switch."""
 
-    entity_description: GatewaySwitchDescription
+    entity_description: GatewaySwitchDescription[Any]
 
     @property
     def is_on(self) -> bool | None:

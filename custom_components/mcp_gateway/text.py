@@ -16,17 +16,17 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayTextDescription(GatewayEntityDescription, TextEntityDescription):
+class GatewayTextDescription[NativeT](GatewayEntityDescription[NativeT], TextEntityDescription):
     """How a text entity reads and sets a native object."""
 
-    value_fn: Callable[[Any], str | None]
-    set_fn: Callable[[Any, Any, str], Awaitable[Any]]
+    value_fn: Callable[[NativeT], str | None]
+    set_fn: Callable[[Any, NativeT, str], Awaitable[Any]]
 
 
 class GatewayText(GatewayEntity, TextEntity):
     """A backend text value."""
 
-    entity_description: GatewayTextDescription
+    entity_description: GatewayTextDescription[Any]
 
     @property
     def native_value(self) -> str | None:

@@ -20,20 +20,20 @@ PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayValveDescription(GatewayEntityDescription, ValveEntityDescription):
+class GatewayValveDescription[NativeT](GatewayEntityDescription[NativeT], ValveEntityDescription):
     """How a valve reads and moves a native object."""
 
-    is_closed_fn: Callable[[Any], bool | None]
-    position_fn: Callable[[Any], int | None] | None = None
-    open_fn: Callable[[Any, Any], Awaitable[Any]]
-    close_fn: Callable[[Any, Any], Awaitable[Any]]
-    set_position_fn: Callable[[Any, Any, int], Awaitable[Any]] | None = None
+    is_closed_fn: Callable[[NativeT], bool | None]
+    position_fn: Callable[[NativeT], int | None] | None = None
+    open_fn: Callable[[Any, NativeT], Awaitable[Any]]
+    close_fn: Callable[[Any, NativeT], Awaitable[Any]]
+    set_position_fn: Callable[[Any, NativeT, int], Awaitable[Any]] | None = None
 
 
 class GatewayValve(GatewayEntity, ValveEntity):
     """A backend valve."""
 
-    entity_description: GatewayValveDescription
+    entity_description: GatewayValveDescription[Any]
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

@@ -76,7 +76,6 @@ REACHABLE = GatewayBinarySensorDescription(
     key="reachable",
     translation_key="reachable",
     is_on_fn=lambda p: p.reachable,
-    available_fn=lambda _: True,
 )
 PRESSES = GatewayEventDescription(
     key="button",

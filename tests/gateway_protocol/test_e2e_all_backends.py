@@ -58,6 +58,7 @@ def _data(result: Any) -> Any:
 
 
 async def test_admin_catalog_budget_and_reach(client: TestClient, hass_access_token: str) -> None:
+    """An administrator's catalog names the three backends, keeps its byte budget, reaches each."""
     response = await client.post(
         URL,
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},

@@ -51,6 +51,7 @@ def _data(result: Any) -> Any:
 async def test_admin_lists_reads_and_commands_a_device(
     client: TestClient, hass_access_token: str, sim: Sim
 ) -> None:
+    """An administrator lists, reads and commands a hub device through the gateway tool."""
     switch = first(sim, "switch")
     async with _streamable(base_url(client), hass_access_token) as session:
         await session.initialize()
@@ -90,6 +91,7 @@ async def test_admin_lists_reads_and_commands_a_device(
 async def test_read_only_user_over_sse_reads_but_cannot_command(
     hass: HomeAssistant, client: TestClient, hass_read_only_user: Any, sim: Sim
 ) -> None:
+    """A read-only user over SSE sees read tools only: no set_state, no device commands."""
     switch = first(sim, "switch")
     before = switch.value("switch")
     token = await make_token(hass, hass_read_only_user)

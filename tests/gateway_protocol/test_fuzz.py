@@ -125,6 +125,7 @@ _bodies = (
 async def test_fuzzed_requests_never_fail_the_server(
     hass: HomeAssistant, client: TestClient, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Fuzzed HTTP requests never get a 5xx, and every JSON-RPC answer is well formed."""
     loop = asyncio.get_running_loop()
     statuses: dict[int, int] = {}
 
@@ -161,6 +162,7 @@ async def test_fuzzed_requests_never_fail_the_server(
 async def test_fuzzed_session_messages_never_fail_the_sse_transport(
     hass: HomeAssistant, client: TestClient, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Fuzzed SSE session messages are 202 or 400, never an error logged by the transport."""
     loop = asyncio.get_running_loop()
     stream = await client.get(f"{URL}/sse")
     assert (await stream.content.readline()).startswith(b"event: endpoint")

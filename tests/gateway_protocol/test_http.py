@@ -44,6 +44,7 @@ async def _post(client: TestClient, body: Any, **headers: str) -> tuple[int, Any
 async def test_200_202_and_the_user_reaches_the_handler(
     hass: HomeAssistant, client: TestClient, handler: FakeHandler, hass_admin_user: Any
 ) -> None:
+    """A request answers 200 (a notification 202) and reaches the handler as the token's user."""
     status, body, headers = await _post(
         client, rpc("initialize", {"protocolVersion": "2025-11-25"})
     )
@@ -67,6 +68,7 @@ async def test_200_202_and_the_user_reaches_the_handler(
 
 
 async def test_400_for_unparseable_and_invalid_bodies(client: TestClient) -> None:
+    """Unparseable JSON is 400 parse error; an invalid JSON-RPC body is 400 too."""
     status, body, _ = await _post(client, b"{not json")
     assert status == 400
     assert body["error"]["code"] == -32700
@@ -85,6 +87,7 @@ async def test_400_for_unparseable_and_invalid_bodies(client: TestClient) -> Non
 
 
 async def test_404_for_unknown_methods_in_the_modern_era(client: TestClient) -> None:
+    """An unknown method is 404 in the modern era; a header mismatch is 400 -32020."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -111,6 +114,7 @@ async def test_404_for_unknown_methods_in_the_modern_era(client: TestClient) -> 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
 async def test_405_for_other_methods(client: TestClient, method: str) -> None:
+    """GET and other methods are 405 with Allow: POST."""
     response = await client.request(method, URL)
     assert response.status == 405
     if method != "PUT":  # aiohttp itself refuses methods we do not route
@@ -118,6 +122,7 @@ async def test_405_for_other_methods(client: TestClient, method: str) -> None:
 
 
 async def test_406_and_415(client: TestClient) -> None:
+    """A wrong Accept is 406, a wrong Content-Type 415; the right ones are 200."""
     status, body, _ = await _post(client, rpc("ping"), Accept="text/html")
     assert status == 406
     status, _, _ = await _post(client, rpc("ping"), Accept="text/html, application/*;q=0.1")
@@ -134,6 +139,7 @@ async def test_406_and_415(client: TestClient) -> None:
 
 
 async def test_413_for_bodies_over_one_mib(client: TestClient, handler: FakeHandler) -> None:
+    """A body over 1 MiB, announced or chunked, is 413 before the handler sees it."""
     text = "y" * MAX_BODY_BYTES
     status, body, _ = await _post(
         client, rpc("tools/call", {"name": "echo", "arguments": {"text": text}})
@@ -177,6 +183,7 @@ async def test_413_for_bodies_over_one_mib(client: TestClient, handler: FakeHand
 async def test_401_without_token_points_at_the_resource_metadata(
     hass: HomeAssistant, anon: TestClient
 ) -> None:
+    """Without a token every path is 401 with a challenge naming the resource metadata."""
     status, body, headers = await _post(anon, rpc("tools/list"))
     assert status == 401
     expected = f'Bearer resource_metadata="{base_url(anon)}{WELL_KNOWN}"'
@@ -201,6 +208,7 @@ async def test_401_without_token_points_at_the_resource_metadata(
 async def test_401_for_a_wrong_token_counts_as_a_failed_login(
     hass: HomeAssistant, anon: TestClient, handler: FakeHandler, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A wrong token is 401 invalid_token, counted as a failed login."""
     status, body, headers = await _post(anon, rpc("tools/list"), Authorization="Bearer not-a-token")
     assert status == 401
     assert headers["WWW-Authenticate"].endswith(', error="invalid_token"')
@@ -213,6 +221,7 @@ async def test_401_for_a_wrong_token_counts_as_a_failed_login(
 async def test_403_for_foreign_origins_before_anything_runs(
     hass: HomeAssistant, anon: TestClient, client: TestClient, handler: FakeHandler
 ) -> None:
+    """A foreign Origin is 403 before authentication or the handler run."""
     # Refused before auth: even an unauthenticated request gets 403, not 401.
     status, body, _ = await _post(anon, rpc("tools/list"), Origin="http://evil.example")
     assert status == 403
@@ -249,6 +258,7 @@ async def test_429_per_user_with_retry_after(
     hass_client: ClientFactory,
     hass_read_only_user: Any,
 ) -> None:
+    """Past the per-user limit a request is 429 with Retry-After; other users are unaffected."""
     now = [1000.0]
     gateway.clock = lambda: now[0]
     _settings_entry(hass, **{CONF_RATE_LIMIT: 2})
@@ -278,6 +288,7 @@ async def test_429_per_user_with_retry_after(
 async def test_well_known_protected_resource_metadata(
     hass: HomeAssistant, anon: TestClient
 ) -> None:
+    """The protected-resource metadata names the endpoint and the gateway as its server."""
     response = await anon.get(WELL_KNOWN)
     assert response.status == 200
     document = await response.json()
@@ -300,6 +311,7 @@ async def test_client_names_from_initialize_are_remembered_per_token_and_agent(
     handler: FakeHandler,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The client name from initialize is remembered per token and user agent."""
     init = rpc("initialize", {"protocolVersion": "2025-11-25", "clientInfo": {"name": "Claude"}})
     await _post(client, init, **{"User-Agent": "claude-agent/1"})
     await _post(client, rpc("tools/list"), **{"User-Agent": "claude-agent/1"})
@@ -324,6 +336,7 @@ async def test_client_names_from_initialize_are_remembered_per_token_and_agent(
 async def test_numbers_beyond_64_bits_never_break_the_answer(
     client: TestClient, handler: FakeHandler
 ) -> None:
+    """Ids and numbers beyond 64 bits are answered, never a broken reply."""
     # An id no peer can carry is an invalid request, answered (not a 500).
     status, body, _ = await _post(
         client, b'{"jsonrpc": "2.0", "id": 1180591620717411303424, "method": "ping"}'

@@ -17,6 +17,7 @@ class Clock:
 
 
 def test_burst_then_steady_rate() -> None:
+    """A burst up to the bucket size passes, then requests wait for the steady refill."""
     clock = Clock()
     limiter = RateLimiter(6, clock=clock)  # one every 10 s, bursts of 6
     assert [limiter.acquire("a") for _ in range(6)] == [None] * 6
@@ -34,6 +35,7 @@ def test_burst_then_steady_rate() -> None:
 
 
 def test_a_clock_going_backwards_grants_nothing_extra() -> None:
+    """A clock that goes backwards refills nothing."""
     clock = Clock()
     limiter = RateLimiter(1, clock=clock)
     clock.now = 100.0
@@ -43,6 +45,7 @@ def test_a_clock_going_backwards_grants_nothing_extra() -> None:
 
 
 def test_retry_after_is_a_whole_second_at_least() -> None:
+    """Retry-After is at least one whole second."""
     clock = Clock()
     limiter = RateLimiter(6000, clock=clock)  # 100 per second
     for _ in range(6000):
@@ -51,6 +54,7 @@ def test_retry_after_is_a_whole_second_at_least() -> None:
 
 
 def test_memory_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limiter forgets buckets that have refilled, so its memory stays bounded."""
     monkeypatch.setattr(limits, "_PRUNE_ABOVE", 10)
     clock = Clock()
     limiter = RateLimiter(60, clock=clock)
@@ -66,5 +70,6 @@ def test_memory_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rejects_a_useless_limit() -> None:
+    """A limit below one request is refused."""
     with pytest.raises(ValueError, match="at least 1"):
         RateLimiter(0)

@@ -107,6 +107,7 @@ async def test_oauth_login_token_is_accepted_and_revocation_refuses_it(  # noqa:
     client_id: str,
     redirect_uri: str,
 ) -> None:
+    """A token from HA's OAuth login reaches the gateway; once revoked it is refused."""
     server = await _discover(anon)
     assert server["authorization_endpoint"].endswith("/auth/authorize")
     tokens = await _oauth_login(anon, client_id, redirect_uri)
@@ -151,6 +152,7 @@ async def test_oauth_login_token_is_accepted_and_revocation_refuses_it(  # noqa:
 async def test_a_refreshed_access_token_works_too(
     hass: HomeAssistant, anon: TestClient, hass_client: ClientFactory
 ) -> None:
+    """An access token got through a refresh works too."""
     tokens = await _oauth_login(anon)
     response = await anon.post(
         "/auth/token",

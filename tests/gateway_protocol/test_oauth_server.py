@@ -74,6 +74,7 @@ async def _log_in(anon: TestClient, client_id: str, redirect_uri: str) -> Any:
 
 
 async def test_authorization_server_metadata(anon: TestClient) -> None:
+    """The authorization-server metadata points at HA's login, token and revoke endpoints."""
     base = base_url(anon)
     response = await anon.get(AS_PATH)
     assert response.status == 200
@@ -150,6 +151,7 @@ async def _published(anon: TestClient, host: str) -> tuple[str, str, str]:
 
 @pytest.mark.usefixtures("configured")
 async def test_a_foreign_host_header_never_reaches_the_published_urls(anon: TestClient) -> None:
+    """A forged Host header never reaches the URLs the gateway publishes."""
     challenge, resource, issuer = await _published(anon, "evil.example")
     assert "evil" not in challenge + resource + issuer
     # The client gets HA's real (external) address and can see it is not where it went.
@@ -173,12 +175,14 @@ async def test_a_foreign_host_header_never_reaches_the_published_urls(anon: Test
 async def test_configured_and_loopback_hosts_are_used(
     anon: TestClient, host: str, base: str
 ) -> None:
+    """Configured and loopback hosts are used for the published URLs."""
     challenge, resource, issuer = await _published(anon, host)
     assert challenge == f'Bearer resource_metadata="{base}{PRM_PATH}"'
     assert resource == issuer == f"{base}/api/mcp_gateway"
 
 
 async def test_without_any_url_nothing_is_published(anon: TestClient) -> None:
+    """Without any known URL the challenge is plain Bearer and the documents are 404."""
     with patch(
         "custom_components.mcp_gateway.gateway.origins.get_url", side_effect=NoURLAvailableError
     ):
@@ -213,6 +217,7 @@ async def _status(client: TestClient, **headers: str) -> int:
 
 @pytest.mark.usefixtures("configured")
 async def test_loopback_origin_on_a_loopback_host_is_accepted(client: TestClient) -> None:
+    """A loopback origin on a loopback host is allowed; a foreign one is 403."""
     # The conformance suite's localhost-host-valid-accepted, through a proxy on another port.
     assert await _status(client, Host="localhost:3001", Origin="http://localhost:3001") == 200
     assert await _status(client, Host="127.0.0.1:3001", Origin="http://localhost:5173") == 200
@@ -245,6 +250,7 @@ async def _preflight(anon: TestClient, path: str, origin: str, method: str = "PO
 async def test_cors_preflight_allows_the_mcp_headers_for_allowed_origins(
     hass: HomeAssistant, anon: TestClient, client: TestClient
 ) -> None:
+    """A CORS preflight from an allowed origin allows the MCP headers and POST."""
     MockConfigEntry(
         domain=DOMAIN,
         unique_id="gateway",
@@ -300,6 +306,7 @@ async def test_cors_preflight_allows_the_mcp_headers_for_allowed_origins(
 
 
 async def test_cors_on_the_public_documents_allows_any_origin(anon: TestClient) -> None:
+    """The public documents allow any origin."""
     for path in (PRM_PATH, AS_PATH):
         response = await _preflight(anon, path, "https://anywhere.example", "GET")
         assert response.status == 204, path
@@ -333,6 +340,7 @@ async def test_cors_on_the_public_documents_allows_any_origin(anon: TestClient) 
 async def test_registration_answers_the_redirects_origin(
     anon: TestClient, redirect_uris: list[str], client_id: str
 ) -> None:
+    """Registration answers the client id for the redirects with their metadata, and no secret."""
     status, answer = await _register(
         anon,
         {
@@ -425,6 +433,7 @@ async def test_home_assistant_refuses_the_client_id_for_another_origin(anon: Tes
     ],
 )
 async def test_registration_refusals(anon: TestClient, metadata: Any, error: str) -> None:
+    """Registration metadata that RFC 7591 refuses is 400 with the matching error."""
     status, answer = await _register(anon, metadata)
     assert status == 400
     assert answer["error"] == error
@@ -434,6 +443,7 @@ async def test_registration_refusals(anon: TestClient, metadata: Any, error: str
 async def test_registration_refuses_size_type_origin_and_rate(
     hass: HomeAssistant, gateway: GatewayRuntime, anon: TestClient
 ) -> None:
+    """Oversized, wrongly typed, foreign-origin and too frequent registrations are refused."""
     now = [5000.0]
     gateway.clock = lambda: now[0]
     good = {"redirect_uris": ["https://claude.ai/cb"]}

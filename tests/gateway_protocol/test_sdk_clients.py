@@ -55,6 +55,7 @@ async def test_list_call_and_errors(
     hass_access_token: str,
     handler: FakeHandler,
 ) -> None:
+    """The official SDK client initializes, lists, calls and gets tool errors as results."""
     async with connect(base_url(client), hass_access_token) as session:
         init = await session.initialize()
         assert init.protocolVersion == "2025-06-18"  # what SDK 1.12 asks for, echoed
@@ -102,6 +103,7 @@ async def test_list_call_and_errors(
 async def test_sse_session_remembers_the_client_name(
     client: TestClient, hass_access_token: str, handler: FakeHandler
 ) -> None:
+    """An SSE session remembers the SDK's client name."""
     async with _sse(base_url(client), hass_access_token) as session:
         await session.initialize()
         await session.list_tools()
@@ -112,6 +114,7 @@ async def test_sse_session_remembers_the_client_name(
 async def test_no_token_is_refused(
     connect: Connect, client: TestClient, handler: FakeHandler
 ) -> None:
+    """The SDK without a token gets 401 and never reaches the handler."""
     with pytest.raises(ExceptionGroup) as err:  # the SDK's task group wraps the HTTP error
         async with connect(base_url(client), None) as session:
             await session.initialize()
@@ -131,6 +134,7 @@ def _has_status(error: BaseException, status: int) -> bool:
 async def test_a_read_only_users_token_reaches_the_handler_as_that_user(
     hass: HomeAssistant, client: TestClient, hass_read_only_user: Any, handler: FakeHandler
 ) -> None:
+    """A read-only user's token reaches the handler as that user."""
     token = await make_token(hass, hass_read_only_user)
     async with _streamable(base_url(client), token) as session:
         await session.initialize()

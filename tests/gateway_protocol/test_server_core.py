@@ -67,6 +67,7 @@ def modern_headers(
 async def test_initialize_echoes_a_supported_version_else_the_newest(
     server: McpServer, requested: str | None, negotiated: str
 ) -> None:
+    """initialize echoes a supported version, else offers the newest."""
     params = {"protocolVersion": requested, "capabilities": {}, "clientInfo": {"name": "c"}}
     reply = await server.handle_http(rpc("initialize", params))
     assert reply.status == 200
@@ -79,6 +80,7 @@ async def test_initialize_echoes_a_supported_version_else_the_newest(
 
 
 async def test_legacy_version_header_rules(server: McpServer, handler: FakeHandler) -> None:
+    """Legacy requests follow the version header rules and keep the client name."""
     # Missing header: treated as 2025-03-26.
     reply = await server.handle_http(rpc("tools/list"), client_hint="agent/1")
     assert reply.status == 200
@@ -104,6 +106,7 @@ async def test_legacy_version_header_rules(server: McpServer, handler: FakeHandl
 
 
 async def test_ping_and_notifications_and_client_responses(server: McpServer) -> None:
+    """ping answers {}; notifications and client responses get 202."""
     reply = await server.handle_http(rpc("ping"))
     assert reply == Reply(200, {"jsonrpc": "2.0", "id": 1, "result": {}})
     reply = await server.handle_http({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -128,6 +131,7 @@ async def test_ping_and_notifications_and_client_responses(server: McpServer) ->
     ],
 )
 async def test_malformed_messages_are_400_invalid_request(server: McpServer, message: dict) -> None:
+    """Malformed messages are 400 invalid request."""
     reply = await server.handle_http(message)
     assert reply.status == 400
     assert reply.body["error"]["code"] == -32600
@@ -135,6 +139,7 @@ async def test_malformed_messages_are_400_invalid_request(server: McpServer, mes
 
 @pytest.mark.parametrize("payload", [1, "x", None, True])
 async def test_non_object_bodies_are_invalid(server: McpServer, payload: Any) -> None:
+    """Bodies that are not JSON-RPC objects are invalid."""
     reply = await server.handle_http(payload)
     assert reply.status == 400
     assert reply.body == {
@@ -145,6 +150,7 @@ async def test_non_object_bodies_are_invalid(server: McpServer, payload: Any) ->
 
 
 def test_parse_json_rejects_non_json() -> None:
+    """parse_json refuses what is not JSON and parses what is."""
     with pytest.raises(ValueError):
         parse_json(b"{")
     with pytest.raises(ValueError):
@@ -155,6 +161,7 @@ def test_parse_json_rejects_non_json() -> None:
 
 
 async def test_batches_only_up_to_2025_03_26(server: McpServer) -> None:
+    """Batches are answered only for 2025-03-26 and older; later versions refuse them."""
     batch = [
         rpc("ping", request_id=1),
         {"jsonrpc": "2.0", "method": "notifications/x"},
@@ -183,6 +190,7 @@ async def test_batches_only_up_to_2025_03_26(server: McpServer) -> None:
 
 
 async def test_tools_call_and_errors(server: McpServer, handler: FakeHandler) -> None:
+    """tools/call returns results, and unknown tools or bad arguments are -32602."""
     reply = await server.handle_http(rpc("tools/call", {"name": "add", "arguments": {"amount": 2}}))
     assert reply.body["result"]["structuredContent"] == {"total": 2}
     # Unknown tool, missing name, non-object arguments: -32602, still HTTP 200 in the legacy era.
@@ -208,6 +216,7 @@ async def test_tools_call_and_errors(server: McpServer, handler: FakeHandler) ->
 async def test_handler_bugs_become_internal_errors_and_are_logged(
     server: McpServer, handler: FakeHandler, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A bug in a handler is a logged -32603 internal error without its text."""
     with caplog.at_level(logging.ERROR):
         reply = await server.handle_http(rpc("tools/call", {"name": "boom"}))
     assert reply.status == 200
@@ -237,6 +246,7 @@ async def test_handler_bugs_become_internal_errors_and_are_logged(
 
 
 async def test_response_size_guard(handler: FakeHandler) -> None:
+    """A result over the size limit becomes a truncated error result."""
     server = McpServer(handler, name="t", version="1", max_result_bytes=4000)
     handler.big_size = 1000
     reply = await server.handle_http(rpc("tools/call", {"name": "big"}))
@@ -253,6 +263,7 @@ async def test_response_size_guard(handler: FakeHandler) -> None:
 
 
 async def test_resources_and_prompts(server: McpServer) -> None:
+    """Resources list, read and report a missing one; templates and prompts are empty."""
     reply = await server.handle_http(rpc("resources/list"))
     assert reply.body["result"]["resources"][0]["uri"] == "mcp-gateway://guide"
     reply = await server.handle_http(rpc("resources/read", {"uri": "mcp-gateway://guide"}))
@@ -271,6 +282,7 @@ async def test_resources_and_prompts(server: McpServer) -> None:
 
 
 async def test_discover(server: McpServer) -> None:
+    """server/discover lists the modern and legacy versions."""
     reply = await server.handle_http(
         modern("server/discover"), headers=modern_headers("server/discover")
     )
@@ -288,6 +300,7 @@ async def test_discover(server: McpServer) -> None:
 async def test_modern_requests_carry_result_type_and_client_info(
     server: McpServer, handler: FakeHandler
 ) -> None:
+    """Modern requests carry resultType and the client's info from the envelope."""
     reply = await server.handle_http(
         modern("tools/list"), headers=modern_headers("tools/list"), client_hint="ua"
     )
@@ -382,6 +395,7 @@ async def test_modern_requests_carry_result_type_and_client_info(
 async def test_modern_ladder(
     server: McpServer, message: dict, headers: list, status: int, code: int
 ) -> None:
+    """Modern requests missing parts get the status and code of each rung of the ladder."""
     reply = await server.handle_http(message, headers=headers)
     assert reply.status == status
     assert reply.body["error"]["code"] == code
@@ -392,6 +406,7 @@ async def test_modern_ladder(
 
 
 async def test_mcp_name_may_be_base64_wrapped(server: McpServer) -> None:
+    """The Mcp-Name header may be base64-wrapped; a mismatch is -32020."""
     message = modern("tools/call", {"name": "echo", "arguments": {"text": "a"}})
     headers = modern_headers("tools/call", "=?base64?ZWNobw==?=")
     reply = await server.handle_http(message, headers=headers)
@@ -401,6 +416,7 @@ async def test_mcp_name_may_be_base64_wrapped(server: McpServer) -> None:
 
 
 async def test_modern_notifications_and_malformed(server: McpServer) -> None:
+    """Modern notifications are 202; malformed modern requests are 400."""
     note = {
         "jsonrpc": "2.0",
         "method": "notifications/cancelled",
@@ -427,6 +443,7 @@ async def test_modern_notifications_and_malformed(server: McpServer) -> None:
 
 
 async def test_discover_without_header_or_envelope_is_modern(server: McpServer) -> None:
+    """server/discover without version header or envelope is treated as modern."""
     # A bare discover is judged by the modern rules (and fails them), never as legacy.
     reply = await server.handle_http(rpc("server/discover", {}))
     assert reply.status == 400
@@ -445,6 +462,7 @@ async def test_discover_without_header_or_envelope_is_modern(server: McpServer) 
 async def test_session_negotiates_and_remembers_the_client(
     server: McpServer, handler: FakeHandler
 ) -> None:
+    """A session negotiates its version and remembers the client for later requests."""
     state = SessionState()
     reply = await server.handle_session(
         rpc("initialize", {"protocolVersion": "2025-03-26", "clientInfo": {"name": "old-client"}}),
@@ -505,6 +523,7 @@ async def test_a_batch_yields_to_the_loop_between_items(server: McpServer) -> No
 
 
 async def test_batch_length_and_reply_are_capped(server: McpServer, handler: FakeHandler) -> None:
+    """A batch over the item cap is refused before any item runs; replies are capped too."""
     batch = [rpc("tools/call", {"name": "add", "arguments": {"amount": 1}}, i) for i in range(21)]
     reply = await server.handle_http(batch, headers=[("MCP-Protocol-Version", "2025-03-26")])
     assert reply.status == 400
@@ -539,10 +558,12 @@ async def test_batch_length_and_reply_are_capped(server: McpServer, handler: Fak
     ],
 )
 def test_parse_json_refuses_lone_surrogates(body: bytes) -> None:
+    """parse_json refuses lone surrogates."""
     with pytest.raises(ValueError, match="surrogate"):
         parse_json(body)
 
 
 def test_parse_json_keeps_pairs_and_escaped_backslashes() -> None:
+    """parse_json keeps surrogate pairs and escaped backslashes."""
     assert parse_json(b'"\\ud83d\\ude00"') == "\U0001f600"
     assert parse_json(b'"\\\\ud800"') == "\\ud800"

@@ -42,6 +42,7 @@ async def setup_http(hass: HomeAssistant) -> None:
 
 @pytest.mark.usefixtures("setup_http")
 async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
+    """The menu's gateway step creates the singleton settings entry, once."""
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
     assert result["type"] is FlowResultType.MENU
     assert "gateway" in result["menu_options"]
@@ -111,6 +112,7 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
 
 @pytest.mark.usefixtures("setup_http")
 async def test_options_flow_edits_the_settings(hass: HomeAssistant) -> None:
+    """The options flow edits the settings and refuses an invalid origin."""
     entry = _gateway_entry({CONF_RATE_LIMIT: 10})
     entry.add_to_hass(hass)
     # Read (and remembered) before the edit, so the edit must replace what was remembered.
@@ -144,6 +146,7 @@ async def test_options_flow_edits_the_settings(hass: HomeAssistant) -> None:
 
 @pytest.mark.usefixtures("setup_http")
 async def test_reconfigure_edits_the_settings(hass: HomeAssistant) -> None:
+    """Reconfigure edits the same settings and refuses an invalid origin."""
     entry = _gateway_entry()
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
@@ -164,6 +167,7 @@ async def test_reconfigure_edits_the_settings(hass: HomeAssistant) -> None:
 
 
 async def test_defaults_without_a_gateway_entry(hass: HomeAssistant) -> None:
+    """Without a gateway entry the defaults apply."""
     MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "hubitat"}).add_to_hass(hass)
     assert gateway_settings(hass) is DEFAULT_SETTINGS
     # The rate limit is on by default.
@@ -192,6 +196,7 @@ async def test_defaults_without_a_gateway_entry(hass: HomeAssistant) -> None:
     ],
 )
 def test_settings_from_stored_options(options: dict, expected: GatewaySettings) -> None:
+    """Stored options become settings, tolerating missing or odd values."""
     assert settings_from_options(options) == expected
 
 
@@ -215,6 +220,7 @@ def test_settings_from_stored_options(options: dict, expected: GatewaySettings) 
     ],
 )
 def test_normalize_origin(origin: str, normalized: str | None) -> None:
+    """Origins are normalized to scheme://host[:port]."""
     assert normalize_origin(origin) == normalized
 
 
@@ -231,4 +237,5 @@ def test_normalize_origin(origin: str, normalized: str | None) -> None:
     ],
 )
 def test_origin_allowed(origin: str, allowed: list[str], ok: bool) -> None:
+    """An origin is allowed by exact match or a port wildcard only."""
     assert origin_allowed(origin, allowed) is ok

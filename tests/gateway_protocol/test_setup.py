@@ -14,6 +14,7 @@ from .conftest import FakeHandler
 
 
 async def test_views_register_once_and_a_handler_can_be_swapped(hass: HomeAssistant) -> None:
+    """The gateway's views register once and its handler can be swapped."""
     assert await async_setup_component(hass, "http", {})
     assert await async_setup_component(hass, DOMAIN, {})
     runtime = hass.data[DATA_GATEWAY]

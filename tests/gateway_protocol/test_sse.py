@@ -53,6 +53,7 @@ async def _open(client: TestClient) -> tuple[ClientResponse, str]:
 async def test_messages_are_answered_over_the_stream(
     client: TestClient, handler: FakeHandler, hass_admin_user: Any
 ) -> None:
+    """Messages posted to a session are answered over its stream."""
     stream, endpoint = await _open(client)
     init = rpc("initialize", {"protocolVersion": "2024-11-05", "clientInfo": {"name": "old"}})
     response = await client.post(endpoint, json=init)
@@ -87,6 +88,7 @@ async def test_messages_are_answered_over_the_stream(
 async def test_sessions_belong_to_their_user(
     hass: HomeAssistant, client: TestClient, hass_client: ClientFactory, hass_read_only_user: Any
 ) -> None:
+    """A session refuses messages from another user."""
     stream, endpoint = await _open(client)
     other = await hass_client(await make_token(hass, hass_read_only_user))
     response = await other.post(endpoint, json=rpc("ping"))
@@ -99,6 +101,7 @@ async def test_sessions_belong_to_their_user(
 async def test_session_bounds(
     gateway: GatewayRuntime, client: TestClient, hass_client: ClientFactory, hass: HomeAssistant
 ) -> None:
+    """Sessions per user are bounded: the oldest closes, past the total 503."""
     manager = gateway.sessions
     manager.max_per_user = 2
     first, first_endpoint = await _open(client)
@@ -123,6 +126,7 @@ async def test_session_bounds(
 
 
 async def test_idle_sessions_expire(gateway: GatewayRuntime, client: TestClient) -> None:
+    """Idle sessions expire; active ones stay."""
     manager = gateway.sessions
     now = [0.0]
     manager.clock = lambda: now[0]
@@ -142,6 +146,7 @@ async def test_idle_sessions_expire(gateway: GatewayRuntime, client: TestClient)
 async def test_revoking_the_token_ends_the_stream(
     hass: HomeAssistant, gateway: GatewayRuntime, hass_client: ClientFactory, hass_admin_user: Any
 ) -> None:
+    """Revoking the token ends its stream."""
     refresh = await hass.auth.async_create_refresh_token(hass_admin_user, "https://client.example/")
     client = await hass_client(hass.auth.async_create_access_token(refresh))
     stream, _ = await _open(client)
@@ -153,6 +158,7 @@ async def test_revoking_the_token_ends_the_stream(
 
 
 async def test_keepalive_comments(gateway: GatewayRuntime, client: TestClient) -> None:
+    """An idle stream gets keepalive comments."""
     gateway.sessions.keepalive = 0.01
     stream, _ = await _open(client)
     assert await _event(stream) == ("comment", "keepalive")
@@ -163,6 +169,7 @@ async def test_keepalive_comments(gateway: GatewayRuntime, client: TestClient) -
 async def test_a_slow_reader_does_not_lose_answers(
     gateway: GatewayRuntime, client: TestClient, size: int
 ) -> None:
+    """A slow reader gets every answer."""
     # More answers than the queue holds: producers wait for the reader instead of dropping.
     stream, endpoint = await _open(client)
     for request_id in range(size):

@@ -133,6 +133,7 @@ def test_names_groups_and_collisions() -> None:
     ],
 )
 def test_deslug(key: str, name: str) -> None:
+    """UUID-tail slugs map back to names."""
     assert deslug(key) == name
 
 
@@ -182,11 +183,13 @@ def test_virtual_accessory_parsing() -> None:
     "data", [None, "text", {"_homes": "x"}, {"_homes": {"h_0001": "u"}, "h_0001": [1]}]
 )
 def test_malformed_state(data: Any) -> None:
+    """A state without its expected shape is a reply error."""
     with pytest.raises(HomecastReplyError):
         parse_state(data)
 
 
 def test_state_filters_and_meta() -> None:
+    """get_state honours the home filter and keeps its meta fields."""
     data = {
         "_homes": {"a_0001": "U1", "b_0002": "U2", "gone_0003": "U3"},
         "a_0001": {},
@@ -201,6 +204,7 @@ def test_state_filters_and_meta() -> None:
 
 
 def test_set_result_and_lists() -> None:
+    """set_state results and automation lists are parsed, odd ones refused."""
     result = parse_set_result({"updated": True, "failed": 2, "errors": "x", "changes": [1]})
     assert (result.updated, result.failed, result.errors, result.changes) == (0, 2, (), ("1",))
     assert result.message is None
@@ -311,6 +315,7 @@ async def test_batcher_transport_error_and_queueing() -> None:
 
 
 async def test_batcher_shutdown_cancels_waiters() -> None:
+    """Shutting the batcher down cancels the writes still waiting."""
     started = asyncio.Event()
 
     async def send(updates: list[dict[str, Any]]) -> Any:

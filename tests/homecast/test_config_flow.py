@@ -81,6 +81,24 @@ async def _finish_oauth(
     return await hass.config_entries.flow.async_configure(result["flow_id"])
 
 
+async def _recovers(hass: HomeAssistant, result: FlowResult, sim: Sim) -> None:
+    """The same flow, given a working server and token after its error, creates the entry."""
+    assert result["type"] is FlowResultType.FORM
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: TOKEN}
+    )
+    assert result["step_id"] == "homecast_homes"
+    await _choose_homes(hass, result, sim)
+
+
+async def _choose_homes(hass: HomeAssistant, result: FlowResult, sim: Sim) -> None:
+    with patch("custom_components.mcp_gateway.async_setup_entry", return_value=True):
+        result = await hass.config_entries.flow.async_configure(
+            result["flow_id"], {CONF_HOMES: sim.home_uuids()[:1]}
+        )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+
+
 # --- token ----------------------------------------------------------------------------------
 
 
@@ -112,6 +130,7 @@ async def test_token_flow_creates_entry(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_homes_step_needs_a_home(hass: HomeAssistant, sim: Sim) -> None:
+    """Choosing no home is refused on the homes step; choosing one creates the entry."""
     result = await _start(hass)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: TOKEN}
@@ -119,6 +138,7 @@ async def test_homes_step_needs_a_home(hass: HomeAssistant, sim: Sim) -> None:
     result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_HOMES: []})
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"base": "no_homes_selected"}
+    await _choose_homes(hass, result, sim)
 
 
 @pytest.mark.parametrize(
@@ -148,21 +168,26 @@ async def test_token_flow_errors_then_recovers(
 
 
 async def test_token_flow_wrong_token(hass: HomeAssistant, sim: Sim) -> None:
+    """A token the server refuses is invalid_auth; the right one continues the flow."""
     result = await _start(hass)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: "hc_wrong"}
     )
     assert result["errors"] == {"base": "invalid_auth"}
+    await _recovers(hass, result, sim)
 
 
-async def test_token_flow_unreachable(hass: HomeAssistant, sim: Sim) -> None:
-    url = sim.url
-    await sim.server.close()
+async def test_token_flow_unreachable(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Nothing listening is cannot_connect; a reachable server then continues the flow."""
+    gone = await sim_factory()
+    url = gone.url
+    await gone.server.close()
     result = await _start(hass)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_URL: url, CONF_ACCESS_TOKEN: TOKEN}
     )
     assert result["errors"] == {"base": "cannot_connect"}
+    await _recovers(hass, result, await sim_factory())
 
 
 async def test_token_flow_timeout(hass: HomeAssistant, sim: Sim) -> None:
@@ -177,6 +202,8 @@ async def test_token_flow_timeout(hass: HomeAssistant, sim: Sim) -> None:
             result["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: TOKEN}
         )
     assert result["errors"] == {"base": "timeout"}
+    sim.faults.reset()
+    await _recovers(hass, result, sim)
 
 
 @pytest.mark.parametrize(
@@ -189,6 +216,7 @@ async def test_token_flow_timeout(hass: HomeAssistant, sim: Sim) -> None:
 async def test_token_flow_other_errors(
     hass: HomeAssistant, sim: Sim, raised: Exception, error: str
 ) -> None:
+    """A JSON-RPC refusal is not_an_mcp_server, a surprise unknown; a retry then works."""
     result = await _start(hass)
     with patch(
         "custom_components.mcp_gateway.backends.homecast.api.HomecastApi.async_get_state_raw",
@@ -198,6 +226,7 @@ async def test_token_flow_other_errors(
             result["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: TOKEN}
         )
     assert result["errors"] == {"base": error}
+    await _recovers(hass, result, sim)
 
 
 async def test_token_flow_tool_error_and_no_homes(hass: HomeAssistant, sim: Sim) -> None:
@@ -219,6 +248,7 @@ async def test_token_flow_tool_error_and_no_homes(hass: HomeAssistant, sim: Sim)
             result["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: TOKEN}
         )
     assert result["errors"] == {"base": "cannot_connect"}
+    await _recovers(hass, result, sim)
 
 
 async def test_token_flow_aborts_for_configured_account(hass: HomeAssistant, sim: Sim) -> None:
@@ -298,6 +328,7 @@ async def test_oauth_consent_limited_to_one_home(
 async def test_oauth_rejected_by_user(
     hass: HomeAssistant, sim: Sim, hass_client_no_auth: ClientSessionGenerator
 ) -> None:
+    """A user who refuses the login aborts with user_rejected_authorize."""
     result = await _start(hass)
     result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: sim.url})
     state = URL(result["url"]).query["state"]
@@ -331,6 +362,7 @@ async def test_oauth_discovery_failure(hass: HomeAssistant, sim_factory: SimFact
     result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: url})
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"base": "oauth_discovery_failed"}
+    await _recovers(hass, result, await sim_factory())
 
 
 @pytest.mark.parametrize(
@@ -503,6 +535,7 @@ async def test_reauth_oauth(
 
 
 async def test_reauth_oauth_discovery_failure(hass: HomeAssistant, sim: Sim) -> None:
+    """A reauth whose server metadata cannot be read shows oauth_discovery_failed."""
     entry = token_entry(sim, **{CONF_AUTH_TYPE: AUTH_OAUTH})
     entry.add_to_hass(hass)
     result = await entry.start_reauth_flow(hass)
@@ -564,6 +597,7 @@ async def test_reconfigure_token_entry(hass: HomeAssistant, sim: Sim) -> None:
 async def test_reconfigure_other_account(
     hass: HomeAssistant, sim: Sim, sim_factory: SimFactory
 ) -> None:
+    """Reconfiguring onto another account aborts with unique_id_mismatch."""
     entry = token_entry(sim)
     entry.add_to_hass(hass)
     other = await sim_factory(seed=7)
@@ -593,6 +627,7 @@ async def test_reconfigure_oauth_entry(
 
 
 async def test_reconfigure_oauth_entry_not_loaded(hass: HomeAssistant, sim: Sim) -> None:
+    """Reconfiguring an OAuth entry that is not loaded aborts with homecast_not_loaded."""
     entry = token_entry(sim, **{CONF_AUTH_TYPE: AUTH_OAUTH})
     entry.add_to_hass(hass)
     result = await entry.start_reconfigure_flow(hass)
@@ -623,6 +658,7 @@ async def test_options_flow(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_default_url_suggested(hass: HomeAssistant) -> None:
+    """The URL field suggests the Homecast cloud."""
     result = await _start(hass)
     key = next(k for k in result["data_schema"].schema if k == CONF_URL)
     assert key.description == {"suggested_value": DEFAULT_URL}

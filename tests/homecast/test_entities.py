@@ -20,7 +20,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 from syrupy.assertion import SnapshotAssertion
 
-from custom_components.mcp_gateway.backends.homecast.entities import PLATFORMS
+from custom_components.mcp_gateway.backends.homecast.const import PLATFORMS
 from custom_components.mcp_gateway.backends.homecast.runtime import HomecastRuntime
 from tests.simulation import snapshot_one_platform
 from tests.simulators.homecast.model import Virtual, add_virtual
@@ -153,6 +153,7 @@ async def test_light(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_switch_outlet_and_speaker(hass: HomeAssistant, sim: Sim) -> None:
+    """Switches, outlets and speakers write on, off, mute and volume."""
     entry = await _loaded(hass, sim)
     home = sim.state.homes[0].slug
     for kind, suffix in (("switch", "switch"), ("outlet", "outlet")):
@@ -226,6 +227,7 @@ async def test_heater_cooler(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_heater_cooler_action_and_humidity(hass: HomeAssistant, sim: Sim) -> None:
+    """A heater-cooler shows its action and the humidity it reports."""
     entry = await _loaded(hass, sim)
     ac = device_of(sim, "climate", hvac_mode=None)
     state = hass.states.get(entity_id(hass, entry, sim, ac, "climate"))
@@ -259,6 +261,7 @@ async def test_thermostat(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_lock_and_alarm(hass: HomeAssistant, sim: Sim) -> None:
+    """Locks lock and unlock; alarm panels arm and disarm."""
     entry = await _loaded(hass, sim)
     home = sim.state.homes[0].slug
     lock = device_of(sim, "lock")
@@ -302,6 +305,7 @@ async def test_alarm_transitions(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_cover_fan_valve(hass: HomeAssistant, sim: Sim) -> None:
+    """Covers, fans and valves write their targets and show their states."""
     entry = await _loaded(hass, sim)
     home = sim.state.homes[0].slug
     blind = device_of(sim, "blind")
@@ -500,6 +504,7 @@ async def test_virtual_write_refused(
 
 
 async def test_scene_runs(hass: HomeAssistant, sim: Sim) -> None:
+    """Activating a scene applies its actions."""
     entry = await _loaded(hass, sim)
     home = sim.state.homes[0]
     movie = home.find_scene("Movie Time")

@@ -47,6 +47,7 @@ class _Runtime:
 
 
 def test_light_with_colour_and_white() -> None:
+    """A colour-and-white light reports HS or colour temperature by saturation."""
     acc = _acc("light", hue=10, saturation=0, color_temp=300, brightness=0, on=True)
     assert ent.LIGHT.supported_color_modes_fn(acc) == {ColorMode.HS, ColorMode.COLOR_TEMP}
     assert ent.LIGHT.color_mode_fn(acc) == ColorMode.COLOR_TEMP
@@ -58,6 +59,7 @@ def test_light_with_colour_and_white() -> None:
 
 
 def test_lock_raw_states() -> None:
+    """Lock states outside locked/unlocked read as unknown, jammed as jammed."""
     assert ent.LOCK.is_locked_fn(_acc("lock", locked=1)) is True
     assert ent.LOCK.is_locked_fn(_acc("lock", locked=0)) is False
     jammed = _acc("lock", locked=2)
@@ -68,6 +70,7 @@ def test_lock_raw_states() -> None:
 
 
 def test_alarm_raw_states() -> None:
+    """Raw alarm states map to HA's alarm states."""
     acc = _acc("alarm", alarm_state=1, alarm_target=1)
     assert ent.ALARM.state_fn(acc) == AlarmControlPanelState.ARMED_AWAY
     assert ent.ALARM.state_fn(_acc("alarm", alarm_state=4)) == AlarmControlPanelState.TRIGGERED
@@ -84,6 +87,7 @@ async def test_refused_modes() -> None:
 
 
 async def test_heater_cooler_edges() -> None:
+    """Heater-coolers with one setpoint or an odd mode still read sensibly."""
     runtime = _Runtime()
     only_heat = _acc("climate", active=True, heat_target=20.0)
     assert ent.HEATER_COOLER.target_temperature_fn(only_heat) == 20.0
@@ -98,12 +102,14 @@ async def test_heater_cooler_edges() -> None:
 
 
 def test_thermostat_without_current_state() -> None:
+    """A thermostat without a current state has no action unless idle."""
     assert ent.THERMOSTAT.hvac_action_fn(_acc("climate", heating_cooling_target=1)) is None
     idle = _acc("climate", heating_cooling_target=1, heating_cooling_current=0)
     assert ent.THERMOSTAT.hvac_action_fn(idle) == HVACAction.IDLE
 
 
 async def test_cover_and_fan_edges() -> None:
+    """Cover positions and fan speeds read and write at their edges."""
     runtime = _Runtime()
     assert ent.COVER.position_fn(_acc("blind", target=30)) == 30
     assert ent.COVER.is_closed_fn(_acc("blind")) is None
@@ -117,6 +123,7 @@ async def test_cover_and_fan_edges() -> None:
 
 
 def test_virtual_edges() -> None:
+    """Virtual dates that are no instants read as None; instants are local and aware."""
     date = _acc("date", virtual_datetime="not a date")
     assert ent.V_DATE.value_fn(date) is None
     assert ent.V_DATE.value_fn(_acc("date", virtual_datetime="")) is None
@@ -197,6 +204,7 @@ def test_thermostat_modes_without_options() -> None:
 
 
 async def test_climate_fan_speed() -> None:
+    """A heater-cooler with a speed gets fan modes, and refuses an unknown one."""
     runtime = _Runtime()
     ac = _acc("climate", active=True, hvac_mode="cool", cool_target=22.0, speed=60)
     assert ent._main(ac) == [(Platform.CLIMATE, ent.HEATER_COOLER_FAN)]
@@ -238,13 +246,41 @@ def test_raw_characteristics() -> None:
 
 
 async def test_counter_without_definition() -> None:
+    """A counter without a definition still increments by one."""
     runtime = _Runtime()
     await ent.V_COUNTER_INCREMENT.press_fn(runtime, _acc("counter", virtual_count="x"))
     assert runtime.writes == [{"virtual_count": 1}]
 
 
 def test_no_data_no_specs() -> None:
+    """Before the first poll there are no specs and sources read None."""
     coordinator = SimpleNamespace(data=None)
     assert ent.derive_specs(coordinator) == []  # type: ignore[arg-type]
     source = ent._accessory_source(coordinator, "home", "0003")  # type: ignore[arg-type]
     assert source() is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "expected"),
+    [
+        ("light", {"on": True}, ["LIGHT"]),
+        ("switch", {"on": True}, ["V_READONLY_ON"]),
+        ("outlet", {"on": True}, ["OUTLET"]),
+        ("climate", {"target_temp": 20.0}, ["THERMOSTAT"]),
+        ("climate", {"active": True}, ["HEATER_COOLER"]),
+        ("lock", {}, ["LOCK"]),
+        ("alarm", {}, ["ALARM"]),
+        ("blind", {}, ["COVER"]),
+        ("fan", {}, ["FAN"]),
+        ("valve", {}, ["VALVE"]),
+        ("speaker", {}, ["VOLUME", "MUTE"]),
+        ("doorbell", {}, ["DOORBELL"]),
+        ("button", {}, ["BUTTON_EVENT"]),
+        ("other", {"on": True}, []),
+    ],
+)
+def test_main_table_by_type(kind: str, values: dict[str, Any], expected: list[str]) -> None:
+    """MAIN_ENTITIES' has_fn give each accessory type exactly its own control entities."""
+    assert [d for _, d in ent._main(_acc(kind, **values))] == [getattr(ent, n) for n in expected]
+    settable = ent._main(_acc("switch", ("on",), on=True))
+    assert settable == [(Platform.SWITCH, ent.SWITCH)]

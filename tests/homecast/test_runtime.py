@@ -80,6 +80,7 @@ async def test_only_chosen_homes(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_setup_retries_when_offline(hass: HomeAssistant, sim: Sim) -> None:
+    """Setup against an offline server retries."""
     entry = token_entry(sim)
     await sim.server.close()
     await setup_entry(hass, entry)
@@ -122,6 +123,7 @@ async def test_unavailable_then_recovered_logs_once(
 async def test_bad_replies_make_entities_unavailable(
     hass: HomeAssistant, sim: Sim, freezer: FrozenDateTimeFactory, fault: str
 ) -> None:
+    """Replies that cannot be parsed make entities unavailable, the entry stays loaded."""
     entry = await _loaded(hass, sim)
     lamp = entity_id(hass, entry, sim, device_of(sim, "light"), "light")
     sim.faults.update({fault: True})
@@ -307,6 +309,7 @@ async def test_unreachable_accessory_write(hass: HomeAssistant, sim: Sim) -> Non
 
 
 async def test_gateway_hooks(hass: HomeAssistant, sim: Sim) -> None:
+    """The gateway hooks list (cached), classify and call Homecast's tools."""
     entry = await _loaded(hass, sim)
     runtime = entry.runtime_data
     tools = await runtime.async_list_tools()
@@ -383,6 +386,7 @@ async def test_tool_catalog_reloads_when_rooms_change(
 
 
 async def test_diagnostics_have_no_secrets(hass: HomeAssistant, sim: Sim) -> None:
+    """Diagnostics hold the homes and health but no token."""
     entry = await _loaded(hass, sim)
     diagnostics = await async_get_config_entry_diagnostics(hass, entry)
     assert TOKEN not in str(diagnostics)

@@ -75,6 +75,7 @@ def _scene_uids(hass: HomeAssistant, entry: MockConfigEntry) -> dict[str, str]:
 def test_match_rename(
     registered: set[str], current: set[str], expected: SceneRename | None
 ) -> None:
+    """A vanished scene name matches the new one with the same actions."""
     assert match_rename(registered, current) == expected
 
 
@@ -106,6 +107,7 @@ def test_plan_renames(
     told: list[tuple[str, str]],
     expected: list[SceneRename],
 ) -> None:
+    """Renames are planned from what was told and what matches."""
     assert sorted(plan_renames(registered, current, told), key=lambda r: r.old_key) == expected
 
 

@@ -102,6 +102,7 @@ async def test_scene_lifecycle(hass: HomeAssistant, sim: Sim, entry: MockConfigE
 async def test_builtin_scene_cannot_be_deleted(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """A built-in scene cannot be deleted."""
     with pytest.raises(HomeAssistantError, match="delete_scene"):
         await _act(hass, entry, "delete_scene", home=sim.state.homes[0].slug, name="Good Night")
 
@@ -109,6 +110,7 @@ async def test_builtin_scene_cannot_be_deleted(
 async def test_hc_automation_lifecycle(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """A Homecast automation is created, updated in parts and deleted, with its entity."""
     home = sim.state.homes[0]
     motion = next(a for a in home.devices() if a.kind == "motion")
     light = next(a for a in home.devices() if a.kind == "light")
@@ -138,6 +140,7 @@ async def test_hc_automation_lifecycle(
 async def test_virtual_accessory_lifecycle(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """A virtual accessory is created, changed and deleted, with its entity."""
     home = sim.state.homes[0]
     response = await _act(
         hass,
@@ -163,6 +166,7 @@ async def test_virtual_accessory_lifecycle(
 async def test_number_virtual_accessory(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """A number virtual accessory takes a value."""
     home = sim.state.homes[0]
     await _act(
         hass,
@@ -214,6 +218,7 @@ async def test_validation(  # noqa: PLR0917 - pytest fixtures
 
 
 async def test_unknown_entry_or_home(hass: HomeAssistant, sim: Sim, entry: MockConfigEntry) -> None:
+    """An unknown entry or home is a translated validation error."""
     with pytest.raises(ServiceValidationError) as err:
         await hass.services.async_call(
             DOMAIN,

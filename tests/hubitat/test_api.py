@@ -314,10 +314,10 @@ async def test_batch_results_are_matched_per_command() -> None:
     assert "disabled" in (outcome.error or "")
 
 
-async def test_tool_names_detect_flat_mode() -> None:
+async def test_layout_detects_flat_mode() -> None:
     """A server without gateways lists hub_list_devices itself."""
     hub, client = api()
     client.tools = [{"name": "hub_list_devices"}, {"name": "hub_get_info"}]
-    assert await hub.list_tool_names() == ["hub_list_devices", "hub_get_info"]
+    await hub.detect_layout()
     assert hub.flat is True
     assert hub.route("hub_list_devices", {"a": 1}) == ("hub_list_devices", {"a": 1})

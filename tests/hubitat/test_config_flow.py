@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 from unittest.mock import patch
 
@@ -17,7 +18,7 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_AS_LIGHT,
     CONF_AS_SWITCH,
     CONF_HOST,
-    CONF_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
     CONF_SEND_KEY,
     CONF_TOKEN,
     CONF_URL,
@@ -77,13 +78,18 @@ async def test_user_host_app_and_token(hass: HomeAssistant, sim: Sim) -> None:
     ],
 )
 async def test_user_input_errors(
-    hass: HomeAssistant, user_input: dict[str, Any], error: str
+    hass: HomeAssistant, sim: Sim, user_input: dict[str, Any], error: str
 ) -> None:
-    """Values that do not describe an endpoint are refused before any connection."""
+    """Values that do not describe an endpoint are refused before any connection, then fixed."""
     flow_id = await _hubitat_form(hass)
     result = await hass.config_entries.flow.async_configure(flow_id, user_input)
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"base": error}
+    assert sim.stats.http_requests == 0
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: TOKEN}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
 
 
 async def test_user_connection_errors_then_success(
@@ -137,13 +143,17 @@ async def test_user_connection_errors_then_success(
 async def test_user_probe_failures(
     hass: HomeAssistant, sim: Sim, raised: Exception, error: str
 ) -> None:
-    """Timeouts, tool failures and surprises each have their own message."""
+    """Timeouts, tool failures and surprises each have their own message; a retry then works."""
     flow_id = await _hubitat_form(hass)
     with patch.object(HubitatFlowMixin, "_hubitat_probe", side_effect=raised):
         result = await hass.config_entries.flow.async_configure(
             flow_id, {CONF_URL: sim.url, CONF_TOKEN: TOKEN}
         )
     assert result["errors"] == {"base": error}
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: TOKEN}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
 
 
 async def test_user_same_hub_twice_aborts(hass: HomeAssistant, sim: Sim) -> None:
@@ -244,7 +254,7 @@ async def test_options_with_loaded_entry(hass: HomeAssistant, sim: Sim) -> None:
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
         {
-            CONF_POLL_INTERVAL: 30,
+            CONF_SCAN_INTERVAL: 30,
             CONF_SEND_KEY: True,
             CONF_AS_SWITCH: [str(bulb.id)],
             CONF_AS_LIGHT: [str(plug.id)],
@@ -270,3 +280,13 @@ async def test_options_without_loaded_entry_keep_choices(hass: HomeAssistant, si
     as_switch = next(key for key in schema if key == CONF_AS_SWITCH)
     assert [o["value"] for o in schema[as_switch].config["options"]] == ["5"]
     assert as_switch.default() == ["5"]
+
+
+async def test_old_hubitat_poll_interval_option_is_migrated(hass: HomeAssistant, sim: Sim) -> None:
+    """A 1.1 entry's `hubitat_poll_interval` option becomes CONF_SCAN_INTERVAL."""
+    entry = make_entry(sim, hubitat_poll_interval=40)
+    await setup_entry(hass, entry)
+    assert entry.minor_version == 2
+    assert entry.options["scan_interval"] == 40
+    assert "hubitat_poll_interval" not in entry.options
+    assert entry.runtime_data.coordinator.update_interval == timedelta(seconds=40)

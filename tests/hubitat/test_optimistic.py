@@ -24,8 +24,8 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.mcp_gateway.backends.hubitat.const import (
-    CONF_POLL_INTERVAL,
-    MAX_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
+    MAX_SCAN_INTERVAL,
     SWEEP_INTERVAL,
 )
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
@@ -69,7 +69,7 @@ async def test_device_gone_before_it_could_be_confirmed(
 @pytest.fixture
 async def manual_runtime(hass: HomeAssistant, sim: Sim) -> HubitatRuntime:
     """An entry whose interval never comes during a test: each poll is an explicit refresh."""
-    return await setup_entry(hass, make_entry(sim, **{CONF_POLL_INTERVAL: MAX_POLL_INTERVAL}))
+    return await setup_entry(hass, make_entry(sim, **{CONF_SCAN_INTERVAL: MAX_SCAN_INTERVAL}))
 
 
 async def refresh(runtime: HubitatRuntime) -> None:

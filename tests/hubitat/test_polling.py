@@ -332,8 +332,15 @@ async def test_no_activity_bookmark_reads_the_whole_list(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
 ) -> None:
     """Without any activity time seen yet, a poll falls back to the full listing."""
+    plug = first(sim, "outlet")
+    power = entity_id(hass, sim, f"{plug.id}_power", "sensor")
+    # A value the hub changed without activity: only a full listing can show it.
+    plug.attributes["power"].value = 7.5
+    await poll(hass, freezer)
+    assert hass.states.get(power).state != "7.5"  # the incremental poll does not list it
     runtime.coordinator._newest_activity = None
     await poll(hass, freezer)
+    assert hass.states.get(power).state == "7.5"
     assert runtime.coordinator.changed_since is not None
 
 
@@ -350,14 +357,34 @@ async def test_another_hub_at_the_address_is_refused(hass: HomeAssistant, sim: S
 async def test_device_disabled_on_the_hub_is_unavailable(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
 ) -> None:
-    """A device its owner disabled on the hub shows as unavailable, and back when enabled."""
+    """A device its owner disabled on the hub: every entity of it unavailable, and back."""
     plug = first(sim, "outlet")
     switch = entity_id(hass, sim, f"{plug.id}_switch", "switch")
+    registry = er.async_get(hass)
+    device_id = registry.async_get(switch).device_id
+    entities = [
+        entry.entity_id
+        for entry in er.async_entries_for_device(registry, device_id)
+        if hass.states.get(entry.entity_id) is not None
+    ]
+    assert len(entities) > 1  # the switch and its power/energy sensors
     plug.disabled = True
     sim.hub.set_attribute(plug.id, "power", 1.5)
     await poll(hass, freezer)
-    assert hass.states.get(switch).state == STATE_UNAVAILABLE
+    assert {hass.states.get(e).state for e in entities} == {STATE_UNAVAILABLE}
     plug.disabled = False
     sim.hub.set_attribute(plug.id, "power", 2.5)
     await poll(hass, freezer)
-    assert hass.states.get(switch).state != STATE_UNAVAILABLE
+    assert STATE_UNAVAILABLE not in {hass.states.get(e).state for e in entities}
+
+
+async def test_entities_listen_with_their_device_as_context(
+    hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """Entities register through the public listener context: their device key."""
+    plug = first(sim, "outlet")
+    contexts = set(runtime.coordinator.async_contexts())
+    assert {str(plug.id), const.HUB_DEVICE_KEY} <= contexts
+    runtime.coordinator.mark(str(plug.id))
+    runtime.coordinator.async_update_listeners()
+    assert runtime.coordinator.changed_devices() == frozenset({str(plug.id)})

@@ -48,6 +48,7 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 async def test_state_only_result_is_continued_with_the_same_arguments(
     fake: FakeMcp, http: aiohttp.ClientSession
 ) -> None:
+    """A result with only requestState is continued with the same arguments until complete."""
     calls = script(
         fake,
         [
@@ -67,6 +68,7 @@ async def test_state_only_result_is_continued_with_the_same_arguments(
 
 
 async def test_input_requests_fail_clearly(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
+    """A result asking for input requests fails clearly, naming them."""
     ask = {
         "resultType": "input_required",
         "requestState": "s",
@@ -84,6 +86,7 @@ async def test_input_requests_fail_clearly(fake: FakeMcp, http: aiohttp.ClientSe
 async def test_malformed_or_endless_input_required(
     fake: FakeMcp, http: aiohttp.ClientSession, pauses: list[float]
 ) -> None:
+    """input_required without state, or forever, is a protocol error."""
     script(fake, [{"resultType": "input_required"}])
     with pytest.raises(McpProtocolError, match="without requestState"):
         await McpClient(http, fake.url).call_tool("t", {})

@@ -183,9 +183,8 @@ async def test_initialize_handshake(fake: FakeMcp, http: aiohttp.ClientSession) 
     assert client.capabilities == {"tools": {"listChanged": True}}
     assert client.session_id == "sess-1"
     await client.list_tools()
-    await client.notify("notifications/roots/list_changed")
 
-    init, initialized, listed, notified = fake.seen
+    init, initialized, listed = fake.seen
     assert init.body["params"] == {
         "protocolVersion": "2025-11-25",
         "capabilities": {},
@@ -197,10 +196,9 @@ async def test_initialize_handshake(fake: FakeMcp, http: aiohttp.ClientSession) 
     assert init.headers["Content-Type"] == "application/json"
     assert initialized.rpc_method == "notifications/initialized"
     assert "id" not in initialized.body
-    for later in (initialized, listed, notified):
+    for later in (initialized, listed):
         assert later.headers["MCP-Protocol-Version"] == "2025-11-25"
         assert later.headers["Mcp-Session-Id"] == "sess-1"
-    assert notified.rpc_method == "notifications/roots/list_changed"
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
@@ -299,18 +297,6 @@ async def test_concurrent_expiry_reinitializes_once(
     assert client.session_id == "s2"
 
 
-async def test_notification_on_expired_session(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
-    """Notifications follow the same rule: re-initialize, send once more."""
-    expiring_server(fake)
-
-    client = McpClient(http, fake.url, prefer_modern=False)
-    await client.connect()
-    fake.session_id = "gone"
-    await client.notify("notifications/cancelled", {"requestId": 3})
-    sent = fake.posts("notifications/cancelled")
-    assert [s.headers["Mcp-Session-Id"] for s in sent] == ["s1", "s2"]
-
-
 async def test_close_deletes_session(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
     """close() sends DELETE with the session id; a 405 answer is fine; a second close is a no-op."""
 
@@ -361,23 +347,6 @@ async def test_close_survives_unreachable_server(http: aiohttp.ClientSession) ->
     await runner.cleanup()
     await client.close()  # DELETE fails to connect: logged, not raised
     assert client.session_id is None
-
-
-async def test_notification_second_404_surfaces(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
-    """A notification refused on the fresh session too: the 404 surfaces."""
-
-    async def on_post(request: web.Request, body: Any) -> web.StreamResponse:
-        if body["method"] == "notifications/cancelled":
-            return web.Response(status=404)
-        return await fake.default_post(request, body)
-
-    fake.on_post = on_post
-    client = McpClient(http, fake.url, prefer_modern=False)
-    with pytest.raises(McpConnectionError) as err:
-        await client.notify("notifications/cancelled", {"requestId": 1})
-    assert err.value.status == 404
-    assert len(fake.posts("notifications/cancelled")) == 2
-    assert len(fake.posts("initialize")) == 2
 
 
 async def test_session_lost_right_after_initialize(

@@ -555,16 +555,10 @@ async def test_stats_count_traffic(fake: FakeMcp, http: aiohttp.ClientSession) -
     assert client.stats.bytes_received > 0
 
 
-async def test_request_and_notify(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
-    """request() returns the result dict; notify() expects only an acknowledgement."""
+async def test_request(fake: FakeMcp, http: aiohttp.ClientSession) -> None:
+    """request() returns the result dict and raises the server's JSON-RPC error."""
     client = McpClient(http, fake.url)
     assert await client.request("tools/list") == {"tools": [{"name": "echo", "inputSchema": {}}]}
-    await client.notify("notifications/progress", {"progress": 1})
-    assert fake.seen[-1].body == {
-        "jsonrpc": "2.0",
-        "method": "notifications/progress",
-        "params": {"progress": 1},
-    }
     with pytest.raises(McpRpcError) as err:
         await client.request("prompts/list")
     assert err.value.code == -32601
@@ -695,6 +689,7 @@ async def test_notification_answered_with_json_body(
         return await fake.default_post(request, body)
 
     fake.on_post = on_post
-    client = McpClient(http, fake.url)
-    await client.notify("notifications/progress", {"progress": 2})
-    assert fake.seen[-1].rpc_method == "notifications/progress"
+    client = McpClient(http, fake.url, prefer_modern=False)
+    await client.connect()
+    assert fake.seen[-1].rpc_method == "notifications/initialized"
+    assert client.session_id is not None

@@ -45,6 +45,7 @@ async def entry(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory) ->
 async def test_create_alarm_appears_at_once(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """A created alarm is answered in full and its entities appear at once."""
     response = await _act(
         hass,
         "create_alarm",
@@ -72,6 +73,7 @@ async def test_create_alarm_appears_at_once(
 async def test_update_with_the_seen_revision(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """An update with the revision last seen is applied."""
     alarm_id = sim.alarm_id("Weekend")
     response = await _act(
         hass, "update_alarm", entry, alarm_id=alarm_id, revision=1, time="09:00", label="Lazy"
@@ -84,6 +86,7 @@ async def test_update_with_the_seen_revision(
 async def test_update_conflict_names_the_current_revision(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """A stale revision is a conflict naming the current one."""
     alarm_id = sim.alarm_id("Weekend")
     sim.device.edit_alarm(alarm_id, volume=20)  # someone on the clock: revision 2
     sim.device.edit_alarm(alarm_id, volume=25)  # revision 3
@@ -104,6 +107,7 @@ async def test_update_conflict_names_the_current_revision(
 async def test_delete_is_revision_safe(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """Deleting with a stale revision is refused; with the current one it deletes."""
     alarm_id = sim.alarm_id("Weekend")
     sim.device.edit_alarm(alarm_id, volume=20)
     with pytest.raises(HomeAssistantError, match="revision 2"):
@@ -119,6 +123,7 @@ async def test_delete_is_revision_safe(
 async def test_ceilings_are_input_errors(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """The clock's ceilings are input errors with its code."""
     with pytest.raises(ServiceValidationError) as err:
         await _act(hass, "create_alarm", entry, label="Loud", time="07:00", volume=95)
     assert err.value.translation_key == "robine_wake_rejected"
@@ -140,6 +145,7 @@ async def test_ceilings_are_input_errors(
 async def test_trigger_and_session_active(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """Triggering rings at once; a second trigger while ringing is refused."""
     alarm_id = sim.alarm_id("Train to the coast")
     response = await _act(hass, "trigger_alarm", entry, alarm_id=alarm_id)
     assert response["session"]["state"] == "ringing"
@@ -156,6 +162,7 @@ async def test_trigger_and_session_active(
 
 
 async def test_unknown_alarm(hass: HomeAssistant, sim: Sim, entry: MockConfigEntry) -> None:
+    """An unknown alarm id is an input error."""
     with pytest.raises(ServiceValidationError, match="not_found"):
         await _act(hass, "trigger_alarm", entry, alarm_id="alm_missing")
 
@@ -163,6 +170,7 @@ async def test_unknown_alarm(hass: HomeAssistant, sim: Sim, entry: MockConfigEnt
 async def test_preview_persists_nothing(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """A preview answers its occurrences and warnings and stores nothing."""
     response = await _act(
         hass, "preview_alarm", entry, label="Try", time="06:30", days=["tue"], ramp_seconds=600
     )
@@ -180,6 +188,7 @@ async def test_preview_persists_nothing(
 
 
 async def test_schema_rejects_bad_input(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    """The action schemas refuse malformed input."""
     for data in (
         {"label": "x", "time": "25:00"},
         {"label": "x" * 41, "time": "06:00"},
@@ -194,6 +203,7 @@ async def test_schema_rejects_bad_input(hass: HomeAssistant, entry: MockConfigEn
 
 
 async def test_update_needs_a_change(hass: HomeAssistant, sim: Sim, entry: MockConfigEntry) -> None:
+    """An update without any field to change is refused."""
     with pytest.raises(ServiceValidationError) as err:
         await _act(hass, "update_alarm", entry, alarm_id=sim.alarm_id("Weekend"), revision=1)
     assert err.value.translation_key == "robine_wake_nothing_to_change"
@@ -202,12 +212,14 @@ async def test_update_needs_a_change(hass: HomeAssistant, sim: Sim, entry: MockC
 async def test_intensity_needs_a_profile(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """A vibration intensity without a profile is refused."""
     with pytest.raises(ServiceValidationError) as err:
         await _act(hass, "create_alarm", entry, label="x", time="06:00", vibration_intensity=30)
     assert err.value.translation_key == "invalid_value"
 
 
 async def test_one_shot_with_a_date(hass: HomeAssistant, sim: Sim, entry: MockConfigEntry) -> None:
+    """A one-shot alarm takes a date; a date in the past is refused."""
     response = await _act(
         hass, "create_alarm", entry, label="Flight", time=time(4, 10), date=date(2026, 12, 24)
     )
@@ -218,6 +230,7 @@ async def test_one_shot_with_a_date(hass: HomeAssistant, sim: Sim, entry: MockCo
 
 
 async def test_wrong_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    """An unknown or unloaded entry is a translated error."""
     other = MockConfigEntry(domain=DOMAIN, data={"backend": "hubitat"})
     other.add_to_hass(hass)
     for entry_id in ("nope", other.entry_id):
@@ -239,6 +252,7 @@ async def test_wrong_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
 async def test_transport_failures_of_actions(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """Transport failures of actions are translated errors."""
     alarm_id = sim.alarm_id("Weekend")
     sim.faults.offline = True
     with pytest.raises(HomeAssistantError) as err:
@@ -263,6 +277,7 @@ async def test_transport_failures_of_actions(
 async def test_rate_limited_action_slows_the_polls(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry, frozen: FrozenDateTimeFactory
 ) -> None:
+    """An action refused by the rate limit also slows the polls."""
     coordinator = entry.runtime_data.coordinator
     sim.device.rate_limiter.per_minute = 1  # the owner turned the budget down
     with pytest.raises(HomeAssistantError) as err:
@@ -275,6 +290,7 @@ async def test_rate_limited_action_slows_the_polls(
 async def test_switch_writes_with_its_revision(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry
 ) -> None:
+    """The alarm switch writes with the revision it shows."""
     alarm_id = sim.alarm_id("Weekend")
     await hass.services.async_call(
         SWITCH_DOMAIN, SERVICE_TURN_OFF, {ATTR_ENTITY_ID: WEEKEND}, blocking=True
@@ -295,6 +311,7 @@ async def test_switch_writes_with_its_revision(
 async def test_switch_conflict_refreshes_and_explains(
     hass: HomeAssistant, sim: Sim, entry: MockConfigEntry, frozen: FrozenDateTimeFactory
 ) -> None:
+    """A switch write on a stale revision refreshes and explains the conflict."""
     alarm_id = sim.alarm_id("Weekend")
     sim.device.edit_alarm(alarm_id, label="Weekend edited")  # the entity still holds rev 1
     with pytest.raises(HomeAssistantError, match=r"holds revision 2.*based on revision 1"):

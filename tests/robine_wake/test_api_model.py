@@ -34,6 +34,7 @@ def _api(session: aiohttp.ClientSession, sim: Sim, password: str | None = None) 
 
 
 async def test_reads(session: aiohttp.ClientSession, sim: Sim) -> None:
+    """The API reads state, alarms and details as the clock sends them."""
     api = _api(session, sim)
     state = await api.get_state()
     assert state.device is None  # 50-002 defines no identity
@@ -55,11 +56,10 @@ async def test_reads(session: aiohttp.ClientSession, sim: Sim) -> None:
     assert weekdays.next_occurrence == weekdays.next_occurrences[0]
     # In the clock's zone (settings.timezone), as the clock shows it.
     assert weekdays.next_occurrence.isoformat() == "2026-11-30T06:45:00+01:00"
-    sounds = await api.list_sounds()
-    assert sounds[0] == model.Sound("sunrise_birds", "Sunrise Birds", 180)
 
 
 async def test_writes_and_their_failures(session: aiohttp.ClientSession, sim: Sim) -> None:
+    """Writes return the stored alarm; stale revisions and bad input raise."""
     api = _api(session, sim)
     alarm = await api.create_alarm({"label": "Nap", "time": "14:00", "days": ["sun", "sat"]})
     assert alarm.days == ("sat", "sun")
@@ -89,6 +89,7 @@ async def test_writes_and_their_failures(session: aiohttp.ClientSession, sim: Si
 
 
 async def test_session_tools(session: aiohttp.ClientSession, sim: Sim) -> None:
+    """trigger, snooze and dismiss return the session in its new state."""
     api = _api(session, sim)
     alarm_id = sim.alarm_id("Weekdays")
     session_ = await api.trigger_alarm(alarm_id)
@@ -105,6 +106,7 @@ async def test_session_tools(session: aiohttp.ClientSession, sim: Sim) -> None:
 
 
 async def test_preview(session: aiohttp.ClientSession, sim: Sim) -> None:
+    """preview_alarm answers validity, occurrences and warnings."""
     api = _api(session, sim)
     preview = await api.preview_alarm({"label": "P", "time": "06:00", "enabled": False})
     assert preview.valid
@@ -117,6 +119,7 @@ async def test_preview(session: aiohttp.ClientSession, sim: Sim) -> None:
 
 
 async def test_password(session: aiohttp.ClientSession, sim_factory: SimFactory) -> None:
+    """A clock with a password refuses without it or with a wrong one."""
     sim = await sim_factory(password=PASSWORD)
     with pytest.raises(McpAuthError):
         await _api(session, sim).get_state()
@@ -137,6 +140,7 @@ class _FakeClient:
 
 
 async def test_error_without_structured_content() -> None:
+    """An error result without structured content is an unknown domain error with its text."""
     api = RobineWakeApi(
         _FakeClient({"content": [{"type": "text", "text": "broke"}], "isError": True})
     )  # type: ignore[arg-type]
@@ -148,11 +152,11 @@ async def test_error_without_structured_content() -> None:
 
 async def test_text_only_result_is_parsed_from_json() -> None:
     """A device that puts the JSON only in the text content is still understood."""
-    body = '{"sounds": [{"id": "a"}]}'
+    body = '{"alarms": []}'
     api = RobineWakeApi(_FakeClient({"content": [{"type": "text", "text": body}]}))  # type: ignore[arg-type]
-    assert await api.list_sounds() == [model.Sound("a", "a", None)]
+    assert await api.list_alarms() == model.AlarmList({}, complete=True)
     api = RobineWakeApi(_FakeClient({"content": [{"type": "text", "text": "hello"}]}))  # type: ignore[arg-type]
-    assert await api.list_sounds() == []  # not the model's shape: nothing to offer, no failure
+    assert await api.list_alarms() is None  # not the model's shape: nothing to offer, no failure
 
 
 # --- model -----------------------------------------------------------------------------------
@@ -217,6 +221,7 @@ def test_alarm_fields_degrade_alone(
 
 @pytest.mark.parametrize("value", [None, "alm_1", [], {"id": ""}, {"label": "no id"}])
 def test_alarm_without_an_id_is_skipped(value: Any) -> None:
+    """An alarm without an id is skipped and noted; a numeric id counts."""
     reading = _reading()
     assert model.parse_alarm(reading, value) is None
     assert len(reading.problems) == 1
@@ -224,6 +229,7 @@ def test_alarm_without_an_id_is_skipped(value: Any) -> None:
 
 
 def test_alarm_summary_and_details() -> None:
+    """Alarm summaries and details parse their times in the clock's zone."""
     reading = _reading()
     summary = model.parse_alarm(reading, {**ALARM, "next_occurrence": "2026-11-30T05:00:00Z"})
     assert summary is not None
@@ -283,6 +289,7 @@ def test_alarm_summary_and_details() -> None:
     ],
 )
 def test_state_shapes_degrade(state: Any, check: Any, problem: str) -> None:
+    """Odd state shapes degrade to missing values with a noted problem."""
     reading = _reading()
     parsed = model.parse_state(reading, state)
     assert check(parsed)
@@ -290,6 +297,7 @@ def test_state_shapes_degrade(state: Any, check: Any, problem: str) -> None:
 
 
 def test_sessions_without_ids() -> None:
+    """Sessions without ids get a stable one from their alarm and time."""
     reading = _reading()
     session = model.parse_session(
         reading, {"alarm_id": "alm_1", "started_at": "2026-11-30T06:45:00+01:00", "state": "ended"}
@@ -300,16 +308,13 @@ def test_sessions_without_ids() -> None:
 
 
 def test_other_result_shapes() -> None:
+    """Alarm lists, previews and results of other shapes parse tolerantly."""
     reading = _reading()
     assert model.parse_alarm_list(reading, {"alarms": None}) is None
     assert model.parse_alarm_list(reading, "x") is None
     assert model.parse_alarm_list(reading, {"alarms": [ALARM, 3]}) == model.AlarmList(
         {"alm_1": model.parse_alarm(reading, ALARM)}, complete=False
     )
-    assert model.parse_sounds(reading, {"sounds": "x"}) == []
-    assert model.parse_sounds(reading, {"sounds": [{"name": "no id"}, {"id": "a"}]}) == [
-        model.Sound("a", "a", None)
-    ]
     assert model.parse_preview(reading, {"valid": "yes"}).valid is None
     assert model.parse_preview(reading, {"valid": True, "next_occurrences": "soon"}) == (
         model.Preview(valid=True, alarm=None, next_occurrences=(), warnings=())
@@ -339,10 +344,12 @@ def test_other_result_shapes() -> None:
     ],
 )
 def test_requested_scheme(challenge: str | None, scheme: model.AuthScheme | None) -> None:
+    """The first scheme we can answer is read from a WWW-Authenticate header."""
     assert model.requested_scheme(challenge) is scheme
 
 
 def test_alarm_arguments() -> None:
+    """Action fields become the clock's alarm arguments."""
     assert model.alarm_arguments(
         {"days": ["sun", "mon"], "vibration_profile": "gentle", "vibration_intensity": 20}
     ) == {"days": ["mon", "sun"], "vibration": {"profile": "gentle", "intensity": 20}}

@@ -36,6 +36,14 @@ async def _submit(hass: HomeAssistant, result: FlowResult, data: dict[str, Any])
     return await hass.config_entries.flow.async_configure(result["flow_id"], data)
 
 
+async def _recovers(hass: HomeAssistant, result: FlowResult, url: str) -> None:
+    """The same flow, sent a reachable clock's address after its error, creates the entry."""
+    assert result["type"] is FlowResultType.FORM
+    result = await _submit(hass, result, {"url": url})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()
+
+
 def _host_port(sim: Sim) -> str:
     return f"127.0.0.1:{sim.server.port}"
 
@@ -50,11 +58,13 @@ def _host_port(sim: Sim) -> str:
     ],
 )
 def test_normalize_url(raw: str, expected: str) -> None:
+    """Addresses as people type them become the clock's MCP URL."""
     assert normalize_url(raw) == expected
 
 
 @pytest.mark.parametrize("raw", ["http://", "ftp://clock.local"])
 def test_normalize_url_refuses(raw: str) -> None:
+    """Addresses without a host or with another scheme are refused."""
     with pytest.raises(ValueError):
         normalize_url(raw)
 
@@ -87,6 +97,7 @@ async def test_user_flow_with_a_device_id(hass: HomeAssistant, sim_factory: SimF
 async def test_user_flow_asks_the_password_on_401(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
+    """A 401 asks for the password; wrong ones and outages are errors, the right one creates."""
     sim = await sim_factory(password=PASSWORD)
     result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["type"] is FlowResultType.FORM
@@ -138,6 +149,8 @@ async def test_user_flow_refuses_an_unknown_scheme(
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "robine_wake"
     assert result["errors"] == {"base": "unsupported_auth"}
+    sim.device.password = None
+    await _recovers(hass, result, sim.url)
 
 
 async def test_user_flow_without_a_challenge(hass: HomeAssistant, sim: Sim) -> None:
@@ -148,28 +161,41 @@ async def test_user_flow_without_a_challenge(hass: HomeAssistant, sim: Sim) -> N
         result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert original(sim.device) == 'Basic realm="Robine Wake"'
     assert result["errors"] == {"base": "unsupported_auth"}
+    result = await _submit(hass, result, {"url": sim.url})
+    assert result["step_id"] == "robine_wake_password"
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
 
 
-async def test_invalid_url(hass: HomeAssistant) -> None:
+async def test_invalid_url(hass: HomeAssistant, sim: Sim) -> None:
+    """An address that is no URL is refused on its field; a real one then works."""
     result = await _submit(hass, await _start(hass), {"url": "http://"})
     assert result["errors"] == {"url": "invalid_url"}
+    await _recovers(hass, result, sim.url)
 
 
-async def test_nothing_listening(hass: HomeAssistant, sim: Sim) -> None:
-    url = sim.url
-    await sim.server.close()
+async def test_nothing_listening(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Nothing answers at the address: cannot_connect, then another clock's address works."""
+    gone = await sim_factory()
+    url = gone.url
+    await gone.server.close()
     result = await _submit(hass, await _start(hass), {"url": url})
     assert result["errors"] == {"base": "cannot_connect"}
+    await _recovers(hass, result, (await sim_factory()).url)
 
 
 async def test_server_errors_are_cannot_connect(hass: HomeAssistant, sim: Sim) -> None:
+    """HTTP 5xx from the clock is cannot_connect; once it answers, the entry is made."""
     sim.faults.error_rate = 1.0
     result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["errors"] == {"base": "cannot_connect"}
+    sim.faults.error_rate = 0.0
+    await _recovers(hass, result, sim.url)
 
 
 @pytest.mark.parametrize("fault", ["wrong_path", "malformed"])
 async def test_not_an_mcp_server(hass: HomeAssistant, sim: Sim, fault: str) -> None:
+    """A wrong path or a reply that is not MCP: not_an_mcp_server, then the right one works."""
     url = sim.url
     if fault == "wrong_path":
         url = url.replace("/mcp", "/api")
@@ -177,25 +203,35 @@ async def test_not_an_mcp_server(hass: HomeAssistant, sim: Sim, fault: str) -> N
         sim.faults.malformed = True
     result = await _submit(hass, await _start(hass), {"url": url})
     assert result["errors"] == {"base": "not_an_mcp_server"}
+    sim.faults.malformed = False
+    await _recovers(hass, result, sim.url)
 
 
 async def test_timeout(hass: HomeAssistant, sim: Sim) -> None:
+    """A clock that never answers times out; once it answers, the entry is made."""
     sim.faults.hang = True
     with patch.object(model, "REQUEST_TIMEOUT", 0.2):
         result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["errors"] == {"base": "timeout"}
+    sim.faults.hang = False
+    await _recovers(hass, result, sim.url)
 
 
 async def test_rate_limited(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """The clock's 429 is rate_limited; once it lets requests through, the entry is made."""
     sim = await sim_factory(rate_limit=1)
     result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["errors"] == {"base": "rate_limited"}
+    sim.device.rate_limiter.per_minute = None
+    await _recovers(hass, result, sim.url)
 
 
 async def test_get_state_fails(hass: HomeAssistant, sim: Sim) -> None:
+    """get_state refusing to answer: not_robine_wake; a normal answer then creates the entry."""
     with patch.object(RobineWake, "state", side_effect=DomainError("validation_failed", "no")):
         result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["errors"] == {"base": "not_robine_wake"}
+    await _recovers(hass, result, sim.url)
 
 
 async def test_not_the_spec_tools(hass: HomeAssistant, sim: Sim) -> None:
@@ -204,6 +240,7 @@ async def test_not_the_spec_tools(hass: HomeAssistant, sim: Sim) -> None:
     with patch.object(sim_module, "TOOLS", others):
         result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["errors"] == {"base": "not_robine_wake"}
+    await _recovers(hass, result, sim.url)
 
 
 async def test_identity_from_server_info(hass: HomeAssistant, sim_factory: SimFactory) -> None:
@@ -223,14 +260,17 @@ async def test_identity_from_server_info(hass: HomeAssistant, sim_factory: SimFa
 
 
 async def test_unexpected_error(hass: HomeAssistant, sim: Sim) -> None:
+    """An error of our own is `unknown` on the form; the next try creates the entry."""
     with patch.object(RobineWakeApi, "identity", side_effect=RuntimeError("boom")):
         result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["errors"] == {"base": "unknown"}
+    await _recovers(hass, result, sim.url)
 
 
 async def test_same_clock_again_follows_its_new_address(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
+    """The same clock at a new address updates its entry instead of adding one."""
     sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
@@ -245,6 +285,7 @@ async def test_same_clock_again_follows_its_new_address(
 
 
 async def test_reauth(hass: HomeAssistant, sim: Sim) -> None:
+    """Reauth checks the new password against the same clock and stores it."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     sim.device.password = PASSWORD
@@ -283,6 +324,7 @@ async def test_reauth_follows_a_changed_scheme(
 
 
 async def test_reauth_when_the_clock_dropped_its_password(hass: HomeAssistant, sim: Sim) -> None:
+    """Reauth of a clock that no longer asks for a password drops the stored one."""
     entry = make_entry(sim, password="old")
     entry.add_to_hass(hass)
     result = await entry.start_reauth_flow(hass)
@@ -292,6 +334,7 @@ async def test_reauth_when_the_clock_dropped_its_password(hass: HomeAssistant, s
 
 
 async def test_reauth_other_clock(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Reauth that reaches another clock aborts with unique_id_mismatch."""
     sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
@@ -306,6 +349,7 @@ async def test_reauth_other_clock(hass: HomeAssistant, sim_factory: SimFactory) 
 
 
 async def test_reconfigure_to_a_new_address(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Reconfigure to a new address checks it and stores it."""
     old = await sim_factory()
     entry = make_entry(old)
     entry.add_to_hass(hass)
@@ -361,6 +405,7 @@ async def test_reconfigure_follows_a_clock_identified_by_address(
 async def test_reconfigure_onto_an_address_another_entry_has(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
+    """Reconfigure onto another entry's address aborts."""
     first, second = await sim_factory(), await sim_factory()
     entry = make_entry(first)
     entry.add_to_hass(hass)
@@ -372,6 +417,7 @@ async def test_reconfigure_onto_an_address_another_entry_has(
 
 
 async def test_reconfigure_keeps_the_password(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Reconfigure keeps the stored password."""
     sim = await sim_factory(password=PASSWORD)
     entry = make_entry(sim, password=PASSWORD)
     entry.add_to_hass(hass)
@@ -382,6 +428,7 @@ async def test_reconfigure_keeps_the_password(hass: HomeAssistant, sim_factory: 
 
 
 async def test_reconfigure_to_another_clock(hass: HomeAssistant, sim_factory: SimFactory) -> None:
+    """Reconfigure that reaches another clock aborts with unique_id_mismatch."""
     sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     entry.add_to_hass(hass)
@@ -397,17 +444,18 @@ async def test_reconfigure_to_another_clock(hass: HomeAssistant, sim_factory: Si
 
 
 async def test_options_change_the_poll_interval(hass: HomeAssistant, sim: Sim) -> None:
+    """The options change the poll interval, which the coordinator then uses."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     assert entry.runtime_data.coordinator.update_interval.total_seconds() == 5
     result = await hass.config_entries.options.async_init(entry.entry_id)
     assert result["type"] is FlowResultType.FORM
     schema = {str(key): key for key in result["data_schema"].schema}
-    assert schema["poll_interval"].default() == 5
+    assert schema["scan_interval"].default() == 5
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {"poll_interval": 30, "gateway_exposed": True}
+        result["flow_id"], {"scan_interval": 30, "gateway_exposed": True}
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
     await hass.async_block_till_done()
-    assert entry.options["poll_interval"] == 30
+    assert entry.options["scan_interval"] == 30
     assert entry.runtime_data.coordinator.update_interval.total_seconds() == 30

@@ -33,6 +33,7 @@ async def test_platform_snapshot(  # noqa: PLR0917 - pytest fixtures
     snapshot: SnapshotAssertion,
     platform: Platform,
 ) -> None:
+    """Every entity of the clock matches its snapshot."""
     # A clock with a device id: unique ids that do not depend on the test server's port.
     sim = await sim_factory(device_id=DEVICE_ID)
     await snapshot_one_platform(
@@ -48,6 +49,7 @@ async def test_platform_snapshot(  # noqa: PLR0917 - pytest fixtures
 async def test_noisy_diagnostics_are_disabled_by_default(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entity_registry: er.EntityRegistry
 ) -> None:
+    """Uptime and time zone are disabled by default."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     disabled = {
@@ -61,6 +63,7 @@ async def test_noisy_diagnostics_are_disabled_by_default(
 async def test_health_follows_the_clock(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """The health sensor follows the clock's own health."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     assert hass.states.get("binary_sensor.bedroom_clock_health").state == "off"
@@ -76,6 +79,7 @@ async def test_health_follows_the_clock(
 async def test_next_alarm_of_all(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """The next alarm is the earliest of all enabled alarms."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     state = hass.states.get("sensor.bedroom_clock_next_alarm")
@@ -97,6 +101,7 @@ SATURDAY_BEFORE_SPRING = datetime(2027, 3, 27, 12, 0, tzinfo=UTC)
 async def test_occurrences_across_daylight_saving(
     hass: HomeAssistant, sim_factory: SimFactory, freezer: FrozenDateTimeFactory
 ) -> None:
+    """Occurrences across daylight saving keep the clock's local time."""
     freezer.move_to(SATURDAY_BEFORE_SPRING)
     sim = await sim_factory(now=SATURDAY_BEFORE_SPRING)
     gap = sim.device.add_alarm(label="Gap", time="02:30", days=["sun"])
@@ -130,6 +135,7 @@ async def test_occurrences_across_daylight_saving(
 async def test_autumn_repeated_hour_rings_once(
     hass: HomeAssistant, sim_factory: SimFactory, freezer: FrozenDateTimeFactory
 ) -> None:
+    """The repeated autumn hour rings once."""
     now = datetime(2027, 10, 30, 12, 0, tzinfo=UTC)
     freezer.move_to(now)
     sim = await sim_factory(now=now, starter_alarms=False)
@@ -146,6 +152,7 @@ async def test_autumn_repeated_hour_rings_once(
 
 
 async def test_gateway_hooks(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory) -> None:
+    """The gateway hooks list the clock's tools once and classify them."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     runtime: RobineWakeRuntime = entry.runtime_data
@@ -181,6 +188,7 @@ async def test_gateway_hooks(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTi
 async def test_gateway_calls_reach_the_clock(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Gateway calls reach the clock, with its refusals as error results."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     runtime: RobineWakeRuntime = entry.runtime_data
@@ -211,6 +219,7 @@ async def test_gateway_calls_reach_the_clock(
 async def test_health_and_diagnostics(
     hass: HomeAssistant, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Health and diagnostics report the clock's protocol, latency and status."""
     sim = await sim_factory(password=PASSWORD, device_id=DEVICE_ID)
     entry = make_entry(sim, password=PASSWORD)
     await setup_entry(hass, entry)

@@ -45,6 +45,7 @@ async def _press(hass: HomeAssistant, entity_id: str) -> None:
 async def test_whole_session_lifecycle(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """A whole session: ringing, snooze, dismissal, each shown and fired once."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     fired = _record(hass)
@@ -104,6 +105,7 @@ async def test_session_between_two_polls_reports_its_end(
 async def test_timeout_ends_without_dismissal(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """A session that times out ends without a dismissal event."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     fired = _record(hass)
@@ -120,6 +122,7 @@ async def test_timeout_ends_without_dismissal(
 async def test_history_before_setup_is_not_replayed(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Sessions before setup are not replayed as events."""
     sim.device.trigger(sim.alarm_id("Weekend"))
     sim.device.press_dismiss()
     sim.device.trigger(sim.alarm_id("Weekdays"))
@@ -138,6 +141,7 @@ async def test_history_before_setup_is_not_replayed(
 async def test_snooze_limit_is_a_clear_error(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Snoozing past the clock's limit is a clear translated error."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     sim.device.trigger(sim.alarm_id("Train to the coast"))  # one snooze allowed
@@ -155,6 +159,7 @@ async def test_snooze_limit_is_a_clear_error(
 async def test_buttons_without_a_session(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Snooze and dismiss without a session are refused clearly."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     for button in (SNOOZE, DISMISS):
@@ -165,6 +170,7 @@ async def test_buttons_without_a_session(
 async def test_dismissal_disabled_on_the_clock(
     hass: HomeAssistant, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Dismissal switched off on the clock is shown and refused clearly."""
     sim = await sim_factory(smartphone_dismissal=False)
     entry = make_entry(sim)
     await setup_entry(hass, entry)
@@ -179,7 +185,8 @@ async def test_dismissal_disabled_on_the_clock(
 async def test_ringing_is_noticed_within_the_poll_interval(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
-    entry = make_entry(sim, options={"poll_interval": 2})
+    """With a 2 s interval, an alarm due now shows as ringing within that interval."""
+    entry = make_entry(sim, options={"scan_interval": 2})
     await setup_entry(hass, entry)
     await advance(hass, frozen, sim, 45 * 60 - 1)
     assert hass.states.get(SESSION).state == "idle"
@@ -191,7 +198,7 @@ async def test_scheduled_ring_is_read_when_due(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
     """The clock said when it rings: HA reads it just after, not a poll interval later."""
-    entry = make_entry(sim, options={"poll_interval": 300})
+    entry = make_entry(sim, options={"scan_interval": 300})
     await setup_entry(hass, entry)
     await advance(hass, frozen, sim, 44 * 60)  # 06:44, one regular poll
     sim.stats.reset()
@@ -208,7 +215,8 @@ async def test_scheduled_ring_is_read_when_due(
 async def test_ring_check_skipped_while_polling_rate_limited_or_unloaded(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
-    entry = make_entry(sim, options={"poll_interval": 300})
+    """The ring check is skipped while polling, rate limited or unloaded."""
+    entry = make_entry(sim, options={"scan_interval": 300})
     await setup_entry(hass, entry)
     coordinator = entry.runtime_data.coordinator
     sim.stats.reset()

@@ -42,6 +42,7 @@ def _reauth_flows(hass: HomeAssistant) -> list[dict[str, Any]]:
 async def test_setup_and_unload(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Setup makes the clock's and alarms' entities; unload removes them."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     assert entry.state is ConfigEntryState.LOADED
@@ -62,6 +63,7 @@ async def test_setup_and_unload(
 async def test_clock_offline_at_setup_retries(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """An offline clock at setup retries."""
     sim.faults.offline = True
     entry = make_entry(sim)
     await setup_entry(hass, entry)
@@ -71,6 +73,7 @@ async def test_clock_offline_at_setup_retries(
 async def test_polls_read_alarm_details_only_when_they_change(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Polls read alarm details only when a revision changes."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     sim.stats.reset()
@@ -88,6 +91,7 @@ async def test_polls_read_alarm_details_only_when_they_change(
 async def test_alarms_appear_and_disappear_without_reload(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Alarms appear and disappear without a reload."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     nap = sim.device.add_alarm(label="Nap", time="14:00", days=["sat"])
@@ -109,6 +113,7 @@ async def test_unavailable_and_back_logs_once_each(
     frozen: FrozenDateTimeFactory,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Going unavailable and back is logged once each way."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     caplog.set_level(logging.INFO)
@@ -130,6 +135,7 @@ async def test_unavailable_and_back_logs_once_each(
 async def test_clock_starts_demanding_a_password(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """A clock that starts asking for a password starts reauth with a repair issue."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     sim.device.password = PASSWORD
@@ -156,6 +162,7 @@ async def test_clock_starts_demanding_a_password(
 async def test_wrong_password_at_setup_asks_reauth_without_repair(
     hass: HomeAssistant, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
 ) -> None:
+    """A wrong password at setup starts reauth without a repair issue."""
     sim = await sim_factory(password=PASSWORD)
     entry = make_entry(sim, password="wrong")
     await setup_entry(hass, entry)
@@ -168,6 +175,7 @@ async def test_wrong_password_at_setup_asks_reauth_without_repair(
 async def test_password_entry_works(
     hass: HomeAssistant, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
 ) -> None:
+    """An entry with the right password loads."""
     sim = await sim_factory(password=PASSWORD)
     entry = make_entry(sim, password=PASSWORD)
     await setup_entry(hass, entry)
@@ -178,6 +186,7 @@ async def test_password_entry_works(
 async def test_rate_limit_backs_off_and_recovers(
     hass: HomeAssistant, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
 ) -> None:
+    """A rate-limited poll backs off to the Retry-After and recovers."""
     # Setup costs 4 requests (initialize, initialized, get_state, list_alarms).
     sim = await sim_factory(rate_limit=6)
     entry = make_entry(sim)
@@ -204,6 +213,7 @@ async def test_rate_limit_backs_off_and_recovers(
 async def test_rate_limit_without_retry_after_waits_a_minute(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Without Retry-After the back-off is a minute, never faster than the interval."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     coordinator = entry.runtime_data.coordinator
@@ -214,6 +224,7 @@ async def test_rate_limit_without_retry_after_waits_a_minute(
 async def test_malformed_mcp_makes_entities_unavailable(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Malformed MCP makes entities unavailable until the clock answers properly."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
     coordinator = entry.runtime_data.coordinator
@@ -274,6 +285,7 @@ async def test_alarm_edited_between_state_and_details(
 async def test_address_now_leads_to_another_clock(
     hass: HomeAssistant, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
 ) -> None:
+    """The address now reaching another clock makes entities unavailable, naming it."""
     sim = await sim_factory(device_id=DEVICE_ID)
     entry = make_entry(sim)
     await setup_entry(hass, entry)
@@ -293,3 +305,23 @@ async def test_address_identified_clock_that_starts_naming_itself(
     await advance(hass, frozen, sim, 5)
     assert hass.states.get(WEEKDAYS).state == "on"
     assert entry.runtime_data.coordinator.last_update_success
+
+
+async def test_old_poll_interval_option_is_migrated(hass: HomeAssistant, sim: Sim) -> None:
+    """A 1.1 entry's `poll_interval` option becomes CONF_SCAN_INTERVAL and still applies."""
+    entry = make_entry(sim, options={"poll_interval": 42, "gateway_exposed": False})
+    assert entry.minor_version == 1
+    await setup_entry(hass, entry)
+    assert entry.minor_version == 2
+    assert dict(entry.options) == {"scan_interval": 42, "gateway_exposed": False}
+    assert entry.runtime_data.coordinator.update_interval == timedelta(seconds=42)
+
+
+async def test_entry_from_a_newer_version_is_refused(hass: HomeAssistant, sim: Sim) -> None:
+    """An entry written by a newer major version is not guessed at: migration fails."""
+    entry = make_entry(sim)
+    entry.add_to_hass(hass)
+    hass.config_entries.async_update_entry(entry, version=2)
+    await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.MIGRATION_ERROR

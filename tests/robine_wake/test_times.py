@@ -50,6 +50,7 @@ def _ctx(user: MockUser) -> RequestContext:
 async def test_gateway_shows_the_alarm_in_local_time(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, hass_admin_user: MockUser
 ) -> None:
+    """The gateway shows alarm times in the clock's local time."""
     await hass.config.async_set_time_zone("Europe/Berlin")
     _in_utc(sim)
     entry = make_entry(sim)

@@ -200,6 +200,7 @@ async def calm_sim(sim_factory: SimFactory) -> Sim:
 async def test_variations_degrade_values_never_the_entry(
     hass: HomeAssistant, calm_sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """Variations of the clock's replies degrade values, never the entry."""
     sim = calm_sim
     entry = make_entry(sim)
     await setup_entry(hass, entry)
@@ -337,6 +338,7 @@ async def test_an_unknown_session_state(
 async def test_enabled_that_is_not_a_boolean(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
+    """An `enabled` that is not a boolean leaves that switch unknown, the rest intact."""
     entry = make_entry(sim)
     await setup_entry(hass, entry)
 

@@ -80,6 +80,7 @@ def _data(home: SecurityHome, action: str) -> dict[str, Any]:
 
 
 def test_the_table_covers_every_action() -> None:
+    """The permission table covers every registered action."""
     assert set(ALLOWED) == set(SUPPORTS)
 
 
@@ -116,6 +117,7 @@ def _refused(message: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("action", sorted(ALLOWED))
 async def test_action_over_rest_and_websocket(home: SecurityHome, action: str) -> None:
+    """Each action over REST and websocket is allowed or refused as the table says."""
     for kind in SIGNED_IN:
         status = await _rest(home, kind, action)
         message = await _ws(home, kind, action)

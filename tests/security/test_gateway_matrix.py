@@ -85,6 +85,7 @@ def _expected(kind: str, gateway: str, tool: dict[str, Any]) -> str | None:
 
 
 async def test_tools_list_per_kind(home: SecurityHome) -> None:
+    """tools/list per kind of user: core tools plus the backends, or 401."""
     for kind in SIGNED_IN:
         status, body = await home.rpc(kind, "tools/list")
         assert status == 200, (kind, body)
@@ -98,6 +99,7 @@ async def test_tools_list_per_kind(home: SecurityHome) -> None:
 
 
 async def test_each_catalog_lists_only_the_callers_tiers(home: SecurityHome) -> None:
+    """Each catalog lists only the tiers its caller may use."""
     catalogs = await _catalogs(home)
     for kind in SIGNED_IN:
         for gateway, tools in catalogs.items():
@@ -110,6 +112,7 @@ async def test_each_catalog_lists_only_the_callers_tiers(home: SecurityHome) -> 
 
 
 async def test_every_backend_tool_for_every_kind(home: SecurityHome) -> None:
+    """Every backend tool for every kind of user is allowed or refused as the matrix says."""
     catalogs = await _catalogs(home)
     outcomes: dict[tuple[str, str, str], str | None] = {}
     for gateway, tools in catalogs.items():
@@ -143,6 +146,7 @@ async def test_every_backend_tool_for_every_kind(home: SecurityHome) -> None:
 
 
 async def test_every_core_tool_for_every_kind(home: SecurityHome) -> None:
+    """Every core tool for every kind of user is allowed or refused as the matrix says."""
     arguments: dict[str, dict[str, Any]] = {
         "search_tools": {"query": "light"},
         "get_state": {"entity_ids": [home.policy_light]},

@@ -55,6 +55,7 @@ def _set_rate_limit(home: SecurityHome, per_minute: int | None) -> None:
 
 
 async def test_a_long_batch_is_refused_before_anything_runs(home: SecurityHome) -> None:
+    """A batch over the item cap is refused before anything runs."""
     state = home.hass.states.get(home.policy_light)
     assert state is not None
     target = "off" if state.state == "on" else "on"
@@ -91,6 +92,7 @@ async def test_batch_items_are_charged_one_by_one(home: SecurityHome) -> None:
 
 
 async def test_the_rate_limit_is_on_by_default(home: SecurityHome) -> None:
+    """The rate limit is on by default, per user."""
     _set_rate_limit(home, None)
     for _ in range(6):
         status, _, _ = await _post(home, "read_only", [_ping(i) for i in range(20)])

@@ -27,6 +27,7 @@ from ..mcp.errors import (
     McpToolError,
 )
 from ..mcp.server import (
+    FORBIDDEN_CODE,
     InvalidParamsError,
     McpServerError,
     RequestContext,
@@ -75,9 +76,6 @@ _LOGGER = logging.getLogger(__name__)
 BACKEND_CALL_TIMEOUT: Final = 65.0
 DEFAULT_SEARCH_LIMIT: Final = 5
 MAX_SEARCH_LIMIT: Final = 20
-
-# JSON-RPC code for "authenticated, but not allowed" (server-defined range).
-FORBIDDEN_CODE: Final = -32001
 
 # Tools one selective catalog call may describe.
 MAX_DESCRIBE: Final = 50

@@ -59,7 +59,6 @@ DEFAULT_HISTORY_POINTS: Final = 100
 MAX_SET_UPDATES: Final = 50
 
 BASIC_FIELDS: Final = ("entity_id", "name", "state", "area", "unit", "backend")
-EXTRA_FIELDS: Final = ("domain", "device", "last_changed", "attributes")
 
 
 @dataclass(frozen=True, slots=True)

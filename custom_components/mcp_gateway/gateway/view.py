@@ -25,6 +25,7 @@ from homeassistant.util.hass_dict import HassKey
 
 from ..const import DOMAIN, GATEWAY_URL
 from ..mcp.server import (
+    FORBIDDEN_CODE,
     INVALID_REQUEST,
     MAX_BATCH_ITEMS,
     PARSE_ERROR,
@@ -50,7 +51,6 @@ MAX_BODY_BYTES: Final = 1024 * 1024
 _READ_CHUNK: Final = 64 * 1024
 _USER_AGENT_CHARS: Final = 200
 # Server-defined JSON-RPC codes for refusals made before any MCP processing.
-FORBIDDEN_CODE: Final = -32001
 BUSY_CODE: Final = -32000
 RATE_LIMITED_CODE: Final = -32029
 _JSON_TYPES: Final = frozenset({"application/json", "application/*", "*/*"})

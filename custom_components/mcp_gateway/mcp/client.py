@@ -377,28 +377,6 @@ class McpClient:
                 status=404,
             ) from expired
 
-    async def notify(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - part of the documented API
-    ) -> None:
-        """Send a JSON-RPC notification (the server answers HTTP 202, nothing else)."""
-        await self.connect()
-        try:
-            await self._notify_once(self._state, method, params, timeout)
-            return
-        except _SessionExpired as expired:
-            await self._reinitialize(expired.session_id)
-        try:
-            await self._notify_once(self._state, method, params, timeout)
-        except _SessionExpired as expired:
-            raise McpConnectionError(
-                f"{method}: session not found (HTTP 404) again after a new initialize",
-                status=404,
-            ) from expired
-
     async def list_tools(
         self,
         *,

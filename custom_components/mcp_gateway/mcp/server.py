@@ -40,6 +40,8 @@ INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
+# Server-defined: authenticated, but not allowed (the gateway's origin and user checks).
+FORBIDDEN_CODE: Final = -32001
 RESOURCE_NOT_FOUND: Final = -32002
 HEADER_MISMATCH: Final = -32020
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022

@@ -87,7 +87,7 @@ def slugify_name(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class EventOccurrence:
+class ButtonPress:
     """A press noticed between two polls: `marker` is unique per press."""
 
     marker: str
@@ -140,7 +140,7 @@ class Accessory:
     group: bool = False
     members: tuple[str, ...] = ()
     virtual: VirtualInfo | None = None
-    events: tuple[EventOccurrence, ...] = ()
+    events: tuple[ButtonPress, ...] = ()
 
     def get(self, key: str, default: Any = None) -> Any:
         """A value in the current vocabulary."""

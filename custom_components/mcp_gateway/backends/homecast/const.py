@@ -4,6 +4,30 @@ from __future__ import annotations
 
 from typing import Final
 
+from homeassistant.const import CONF_ACCESS_TOKEN, CONF_SCAN_INTERVAL, Platform
+
+__all__ = ["CONF_ACCESS_TOKEN", "CONF_SCAN_INTERVAL"]
+
+PLATFORMS: Final = (
+    Platform.ALARM_CONTROL_PANEL,
+    Platform.BINARY_SENSOR,
+    Platform.BUTTON,
+    Platform.CLIMATE,
+    Platform.COVER,
+    Platform.DATETIME,
+    Platform.EVENT,
+    Platform.FAN,
+    Platform.LIGHT,
+    Platform.LOCK,
+    Platform.NUMBER,
+    Platform.SCENE,
+    Platform.SELECT,
+    Platform.SENSOR,
+    Platform.SWITCH,
+    Platform.TEXT,
+    Platform.VALVE,
+)
+
 DEFAULT_URL: Final = "https://api.homecast.cloud/mcp"
 # The Homecast Mac app's community server (src/server/local-server.ts, port 5656).
 COMMUNITY_URL_EXAMPLE: Final = "http://homecast-mac.local:5656/mcp"
@@ -18,11 +42,8 @@ AUTH_OAUTH: Final = "oauth"
 CONF_HOMES: Final = "homes"  # UUIDs of the homes the entry follows
 CONF_OAUTH_CLIENT: Final = "oauth_client"  # dynamically registered client and endpoints
 CONF_OAUTH_ENDPOINTS: Final = "oauth_endpoints"  # endpoints for application credentials
-CONF_ACCESS_TOKEN: Final = "access_token"  # the bearer token (token auth)
 CONF_SERVER: Final = "server"  # which Homecast server: absent = the cloud
 SERVER_COMMUNITY: Final = "community"
-# entry.options keys
-CONF_SCAN_INTERVAL: Final = "scan_interval"
 
 OAUTH_SCOPES: Final = "mcp:read mcp:write"
 # Where the OAuth metadata of the server being configured is kept for application credentials.

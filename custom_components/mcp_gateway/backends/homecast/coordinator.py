@@ -5,17 +5,15 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers import issue_registry as ir
-from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
 from ...const import DOMAIN
-from ...mcp.errors import McpAuthError, McpError, McpRpcError, McpToolError
-from .api import EVENT_KEY, EventOccurrence, HomecastApi, HomecastState
+from ...mcp.errors import McpAuthError, McpRpcError, McpToolError
+from ..coordinator import BackendCoordinator
+from .api import EVENT_KEY, ButtonPress, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
 from .scenes import SceneRenameFollower
 
@@ -31,10 +29,8 @@ type _Automations = tuple[dict[str, list[dict[str, Any]]] | None, set[str]]
 _EVENT_MEMORY = 5
 
 
-class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
+class HomecastCoordinator(BackendCoordinator[HomecastState]):
     """One poll = get_state (all homes in one call) + get_automations + get_hc_automations."""
-
-    config_entry: McpGatewayConfigEntry
 
     def __init__(
         self,
@@ -47,7 +43,7 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
         super().__init__(
             hass,
             _LOGGER,
-            config_entry=entry,
+            entry,
             name=entry.title,
             update_interval=timedelta(seconds=interval),
         )
@@ -57,33 +53,24 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
         self.automations_supported = True
         self.hc_automations_supported = True
         self.scene_renames = SceneRenameFollower()
-        # The last get_state round trip: list_backends shows it, as for the other backends.
-        self.latency_ms: float | None = None
 
-    async def _timed_state(self) -> HomecastState:
-        started = time.perf_counter()
-        state = await self.api.async_get_state(self.homes)
-        self.latency_ms = (time.perf_counter() - started) * 1000
-        return state
-
-    async def _async_update_data(self) -> HomecastState:
+    async def _async_fetch(self) -> HomecastState:
         # Wait for all three even when one fails, so no call is left running unobserved.
         state: HomecastState | BaseException
         automations: _Automations | BaseException
         hc_automations: dict[str, list[dict[str, Any]]] | BaseException | None
         state, automations, hc_automations = await asyncio.gather(
-            self._timed_state(),
+            self.api.async_get_state(self.homes),
             self._automations(),
             self._hc_automations(),
             return_exceptions=True,
         )
         results = (state, automations, hc_automations)
+        # A refused credential wins over the other failures: it alone needs the user.
         for result in results:
             if isinstance(result, McpAuthError):
-                raise ConfigEntryAuthFailed(str(result)) from result
+                raise result
         for result in results:
-            if isinstance(result, McpError):
-                raise UpdateFailed(f"Homecast did not answer: {result}") from result
             if isinstance(result, BaseException):
                 raise result
         # Narrowed for the type checker: every exception was raised above.
@@ -190,7 +177,7 @@ class HomecastCoordinator(DataUpdateCoordinator[HomecastState]):
             if old is None or old.values.get(EVENT_KEY) != value or not events:
                 marker = f"{self.polls}:{value}"
                 if isinstance(value, int) and not isinstance(value, bool):
-                    events = (*events, EventOccurrence(marker, value))[-_EVENT_MEMORY:]
+                    events = (*events, ButtonPress(marker, value))[-_EVENT_MEMORY:]
             acc.events = events
 
 

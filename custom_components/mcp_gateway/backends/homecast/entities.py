@@ -10,7 +10,7 @@ normalises the older one) and write with set_state keys.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
@@ -50,7 +50,7 @@ from ...button import GatewayButtonDescription
 from ...climate import ClimateTarget, GatewayClimateDescription
 from ...cover import GatewayCoverDescription
 from ...datetime import GatewayDateTimeDescription
-from ...entity import DeviceSpec, EntitySpec
+from ...entity import DeviceSpec, EntitySpec, GatewayEntityDescription
 from ...event import EventOccurrence, GatewayEventDescription
 from ...fan import GatewayFanDescription
 from ...light import GatewayLightDescription, LightCommand
@@ -167,7 +167,7 @@ async def _light_on(runtime: HomecastRuntime, acc: Accessory, command: LightComm
     await _write(runtime, acc, props)
 
 
-LIGHT = GatewayLightDescription(
+LIGHT = GatewayLightDescription[Accessory](
     key="light",
     name=None,
     is_on_fn=lambda acc: _bool(acc.get("on")),
@@ -187,8 +187,8 @@ LIGHT = GatewayLightDescription(
 # Switches
 
 
-def _on_switch(key: str = "switch", **kwargs: Any) -> GatewaySwitchDescription:
-    return GatewaySwitchDescription(
+def _on_switch(key: str = "switch", **kwargs: Any) -> GatewaySwitchDescription[Accessory]:
+    return GatewaySwitchDescription[Accessory](
         key=key,
         is_on_fn=lambda acc: _bool(acc.get("on")),
         set_fn=lambda runtime, acc, on: _write(runtime, acc, {"on": on}),
@@ -198,13 +198,13 @@ def _on_switch(key: str = "switch", **kwargs: Any) -> GatewaySwitchDescription:
 
 SWITCH = _on_switch(name=None)
 OUTLET = _on_switch("outlet", name=None, device_class=None)
-MUTE = GatewaySwitchDescription(
+MUTE = GatewaySwitchDescription[Accessory](
     key="mute",
     translation_key="mute",
     is_on_fn=lambda acc: _bool(acc.get("mute")),
     set_fn=lambda runtime, acc, on: _write(runtime, acc, {"mute": on}),
 )
-VOLUME = GatewayNumberDescription(
+VOLUME = GatewayNumberDescription[Accessory](
     key="volume",
     translation_key="volume",
     native_min_value=0,
@@ -328,7 +328,7 @@ async def _set_fan_mode(runtime: HomecastRuntime, acc: Accessory, mode: str) -> 
     await _write(runtime, acc, {"speed": _FAN_MODES[mode]})
 
 
-HEATER_COOLER = GatewayClimateDescription(
+HEATER_COOLER = GatewayClimateDescription[Accessory](
     key="climate",
     name=None,
     hvac_mode_fn=_hc_mode,
@@ -392,7 +392,7 @@ async def _ts_set_temp(runtime: HomecastRuntime, acc: Accessory, target: Climate
         await _write(runtime, acc, props)
 
 
-THERMOSTAT = GatewayClimateDescription(
+THERMOSTAT = GatewayClimateDescription[Accessory](
     key="climate",
     name=None,
     hvac_mode_fn=lambda acc: _TS_MODES.get(acc.get("heating_cooling_target")),
@@ -422,7 +422,7 @@ def _locked(acc: Accessory) -> bool | None:
     return {0: False, 1: True}.get(value) if isinstance(value, int) else None
 
 
-LOCK = GatewayLockDescription(
+LOCK = GatewayLockDescription[Accessory](
     key="lock",
     name=None,
     is_locked_fn=_locked,
@@ -472,7 +472,7 @@ async def _alarm_set(
     await _write(runtime, acc, {"alarm_target": _ALARM_WRITE[state]})
 
 
-ALARM = GatewayAlarmDescription(
+ALARM = GatewayAlarmDescription[Accessory](
     key="alarm",
     name=None,
     state_fn=_alarm_state,
@@ -499,7 +499,7 @@ def _cover_closed(acc: Accessory) -> bool | None:
     return None if position is None else position == 0
 
 
-COVER = GatewayCoverDescription(
+COVER = GatewayCoverDescription[Accessory](
     key="cover",
     name=None,
     device_class=CoverDeviceClass.BLIND,
@@ -533,7 +533,7 @@ async def _fan_speed(runtime: HomecastRuntime, acc: Accessory, percentage: int) 
     await _write(runtime, acc, {_power_key(acc): True, "speed": percentage})
 
 
-FAN = GatewayFanDescription(
+FAN = GatewayFanDescription[Accessory](
     key="fan",
     name=None,
     is_on_fn=lambda acc: _bool(acc.get(_power_key(acc))),
@@ -543,7 +543,7 @@ FAN = GatewayFanDescription(
     set_percentage_fn=_fan_speed,
 )
 
-VALVE = GatewayValveDescription(
+VALVE = GatewayValveDescription[Accessory](
     key="valve",
     name=None,
     device_class=ValveDeviceClass.WATER,
@@ -556,28 +556,28 @@ VALVE = GatewayValveDescription(
 # ---------------------------------------------------------------------------------------------
 # Sensors and binary sensors (by the values an accessory reports)
 
-TEMPERATURE = GatewaySensorDescription(
+TEMPERATURE = GatewaySensorDescription[Accessory](
     key="temperature",
     device_class=SensorDeviceClass.TEMPERATURE,
     state_class=SensorStateClass.MEASUREMENT,
     native_unit_of_measurement=UnitOfTemperature.CELSIUS,
     value_fn=lambda acc: _num(acc.get("current_temp")),
 )
-HUMIDITY = GatewaySensorDescription(
+HUMIDITY = GatewaySensorDescription[Accessory](
     key="humidity",
     device_class=SensorDeviceClass.HUMIDITY,
     state_class=SensorStateClass.MEASUREMENT,
     native_unit_of_measurement=PERCENTAGE,
     value_fn=lambda acc: _num(acc.get("relative_humidity")),
 )
-ILLUMINANCE = GatewaySensorDescription(
+ILLUMINANCE = GatewaySensorDescription[Accessory](
     key="illuminance",
     device_class=SensorDeviceClass.ILLUMINANCE,
     state_class=SensorStateClass.MEASUREMENT,
     native_unit_of_measurement=LIGHT_LUX,
     value_fn=lambda acc: _num(acc.get("current_ambient_light_level")),
 )
-BATTERY = GatewaySensorDescription(
+BATTERY = GatewaySensorDescription[Accessory](
     key="battery",
     device_class=SensorDeviceClass.BATTERY,
     state_class=SensorStateClass.MEASUREMENT,
@@ -585,29 +585,29 @@ BATTERY = GatewaySensorDescription(
     entity_category=EntityCategory.DIAGNOSTIC,
     value_fn=lambda acc: _num(acc.get("battery")),
 )
-MOTION = GatewayBinarySensorDescription(
+MOTION = GatewayBinarySensorDescription[Accessory](
     key="motion",
     device_class=BinarySensorDeviceClass.MOTION,
     is_on_fn=lambda acc: _bool(acc.get("motion")),
 )
-CONTACT = GatewayBinarySensorDescription(
+CONTACT = GatewayBinarySensorDescription[Accessory](
     key="contact",
     device_class=BinarySensorDeviceClass.OPENING,
     # HomeKit ContactSensorState: 0 = contact detected (closed).
     is_on_fn=lambda acc: _bool(acc.get("contact")),
 )
-OCCUPANCY = GatewayBinarySensorDescription(
+OCCUPANCY = GatewayBinarySensorDescription[Accessory](
     key="occupancy",
     device_class=BinarySensorDeviceClass.OCCUPANCY,
     is_on_fn=lambda acc: _bool(acc.get("occupancy_detected")),
 )
-LOW_BATTERY = GatewayBinarySensorDescription(
+LOW_BATTERY = GatewayBinarySensorDescription[Accessory](
     key="low_battery",
     device_class=BinarySensorDeviceClass.BATTERY,
     entity_category=EntityCategory.DIAGNOSTIC,
     is_on_fn=lambda acc: _bool(acc.get("low_battery")),
 )
-OUTLET_IN_USE = GatewayBinarySensorDescription(
+OUTLET_IN_USE = GatewayBinarySensorDescription[Accessory](
     key="outlet_in_use",
     translation_key="outlet_in_use",
     device_class=BinarySensorDeviceClass.POWER,
@@ -642,8 +642,8 @@ def _air_quality(acc: Accessory) -> str | None:
 
 def _measure(
     key: str, device_class: SensorDeviceClass, unit: str, **kwargs: Any
-) -> GatewaySensorDescription:
-    return GatewaySensorDescription(
+) -> GatewaySensorDescription[Accessory]:
+    return GatewaySensorDescription[Accessory](
         key=key,
         device_class=device_class,
         state_class=kwargs.pop("state_class", SensorStateClass.MEASUREMENT),
@@ -658,11 +658,11 @@ def _measure(
 # unit tables of src/components/automations/characteristics.ts list the ones that matter.
 # Accessories carrying them are mostly of type "other" (getDeviceType has no leak, smoke,
 # carbon monoxide, occupancy, humidity or air-quality type).
-RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
+RAW_EXTRAS: tuple[tuple[str, Platform, GatewayEntityDescription[Accessory]], ...] = (
     (
         "leak_detected",
         Platform.BINARY_SENSOR,
-        GatewayBinarySensorDescription(
+        GatewayBinarySensorDescription[Accessory](
             key="leak_detected",
             device_class=BinarySensorDeviceClass.MOISTURE,
             is_on_fn=_flag("leak_detected"),
@@ -671,7 +671,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
     (
         "smoke_detected",
         Platform.BINARY_SENSOR,
-        GatewayBinarySensorDescription(
+        GatewayBinarySensorDescription[Accessory](
             key="smoke_detected",
             device_class=BinarySensorDeviceClass.SMOKE,
             is_on_fn=_flag("smoke_detected"),
@@ -680,7 +680,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
     (
         "carbon_monoxide_detected",
         Platform.BINARY_SENSOR,
-        GatewayBinarySensorDescription(
+        GatewayBinarySensorDescription[Accessory](
             key="carbon_monoxide_detected",
             device_class=BinarySensorDeviceClass.CO,
             is_on_fn=_flag("carbon_monoxide_detected"),
@@ -689,7 +689,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
     (
         "carbon_dioxide_detected",
         Platform.BINARY_SENSOR,
-        GatewayBinarySensorDescription(
+        GatewayBinarySensorDescription[Accessory](
             key="carbon_dioxide_detected",
             translation_key="carbon_dioxide_detected",
             device_class=BinarySensorDeviceClass.PROBLEM,
@@ -699,7 +699,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
     (
         "obstruction_detected",
         Platform.BINARY_SENSOR,
-        GatewayBinarySensorDescription(
+        GatewayBinarySensorDescription[Accessory](
             key="obstruction_detected",
             translation_key="obstruction_detected",
             device_class=BinarySensorDeviceClass.PROBLEM,
@@ -709,7 +709,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
     (
         "current_door_state",
         Platform.BINARY_SENSOR,
-        GatewayBinarySensorDescription(
+        GatewayBinarySensorDescription[Accessory](
             key="current_door_state",
             device_class=BinarySensorDeviceClass.GARAGE_DOOR,
             is_on_fn=_door_open,
@@ -718,7 +718,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
     (
         "status_fault",
         Platform.BINARY_SENSOR,
-        GatewayBinarySensorDescription(
+        GatewayBinarySensorDescription[Accessory](
             key="status_fault",
             device_class=BinarySensorDeviceClass.PROBLEM,
             entity_category=EntityCategory.DIAGNOSTIC,
@@ -728,7 +728,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
     (
         "status_tampered",
         Platform.BINARY_SENSOR,
-        GatewayBinarySensorDescription(
+        GatewayBinarySensorDescription[Accessory](
             key="status_tampered",
             device_class=BinarySensorDeviceClass.TAMPER,
             entity_category=EntityCategory.DIAGNOSTIC,
@@ -738,7 +738,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, Any], ...] = (
     (
         "air_quality",
         Platform.SENSOR,
-        GatewaySensorDescription(
+        GatewaySensorDescription[Accessory](
             key="air_quality",
             translation_key="air_quality",
             device_class=SensorDeviceClass.ENUM,
@@ -826,14 +826,14 @@ def _press_reader(types: dict[int, str]) -> Callable[[Accessory], list[EventOccu
     return presses
 
 
-DOORBELL = GatewayEventDescription(
+DOORBELL = GatewayEventDescription[Accessory](
     key="doorbell",
     translation_key="doorbell",
     device_class=EventDeviceClass.DOORBELL,
     event_types=list(_DOORBELL_TYPES.values()),
     events_fn=_press_reader(_DOORBELL_TYPES),
 )
-BUTTON_EVENT = GatewayEventDescription(
+BUTTON_EVENT = GatewayEventDescription[Accessory](
     key="button",
     translation_key="button",
     device_class=EventDeviceClass.BUTTON,
@@ -863,7 +863,7 @@ async def _counter_add(runtime: HomecastRuntime, acc: Accessory) -> None:
     await _write(runtime, acc, {"virtual_count": count + 1})
 
 
-V_MODE = GatewaySelectDescription(
+V_MODE = GatewaySelectDescription[Accessory](
     key="virtual_mode",
     name=None,
     current_option_fn=lambda acc: (
@@ -873,7 +873,7 @@ V_MODE = GatewaySelectDescription(
     options_fn=lambda acc: [str(o) for o in acc.options.get("virtual_mode", [])],
     select_fn=lambda runtime, acc, option: _write(runtime, acc, {"virtual_mode": option}),
 )
-V_NUMBER = GatewayNumberDescription(
+V_NUMBER = GatewayNumberDescription[Accessory](
     key="virtual_number",
     name=None,
     # get_state carries no limits; the server refuses a value outside the definition's.
@@ -886,23 +886,23 @@ V_NUMBER = GatewayNumberDescription(
         runtime, acc, {"virtual_number": int(value) if float(value).is_integer() else value}
     ),
 )
-V_COUNTER = GatewaySensorDescription(
+V_COUNTER = GatewaySensorDescription[Accessory](
     key="virtual_count",
     name=None,
     state_class=SensorStateClass.MEASUREMENT,
     value_fn=lambda acc: _int(acc.get("virtual_count")),
 )
-V_COUNTER_INCREMENT = GatewayButtonDescription(
+V_COUNTER_INCREMENT = GatewayButtonDescription[Accessory](
     key="virtual_count_increment",
     translation_key="counter_increment",
     press_fn=_counter_add,
 )
-V_COUNTER_RESET = GatewayButtonDescription(
+V_COUNTER_RESET = GatewayButtonDescription[Accessory](
     key="virtual_count_reset",
     translation_key="counter_reset",
     press_fn=lambda runtime, acc: _write(runtime, acc, {"virtual_count": 0}),
 )
-V_TIMER = GatewaySwitchDescription(
+V_TIMER = GatewaySwitchDescription[Accessory](
     key="virtual_timer",
     name=None,
     is_on_fn=lambda acc: acc.get("virtual_timer") == "active",
@@ -911,14 +911,14 @@ V_TIMER = GatewaySwitchDescription(
         runtime, acc, {"virtual_timer": "active" if on else "idle"}
     ),
 )
-V_TEXT = GatewayTextDescription(
+V_TEXT = GatewayTextDescription[Accessory](
     key="virtual_text",
     name=None,
     value_fn=lambda acc: None if acc.get("virtual_text") is None else str(acc.get("virtual_text")),
     set_fn=lambda runtime, acc, value: _write(runtime, acc, {"virtual_text": value}),
 )
 # A date-only or time-only value (or an unset one, "") is no instant: shown and set as text.
-V_DATE_TEXT = GatewayTextDescription(
+V_DATE_TEXT = GatewayTextDescription[Accessory](
     key="virtual_datetime_text",
     name=None,
     value_fn=lambda acc: (
@@ -926,7 +926,7 @@ V_DATE_TEXT = GatewayTextDescription(
     ),
     set_fn=lambda runtime, acc, value: _write(runtime, acc, {"virtual_datetime": value}),
 )
-V_DATE = GatewayDateTimeDescription(
+V_DATE = GatewayDateTimeDescription[Accessory](
     key="virtual_datetime",
     name=None,
     value_fn=lambda acc: _parse_datetime(acc.get("virtual_datetime")),
@@ -941,17 +941,17 @@ def _virtual_value_fn(acc: Accessory) -> Any:
 
 
 # Read-only forms of virtual accessories a person may not change ("Adjustable here" off).
-V_READONLY_ON = GatewayBinarySensorDescription(
+V_READONLY_ON = GatewayBinarySensorDescription[Accessory](
     key="virtual_state",
     name=None,
     is_on_fn=lambda acc: _bool(acc.get("on")) or acc.get("virtual_timer") == "active",
 )
-V_READONLY = GatewaySensorDescription(
+V_READONLY = GatewaySensorDescription[Accessory](
     key="virtual_value",
     name=None,
     value_fn=_virtual_value_fn,
 )
-V_READONLY_TIME = GatewaySensorDescription(
+V_READONLY_TIME = GatewaySensorDescription[Accessory](
     key="virtual_value",
     name=None,
     device_class=SensorDeviceClass.TIMESTAMP,
@@ -994,7 +994,7 @@ class AutomationRef:
     data: dict[str, Any]
 
 
-SCENE = GatewaySceneDescription(
+SCENE = GatewaySceneDescription[SceneRef](
     key="scene",
     activate_fn=lambda runtime, ref: runtime.api.async_run_scene(ref.home.key, ref.name),
 )
@@ -1029,7 +1029,7 @@ async def _automation_enable(runtime: HomecastRuntime, ref: AutomationRef, on: b
     ref.data["enabled"] = on
 
 
-AUTOMATION = GatewaySwitchDescription(
+AUTOMATION = GatewaySwitchDescription[AutomationRef](
     key="automation",
     entity_category=EntityCategory.CONFIG,
     is_on_fn=lambda ref: ref.data.get("enabled") is not False,
@@ -1047,94 +1047,150 @@ def accessory_device_key(home: Home, acc: Accessory) -> str:
     return f"{home.tail}_{acc.uid}"
 
 
-def _main(acc: Accessory) -> list[tuple[Platform, Any]]:
-    """The accessory's own control entities, by type."""
-    if acc.virtual is not None:
-        return _virtual(acc)
-    kind = acc.type
-    if kind == "light":
-        return [(Platform.LIGHT, LIGHT)]
-    if kind == "switch":
-        if acc.has("on") and "on" not in acc.settable:
-            # A virtual switch with "Adjustable here" off: get_state lists `on` unsettable.
-            return [(Platform.BINARY_SENSOR, V_READONLY_ON)]
-        return [(Platform.SWITCH, SWITCH)]
-    if kind == "outlet":
-        return [(Platform.SWITCH, OUTLET)]
-    if kind == "climate":
-        if acc.has("heating_cooling_target") or acc.has("target_temp"):
-            return [(Platform.CLIMATE, THERMOSTAT)]
-        return [(Platform.CLIMATE, HEATER_COOLER_FAN if acc.has("speed") else HEATER_COOLER)]
-    if kind == "lock":
-        return [(Platform.LOCK, LOCK)]
-    if kind == "alarm":
-        return [(Platform.ALARM_CONTROL_PANEL, ALARM)]
-    if kind == "blind":
-        return [(Platform.COVER, COVER)]
-    if kind == "fan":
-        return [(Platform.FAN, FAN)]
-    if kind == "valve":
-        return [(Platform.VALVE, VALVE)]
-    if kind == "speaker":
-        return [(Platform.NUMBER, VOLUME), (Platform.SWITCH, MUTE)]
-    if kind == "doorbell":
-        return [(Platform.EVENT, DOORBELL)]
-    if kind == "button":
-        return [(Platform.EVENT, BUTTON_EVENT)]
-    return []
+@dataclass(frozen=True, slots=True)
+class AccessoryEntity:
+    """An entity an accessory gets when `has_fn` says it supports it (as core's peblar/tedee)."""
+
+    platform: Platform
+    description: GatewayEntityDescription[Accessory]
+    has_fn: Callable[[Accessory], bool]
 
 
-def _virtual(acc: Accessory) -> list[tuple[Platform, Any]]:
-    """By the value key get_state reports; no `_settable` means people may not change it."""
+def _of_type(kind: str) -> Callable[[Accessory], bool]:
+    return lambda acc: acc.type == kind
+
+
+def _has(key: str) -> Callable[[Accessory], bool]:
+    return lambda acc: acc.has(key)
+
+
+def _read_only_on(acc: Accessory) -> bool:
+    # A virtual switch with "Adjustable here" off: get_state lists `on` unsettable.
+    return acc.has("on") and "on" not in acc.settable
+
+
+def _thermostat(acc: Accessory) -> bool:
+    return acc.type == "climate" and (acc.has("heating_cooling_target") or acc.has("target_temp"))
+
+
+def _heater_cooler(acc: Accessory, fan: bool) -> bool:
+    return acc.type == "climate" and not _thermostat(acc) and acc.has("speed") == fan
+
+
+# The accessory's own control entities, by the type get_state gives it.
+MAIN_ENTITIES: tuple[AccessoryEntity, ...] = (
+    AccessoryEntity(Platform.LIGHT, LIGHT, _of_type("light")),
+    AccessoryEntity(
+        Platform.BINARY_SENSOR,
+        V_READONLY_ON,
+        lambda acc: acc.type == "switch" and _read_only_on(acc),
+    ),
+    AccessoryEntity(
+        Platform.SWITCH, SWITCH, lambda acc: acc.type == "switch" and not _read_only_on(acc)
+    ),
+    AccessoryEntity(Platform.SWITCH, OUTLET, _of_type("outlet")),
+    AccessoryEntity(Platform.CLIMATE, THERMOSTAT, _thermostat),
+    AccessoryEntity(Platform.CLIMATE, HEATER_COOLER_FAN, lambda acc: _heater_cooler(acc, True)),
+    AccessoryEntity(Platform.CLIMATE, HEATER_COOLER, lambda acc: _heater_cooler(acc, False)),
+    AccessoryEntity(Platform.LOCK, LOCK, _of_type("lock")),
+    AccessoryEntity(Platform.ALARM_CONTROL_PANEL, ALARM, _of_type("alarm")),
+    AccessoryEntity(Platform.COVER, COVER, _of_type("blind")),
+    AccessoryEntity(Platform.FAN, FAN, _of_type("fan")),
+    AccessoryEntity(Platform.VALVE, VALVE, _of_type("valve")),
+    AccessoryEntity(Platform.NUMBER, VOLUME, _of_type("speaker")),
+    AccessoryEntity(Platform.SWITCH, MUTE, _of_type("speaker")),
+    AccessoryEntity(Platform.EVENT, DOORBELL, _of_type("doorbell")),
+    AccessoryEntity(Platform.EVENT, BUTTON_EVENT, _of_type("button")),
+)
+
+
+def _instant(acc: Accessory) -> bool:
+    """A date accessory whose value is a full date and time (else it is edited as text)."""
     info = acc.virtual
-    assert info is not None
-    instant = info.kind == "date" and _parse_datetime(acc.get("virtual_datetime")) is not None
-    if not info.controllable:
-        if info.kind == "timer":
-            return [(Platform.BINARY_SENSOR, V_READONLY_ON)]
-        return [(Platform.SENSOR, V_READONLY_TIME if instant else V_READONLY)]
-    if info.kind == "date" and not instant:
-        return [(Platform.TEXT, V_DATE_TEXT)]
-    by_kind: dict[str, list[tuple[Platform, Any]]] = {
-        "mode": [(Platform.SELECT, V_MODE)],
-        "number": [(Platform.NUMBER, V_NUMBER)],
-        "counter": [
-            (Platform.SENSOR, V_COUNTER),
-            (Platform.BUTTON, V_COUNTER_INCREMENT),
-            (Platform.BUTTON, V_COUNTER_RESET),
-        ],
-        "timer": [(Platform.SWITCH, V_TIMER)],
-        "text": [(Platform.TEXT, V_TEXT)],
-        "date": [(Platform.DATETIME, V_DATE)],
-    }
-    return by_kind.get(info.kind, [])
+    return (
+        info is not None
+        and info.kind == "date"
+        and _parse_datetime(acc.get("virtual_datetime")) is not None
+    )
 
 
-def _extras(acc: Accessory) -> Iterator[tuple[Platform, Any]]:
-    """Sensors that follow from the values an accessory reports, whatever its type."""
+def _virtual_kind(kind: str, *, controllable: bool = True) -> Callable[[Accessory], bool]:
+    def has(acc: Accessory) -> bool:
+        info = acc.virtual
+        return info is not None and info.kind == kind and info.controllable == controllable
+
+    return has
+
+
+def _virtual_read_only(instant: bool) -> Callable[[Accessory], bool]:
+    def has(acc: Accessory) -> bool:
+        info = acc.virtual
+        return (
+            info is not None
+            and not info.controllable
+            and info.kind != "timer"
+            and _instant(acc) == instant
+        )
+
+    return has
+
+
+# Virtual accessories, by the value key get_state reports; no `_settable` means people may not
+# change it.
+VIRTUAL_ENTITIES: tuple[AccessoryEntity, ...] = (
+    AccessoryEntity(
+        Platform.BINARY_SENSOR, V_READONLY_ON, _virtual_kind("timer", controllable=False)
+    ),
+    AccessoryEntity(Platform.SENSOR, V_READONLY_TIME, _virtual_read_only(instant=True)),
+    AccessoryEntity(Platform.SENSOR, V_READONLY, _virtual_read_only(instant=False)),
+    AccessoryEntity(
+        Platform.TEXT, V_DATE_TEXT, lambda acc: _virtual_kind("date")(acc) and not _instant(acc)
+    ),
+    AccessoryEntity(Platform.SELECT, V_MODE, _virtual_kind("mode")),
+    AccessoryEntity(Platform.NUMBER, V_NUMBER, _virtual_kind("number")),
+    AccessoryEntity(Platform.SENSOR, V_COUNTER, _virtual_kind("counter")),
+    AccessoryEntity(Platform.BUTTON, V_COUNTER_INCREMENT, _virtual_kind("counter")),
+    AccessoryEntity(Platform.BUTTON, V_COUNTER_RESET, _virtual_kind("counter")),
+    AccessoryEntity(Platform.SWITCH, V_TIMER, _virtual_kind("timer")),
+    AccessoryEntity(Platform.TEXT, V_TEXT, _virtual_kind("text")),
+    AccessoryEntity(
+        Platform.DATETIME, V_DATE, lambda acc: _virtual_kind("date")(acc) and _instant(acc)
+    ),
+)
+
+# Sensors that follow from the values an accessory reports, whatever its type.
+EXTRA_ENTITIES: tuple[AccessoryEntity, ...] = (
+    AccessoryEntity(
+        Platform.SENSOR, TEMPERATURE, lambda acc: acc.has("current_temp") and acc.type != "climate"
+    ),
+    AccessoryEntity(Platform.SENSOR, HUMIDITY, _has("relative_humidity")),
+    AccessoryEntity(Platform.SENSOR, ILLUMINANCE, _has("current_ambient_light_level")),
+    AccessoryEntity(Platform.SENSOR, BATTERY, _has("battery")),
+    AccessoryEntity(Platform.BINARY_SENSOR, MOTION, _has("motion")),
+    AccessoryEntity(Platform.BINARY_SENSOR, CONTACT, _has("contact")),
+    AccessoryEntity(Platform.BINARY_SENSOR, OCCUPANCY, _has("occupancy_detected")),
+    AccessoryEntity(Platform.BINARY_SENSOR, LOW_BATTERY, _has("low_battery")),
+    AccessoryEntity(Platform.BINARY_SENSOR, OUTLET_IN_USE, _has("outlet_in_use")),
+    *(
+        AccessoryEntity(platform, description, _has(key))
+        for key, platform, description in RAW_EXTRAS
+    ),
+)
+
+
+def _main(acc: Accessory) -> list[tuple[Platform, GatewayEntityDescription[Accessory]]]:
+    """The accessory's own control entities: a virtual accessory's by its kind, else by type."""
+    table = VIRTUAL_ENTITIES if acc.virtual is not None else MAIN_ENTITIES
+    return [(entity.platform, entity.description) for entity in table if entity.has_fn(acc)]
+
+
+def _extras(acc: Accessory) -> list[tuple[Platform, GatewayEntityDescription[Accessory]]]:
+    """Sensors that follow from the values an accessory reports (none for virtual ones)."""
     if acc.virtual is not None:
-        return
-    if acc.has("current_temp") and acc.type != "climate":
-        yield Platform.SENSOR, TEMPERATURE
-    if acc.has("relative_humidity"):
-        yield Platform.SENSOR, HUMIDITY
-    if acc.has("current_ambient_light_level"):
-        yield Platform.SENSOR, ILLUMINANCE
-    if acc.has("battery"):
-        yield Platform.SENSOR, BATTERY
-    if acc.has("motion"):
-        yield Platform.BINARY_SENSOR, MOTION
-    if acc.has("contact"):
-        yield Platform.BINARY_SENSOR, CONTACT
-    if acc.has("occupancy_detected"):
-        yield Platform.BINARY_SENSOR, OCCUPANCY
-    if acc.has("low_battery"):
-        yield Platform.BINARY_SENSOR, LOW_BATTERY
-    if acc.has("outlet_in_use"):
-        yield Platform.BINARY_SENSOR, OUTLET_IN_USE
-    for key, platform, description in RAW_EXTRAS:
-        if acc.has(key):
-            yield platform, description
+        return []
+    return [
+        (entity.platform, entity.description) for entity in EXTRA_ENTITIES if entity.has_fn(acc)
+    ]
 
 
 def _live_home(coordinator: HomecastCoordinator, home_uuid: str) -> Home | None:
@@ -1263,25 +1319,5 @@ def _model(acc: Accessory) -> str:
     return acc.type
 
 
-PLATFORMS: tuple[Platform, ...] = (
-    Platform.ALARM_CONTROL_PANEL,
-    Platform.BINARY_SENSOR,
-    Platform.BUTTON,
-    Platform.CLIMATE,
-    Platform.COVER,
-    Platform.DATETIME,
-    Platform.EVENT,
-    Platform.FAN,
-    Platform.LIGHT,
-    Platform.LOCK,
-    Platform.NUMBER,
-    Platform.SCENE,
-    Platform.SELECT,
-    Platform.SENSOR,
-    Platform.SWITCH,
-    Platform.TEXT,
-    Platform.VALVE,
-)
-
 # The event key is documented in api; re-exported for tests that press buttons.
-__all__ = ["EVENT_KEY", "PLATFORMS", "derive_specs"]
+__all__ = ["EVENT_KEY", "derive_specs"]

@@ -15,6 +15,7 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.config_entry_oauth2_flow import LocalOAuth2Implementation
 from yarl import URL
 
+from ...const import DOMAIN
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
@@ -29,9 +30,10 @@ from .const import (
     CONF_OAUTH_ENDPOINTS,
     CONF_SCAN_INTERVAL,
     DEFAULT_SCAN_INTERVAL,
+    PLATFORMS,
 )
 from .coordinator import HomecastCoordinator
-from .entities import PLATFORMS, accessory_device_key, derive_specs
+from .entities import accessory_device_key, derive_specs
 from .oauth import HomecastOAuth2Implementation
 from .scenes import home_device_key
 from .tools import TOOL_CLASSES, classify
@@ -122,7 +124,9 @@ class HomecastRuntime(BackendRuntime):
                 implementation = await self._oauth_implementation()
             except ValueError as err:
                 # The application credential was removed: only a new login can fix it.
-                raise ConfigEntryAuthFailed(str(err)) from err
+                raise ConfigEntryAuthFailed(
+                    translation_domain=DOMAIN, translation_key="homecast_oauth_credential_missing"
+                ) from err
             self._oauth = config_entry_oauth2_flow.OAuth2Session(
                 self.hass, self.entry, implementation
             )

@@ -445,11 +445,10 @@ class HubitatApi:
         """The hub's identity, firmware and health."""
         return parse_hub_info(await self._call("hub_get_info"))
 
-    async def list_tool_names(self) -> list[str]:
-        """Names on tools/list; also tells whether the server uses gateways."""
-        names = [str(tool.get("name")) for tool in await self.client.list_tools()]
+    async def detect_layout(self) -> None:
+        """Read tools/list once to tell whether the server uses gateways (`flat`)."""
+        names = {str(tool.get("name")) for tool in await self.client.list_tools()}
         self.flat = "hub_list_devices" in names and "hub_read_devices" not in names
-        return names
 
     # -- devices -----------------------------------------------------------------------------
 

@@ -33,13 +33,13 @@ from .const import (
     CONF_AS_LIGHT,
     CONF_AS_SWITCH,
     CONF_HOST,
-    CONF_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
     CONF_SEND_KEY,
     CONF_TOKEN,
     CONF_URL,
-    DEFAULT_POLL_INTERVAL,
-    MAX_POLL_INTERVAL,
-    MIN_POLL_INTERVAL,
+    DEFAULT_SCAN_INTERVAL,
+    MAX_SCAN_INTERVAL,
+    MIN_SCAN_INTERVAL,
 )
 
 _TEXT = TextSelector()
@@ -219,8 +219,8 @@ def hubitat_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
     as_light = list(options.get(CONF_AS_LIGHT, []))
     return {
         vol.Optional(
-            CONF_POLL_INTERVAL, default=options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL)
-        ): seconds_field(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL),
+            CONF_SCAN_INTERVAL, default=options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL)
+        ): seconds_field(MIN_SCAN_INTERVAL, MAX_SCAN_INTERVAL),
         vol.Optional(CONF_SEND_KEY, default=options.get(CONF_SEND_KEY, True)): bool,
         vol.Optional(CONF_AS_SWITCH, default=as_switch): _device_select(lights, as_switch),
         vol.Optional(CONF_AS_LIGHT, default=as_light): _device_select(switches, as_light),

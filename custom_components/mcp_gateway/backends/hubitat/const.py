@@ -5,25 +5,41 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Final
 
+from homeassistant.const import CONF_HOST, CONF_SCAN_INTERVAL, CONF_TOKEN, CONF_URL, Platform
+
+__all__ = ["CONF_HOST", "CONF_SCAN_INTERVAL", "CONF_TOKEN", "CONF_URL"]
+
+PLATFORMS: Final = (
+    Platform.ALARM_CONTROL_PANEL,
+    Platform.BINARY_SENSOR,
+    Platform.BUTTON,
+    Platform.CLIMATE,
+    Platform.COVER,
+    Platform.EVENT,
+    Platform.FAN,
+    Platform.LIGHT,
+    Platform.LOCK,
+    Platform.SELECT,
+    Platform.SENSOR,
+    Platform.SWITCH,
+    Platform.VALVE,
+)
+
 # The acknowledgment the hub's write gate asks for (see the server's tool guide).
 BEST_PRACTICE_KEY: Final = "bps-ack-299"
 
-CONF_URL: Final = "url"
-CONF_HOST: Final = "host"
 CONF_APP_ID: Final = "app_id"
-CONF_TOKEN: Final = "token"
 
 # Options (prefixed: the options form is shared by every backend).
-CONF_POLL_INTERVAL: Final = "hubitat_poll_interval"
 CONF_AS_SWITCH: Final = "hubitat_as_switch"
 CONF_AS_LIGHT: Final = "hubitat_as_light"
 CONF_SEND_KEY: Final = "hubitat_send_key"
 
-DEFAULT_POLL_INTERVAL: Final = 15  # seconds
+DEFAULT_SCAN_INTERVAL: Final = 15  # seconds
 # Per request; a hub busy with a large inventory page answers well within this.
 REQUEST_TIMEOUT: Final = 10.0
-MIN_POLL_INTERVAL: Final = 5
-MAX_POLL_INTERVAL: Final = 3600
+MIN_SCAN_INTERVAL: Final = 5
+MAX_SCAN_INTERVAL: Final = 3600
 
 # How often a poll also lists every device id (to see additions/removals), rooms, rules
 # and hub health; the polls in between only ask for what changed.

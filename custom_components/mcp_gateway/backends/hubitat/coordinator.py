@@ -10,20 +10,20 @@ command showed before the hub confirmed it is read once more by the next poll.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryError
+from homeassistant.exceptions import ConfigEntryError
 from homeassistant.helpers import issue_registry as ir
-from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from homeassistant.util import dt as dt_util
 
 from ...const import DOMAIN
-from ...mcp.errors import McpAuthError, McpError, McpRpcError, McpToolError
+from ...mcp.errors import McpRpcError, McpToolError
+from ..coordinator import BackendCoordinator
 from .api import (
     DeviceEvent,
     HsmStatus,
@@ -62,20 +62,21 @@ _HSM = "hsm"
 
 @dataclass(frozen=True, slots=True, eq=False)
 class HubitatData:
-    """A snapshot marker: a new object whenever anything changed (so listeners run).
+    """What the last update changed: a new object whenever anything did (so listeners run).
 
     `structure` changes only when entities must be re-derived (devices or rules came, went or
-    changed capabilities); states are read from the coordinator's live objects.
+    changed capabilities). `changed`: the device keys whose entities must show new state (None:
+    all of them). States are the coordinator's live objects, merged in place so a poll of three
+    changed devices touches three objects whatever the size of the hub.
     """
 
     version: int
     structure: int
+    changed: frozenset[str] | None = None
 
 
-class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
+class HubitatCoordinator(BackendCoordinator[HubitatData]):
     """Keeps the hub's devices, modes, HSM state and rules."""
-
-    config_entry: McpGatewayConfigEntry
 
     def __init__(
         self,
@@ -87,7 +88,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         super().__init__(
             hass,
             _LOGGER,
-            config_entry=entry,
+            entry,
             name=f"Hubitat {entry.title}",
             update_interval=update_interval,
             always_update=False,
@@ -102,8 +103,6 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         # credentials in the app, or a transient failure): mode and HSM are then read directly.
         self.location_events_ok = True
         self.rules: dict[str, HubitatRule] = {}
-        self.tool_names: list[str] = []
-        self.last_latency_ms: float | None = None
         self.full_inventories = 0
         self._loaded = False
         self._version = 0
@@ -140,7 +139,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 
     @callback
     def async_update_listeners(self) -> None:
-        """Tell only the entities of changed devices (and non-entity listeners).
+        """Publish which devices changed, then tell the listeners (entities filter by it).
 
         A poll that saw 3 changed devices, or an action on one light, costs 3 or 1 devices'
         state writes instead of one per entity of the hub; the 20 lights of an area action are
@@ -148,22 +147,23 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
         the 19 after it find nothing left to do. Availability changes reach everyone.
         """
         dirty, self._dirty = self._dirty, set()
-        if dirty is None or self.last_update_success != self._notified_success:
-            self._notified_success = self.last_update_success
-            super().async_update_listeners()
+        everyone = dirty is None or self.last_update_success != self._notified_success
+        self._notified_success = self.last_update_success
+        if not everyone and not dirty:
             return
-        if not dirty:
-            return
-        for update_callback, _ in list(self._listeners.values()):
-            spec = getattr(getattr(update_callback, "__self__", None), "spec", None)
-            device = getattr(spec, "device", None)
-            if device is None or device.key in dirty:
-                update_callback()
+        if self.data is not None:
+            self.data = replace(self.data, changed=None if everyone else frozenset(dirty or ()))
+        super().async_update_listeners()
+
+    def changed_devices(self) -> frozenset[str] | None:
+        """The device keys the last notification was about; None: all of them."""
+        data: HubitatData | None = self.data
+        return None if data is None else data.changed
 
     # -- helpers for entities and writes ------------------------------------------------------
 
     def request_sweep(self) -> None:
-        """Make the next poll also list ids, rules, modes and hub facts."""
+        """Make the next poll also list ids, rules, modes and hub facts (bench/hubitat.py)."""
         self._last_sweep = None
 
     @property
@@ -182,15 +182,8 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 
     # -- polling -----------------------------------------------------------------------------
 
-    async def _async_update_data(self) -> HubitatData:
-        start = time.perf_counter()
-        try:
-            changed, structural = await (self._load() if not self._loaded else self._poll())
-        except McpAuthError as err:
-            raise ConfigEntryAuthFailed(f"The hub refused the token: {err}") from err
-        except McpError as err:
-            raise UpdateFailed(f"Hubitat hub: {err}") from err
-        self.last_latency_ms = (time.perf_counter() - start) * 1000
+    async def _async_fetch(self) -> HubitatData:
+        changed, structural = await (self._load() if not self._loaded else self._poll())
         if structural:
             self._structure += 1
             self.mark_all()
@@ -201,7 +194,7 @@ class HubitatCoordinator(DataUpdateCoordinator[HubitatData]):
 
     async def _load(self) -> tuple[bool, bool]:
         """Everything, once: tools, hub, full inventory, modes, HSM, rules."""
-        self.tool_names = await self.api.list_tool_names()
+        await self.api.detect_layout()
         self.hub = await self.api.get_info()
         expected = self.config_entry.unique_id
         # Only a hub id on both sides proves another hub (entries made while the hub gave no

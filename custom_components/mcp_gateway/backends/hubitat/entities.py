@@ -113,6 +113,10 @@ def _enabled(device: HubitatDevice) -> bool:
     return not device.disabled
 
 
+def _button_enabled(view: ButtonView) -> bool:
+    return _enabled(view.device)
+
+
 async def _send(
     runtime: HubitatRuntime,
     device: HubitatDevice,
@@ -146,8 +150,8 @@ async def _set_switch(runtime: HubitatRuntime, device: HubitatDevice, on: bool) 
     await _send(runtime, device, "on" if on else "off", expect={"switch": "on" if on else "off"})
 
 
-SWITCH: Final = GatewaySwitchDescription(
-    key="switch", available_fn=_enabled, name=None, is_on_fn=_is_on, set_fn=_set_switch
+SWITCH: Final = GatewaySwitchDescription[HubitatDevice](
+    key="switch", name=None, is_on_fn=_is_on, set_fn=_set_switch
 )
 
 
@@ -232,9 +236,8 @@ async def _light_off(runtime: HubitatRuntime, device: HubitatDevice) -> None:
     await _send(runtime, device, "off", expect={"switch": "off"})
 
 
-LIGHT: Final = GatewayLightDescription(
+LIGHT: Final = GatewayLightDescription[HubitatDevice](
     key="light",
-    available_fn=_enabled,
     name=None,
     is_on_fn=_is_on,
     brightness_fn=_brightness,
@@ -296,9 +299,8 @@ async def _fan_set_percentage(runtime: HubitatRuntime, device: HubitatDevice, pc
     await _send(runtime, device, "setSpeed", speed, expect={"speed": speed, "switch": "on"})
 
 
-FAN: Final = GatewayFanDescription(
+FAN: Final = GatewayFanDescription[HubitatDevice](
     key="fan",
-    available_fn=_enabled,
     name=None,
     is_on_fn=_fan_on,
     percentage_fn=_fan_percentage,
@@ -345,9 +347,8 @@ async def _shade_position(runtime: HubitatRuntime, device: HubitatDevice, positi
     await _send(runtime, device, "setPosition", position, expect={"position": position})
 
 
-SHADE: Final = GatewayCoverDescription(
+SHADE: Final = GatewayCoverDescription[HubitatDevice](
     key="shade",
-    available_fn=_enabled,
     name=None,
     device_class=CoverDeviceClass.SHADE,
     is_closed_fn=_shade_closed,
@@ -366,9 +367,8 @@ def _door_closed(device: HubitatDevice) -> bool | None:
     return None if door in (None, "unknown") else door == "closed"
 
 
-GARAGE_DOOR: Final = GatewayCoverDescription(
+GARAGE_DOOR: Final = GatewayCoverDescription[HubitatDevice](
     key="garage_door",
-    available_fn=_enabled,
     name=None,
     device_class=CoverDeviceClass.GARAGE,
     is_closed_fn=_door_closed,
@@ -378,9 +378,8 @@ GARAGE_DOOR: Final = GatewayCoverDescription(
     close_fn=_cover_close,
 )
 
-DOOR: Final = GatewayCoverDescription(
+DOOR: Final = GatewayCoverDescription[HubitatDevice](
     key="door",
-    available_fn=_enabled,
     name=None,
     device_class=CoverDeviceClass.DOOR,
     is_closed_fn=_door_closed,
@@ -405,9 +404,8 @@ async def _set_locked(runtime: HubitatRuntime, device: HubitatDevice, locked: bo
     await _send(runtime, device, "lock" if locked else "unlock", expect={"lock": state})
 
 
-LOCK: Final = GatewayLockDescription(
+LOCK: Final = GatewayLockDescription[HubitatDevice](
     key="lock",
-    available_fn=_enabled,
     name=None,
     is_locked_fn=_is_locked,
     is_jammed_fn=lambda d: d.attr("lock") == "jammed" or None,
@@ -423,9 +421,8 @@ async def _valve_close(runtime: HubitatRuntime, device: HubitatDevice) -> None:
     await _send(runtime, device, "close", expect={"valve": "closed"})
 
 
-VALVE: Final = GatewayValveDescription(
+VALVE: Final = GatewayValveDescription[HubitatDevice](
     key="valve",
-    available_fn=_enabled,
     name=None,
     device_class=ValveDeviceClass.WATER,
     is_closed_fn=lambda d: None if d.attr("valve") is None else d.attr("valve") == "closed",
@@ -532,9 +529,8 @@ async def _set_fan_mode(runtime: HubitatRuntime, device: HubitatDevice, mode: st
     await _send(runtime, device, "setThermostatFanMode", mode, expect={"thermostatFanMode": mode})
 
 
-CLIMATE: Final = GatewayClimateDescription(
+CLIMATE: Final = GatewayClimateDescription[HubitatDevice](
     key="thermostat",
-    available_fn=_enabled,
     name=None,
     hvac_mode_fn=_hvac_mode,
     hvac_modes_fn=_hvac_modes,
@@ -586,9 +582,8 @@ async def _set_keypad(
     await _send(runtime, device, command, expect={"securityKeypad": value})
 
 
-KEYPAD: Final = GatewayAlarmDescription(
+KEYPAD: Final = GatewayAlarmDescription[HubitatDevice](
     key="keypad",
-    available_fn=_enabled,
     name=None,
     state_fn=lambda d: KEYPAD_STATES.get(str(d.attr("securityKeypad"))),
     supported_features=_ARM_FEATURES,
@@ -628,7 +623,7 @@ async def _set_hsm(
     await runtime.async_set_hsm(command, status)
 
 
-HSM: Final = GatewayAlarmDescription(
+HSM: Final = GatewayAlarmDescription[HubitatCoordinator](
     key="hsm",
     translation_key="hsm",
     state_fn=_hsm_state,
@@ -641,7 +636,7 @@ HSM: Final = GatewayAlarmDescription(
 # Hub-wide: mode, diagnostics
 # ---------------------------------------------------------------------------------------------
 
-MODE: Final = GatewaySelectDescription(
+MODE: Final = GatewaySelectDescription[HubitatCoordinator](
     key="mode",
     translation_key="hub_mode",
     current_option_fn=lambda c: c.modes.current,
@@ -660,7 +655,7 @@ def _health(name: str) -> Callable[[HubitatCoordinator], float | None]:
 
 
 HUB_SENSORS: Final = (
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatCoordinator](
         key="hub_temperature",
         translation_key="hub_temperature",
         device_class=SensorDeviceClass.TEMPERATURE,
@@ -669,7 +664,7 @@ HUB_SENSORS: Final = (
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=_health("internalTempCelsius"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatCoordinator](
         key="free_memory",
         translation_key="free_memory",
         device_class=SensorDeviceClass.DATA_SIZE,
@@ -679,7 +674,7 @@ HUB_SENSORS: Final = (
         entity_registry_enabled_default=False,
         value_fn=_health("freeMemoryKB"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatCoordinator](
         key="database_size",
         translation_key="database_size",
         device_class=SensorDeviceClass.DATA_SIZE,
@@ -695,14 +690,14 @@ HUB_SENSORS: Final = (
 # Rules
 # ---------------------------------------------------------------------------------------------
 
-RULE_SWITCH: Final = GatewaySwitchDescription(
+RULE_SWITCH: Final = GatewaySwitchDescription[HubitatRule](
     key="rule",
     name=None,
     is_on_fn=lambda rule: not rule.paused,
     set_fn=lambda runtime, rule, on: runtime.async_set_rule_paused(rule.id, not on),
     attributes_fn=lambda rule: {"rule_id": rule.id, "type": rule.type},
 )
-RULE_RUN: Final = GatewayButtonDescription(
+RULE_RUN: Final = GatewayButtonDescription[HubitatRule](
     key="run",
     translation_key="run_rule",
     press_fn=lambda runtime, rule: runtime.async_run_rule(rule.id),
@@ -718,76 +713,67 @@ def _measure(attribute: str) -> Callable[[HubitatDevice], float | None]:
 
 
 SENSORS: Final = (
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="battery",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.BATTERY,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=PERCENTAGE,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=_measure("battery"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="temperature",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.TEMPERATURE,
         state_class=SensorStateClass.MEASUREMENT,
         value_fn=_measure("temperature"),
         unit_fn=_temperature_unit,
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="humidity",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.HUMIDITY,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=PERCENTAGE,
         value_fn=_measure("humidity"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="illuminance",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.ILLUMINANCE,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=LIGHT_LUX,
         value_fn=_measure("illuminance"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="power",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.POWER,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=UnitOfPower.WATT,
         value_fn=_measure("power"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="energy",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.ENERGY,
         state_class=SensorStateClass.TOTAL_INCREASING,
         native_unit_of_measurement=UnitOfEnergy.KILO_WATT_HOUR,
         value_fn=_measure("energy"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="voltage",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.VOLTAGE,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=UnitOfElectricPotential.VOLT,
         entity_registry_enabled_default=False,
         value_fn=_measure("voltage"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="amperage",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.CURRENT,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=UnitOfElectricCurrent.AMPERE,
         entity_registry_enabled_default=False,
         value_fn=_measure("amperage"),
     ),
-    GatewaySensorDescription(
+    GatewaySensorDescription[HubitatDevice](
         key="carbonDioxide",
-        available_fn=_enabled,
         device_class=SensorDeviceClass.CO2,
         state_class=SensorStateClass.MEASUREMENT,
         native_unit_of_measurement=PARTS_PER_MILLION,
@@ -805,65 +791,55 @@ def _state_is(attribute: str, on_value: str) -> Callable[[HubitatDevice], bool |
 
 
 BINARY_SENSORS: Final = (
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="contact",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.OPENING,
         is_on_fn=_state_is("contact", "open"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="motion",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.MOTION,
         is_on_fn=_state_is("motion", "active"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="water",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.MOISTURE,
         is_on_fn=_state_is("water", "wet"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="presence",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.PRESENCE,
         is_on_fn=_state_is("presence", "present"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="smoke",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.SMOKE,
         is_on_fn=_state_is("smoke", "detected"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="carbonMonoxide",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.CO,
         is_on_fn=_state_is("carbonMonoxide", "detected"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="acceleration",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.VIBRATION,
         entity_registry_enabled_default=False,
         is_on_fn=_state_is("acceleration", "active"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="tamper",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.TAMPER,
         entity_category=EntityCategory.DIAGNOSTIC,
         is_on_fn=_state_is("tamper", "detected"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="sound",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.SOUND,
         is_on_fn=_state_is("sound", "detected"),
     ),
-    GatewayBinarySensorDescription(
+    GatewayBinarySensorDescription[HubitatDevice](
         key="shock",
-        available_fn=_enabled,
         device_class=BinarySensorDeviceClass.VIBRATION,
         is_on_fn=_state_is("shock", "detected"),
     ),
@@ -898,9 +874,8 @@ def _button_events(view: ButtonView) -> list[EventOccurrence]:
     ]
 
 
-BUTTON_EVENT: Final = GatewayEventDescription(
+BUTTON_EVENT: Final = GatewayEventDescription[ButtonView](
     key="button",
-    available_fn=lambda view: not view.device.disabled,
     device_class=EventDeviceClass.BUTTON,
     event_types=list(BUTTON_EVENT_TYPES.values()),
     events_fn=_button_events,
@@ -993,6 +968,7 @@ def derive_specs(
         source: Callable[[], Any],
         *,
         name: str | None = None,
+        available_fn: Callable[[Any], bool] | None = None,
     ) -> EntitySpec:
         return EntitySpec(
             platform=platform,
@@ -1002,6 +978,7 @@ def derive_specs(
             coordinator=coordinator,
             source=source,
             name=name,
+            available_fn=available_fn,
         )
 
     hub_source = lambda: coordinator if coordinator.hub is not None else None  # noqa: E731
@@ -1042,14 +1019,33 @@ def _device_specs(
     if main is not None:
         platform, description = main
         # The key names the platform so a light<->switch override makes a fresh entity.
-        yield spec(platform, f"{device_id}_{description.key}", info, description, source)
+        yield spec(
+            platform,
+            f"{device_id}_{description.key}",
+            info,
+            description,
+            source,
+            available_fn=_enabled,
+        )
     for description in SENSORS:
         if description.key in device.attributes:
-            yield spec(Platform.SENSOR, f"{device_id}_{description.key}", info, description, source)
+            yield spec(
+                Platform.SENSOR,
+                f"{device_id}_{description.key}",
+                info,
+                description,
+                source,
+                available_fn=_enabled,
+            )
     for description in BINARY_SENSORS:
         if description.key in device.attributes:
             yield spec(
-                Platform.BINARY_SENSOR, f"{device_id}_{description.key}", info, description, source
+                Platform.BINARY_SENSOR,
+                f"{device_id}_{description.key}",
+                info,
+                description,
+                source,
+                available_fn=_enabled,
             )
     if device.capabilities & BUTTON_CAPABILITIES:
         count = _int(device.attr("numberOfButtons")) or 1
@@ -1061,6 +1057,7 @@ def _device_specs(
                 BUTTON_EVENT,
                 _button_source(coordinator, device_id, number),
                 name=f"Button {number}",
+                available_fn=_button_enabled,
             )
 
 

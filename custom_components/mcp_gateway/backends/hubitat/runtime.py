@@ -27,13 +27,14 @@ from .coalescer import WriteCoalescer
 from .const import (
     CONF_AS_LIGHT,
     CONF_AS_SWITCH,
-    CONF_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
     CONF_SEND_KEY,
     CONF_TOKEN,
     CONF_URL,
-    DEFAULT_POLL_INTERVAL,
+    DEFAULT_SCAN_INTERVAL,
     ISSUE_KEY_REFUSED,
     MAX_WRITES_IN_FLIGHT,
+    PLATFORMS,
 )
 from .coordinator import HubitatCoordinator, HubitatData
 from .entities import derive_specs, is_light_capable, is_plain_switch
@@ -49,21 +50,7 @@ class HubitatRuntime(BackendRuntime):
     """One Hubitat hub."""
 
     kind: ClassVar[str] = BACKEND_HUBITAT
-    platforms: ClassVar[tuple[Platform, ...]] = (
-        Platform.ALARM_CONTROL_PANEL,
-        Platform.BINARY_SENSOR,
-        Platform.BUTTON,
-        Platform.CLIMATE,
-        Platform.COVER,
-        Platform.EVENT,
-        Platform.FAN,
-        Platform.LIGHT,
-        Platform.LOCK,
-        Platform.SELECT,
-        Platform.SENSOR,
-        Platform.SWITCH,
-        Platform.VALVE,
-    )
+    platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
 
     def __init__(
         self, hass: HomeAssistant, entry: McpGatewayConfigEntry, client: McpClient
@@ -72,7 +59,7 @@ class HubitatRuntime(BackendRuntime):
         options = entry.options
         self.api = HubitatApi(client, send_key=bool(options.get(CONF_SEND_KEY, True)))
         self.api.on_key_gate = self._key_gate
-        interval = int(options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL))
+        interval = int(options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL))
         self.coordinator = HubitatCoordinator(hass, entry, self.api, timedelta(seconds=interval))
         self.coalescer = WriteCoalescer(self.api.send_commands)
         self.as_switch = {str(v) for v in options.get(CONF_AS_SWITCH, [])}
@@ -293,7 +280,7 @@ class HubitatRuntime(BackendRuntime):
         return BackendHealth(
             available=coordinator.last_update_success,
             protocol_version=self.client.protocol_version,
-            latency_ms=coordinator.last_latency_ms,
+            latency_ms=coordinator.latency_ms,
             details={
                 "devices": len(coordinator.devices),
                 "rules": len(coordinator.rules),

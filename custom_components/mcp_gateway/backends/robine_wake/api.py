@@ -22,7 +22,6 @@ from .model import (
     Preview,
     Reading,
     Session,
-    Sound,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -167,10 +166,6 @@ class RobineWakeApi:
     async def list_alarms(self) -> AlarmList | None:
         """Every alarm with its details and next five occurrences (None: no readable list)."""
         return await self._parsed(model.TOOL_LIST_ALARMS, {}, model.parse_alarm_list)
-
-    async def list_sounds(self) -> list[Sound]:
-        """Sounds an alarm can use."""
-        return await self._parsed(model.TOOL_LIST_SOUNDS, {}, model.parse_sounds)
 
     async def preview_alarm(self, fields: Mapping[str, Any]) -> Preview:
         """Validate an alarm definition without storing it."""

@@ -37,12 +37,12 @@ from .api import RobineWakeApi
 from .const import (
     CONF_AUTH_SCHEME,
     CONF_PASSWORD,
-    CONF_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
     CONF_URL,
     DEFAULT_MODEL,
-    DEFAULT_POLL_INTERVAL,
-    MAX_POLL_INTERVAL,
-    MIN_POLL_INTERVAL,
+    DEFAULT_SCAN_INTERVAL,
+    MAX_SCAN_INTERVAL,
+    MIN_SCAN_INTERVAL,
     address_uid,
     is_address_uid,
 )
@@ -334,7 +334,7 @@ def robine_wake_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
     """How often to read the clock: ringing shows within this interval."""
     return {
         vol.Optional(
-            CONF_POLL_INTERVAL,
-            default=entry.options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL),
-        ): seconds_field(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL),
+            CONF_SCAN_INTERVAL,
+            default=entry.options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL),
+        ): seconds_field(MIN_SCAN_INTERVAL, MAX_SCAN_INTERVAL),
     }

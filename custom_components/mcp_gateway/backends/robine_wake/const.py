@@ -5,22 +5,29 @@ from __future__ import annotations
 from typing import Final
 
 from homeassistant.config_entries import ConfigEntry
-from homeassistant.const import CONF_PASSWORD, CONF_URL
+from homeassistant.const import CONF_PASSWORD, CONF_SCAN_INTERVAL, CONF_URL, Platform
 from yarl import URL
 
-__all__ = ["CONF_PASSWORD", "CONF_URL"]
+__all__ = ["CONF_PASSWORD", "CONF_SCAN_INTERVAL", "CONF_URL"]
 
-CONF_POLL_INTERVAL: Final = "poll_interval"
+PLATFORMS: Final = (
+    Platform.BINARY_SENSOR,
+    Platform.BUTTON,
+    Platform.EVENT,
+    Platform.SENSOR,
+    Platform.SWITCH,
+)
+
 # The scheme the clock's 401 asked for (model.AuthScheme); absent: Basic, as before it was read.
 CONF_AUTH_SCHEME: Final = "auth_scheme"
 # Unique ids of clocks that name no device id (50-002 defines none): the address they answer on.
 ADDRESS_UID_PREFIX: Final = "address:"
 # Ringing must show within the poll interval; 5 s is 12 get_state calls a minute, a tenth of
 # the device's default budget, leaving room for list_alarms, actions and the gateway.
-DEFAULT_POLL_INTERVAL: Final = 5
+DEFAULT_SCAN_INTERVAL: Final = 5
 # At the fastest allowed interval polls take 30 of the device's 120 requests a minute.
-MIN_POLL_INTERVAL: Final = 2
-MAX_POLL_INTERVAL: Final = 300
+MIN_SCAN_INTERVAL: Final = 2
+MAX_SCAN_INTERVAL: Final = 300
 # Without a Retry-After the device's window is one minute.
 RATE_LIMIT_FALLBACK_WAIT: Final = 60.0
 

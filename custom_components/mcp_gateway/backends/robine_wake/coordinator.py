@@ -6,20 +6,18 @@ from collections import deque
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 import logging
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.event import async_track_point_in_utc_time
-from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
+from homeassistant.helpers.update_coordinator import UpdateFailed
 from homeassistant.util import dt as dt_util
 
 from ...const import DOMAIN
 from ...event import EventOccurrence
-from ...mcp.errors import McpAuthError, McpError, McpRateLimitError
+from ...mcp.errors import McpAuthError, McpRateLimitError
+from ..coordinator import BackendCoordinator
 from .api import RobineWakeApi
 from .const import (
     CONF_PASSWORD,
@@ -31,6 +29,9 @@ from .const import (
     password_issue_id,
 )
 from .model import DISMISS_REASONS, Alarm, DeviceState, Session, SessionState
+
+if TYPE_CHECKING:
+    from ..base import McpGatewayConfigEntry
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -79,25 +80,26 @@ class RobineWakeData:
         return min(upcoming, key=lambda item: item[0])[1] if upcoming else None
 
 
-class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
+class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
     """get_state every poll; list_alarms only when an alarm changed or its occurrences ran out."""
 
-    config_entry: ConfigEntry
-
     def __init__(
-        self, hass: HomeAssistant, entry: ConfigEntry, api: RobineWakeApi, interval: float
+        self,
+        hass: HomeAssistant,
+        entry: McpGatewayConfigEntry,
+        api: RobineWakeApi,
+        interval: float,
     ) -> None:
         super().__init__(
             hass,
             _LOGGER,
-            config_entry=entry,
+            entry,
             name=f"Robine Wake {entry.title}",
             update_interval=timedelta(seconds=interval),
         )
         self.api = api
         self.interval = timedelta(seconds=interval)
         self.rate_limited_until: datetime | None = None
-        self.latency_ms: float | None = None
         self._details: dict[str, Alarm] = {}
         self._alarm_ids: frozenset[str] = frozenset()
         self._events: deque[EventOccurrence] = deque(maxlen=EVENT_LOG_SIZE)
@@ -117,12 +119,14 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
     async def _async_update_data(self) -> RobineWakeData:
         self._polling = True
         try:
-            return await self._poll()
+            return await super()._async_update_data()
         finally:
             self._polling = False
 
-    async def _poll(self) -> RobineWakeData:
-        started = time.monotonic()
+    def _on_auth_failed(self, err: McpAuthError) -> None:
+        self._raise_password_issue()
+
+    async def _async_fetch(self) -> RobineWakeData:
         try:
             state = await self.api.get_state()
             summaries = state.alarms
@@ -142,14 +146,13 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
                             alarms={**listed.alarms, **summaries},
                             alarms_complete=listed.complete,
                         )
-        except McpAuthError as err:
-            self._raise_password_issue()
-            raise ConfigEntryAuthFailed(f"The clock refused the credentials: {err}") from err
         except McpRateLimitError as err:
             wait = self.note_rate_limited(err.retry_after)
-            raise UpdateFailed(f"The clock is rate limiting; next poll in {wait:.0f} s") from err
-        except McpError as err:
-            raise UpdateFailed(f"Could not read the clock: {err}") from err
+            raise UpdateFailed(
+                translation_domain=DOMAIN,
+                translation_key="robine_wake_rate_limited",
+                translation_placeholders={"wait": f"{wait:.0f}"},
+            ) from err
         expected = self.config_entry.unique_id
         if (
             state.device is not None
@@ -160,10 +163,10 @@ class RobineWakeCoordinator(DataUpdateCoordinator[RobineWakeData]):
             # The address now leads to another clock (a new DHCP lease): showing its alarms
             # under this entry would be wrong. Reconfigure fixes the address.
             raise UpdateFailed(
-                f"The address now answers as another clock ({state.device.id}); "
-                "reconfigure the entry with this clock's new address"
+                translation_domain=DOMAIN,
+                translation_key="robine_wake_other_clock",
+                translation_placeholders={"found": state.device.id},
             )
-        self.latency_ms = (time.monotonic() - started) * 1000
         if self.rate_limited_until is not None:
             self.rate_limited_until = None
             self.update_interval = self.interval

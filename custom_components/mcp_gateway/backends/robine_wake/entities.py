@@ -28,13 +28,6 @@ from .model import Alarm, SessionState, alarm_as_dict
 if TYPE_CHECKING:
     from .runtime import RobineWakeRuntime
 
-PLATFORMS: tuple[Platform, ...] = (
-    Platform.BINARY_SENSOR,
-    Platform.BUTTON,
-    Platform.EVENT,
-    Platform.SENSOR,
-    Platform.SWITCH,
-)
 
 SESSION_STATES = [SESSION_IDLE, SessionState.RINGING.value, SessionState.SNOOZED.value]
 
@@ -55,14 +48,14 @@ def _alarm_attributes(alarm: Alarm) -> Mapping[str, Any]:
     return attributes
 
 
-ALARM_ENABLED = GatewaySwitchDescription(
+ALARM_ENABLED = GatewaySwitchDescription[Alarm](
     key="alarm_enabled",
     translation_key="alarm_enabled",
     is_on_fn=lambda alarm: alarm.enabled,
     set_fn=_set_enabled,
     attributes_fn=_alarm_attributes,
 )
-ALARM_NEXT = GatewaySensorDescription(
+ALARM_NEXT = GatewaySensorDescription[Alarm](
     key="alarm_next",
     translation_key="alarm_next",
     device_class=SensorDeviceClass.TIMESTAMP,
@@ -106,7 +99,7 @@ async def _dismiss(runtime: RobineWakeRuntime, data: RobineWakeData) -> None:
     await runtime.async_dismiss()
 
 
-SESSION_STATE = GatewaySensorDescription(
+SESSION_STATE = GatewaySensorDescription[RobineWakeData](
     key="session_state",
     translation_key="session_state",
     device_class=SensorDeviceClass.ENUM,
@@ -114,22 +107,26 @@ SESSION_STATE = GatewaySensorDescription(
     value_fn=lambda data: data.session_state,
     attributes_fn=_session_attributes,
 )
-NEXT_ALARM = GatewaySensorDescription(
+NEXT_ALARM = GatewaySensorDescription[RobineWakeData](
     key="next_alarm",
     translation_key="next_alarm",
     device_class=SensorDeviceClass.TIMESTAMP,
     value_fn=lambda data: alarm.next_occurrence if (alarm := data.next_alarm) else None,
     attributes_fn=_next_alarm_attributes,
 )
-SNOOZE = GatewayButtonDescription(key="snooze", translation_key="snooze", press_fn=_snooze)
-DISMISS = GatewayButtonDescription(key="dismiss", translation_key="dismiss", press_fn=_dismiss)
-SESSION_EVENT = GatewayEventDescription(
+SNOOZE = GatewayButtonDescription[RobineWakeData](
+    key="snooze", translation_key="snooze", press_fn=_snooze
+)
+DISMISS = GatewayButtonDescription[RobineWakeData](
+    key="dismiss", translation_key="dismiss", press_fn=_dismiss
+)
+SESSION_EVENT = GatewayEventDescription[RobineWakeData](
     key="wake_session",
     translation_key="wake_session",
     event_types=list(EVENT_TYPES),
     events_fn=_events,
 )
-HEALTH = GatewayBinarySensorDescription(
+HEALTH = GatewayBinarySensorDescription[RobineWakeData](
     key="health",
     translation_key="health",
     device_class=BinarySensorDeviceClass.PROBLEM,
@@ -137,26 +134,26 @@ HEALTH = GatewayBinarySensorDescription(
     is_on_fn=lambda data: None if (ok := data.state.health.ok) is None else not ok,
     attributes_fn=lambda data: {"status": data.state.health.status},
 )
-TIME_SYNCED = GatewayBinarySensorDescription(
+TIME_SYNCED = GatewayBinarySensorDescription[RobineWakeData](
     key="time_synced",
     translation_key="time_synced",
     entity_category=EntityCategory.DIAGNOSTIC,
     is_on_fn=lambda data: data.state.health.time_synced,
 )
-STORAGE = GatewayBinarySensorDescription(
+STORAGE = GatewayBinarySensorDescription[RobineWakeData](
     key="storage",
     translation_key="storage",
     device_class=BinarySensorDeviceClass.PROBLEM,
     entity_category=EntityCategory.DIAGNOSTIC,
     is_on_fn=lambda data: None if (ok := data.state.health.storage_ok) is None else not ok,
 )
-SMARTPHONE_DISMISSAL = GatewayBinarySensorDescription(
+SMARTPHONE_DISMISSAL = GatewayBinarySensorDescription[RobineWakeData](
     key="smartphone_dismissal",
     translation_key="smartphone_dismissal",
     entity_category=EntityCategory.DIAGNOSTIC,
     is_on_fn=lambda data: data.state.settings.smartphone_dismissal_enabled,
 )
-UPTIME = GatewaySensorDescription(
+UPTIME = GatewaySensorDescription[RobineWakeData](
     key="uptime",
     translation_key="uptime",
     device_class=SensorDeviceClass.DURATION,
@@ -167,20 +164,20 @@ UPTIME = GatewaySensorDescription(
     entity_registry_enabled_default=False,
     value_fn=lambda data: data.state.health.uptime_s,
 )
-FIRMWARE = GatewaySensorDescription(
+FIRMWARE = GatewaySensorDescription[RobineWakeData](
     key="firmware",
     translation_key="firmware",
     entity_category=EntityCategory.DIAGNOSTIC,
     value_fn=lambda data: data.state.health.firmware,
 )
-MAX_VOLUME = GatewaySensorDescription(
+MAX_VOLUME = GatewaySensorDescription[RobineWakeData](
     key="max_volume",
     translation_key="max_volume",
     native_unit_of_measurement=PERCENTAGE,
     entity_category=EntityCategory.DIAGNOSTIC,
     value_fn=lambda data: data.state.settings.max_volume,
 )
-TIMEZONE = GatewaySensorDescription(
+TIMEZONE = GatewaySensorDescription[RobineWakeData](
     key="timezone",
     translation_key="timezone",
     entity_category=EntityCategory.DIAGNOSTIC,

@@ -49,8 +49,6 @@ def requested_scheme(challenge: str | None) -> AuthScheme | None:
     return None
 
 
-# 50-002: mcp_max_requests_per_minute defaults to 120 per source address.
-DEVICE_RATE_LIMIT_PER_MINUTE: Final = 120
 # The device only speaks the initialize handshake (2025-06-18 / 2025-03-26); probing the
 # stateless 2026 form first would cost a request of the rate budget on every connect.
 PREFER_MODERN_PROTOCOL: Final = False
@@ -110,20 +108,6 @@ F_VIBRATION_INTENSITY: Final = "intensity"
 F_NEXT_OCCURRENCE: Final = "next_occurrence"  # get_state's alarm summary
 F_NEXT_OCCURRENCES: Final = "next_occurrences"  # list_alarms / writes / preview
 
-# The fields a client may write (create, update, preview), in the device's order.
-ALARM_WRITABLE_FIELDS: Final = (
-    F_LABEL,
-    F_TIME,
-    F_DAYS,
-    F_DATE,
-    F_ENABLED,
-    F_SOUND_ID,
-    F_VOLUME,
-    F_RAMP_SECONDS,
-    F_SNOOZE_MINUTES,
-    F_MAX_SNOOZES,
-    F_VIBRATION,
-)
 DAYS: Final = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 VIBRATION_PROFILES: Final = ("off", "gentle", "pulse", "strong")
 LABEL_MAX_LENGTH: Final = 40
@@ -132,9 +116,6 @@ RAMP_SECONDS_RANGE: Final = (0, 600)
 SNOOZE_MINUTES_RANGE: Final = (1, 30)
 MAX_SNOOZES_RANGE: Final = (0, 10)
 VIBRATION_INTENSITY_RANGE: Final = (0, 100)
-# 50-002 "retired presence policies": rejected by the device on every write. Listed so the
-# gateway can explain the refusal; HA's own actions never offer them.
-RETIRED_FIELDS: Final = ("presence_policy", "presence_dismissal", "wake_on_presence")
 
 
 class SessionState(StrEnum):
@@ -314,15 +295,6 @@ class AlarmList:
 
     alarms: dict[str, Alarm]
     complete: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Sound:
-    """list_sounds entry."""
-
-    id: str
-    name: str
-    duration_s: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -671,28 +643,6 @@ def parse_alarm_result(reading: Reading, value: Any) -> Alarm | None:
 def parse_session_result(reading: Reading, value: Any) -> Session | None:
     """trigger_alarm / snooze_session / dismiss_session: `{session}` (None: unreadable echo)."""
     return parse_session(reading, _object(reading, value, "session result").get("session"))
-
-
-def parse_sounds(reading: Reading, value: Any) -> list[Sound]:
-    """list_sounds' structured result; entries without an id are left out."""
-    sounds = _object(reading, value, "list_sounds").get("sounds")
-    if not isinstance(sounds, list):
-        reading.problem("list_sounds", f"sounds is {_kind(sounds)}, not a list")
-        return []
-    result = []
-    for index, item in enumerate(sounds):
-        data = _object(reading, item, f"sounds[{index}]")
-        if (sound_id := _native_id(data.get("id"))) is None:
-            reading.problem(f"sounds[{index}]", "has no id (skipped)")
-            continue
-        result.append(
-            Sound(
-                id=sound_id,
-                name=_text(reading, data, "name", f"sound {sound_id}") or sound_id,
-                duration_s=_integer(reading, data, "duration_s", f"sound {sound_id}"),
-            )
-        )
-    return result
 
 
 def parse_preview(reading: Reading, value: Any) -> Preview:

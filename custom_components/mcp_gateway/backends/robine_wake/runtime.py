@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
+from dataclasses import asdict
 from datetime import tzinfo
 from typing import Any, ClassVar, Self
 
@@ -23,14 +24,15 @@ from .api import RevisionConflict, RobineWakeApi
 from .const import (
     CONF_AUTH_SCHEME,
     CONF_PASSWORD,
-    CONF_POLL_INTERVAL,
+    CONF_SCAN_INTERVAL,
     CONF_URL,
-    DEFAULT_POLL_INTERVAL,
+    DEFAULT_SCAN_INTERVAL,
     DEVICE_KEY,
+    PLATFORMS,
     password_issue_id,
 )
 from .coordinator import RobineWakeCoordinator
-from .entities import PLATFORMS, derive_specs
+from .entities import derive_specs
 from .model import Alarm, AuthScheme, Preview, Session
 from .tools import classify
 
@@ -83,7 +85,7 @@ class RobineWakeRuntime(BackendRuntime):
     ) -> None:
         super().__init__(hass, entry, client)
         self.api = RobineWakeApi(client)
-        interval = float(entry.options.get(CONF_POLL_INTERVAL, DEFAULT_POLL_INTERVAL))
+        interval = float(entry.options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL))
         self.coordinator = RobineWakeCoordinator(hass, entry, self.api, interval)
         self.publisher = EntityPublisher(hass, self, lambda: derive_specs(self))
         self._tools: list[dict[str, Any]] | None = None
@@ -232,9 +234,9 @@ class RobineWakeRuntime(BackendRuntime):
             state = data.state
             result.update(
                 {
-                    "device": None if state.device is None else vars_of(state.device),
-                    "health": vars_of(state.health),
-                    "settings": vars_of(state.settings),
+                    "device": None if state.device is None else asdict(state.device),
+                    "health": asdict(state.health),
+                    "settings": asdict(state.settings),
                     "alarms": [model.alarm_as_dict(alarm) for alarm in data.alarms.values()],
                     "session_state": data.session_state,
                     "recent_events": [
@@ -255,8 +257,3 @@ def _in_zone(result: ToolResult, tz: tzinfo) -> ToolResult:
     ]
     structured = None if result.structured is None else localize_json(result.structured, tz)
     return ToolResult(content, structured, result.is_error, result.meta)
-
-
-def vars_of(obj: Any) -> dict[str, Any]:
-    """A slotted dataclass as a dict."""
-    return {name: getattr(obj, name) for name in obj.__slots__}

@@ -152,12 +152,14 @@ async def test_initialize_negotiates_and_names_no_device(sim: Sim) -> None:
     [("2025-03-26", "2025-03-26"), ("2024-11-05", "2025-06-18"), ("2099-01-01", "2025-06-18")],
 )
 async def test_initialize_version_fallback(sim: Sim, offered: str, agreed: str) -> None:
+    """initialize falls back to a version the clock speaks."""
     status, body = await sim.rpc("initialize", {"protocolVersion": offered, "capabilities": {}})
     assert status == 200
     assert body["result"]["protocolVersion"] == agreed
 
 
 async def test_initialize_without_version_is_invalid_params(sim: Sim) -> None:
+    """initialize without a version is invalid params."""
     status, body = await sim.rpc("initialize", {"capabilities": {}})
     assert status == 200
     assert body["error"]["code"] == -32602
@@ -186,6 +188,7 @@ async def test_reshape_variation(sim: Sim) -> None:
 
 
 async def test_missing_version_header_means_compat(sim: Sim) -> None:
+    """Without a version header the clock answers in compatibility mode."""
     headers = {k: v for k, v in HEADERS.items() if k != "MCP-Protocol-Version"}
     status, body = await sim.rpc("tools/list", headers=headers)
     assert status == 200
@@ -194,6 +197,7 @@ async def test_missing_version_header_means_compat(sim: Sim) -> None:
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2026-07-28", "garbage"])
 async def test_unsupported_version_header(sim: Sim, version: str) -> None:
+    """An unsupported version header is 400 invalid params."""
     status, body = await sim.rpc("tools/list", headers={**HEADERS, "MCP-Protocol-Version": version})
     assert status == 400
     assert body["id"] == 1
@@ -204,18 +208,21 @@ async def test_unsupported_version_header(sim: Sim, version: str) -> None:
 
 
 async def test_older_supported_header_is_accepted(sim: Sim) -> None:
+    """An older supported version header is accepted."""
     status, _ = await sim.rpc("ping", headers={**HEADERS, "MCP-Protocol-Version": "2025-03-26"})
     assert status == 200
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
 async def test_only_post(sim: Sim, method: str) -> None:
+    """Only POST is allowed."""
     response = await sim.client.request(method, "/mcp", headers=HEADERS)
     assert response.status == 405
     assert response.headers["Allow"] == "POST"
 
 
 async def test_notifications_and_responses_get_202(sim: Sim) -> None:
+    """Notifications and responses get an empty 202."""
     for message in (
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}},
@@ -227,6 +234,7 @@ async def test_notifications_and_responses_get_202(sim: Sim) -> None:
 
 
 async def test_ping_and_unknown_method(sim: Sim) -> None:
+    """ping answers {}; an unknown method is -32601."""
     assert (await sim.rpc("ping"))[1]["result"] == {}
     status, body = await sim.rpc("resources/list")
     assert status == 200
@@ -248,17 +256,20 @@ async def test_ping_and_unknown_method(sim: Sim) -> None:
     ],
 )
 async def test_malformed_messages(sim: Sim, body: Any, code: int) -> None:
+    """Malformed messages are 400 with their JSON-RPC codes."""
     response = await sim.post(body)
     assert response.status == 400
     assert (await response.json())["error"]["code"] == code
 
 
 async def test_params_must_be_an_object(sim: Sim) -> None:
+    """params must be an object."""
     response = await sim.post({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": [1]})
     assert (await response.json())["error"]["code"] == -32602
 
 
 async def test_content_negotiation(sim: Sim) -> None:
+    """A wrong Content-Type is 415, an Accept without JSON 406."""
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     wrong_type = await sim.post(ping, headers={**HEADERS, "Content-Type": "text/plain"})
     assert wrong_type.status == 415
@@ -281,6 +292,7 @@ async def test_content_negotiation(sim: Sim) -> None:
 
 
 async def test_origin_rule(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """A foreign origin is 403 before anything runs."""
     sim = await make_sim(allowed_origins=["http://ha.local:8123"])
     create = {"label": "Sneaky", "time": "07:00"}
     own = f"http://{sim.client.host}:{sim.client.port}"
@@ -305,11 +317,13 @@ async def test_origin_rule(make_sim: Callable[..., Awaitable[Sim]]) -> None:
 
 
 async def test_passwordless_by_default(sim: Sim) -> None:
+    """Without a password set, requests need no credentials."""
     status, _ = await sim.rpc("ping")
     assert status == 200
 
 
 async def test_admin_password(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """With a password, Basic admin is required and the secret never echoed."""
     sim = await make_sim(password="s3cret")
     for authorization in (
         None,
@@ -360,6 +374,7 @@ async def test_unanswerable_scheme(make_sim: Callable[..., Awaitable[Sim]]) -> N
 
 
 async def test_rate_limit_window(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Past the rate limit requests are 429 with Retry-After, for a minute."""
     sim = await make_sim(rate_limit=3)
     for _ in range(3):
         assert (await sim.rpc("ping"))[0] == 200
@@ -376,6 +391,7 @@ async def test_rate_limit_window(make_sim: Callable[..., Awaitable[Sim]]) -> Non
 
 
 async def test_rate_limit_default_is_120(sim: Sim) -> None:
+    """The default rate limit is 120 requests a minute."""
     for _ in range(120):
         response = await sim.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         assert response.status == 202
@@ -383,6 +399,7 @@ async def test_rate_limit_default_is_120(sim: Sim) -> None:
 
 
 def test_rate_limiter_is_per_address_and_can_be_off() -> None:
+    """The rate limiter counts per address and can be off."""
     limiter = RateLimiter(2)
     assert limiter.check("10.0.0.1", 0.0) is None
     assert limiter.check("10.0.0.1", 1.0) is None
@@ -396,6 +413,7 @@ def test_rate_limiter_is_per_address_and_can_be_off() -> None:
 
 
 async def test_tools_list(sim: Sim) -> None:
+    """tools/list lists the 50-002 tools in one page."""
     status, body = await sim.rpc("tools/list")
     assert status == 200
     tools = body["result"]["tools"]
@@ -418,6 +436,7 @@ async def test_tools_list(sim: Sim) -> None:
 
 
 async def test_unknown_tool_and_bad_arguments_are_rpc_errors(sim: Sim) -> None:
+    """Unknown tools and bad arguments are JSON-RPC errors."""
     status, body = await sim.rpc("tools/call", {"name": "open_camera", "arguments": {}})
     assert status == 200
     assert body["error"]["code"] == -32602
@@ -435,6 +454,7 @@ async def test_unknown_tool_and_bad_arguments_are_rpc_errors(sim: Sim) -> None:
 
 
 async def test_get_state_shape(sim: Sim) -> None:
+    """get_state has the 50-002 shape."""
     state = await sim.ok("get_state")
     assert set(state) == {
         "health",
@@ -470,6 +490,7 @@ async def test_get_state_shape(sim: Sim) -> None:
 
 
 async def test_health_degrades(sim: Sim) -> None:
+    """Health degrades with time sync and storage faults."""
     sim.device.set_settings(time_synced=False)
     health = (await sim.ok("get_state"))["health"]
     assert health["status"] == "degraded"
@@ -479,6 +500,7 @@ async def test_health_degrades(sim: Sim) -> None:
 
 
 async def test_list_alarms_with_occurrences(sim: Sim) -> None:
+    """list_alarms answers the alarms with their next occurrences."""
     result = await sim.call("list_alarms")
     text = result["content"][0]["text"]
     with pytest.raises(json.JSONDecodeError):
@@ -518,6 +540,7 @@ async def test_list_alarms_with_occurrences(sim: Sim) -> None:
 
 
 async def test_no_starter_alarms(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """A clock without starter alarms lists none."""
     sim = await make_sim(starter_alarms=False)
     result = await sim.call("list_alarms")
     assert result["structuredContent"] == {"alarms": []}
@@ -525,6 +548,7 @@ async def test_no_starter_alarms(make_sim: Callable[..., Awaitable[Sim]]) -> Non
 
 
 async def test_list_sounds(sim: Sim) -> None:
+    """list_sounds answers the default sounds with their durations."""
     sounds = (await sim.ok("list_sounds"))["sounds"]
     assert len(sounds) == len(DEFAULT_SOUNDS) >= 4
     for sound in sounds:
@@ -533,6 +557,7 @@ async def test_list_sounds(sim: Sim) -> None:
 
 
 async def test_preview_persists_nothing(sim: Sim) -> None:
+    """preview_alarm normalises the alarm and persists nothing."""
     preview = await sim.ok(
         "preview_alarm",
         {"label": "  Gym  ", "time": "05:30", "days": ["fri", "mon"], "enabled": False},
@@ -550,6 +575,7 @@ async def test_preview_persists_nothing(sim: Sim) -> None:
 
 
 async def test_preview_reports_domain_failures_as_invalid(sim: Sim) -> None:
+    """preview_alarm reports domain failures as invalid, not as errors."""
     bad_sound = await sim.ok("preview_alarm", {"label": "x", "time": "07:00", "sound_id": "kazoo"})
     assert bad_sound["valid"] is False
     assert bad_sound["error"]["code"] == "validation_failed"
@@ -564,6 +590,7 @@ async def test_preview_reports_domain_failures_as_invalid(sim: Sim) -> None:
 
 
 async def test_preview_warnings(sim: Sim) -> None:
+    """preview_alarm answers the clock's warnings for a questionable alarm."""
     preview = await sim.ok(
         "preview_alarm",
         {
@@ -581,6 +608,7 @@ async def test_preview_warnings(sim: Sim) -> None:
 
 
 async def test_create_alarm_defaults_and_persistence(sim: Sim) -> None:
+    """create_alarm fills defaults and persists the alarm."""
     created = (await sim.ok("create_alarm", {"label": "Yoga", "time": "07:15", "days": ["wed"]}))[
         "alarm"
     ]
@@ -595,6 +623,7 @@ async def test_create_alarm_defaults_and_persistence(sim: Sim) -> None:
 
 
 async def test_create_vibration_profiles(sim: Sim) -> None:
+    """Vibration profiles take their intensities, capped at the ceiling."""
     pulse = (
         await sim.ok(
             "create_alarm", {"label": "Buzz", "time": "07:00", "vibration": {"profile": "pulse"}}
@@ -638,6 +667,7 @@ async def test_create_vibration_profiles(sim: Sim) -> None:
     ],
 )
 async def test_create_domain_failures(sim: Sim, arguments: dict[str, Any], code: str) -> None:
+    """Domain failures of create_alarm name their code and limit."""
     error = await sim.fails("create_alarm", {"label": "Test", "time": "07:00", **arguments})
     assert error["code"] == code
     assert len(sim.device.alarms) == 3
@@ -648,6 +678,7 @@ async def test_create_domain_failures(sim: Sim, arguments: dict[str, Any], code:
 
 
 async def test_one_shot_with_future_date(sim: Sim) -> None:
+    """A one-shot alarm with a future date rings once."""
     alarm = (
         await sim.ok("create_alarm", {"label": "Flight", "time": "04:00", "date": "2026-12-24"})
     )["alarm"]
@@ -656,6 +687,7 @@ async def test_one_shot_with_future_date(sim: Sim) -> None:
 
 
 async def test_max_volume_setting_moves_the_ceiling(sim: Sim) -> None:
+    """The max_volume setting moves the volume ceiling."""
     sim.device.set_settings(max_volume=60)
     error = await sim.fails("create_alarm", {"label": "Loud", "time": "07:00", "volume": 61})
     assert error["details"] == {"field": "volume", "limit": 60}
@@ -690,12 +722,14 @@ async def test_max_volume_setting_moves_the_ceiling(sim: Sim) -> None:
     ],
 )
 async def test_create_schema_violations(sim: Sim, arguments: dict[str, Any]) -> None:
+    """Schema violations of create_alarm are refused and store nothing."""
     error = await sim.invalid("create_alarm", arguments)
     assert "create_alarm" in error["message"]
     assert len(sim.device.alarms) == 3
 
 
 async def test_alarm_limit(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """The alarm limit is refused with its number."""
     sim = await make_sim(starter_alarms=False)
     for index in range(MAX_ALARMS):
         sim.device.add_alarm(label=f"A{index}", time="07:00")
@@ -705,6 +739,7 @@ async def test_alarm_limit(make_sim: Callable[..., Awaitable[Sim]]) -> None:
 
 
 async def test_update_bumps_revision_and_conflicts(sim: Sim) -> None:
+    """Updates bump the revision; a stale one conflicts."""
     weekday = await sim.alarm("Weekdays")
     updated = (
         await sim.ok(
@@ -725,6 +760,7 @@ async def test_update_bumps_revision_and_conflicts(sim: Sim) -> None:
 
 
 async def test_external_edit_makes_client_stale(sim: Sim) -> None:
+    """An edit on the clock makes a client's revision stale."""
     weekday = await sim.alarm("Weekdays")
     sim.device.edit_alarm(weekday["id"], label="Work days")  # someone at the clock
     error = await sim.fails("update_alarm", {"id": weekday["id"], "revision": 1, "volume": 30})
@@ -734,6 +770,7 @@ async def test_external_edit_makes_client_stale(sim: Sim) -> None:
 
 
 async def test_update_failures(sim: Sim) -> None:
+    """update_alarm refuses unknown alarms, empty changes and retired fields."""
     weekday = await sim.alarm("Weekdays")
     missing = await sim.fails("update_alarm", {"id": "alm_nothere", "revision": 1, "label": "x"})
     assert missing["code"] == "not_found"
@@ -752,6 +789,7 @@ async def test_update_failures(sim: Sim) -> None:
 
 
 async def test_update_between_one_shot_and_repeating(sim: Sim) -> None:
+    """An alarm switches between one-shot and repeating; both at once is refused."""
     created = (
         await sim.ok("create_alarm", {"label": "Trip", "time": "06:00", "date": "2026-12-10"})
     )["alarm"]
@@ -773,6 +811,7 @@ async def test_update_between_one_shot_and_repeating(sim: Sim) -> None:
 
 
 async def test_delete(sim: Sim) -> None:
+    """delete_alarm is revision-safe."""
     weekend = await sim.alarm("Weekend")
     stale = await sim.fails("delete_alarm", {"id": weekend["id"], "revision": 5})
     assert stale["code"] == "revision_conflict"
@@ -787,6 +826,7 @@ async def test_delete(sim: Sim) -> None:
 
 
 async def test_delete_refused_while_its_session_is_active(sim: Sim) -> None:
+    """An alarm with an active session cannot be deleted."""
     weekend = await sim.alarm("Weekend")
     await sim.ok("trigger_alarm", {"id": weekend["id"]})
     error = await sim.fails("delete_alarm", {"id": weekend["id"], "revision": 1})
@@ -798,6 +838,7 @@ async def test_delete_refused_while_its_session_is_active(sim: Sim) -> None:
 async def test_concurrent_writers_with_one_revision(
     make_sim: Callable[..., Awaitable[Sim]],
 ) -> None:
+    """Of two writers with one revision, the second conflicts."""
     sim = await make_sim(command_delay=0.01)
     weekday = await sim.alarm("Weekdays")
     first, second = await asyncio.gather(
@@ -812,6 +853,7 @@ async def test_concurrent_writers_with_one_revision(
 
 
 async def test_command_delay_defers_the_effect(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """The command delay defers a write's effect; reads see the old state meanwhile."""
     started = asyncio.Event()
     release = asyncio.Event()
     delays: list[float] = []
@@ -837,6 +879,7 @@ async def test_command_delay_defers_the_effect(make_sim: Callable[..., Awaitable
 
 
 async def test_trigger_and_dismiss(sim: Sim) -> None:
+    """trigger_alarm rings and dismiss_session ends the session."""
     weekend = await sim.alarm("Weekend")
     session = (await sim.ok("trigger_alarm", {"id": weekend["id"]}))["session"]
     assert session["state"] == "ringing"
@@ -860,6 +903,7 @@ async def test_trigger_and_dismiss(sim: Sim) -> None:
 
 
 async def test_trigger_disabled_alarm_and_unknown(sim: Sim) -> None:
+    """A disabled alarm can be triggered; an unknown one cannot."""
     one_shot = await sim.alarm("Train to the coast")
     assert (await sim.ok("trigger_alarm", {"id": one_shot["id"]}))["session"]["state"] == "ringing"
     await sim.ok("dismiss_session")
@@ -867,12 +911,14 @@ async def test_trigger_disabled_alarm_and_unknown(sim: Sim) -> None:
 
 
 async def test_no_active_session(sim: Sim) -> None:
+    """Snooze and dismiss without a session are no_active_session."""
     assert (await sim.fails("snooze_session"))["code"] == "no_active_session"
     assert (await sim.fails("dismiss_session"))["code"] == "no_active_session"
     await sim.invalid("snooze_session", {"minutes": 5})
 
 
 async def test_dismissal_disabled(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Smartphone dismissal switched off refuses dismiss_session."""
     sim = await make_sim(smartphone_dismissal=False)
     assert (await sim.ok("get_state"))["settings"]["smartphone_dismissal_enabled"] is False
     weekday = await sim.alarm("Weekdays")
@@ -889,6 +935,7 @@ async def test_dismissal_disabled(make_sim: Callable[..., Awaitable[Sim]]) -> No
 
 
 async def test_snooze_cycle_and_limit(sim: Sim) -> None:
+    """Snoozes count up to the alarm's limit, then are refused."""
     weekend = await sim.alarm("Weekend")  # snooze 15 minutes, at most 2 snoozes
     await sim.ok("trigger_alarm", {"id": weekend["id"]})
     first = (await sim.ok("snooze_session"))["session"]
@@ -918,6 +965,7 @@ async def test_snooze_cycle_and_limit(sim: Sim) -> None:
 
 
 async def test_zero_snoozes_allowed(sim: Sim) -> None:
+    """An alarm that allows no snoozes refuses the first."""
     alarm = (await sim.ok("create_alarm", {"label": "Strict", "time": "09:00", "max_snoozes": 0}))[
         "alarm"
     ]
@@ -926,6 +974,7 @@ async def test_zero_snoozes_allowed(sim: Sim) -> None:
 
 
 async def test_ring_timeout(sim: Sim) -> None:
+    """Ringing too long ends the session with reason timeout."""
     weekday = await sim.alarm("Weekdays")
     await sim.ok("trigger_alarm", {"id": weekday["id"]})
     sim.clock.advance(599)
@@ -939,6 +988,7 @@ async def test_ring_timeout(sim: Sim) -> None:
 
 
 async def test_timeout_counts_from_the_last_ring(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """The ring timeout counts from the last ring after a snooze."""
     sim = await make_sim(ring_timeout=120)
     weekday = await sim.alarm("Weekdays")  # 9-minute snooze
     await sim.ok("trigger_alarm", {"id": weekday["id"]})
@@ -952,6 +1002,7 @@ async def test_timeout_counts_from_the_last_ring(make_sim: Callable[..., Awaitab
 
 
 async def test_alarm_rings_when_its_time_passes(sim: Sim) -> None:
+    """An alarm rings when its time passes on the clock."""
     weekday = await sim.alarm("Weekdays")
     sim.clock.advance(44 * 60 + 59)
     assert (await sim.ok("get_state"))["active_session"] is None
@@ -963,6 +1014,7 @@ async def test_alarm_rings_when_its_time_passes(sim: Sim) -> None:
 
 
 async def test_tick_plays_a_long_gap_in_order(sim: Sim) -> None:
+    """A long gap in time plays every ring in order."""
     # Monday 06:00 → Sunday 12:00: five weekday rings and two weekend rings, each timing out.
     sim.clock.advance(6 * 86400 + 6 * 3600)
     events = sim.device.tick()
@@ -984,6 +1036,7 @@ async def test_tick_plays_a_long_gap_in_order(sim: Sim) -> None:
 
 
 async def test_recent_sessions_are_capped(sim: Sim) -> None:
+    """Recent sessions are capped."""
     weekday = await sim.alarm("Weekdays")
     for _ in range(RECENT_SESSIONS + 2):
         await sim.ok("trigger_alarm", {"id": weekday["id"]})
@@ -992,6 +1045,7 @@ async def test_recent_sessions_are_capped(sim: Sim) -> None:
 
 
 async def test_one_shot_is_used_up(sim: Sim) -> None:
+    """A one-shot alarm is used up once it rang."""
     created = (await sim.ok("create_alarm", {"label": "Nap", "time": "06:20"}))["alarm"]
     assert created["next_occurrences"] == ["2026-11-30T06:20:00+01:00"]
     sim.clock.advance(20 * 60)
@@ -1006,6 +1060,7 @@ async def test_one_shot_is_used_up(sim: Sim) -> None:
 
 
 async def test_alarm_due_during_a_session_is_missed(sim: Sim) -> None:
+    """An alarm due during another session is missed, and recorded so."""
     weekend = await sim.alarm("Weekend")
     weekday = await sim.alarm("Weekdays")
     sim.clock.advance(40 * 60)
@@ -1025,6 +1080,7 @@ async def test_alarm_due_during_a_session_is_missed(sim: Sim) -> None:
 
 
 async def test_physical_snooze_button(sim: Sim) -> None:
+    """The clock's physical snooze button snoozes the session."""
     weekday = await sim.alarm("Weekdays")
     await sim.ok("trigger_alarm", {"id": weekday["id"]})
     pressed = sim.device.press_snooze()
@@ -1036,6 +1092,7 @@ async def test_physical_snooze_button(sim: Sim) -> None:
 
 
 async def test_occurrences_across_spring_forward(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Occurrences across the spring-forward gap move to the next valid time."""
     # Berlin moves 02:00 → 03:00 on Sunday 28 March 2027.
     sim = await make_sim(now=datetime(2027, 3, 26, 12, 0, tzinfo=UTC), starter_alarms=False)
     every_day = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -1066,6 +1123,7 @@ async def test_occurrences_across_spring_forward(make_sim: Callable[..., Awaitab
 
 
 async def test_occurrences_across_fall_back(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Occurrences across the fall-back hour ring once."""
     # Berlin repeats 02:00-03:00 on Sunday 31 October 2027; 02:30 rings once, the first time.
     sim = await make_sim(now=datetime(2027, 10, 29, 12, 0, tzinfo=UTC), starter_alarms=False)
     alarm = (
@@ -1083,6 +1141,7 @@ async def test_occurrences_across_fall_back(make_sim: Callable[..., Awaitable[Si
 
 
 async def test_other_time_zone(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """A clock in another time zone answers in its zone."""
     sim = await make_sim(timezone="America/New_York")
     state = await sim.ok("get_state")
     assert state["settings"]["timezone"] == "America/New_York"
@@ -1095,6 +1154,7 @@ async def test_other_time_zone(make_sim: Callable[..., Awaitable[Sim]]) -> None:
 
 
 async def test_fault_error_rate_and_malformed(sim: Sim) -> None:
+    """The error-rate and malformed faults break replies as set."""
     faults = sim.client.server.app[FAULTS]
     faults.update({"error_rate": 1.0})
     assert (await sim.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status == 500
@@ -1110,6 +1170,7 @@ async def test_fault_error_rate_and_malformed(sim: Sim) -> None:
 async def test_fault_revoked_refuses_even_a_good_password(
     make_sim: Callable[..., Awaitable[Sim]],
 ) -> None:
+    """The revoked fault refuses even the right password."""
     sim = await make_sim(password="pw")
     headers = {**HEADERS, "Authorization": _basic("admin", "pw")}
     assert (await sim.rpc("ping", headers=headers))[0] == 200
@@ -1120,28 +1181,33 @@ async def test_fault_revoked_refuses_even_a_good_password(
 
 
 async def test_fault_revoked_without_password(sim: Sim) -> None:
+    """The revoked fault refuses a clock without a password too."""
     sim.client.server.app[FAULTS].update({"revoked": True})
     assert (await sim.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status == 401
 
 
 async def test_fault_latency_still_answers(sim: Sim) -> None:
+    """With latency the clock still answers."""
     sim.client.server.app[FAULTS].update({"latency": 0.01})
     assert (await sim.rpc("ping"))[1]["result"] == {}
 
 
 async def test_fault_hang(sim: Sim) -> None:
+    """The hang fault never answers."""
     sim.client.server.app[FAULTS].update({"hang": True})
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(sim.rpc("ping"), timeout=0.2)
 
 
 async def test_fault_offline(sim: Sim) -> None:
+    """The offline fault refuses connections."""
     sim.client.server.app[FAULTS].update({"offline": True})
     with pytest.raises(aiohttp.ClientError):
         await sim.rpc("ping")
 
 
 async def test_fault_switches_over_http(sim: Sim) -> None:
+    """The fault switches can be set over HTTP."""
     response = await sim.client.post("/_sim/faults", json={"error_rate": 1})
     assert (await response.json())["error_rate"] == 1.0
     assert (await sim.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status == 500
@@ -1150,6 +1216,7 @@ async def test_fault_switches_over_http(sim: Sim) -> None:
 
 
 async def test_stats_count_tools(sim: Sim) -> None:
+    """The stats count tools, methods and requests."""
     await sim.ok("list_alarms")
     await sim.ok("list_alarms")
     await sim.rpc("ping")
@@ -1160,6 +1227,7 @@ async def test_stats_count_tools(sim: Sim) -> None:
 
 
 async def test_control_route_device(sim: Sim) -> None:
+    """The device control route triggers, snoozes and dismisses like the clock's buttons."""
     weekday = await sim.alarm("Weekdays")
     response = await sim.client.post(
         "/_sim/device", json={"action": "trigger", "id": weekday["id"]}
@@ -1184,6 +1252,7 @@ async def test_control_route_device(sim: Sim) -> None:
 
 
 async def test_control_route_alarms_and_settings(sim: Sim) -> None:
+    """The control routes edit alarms and settings behind the client's back."""
     added = await (
         await sim.client.post(
             "/_sim/device",
@@ -1211,6 +1280,7 @@ async def test_control_route_alarms_and_settings(sim: Sim) -> None:
 
 
 async def test_control_route_clock(sim: Sim) -> None:
+    """The clock control route moves time and reports the events."""
     body = await (await sim.client.post("/_sim/clock", json={"advance": 45 * 60})).json()
     assert body["now"] == "2026-11-30T06:45:00+01:00"
     assert [event["type"] for event in body["events"]] == ["ringing"]
@@ -1226,6 +1296,7 @@ async def test_control_route_clock(sim: Sim) -> None:
 
 
 async def test_clock_moved_back_does_not_replay(sim: Sim) -> None:
+    """Moving the clock back does not replay rings."""
     sim.clock.advance(50 * 60)
     assert len(sim.device.tick()) == 1
     sim.clock.advance(-10 * 60)
@@ -1235,6 +1306,7 @@ async def test_clock_moved_back_does_not_replay(sim: Sim) -> None:
 
 
 def test_standalone_refuses_other_hosts() -> None:
+    """The standalone server refuses hosts other than loopback."""
     result = subprocess.run(
         [sys.executable, "-m", "tests.simulators.robine_wake", "--host", "0.0.0.0"],
         capture_output=True,
@@ -1247,6 +1319,7 @@ def test_standalone_refuses_other_hosts() -> None:
 
 
 def test_timezone_arithmetic_helper_keeps_instants() -> None:
+    """The time-zone arithmetic helper keeps instants across DST."""
     device = RobineWake(starter_alarms=False, timezone="Europe/Berlin")
     start = datetime(2027, 3, 28, 0, 55, tzinfo=UTC)  # 01:55 CET, five minutes before the gap
     device.clock.set(start)

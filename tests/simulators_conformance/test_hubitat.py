@@ -121,6 +121,7 @@ def _first(sim: Sim, kind: str) -> str:
     ],
 )
 async def test_initialize_negotiates(sim: Sim, requested: str, negotiated: str) -> None:
+    """initialize negotiates the version and announces the app's capabilities."""
     status, body = await sim.rpc("initialize", {"protocolVersion": requested})
     result = body["result"]
     assert status == 200
@@ -138,6 +139,7 @@ async def test_initialize_negotiates(sim: Sim, requested: str, negotiated: str) 
 
 
 async def test_stateless_transport(sim: Sim) -> None:
+    """The transport is stateless: no session id, JSON answers, GET is 405."""
     response = await sim.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert "Mcp-Session-Id" not in response.headers
     assert response.content_type == "application/json"
@@ -150,6 +152,7 @@ async def test_stateless_transport(sim: Sim) -> None:
 
 
 async def test_server_discover_and_modern_headers(sim: Sim) -> None:
+    """server/discover and the modern headers are answered as the app does."""
     headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"}
     status, body = await sim.rpc("server/discover", headers=headers)
     assert status == 200
@@ -203,6 +206,7 @@ async def test_server_discover_and_modern_headers(sim: Sim) -> None:
 
 
 async def test_unsupported_version_header(sim: Sim) -> None:
+    """An unsupported version header is 400 -32022 naming the supported ones."""
     status, body = await sim.rpc("ping", headers={"MCP-Protocol-Version": "2030-01-01"})
     assert status == 400
     assert body["error"]["code"] == -32022
@@ -213,6 +217,7 @@ async def test_unsupported_version_header(sim: Sim) -> None:
 
 
 async def test_jsonrpc_errors_and_batches(sim: Sim) -> None:
+    """JSON-RPC errors and batches are answered as the app does."""
     response = await sim.post(b"{nope")
     assert response.status == 200
     assert (await response.json())["error"]["code"] == -32700
@@ -238,6 +243,7 @@ async def test_jsonrpc_errors_and_batches(sim: Sim) -> None:
 
 
 async def test_auth_query_bearer_and_refusals(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """The token is accepted in the query or as Bearer; others are refused."""
     sim = await make_sim(token="s3cret", app_id=77)
     assert sim.path == "/apps/api/77/mcp"
     status, _ = await sim.rpc("ping")
@@ -268,6 +274,7 @@ async def test_auth_query_bearer_and_refusals(make_sim: Callable[..., Awaitable[
 
 
 async def test_origin_is_logged_or_enforced(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Origins are logged, or enforced when the app is set to."""
     lenient = await make_sim()
     status, _ = await lenient.rpc("ping", headers={"Origin": "http://evil.example"})
     assert status == 200
@@ -282,6 +289,7 @@ async def test_origin_is_logged_or_enforced(make_sim: Callable[..., Awaitable[Si
 
 
 async def test_gateway_catalog(sim: Sim) -> None:
+    """The gateway catalog lists the core tools, then the gateways."""
     _, body = await sim.rpc("tools/list")
     tools = body["result"]["tools"]
     names = [t["name"] for t in tools]
@@ -308,6 +316,7 @@ async def test_gateway_catalog(sim: Sim) -> None:
 
 
 async def test_flat_catalog(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """The flat catalog lists every tool, as heavy as a real hub's."""
     sim = await make_sim(gateways=False)
     response = await sim.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     raw = await response.read()
@@ -327,6 +336,7 @@ async def test_flat_catalog(make_sim: Callable[..., Awaitable[Sim]]) -> None:
 
 
 async def test_gateway_catalog_and_execute(sim: Sim) -> None:
+    """A gateway without a tool answers its catalog; with one it executes it."""
     catalog = await sim.call("hub_read_devices")
     assert catalog["gateway"] == "hub_read_devices"
     assert catalog["mode"] == "catalog"
@@ -345,6 +355,7 @@ async def test_gateway_catalog_and_execute(sim: Sim) -> None:
 
 
 async def test_search_tools_ranks_hidden_tools(sim: Sim) -> None:
+    """hub_search_tools ranks hidden tools and names their gateways."""
     result = await sim.call("hub_search_tools", {"query": "send a command to a device"})
     names = [r["name"] for r in result["results"]]
     assert "hub_call_device_command" in names[:3]
@@ -357,6 +368,7 @@ async def test_search_tools_ranks_hidden_tools(sim: Sim) -> None:
 
 
 async def test_list_devices_summary_shape(sim: Sim) -> None:
+    """hub_list_devices' summary has the app's shape and counts."""
     result = await sim.call("hub_list_devices")
     assert result["count"] == 40
     assert result["total"] == 40
@@ -399,6 +411,7 @@ async def test_list_devices_summary_shape(sim: Sim) -> None:
 
 
 async def test_list_devices_formats(sim: Sim) -> None:
+    """hub_list_devices' formats: ids only, or full items."""
     ids = await sim.call("hub_list_devices", {"format": "ids"})
     assert all(isinstance(i, int) for i in ids["deviceIds"])
     assert ids["count"] == ids["total"] == 40
@@ -413,6 +426,7 @@ async def test_list_devices_formats(sim: Sim) -> None:
 
 
 async def test_paging_offset_and_cursor(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Listings page by offset and cursor."""
     sim = await make_sim(devices=120)
     first = await sim.call("hub_list_devices")
     assert first["count"] == 50
@@ -433,6 +447,7 @@ async def test_paging_offset_and_cursor(make_sim: Callable[..., Awaitable[Sim]])
 
 
 async def test_list_filters(sim: Sim) -> None:
+    """Listings filter by capability, attribute value and room."""
     hub = sim.hub
     switches = await sim.call("hub_list_devices", {"capabilityFilter": "switch"})
     expected = {str(d.id) for d in hub.visible_devices() if "Switch" in d.capabilities}
@@ -467,6 +482,7 @@ async def test_list_filters(sim: Sim) -> None:
 
 
 async def test_changed_since_is_incremental(sim: Sim) -> None:
+    """changedSince lists only the devices with activity since then."""
     hub = sim.hub
     bookmark = int(NOW.timestamp() * 1000)
     assert (await sim.call("hub_list_devices", {"changedSince": bookmark}))["devices"] == []
@@ -495,6 +511,7 @@ async def test_changed_since_is_incremental(sim: Sim) -> None:
 async def test_changed_since_cost_does_not_grow_with_devices(
     make_sim: Callable[..., Awaitable[Sim]],
 ) -> None:
+    """A changedSince listing costs the same however many devices the hub has."""
     sizes = []
     for count in (100, 1000):
         sim = await make_sim(devices=count)
@@ -519,6 +536,7 @@ async def test_changed_since_cost_does_not_grow_with_devices(
 
 
 async def test_unselected_devices_are_invisible(sim: Sim) -> None:
+    """Devices not selected in the app are invisible and not found."""
     hidden = [d for d in sim.hub.devices.values() if not d.selected]
     assert len(hidden) == 2
     listed = await sim.call("hub_list_devices", {"format": "ids"})
@@ -533,6 +551,7 @@ async def test_unselected_devices_are_invisible(sim: Sim) -> None:
 
 
 async def test_get_device_shape(sim: Sim) -> None:
+    """hub_get_device has the app's shape: capabilities, typed attributes, commands."""
     dev_id = _first(sim, "thermostat")
     device = await sim.call("hub_get_device", {"deviceId": int(dev_id)})
     assert device["id"] == dev_id
@@ -552,6 +571,7 @@ async def test_get_device_shape(sim: Sim) -> None:
 
 
 async def test_get_attribute(sim: Sim) -> None:
+    """hub_get_attribute answers a value, or an error naming the available ones."""
     dev = sim.hub.find(kind="lock")[0]
     result = await sim.call(
         "hub_get_device_attribute", {"deviceId": str(dev.id), "attribute": "lock"}
@@ -583,6 +603,7 @@ async def test_get_attribute(sim: Sim) -> None:
 async def test_attribute_wait_succeeds_when_the_device_changes(
     make_sim: Callable[..., Awaitable[Sim]],
 ) -> None:
+    """An attribute wait succeeds when the device changes in time."""
     sim = await make_sim(command_delay=0.01)
     dev = next(d for d in sim.hub.find(kind="switch") if d.value("switch") == "off")
     waiting = asyncio.create_task(
@@ -606,6 +627,7 @@ async def test_attribute_wait_succeeds_when_the_device_changes(
 
 
 async def test_attribute_wait_times_out_and_non_numeric(sim: Sim) -> None:
+    """An attribute wait times out; non-numeric comparisons are reported."""
     dev = sim.hub.find(kind="lock")[0]
     result = await sim.call(
         "hub_get_device_attribute",
@@ -642,6 +664,7 @@ async def test_attribute_wait_times_out_and_non_numeric(sim: Sim) -> None:
 
 
 async def test_attribute_wait_stable_for(sim: Sim) -> None:
+    """An attribute wait with stableFor succeeds once the value holds."""
     dev = sim.hub.find(kind="lock")[0]
     result = await sim.call(
         "hub_get_device_attribute",
@@ -657,6 +680,7 @@ async def test_attribute_wait_stable_for(sim: Sim) -> None:
 
 
 async def test_multi_device_wait_any(sim: Sim) -> None:
+    """A multi-device wait in any mode ends when one converges."""
     devices = sim.hub.find(kind="contact")[:2]
     sim.hub.set_attribute(devices[0].id, "contact", "open")
     sim.hub.set_attribute(devices[1].id, "contact", "closed")
@@ -679,6 +703,7 @@ async def test_multi_device_wait_any(sim: Sim) -> None:
 
 
 async def test_command_lands_after_the_reply(sim: Sim) -> None:
+    """A command succeeds at once and its effect lands after the reply."""
     dev = next(d for d in sim.hub.find(kind="dimmer"))
     sim.hub.set_attribute(dev.id, "switch", "off")
     result = await sim.gw(
@@ -698,6 +723,7 @@ async def test_command_lands_after_the_reply(sim: Sim) -> None:
 
 
 async def test_command_parameter_conversion(sim: Sim) -> None:
+    """Command parameters are converted as the drivers expect."""
     light = sim.hub.find(kind="color_light")[0]
     args = {"deviceId": str(light.id), "command": "setColor", **KEY}
     color = json.dumps({"hue": 33, "saturation": 90, "level": 40})
@@ -714,6 +740,7 @@ async def test_command_parameter_conversion(sim: Sim) -> None:
 
 
 async def test_command_errors(sim: Sim) -> None:
+    """Unknown devices, commands and bad parameters are errors with the app's messages."""
     dev = sim.hub.find(kind="switch")[0]
     base = {"deviceId": str(dev.id), **KEY}
     error = await sim.error("hub_call_device_command", {**base, "command": "explode"})
@@ -747,6 +774,7 @@ async def test_command_errors(sim: Sim) -> None:
 
 
 async def test_command_wait_for(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """A command with waitFor answers the awaited state."""
     sim = await make_sim(command_delay=0.01)
     lock = sim.hub.find(kind="lock")[0]
     result = await sim.call(
@@ -769,6 +797,7 @@ async def test_command_wait_for(make_sim: Callable[..., Awaitable[Sim]]) -> None
 
 
 async def test_multi_stage_covers_and_garage(sim: Sim) -> None:
+    """Garage doors and shades pass through their intermediate states."""
     garage = sim.hub.find(kind="garage")[0]
     await sim.call(
         "hub_call_device_command", {"deviceId": str(garage.id), "command": "open", **KEY}
@@ -787,6 +816,7 @@ async def test_multi_stage_covers_and_garage(sim: Sim) -> None:
 
 
 async def test_batch_commands(sim: Sim) -> None:
+    """Batches report sent and failed commands, partial success included."""
     switches = sim.hub.find(kind="switch")[:2]
     entries = [
         {"deviceId": str(switches[0].id), "command": "on"},
@@ -822,6 +852,7 @@ async def test_batch_commands(sim: Sim) -> None:
 
 
 async def test_update_device(sim: Sim) -> None:
+    """hub_update_device changes the label and room."""
     dev = sim.hub.find(kind="switch")[0]
     room = next(r for r in sim.hub.rooms.values() if r.id != dev.room_id)
     result = await sim.call(
@@ -846,6 +877,7 @@ async def test_update_device(sim: Sim) -> None:
 
 
 async def test_best_practice_key_gate(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Write tools without the best-practice key are refused."""
     sim = await make_sim()
     dev = _first(sim, "switch")
     error = await sim.error("hub_call_device_command", {"deviceId": dev, "command": "on"})
@@ -870,6 +902,7 @@ async def test_best_practice_key_gate(make_sim: Callable[..., Awaitable[Sim]]) -
 
 
 async def test_write_cap(sim: Sim) -> None:
+    """Concurrent writes above the cap are refused as the app does."""
     hub = sim.hub
     hub.write_hold = asyncio.Event()
     dev = _first(sim, "switch")
@@ -895,6 +928,7 @@ async def test_write_cap(sim: Sim) -> None:
 
 
 async def test_destructive_tier(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Destructive tools ask for confirm and a recent backup."""
     sim = await make_sim(backup_age_hours=None)
     error = await sim.error("hub_create_room", {"name": "Attic", **KEY})
     assert "confirm" in error["message"]
@@ -914,6 +948,7 @@ async def test_destructive_tier(make_sim: Callable[..., Awaitable[Sim]]) -> None
 
 
 async def test_size_guards(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """Answers over the size limit are truncated with the app's markers."""
     sim = await make_sim(devices=1000)
     big = await sim.call("hub_list_devices", {"format": "detailed", "limit": 1000})
     assert big["response_too_large"] is True
@@ -936,6 +971,7 @@ async def test_size_guards(make_sim: Callable[..., Awaitable[Sim]]) -> None:
 
 
 async def test_structured_content_switch(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """structuredContent, when on, equals the text content."""
     sim = await make_sim(structured_content=True)
     body = await sim.call_raw("hub_list_modes")
     result = body["result"]
@@ -946,6 +982,7 @@ async def test_structured_content_switch(make_sim: Callable[..., Awaitable[Sim]]
 
 
 async def test_device_events_recent_and_history(sim: Sim) -> None:
+    """Device events: recent ones and history with the app's date format."""
     hub = sim.hub
     dev = hub.find(kind="motion")[0]
     for i in range(12):
@@ -991,6 +1028,7 @@ async def test_device_events_recent_and_history(sim: Sim) -> None:
 
 
 async def test_location_events_and_modes(sim: Sim) -> None:
+    """Location events and modes: current mode, list and activation."""
     modes = await sim.call("hub_list_modes")
     assert modes["currentMode"] == "Day"
     assert modes["modes"][0] == {"id": "1", "name": "Day", "icon": None}
@@ -1013,6 +1051,7 @@ async def test_location_events_and_modes(sim: Sim) -> None:
 
 
 async def test_hsm_is_asynchronous(sim: Sim) -> None:
+    """HSM arms asynchronously and lists its commands."""
     status = await sim.call("hub_get_hsm_status")
     assert status["status"] == "disarmed"
     assert status["alert"] is None
@@ -1034,6 +1073,7 @@ async def test_hsm_is_asynchronous(sim: Sim) -> None:
 
 
 async def test_rooms(sim: Sim) -> None:
+    """Rooms list with ids as strings and device ids as numbers."""
     rooms = await sim.call("hub_list_rooms")
     assert rooms["count"] == len(sim.hub.rooms)
     room = next(r for r in rooms["rooms"] if r["deviceCount"])
@@ -1046,6 +1086,7 @@ async def test_rooms(sim: Sim) -> None:
 
 
 async def test_hub_identity(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """hub_get_info names the hub by zigbeeId and name."""
     # libraries/mcp-system-lib.groovy toolGetHubInfo: flat, zigbeeId as the hub gives it.
     sim = await make_sim(hub_id="hub-uid-1", hub_name="Cabin")
     info = await sim.call("hub_get_info")
@@ -1068,6 +1109,7 @@ async def test_hub_identity(make_sim: Callable[..., Awaitable[Sim]]) -> None:
 
 
 async def test_virtual_devices(sim: Sim) -> None:
+    """Virtual devices are created and removed with the app's fields."""
     created = await sim.call(
         "hub_manage_virtual_device",
         {
@@ -1114,6 +1156,7 @@ async def test_virtual_devices(sim: Sim) -> None:
 
 
 async def test_native_rules(sim: Sim) -> None:
+    """Native rules list without a cursor; a paused rule skips its run, an active one runs."""
     # libraries/mcp-native-rules-lib.groovy toolListRmRules / toolRunRmRule.
     rules = await sim.gw("hub_read_rules", "hub_list_rules", {})
     assert {r["name"] for r in rules["rules"]} >= {"Goodnight", "Vacation Lights"}
@@ -1164,6 +1207,7 @@ async def test_native_rules(sim: Sim) -> None:
 
 
 async def test_other_tools_answer_plausibly(sim: Sim) -> None:
+    """Files, logs and the other tools answer plausibly and refuse bad input."""
     files = await sim.gw("hub_read_files", "hub_list_files", {})
     assert files["count"] == len(sim.hub.files)
     assert (await sim.error("hub_read_file", {"fileName": "../etc"}))["code"] == -32602
@@ -1178,6 +1222,7 @@ async def test_other_tools_answer_plausibly(sim: Sim) -> None:
 
 
 async def test_resources(sim: Sim) -> None:
+    """Resources list and read the context and the guide with its key."""
     _, listed = await sim.rpc("resources/list")
     uris = [r["uri"] for r in listed["result"]["resources"]]
     assert "hubitat://context" in uris
@@ -1196,6 +1241,7 @@ async def test_resources(sim: Sim) -> None:
 
 
 def test_population_is_deterministic_and_varied() -> None:
+    """The population is deterministic per seed and varied between seeds."""
     clock = SimClock()
     clock.set(NOW)
     first, again = Hub(clock, devices=40, seed=3), Hub(clock, devices=40, seed=3)
@@ -1234,6 +1280,7 @@ def test_population_is_deterministic_and_varied() -> None:
 
 
 def test_random_activity_changes_devices() -> None:
+    """Random activity changes devices and shows in changedSince."""
     clock = SimClock()
     clock.set(NOW)
     hub = Hub(clock, devices=40, command_delay=None)
@@ -1245,6 +1292,7 @@ def test_random_activity_changes_devices() -> None:
 
 
 def test_utc_hub_reports_z() -> None:
+    """A hub in UTC reports Z and +0000 times."""
     clock = SimClock()
     clock.set(NOW)
     hub = Hub(clock, devices=5, timezone="UTC")
@@ -1255,6 +1303,7 @@ def test_utc_hub_reports_z() -> None:
 
 
 async def test_external_changes(sim: Sim) -> None:
+    """External changes make events; every button press is one."""
     hub = sim.hub
     button = hub.find(kind="button")[0]
     assert hub.set_attribute(button.id, "pushed", 1) is not None
@@ -1304,6 +1353,7 @@ async def test_external_changes(sim: Sim) -> None:
 
 
 async def test_real_delay_applies_commands(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """A real delay applies commands later; a wait times out meanwhile."""
     sim = await make_sim(command_delay=0.01)
     dev = next(d for d in sim.hub.find(kind="switch") if d.value("switch") == "off")
     result = await sim.call(
@@ -1324,6 +1374,7 @@ async def test_real_delay_applies_commands(make_sim: Callable[..., Awaitable[Sim
 
 
 async def test_fault_switches(sim: Sim) -> None:
+    """The fault switches make errors, malformed replies and outages."""
     faults = sim.client.server.app[FAULTS]
     faults.latency = 0.01
     assert (await sim.rpc("ping"))[0] == 200
@@ -1350,6 +1401,7 @@ async def test_fault_switches(sim: Sim) -> None:
 
 
 async def test_stats_count_tools(sim: Sim) -> None:
+    """The stats count tools, methods and bytes."""
     stats = sim.client.server.app[STATS]
     stats.reset()
     await sim.call("hub_read_devices", {"tool": "hub_list_devices", "args": {}})
@@ -1363,6 +1415,7 @@ async def test_stats_count_tools(sim: Sim) -> None:
 
 
 async def test_official_sdk_client_talks_to_it(sim: Sim) -> None:
+    """The official SDK client talks to the simulator."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamablehttp_client
 
@@ -1391,6 +1444,7 @@ def _free_port() -> int:
 
 
 def test_standalone_prints_the_endpoint() -> None:
+    """The standalone server prints its endpoint with the token."""
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.simulators.hubitat", "--port", str(port), "--devices", "5"],
@@ -1429,6 +1483,7 @@ async def _modern(
 
 
 async def test_multi_round_trip_leases_a_write_slot(sim: Sim) -> None:
+    """Multi round-trip writes lease a write slot across their rounds."""
     # hubitat-mcp-server.groovy handleToolsCall / _mrtrReserve / _mrtrClaim.
     rule = {"name": "Porch", "definition": {}, "confirm": True, **KEY}
     zero = (await _modern(sim, "hub_set_rule", rule))["result"]
@@ -1474,6 +1529,7 @@ async def test_multi_round_trip_leases_a_write_slot(sim: Sim) -> None:
 
 
 async def test_multi_round_trip_refusals(sim: Sim) -> None:
+    """Multi round-trip refuses bad arguments, unknown state and other clients' state."""
     rule = {"name": "Porch", "definition": {}, "confirm": True}
     # The key is checked before anything is reserved (_mrtrValidateAccess).
     assert (await _modern(sim, "hub_set_rule", rule))["error"]["code"] == -32602

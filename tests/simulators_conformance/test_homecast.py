@@ -37,10 +37,10 @@ from tests.simulators.homecast.model import TYPES
 TOKEN = "hc_test_token"
 ACCEPT = "application/json, text/event-stream"
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-LEGACY_FILE = Path(__file__).parent / "simulators" / "data" / "homecast_legacy.json"
+LEGACY_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_legacy.json"
 # Shaped as the real server answers (src/server/local-rest.ts getState): slug names, virtual
 # accessories as type "other", raw characteristic names, two homes, one unreachable switch.
-REAL_FILE = Path(__file__).parent / "simulators" / "data" / "homecast_real.json"
+REAL_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_real.json"
 TOOL_NAMES = {
     "get_state",
     "set_state",
@@ -201,6 +201,7 @@ def test_slug_rules() -> None:
 
 
 async def test_generated_keys_follow_the_slug_rule(hc: Hc) -> None:
+    """Generated homes, rooms and accessories get slugs by the upstream rule."""
     state = await hc.state()
     for home in hc.sim.homes:
         assert home.slug == slug(home.name, home.uuid)
@@ -217,6 +218,7 @@ async def test_generated_keys_follow_the_slug_rule(hc: Hc) -> None:
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
 async def test_initialize_echoes_supported_versions(make_hc: Any, version: str) -> None:
+    """initialize echoes each supported version and announces listChanged tools."""
     hc = await make_hc(init=False)
     result = await hc.init(version)
     assert result["protocolVersion"] == version
@@ -227,11 +229,13 @@ async def test_initialize_echoes_supported_versions(make_hc: Any, version: str) 
 
 
 async def test_unknown_version_gets_the_session_era_version(make_hc: Any) -> None:
+    """An unknown version gets the session era's version, 2025-03-26."""
     hc = await make_hc(init=False)
     assert (await hc.init("2026-07-28"))["protocolVersion"] == "2025-03-26"
 
 
 async def test_answers_are_sse_by_default(hc: Hc) -> None:
+    """Answers are SSE by default."""
     response = await hc.post({"jsonrpc": "2.0", "id": 5, "method": "ping"})
     assert response.status == 200
     assert response.content_type == "text/event-stream"
@@ -241,6 +245,7 @@ async def test_answers_are_sse_by_default(hc: Hc) -> None:
 
 
 async def test_2025_11_25_stream_starts_with_a_priming_event(make_hc: Any) -> None:
+    """A 2025-11-25 stream starts with a priming event carrying an id."""
     hc = await make_hc(init=False)
     await hc.init("2025-11-25")
     response = await hc.post({"jsonrpc": "2.0", "id": 5, "method": "ping"})
@@ -256,6 +261,7 @@ async def test_2025_11_25_stream_starts_with_a_priming_event(make_hc: Any) -> No
 
 
 async def test_plain_json_without_sessions(make_hc: Any) -> None:
+    """The plain-JSON server mode answers without sessions."""
     hc = await make_hc(init=False, sse=False, sessions=False)
     result = await hc.init("2024-11-05")
     assert result["protocolVersion"] == "2024-11-05"
@@ -268,6 +274,7 @@ async def test_plain_json_without_sessions(make_hc: Any) -> None:
 
 
 async def test_json_answers_with_sessions(make_hc: Any) -> None:
+    """The JSON mode with sessions hands out a session and answers JSON."""
     hc = await make_hc(sse=False)
     assert hc.session
     response = await hc.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
@@ -275,6 +282,7 @@ async def test_json_answers_with_sessions(make_hc: Any) -> None:
 
 
 async def test_missing_session_is_400_unknown_is_404(hc: Hc) -> None:
+    """A missing session id is 400, an unknown one 404."""
     status, body = await hc.rpc("ping", **{"Mcp-Session-Id": ""})
     assert status == 400
     assert body["error"]["code"] == -32600
@@ -284,6 +292,7 @@ async def test_missing_session_is_400_unknown_is_404(hc: Hc) -> None:
 
 
 async def test_expired_sessions_answer_404_and_reinitialize_works(hc: Hc) -> None:
+    """Expired sessions answer 404 and a new initialize works."""
     old = hc.session
     assert hc.sim.expire_sessions() == 1
     status, _ = await hc.rpc("ping")
@@ -294,6 +303,7 @@ async def test_expired_sessions_answer_404_and_reinitialize_works(hc: Hc) -> Non
 
 
 async def test_idle_sessions_expire_on_the_clock(make_hc: Any) -> None:
+    """Idle sessions expire on the simulated clock; use restarts the timer."""
     hc = await make_hc(session_ttl=600)
     hc.clock.advance(599)
     assert (await hc.rpc("ping"))[0] == 200  # use restarts the idle timer
@@ -304,6 +314,7 @@ async def test_idle_sessions_expire_on_the_clock(make_hc: Any) -> None:
 
 
 async def test_delete_ends_the_session(hc: Hc) -> None:
+    """DELETE ends the session; a second DELETE is 404."""
     assert (await hc.client.delete("/mcp", headers=hc.headers())).status == 200
     assert (await hc.rpc("ping"))[0] == 404
     assert (await hc.client.delete("/mcp", headers=hc.headers())).status == 404
@@ -312,12 +323,14 @@ async def test_delete_ends_the_session(hc: Hc) -> None:
 
 
 async def test_accept_must_list_both_types(hc: Hc) -> None:
+    """Accept must list both JSON and event-stream, else 406."""
     status, body = await hc.rpc("ping", Accept="application/json")
     assert status == 406
     assert body["error"]["code"] == -32600
 
 
 async def test_protocol_errors(hc: Hc) -> None:
+    """Unparseable and invalid bodies are 400 with JSON-RPC codes."""
     response = await hc.post("{not json")
     assert response.status == 400
     assert (await response.json())["error"]["code"] == -32700
@@ -338,6 +351,7 @@ async def test_protocol_errors(hc: Hc) -> None:
 
 
 async def test_get_stream_announces_tool_list_changes(hc: Hc) -> None:
+    """The GET stream announces tool list changes."""
     response = await hc.client.get("/mcp", headers=hc.headers(Accept="text/event-stream"))
     assert response.status == 200
     assert response.content_type == "text/event-stream"
@@ -355,6 +369,7 @@ async def test_get_stream_announces_tool_list_changes(hc: Hc) -> None:
 
 
 async def test_missing_or_bad_token_is_401_with_resource_metadata(make_hc: Any) -> None:
+    """A missing or bad token is 401 pointing at the resource metadata."""
     hc = await make_hc(init=False)
     for token in ("", "hc_wrong"):
         hc.token = token
@@ -369,6 +384,7 @@ async def test_missing_or_bad_token_is_401_with_resource_metadata(make_hc: Any) 
 
 
 async def test_revoked_token_and_revoked_fault(hc: Hc) -> None:
+    """A revoked token, and the revoked fault, are 401."""
     assert (await hc.rpc("ping"))[0] == 200
     hc.client.server.app[FAULTS].revoked = True
     assert (await hc.rpc("ping"))[0] == 401
@@ -426,6 +442,7 @@ async def _oauth(hc: Hc, scope: str = "mcp:read mcp:write") -> tuple[str, dict[s
 
 
 async def test_oauth_flow_expiry_and_refresh_rotation(make_hc: Any) -> None:
+    """OAuth: login, token expiry and refresh-token rotation."""
     hc = await make_hc(init=False)
     client_id, tokens = await _oauth(hc)
     assert tokens["token_type"] == "Bearer"
@@ -455,6 +472,7 @@ async def test_oauth_flow_expiry_and_refresh_rotation(make_hc: Any) -> None:
 
 
 async def test_oauth_errors(make_hc: Any) -> None:
+    """OAuth refuses bad redirects, missing PKCE and wrong codes as upstream does."""
     hc = await make_hc(init=False)
     bad = await hc.client.post("/oauth/register", json={"redirect_uris": []})
     assert (await bad.json())["error"] == "invalid_redirect_uri"
@@ -503,6 +521,7 @@ async def test_oauth_errors(make_hc: Any) -> None:
 
 
 async def test_read_scope_cannot_write(make_hc: Any) -> None:
+    """A read-scoped token reads but every write asks for mcp:write."""
     hc = await make_hc(init=False)
     _, tokens = await _oauth(hc, scope="mcp:read")
     hc.token = tokens["access_token"]
@@ -517,6 +536,7 @@ async def test_read_scope_cannot_write(make_hc: Any) -> None:
 
 
 async def test_per_home_rights(make_hc: Any) -> None:
+    """Per-home rights limit what a token sees and may change."""
     hc = await make_hc(init=False, homes=3)
     first, second, third = hc.sim.homes
     hc.sim.add_token("hc_limited", homes={first.slug: "control", second.slug: "view"})
@@ -541,6 +561,7 @@ async def test_per_home_rights(make_hc: Any) -> None:
 
 
 async def test_oauth_consent_limits_homes(make_hc: Any) -> None:
+    """The OAuth consent limits the token to the chosen homes."""
     hc = await make_hc(init=False)
     hc.sim.consent = {hc.home: "view"}
     _, tokens = await _oauth(hc)
@@ -557,6 +578,7 @@ async def test_oauth_consent_limits_homes(make_hc: Any) -> None:
 
 
 async def test_tools_list_is_complete_and_personalised(make_hc: Any) -> None:
+    """tools/list is complete and personalised to the token's homes."""
     hc = await make_hc()
     hc.sim.homes[1].view_only = True
     status, body = await hc.rpc("tools/list")
@@ -592,6 +614,7 @@ async def test_tools_list_is_complete_and_personalised(make_hc: Any) -> None:
 
 
 async def test_get_state_shape(hc: Hc) -> None:
+    """get_state has the upstream shape: meta, homes, rooms, accessories, settable keys."""
     state = await hc.state()
     accessories = _accessories(state)
     assert state["_meta"]["message"] == (
@@ -656,6 +679,7 @@ async def test_get_state_shape(hc: Hc) -> None:
 
 
 async def test_get_state_filters(hc: Hc) -> None:
+    """get_state filters by home, room and type."""
     second = hc.sim.homes[1]
     state = await hc.state(filter_by_home=second.slug[:6])
     assert list(state["_homes"]) == [second.slug]
@@ -678,6 +702,7 @@ async def test_get_state_filters(hc: Hc) -> None:
 
 
 async def test_generation_is_deterministic_and_scales(make_hc: Any) -> None:
+    """Generation is deterministic per seed and scales to more homes."""
     one = await (await make_hc(seed=5)).state()
     two = await (await make_hc(seed=5)).state()
     other = await (await make_hc(seed=6)).state()
@@ -694,6 +719,7 @@ async def test_generation_is_deterministic_and_scales(make_hc: Any) -> None:
 
 
 async def test_unreachable_accessory_has_no_values_and_fails_writes(hc: Hc) -> None:
+    """An unreachable accessory shows no values and its writes fail."""
     room, acc = hc.find("light")
     hc.sim.set_reachable(hc.home, acc, False)
     shown = (await hc.state())[hc.home][room][acc]
@@ -710,6 +736,7 @@ async def test_unreachable_accessory_has_no_values_and_fails_writes(hc: Hc) -> N
 
 
 async def test_set_state_result_and_changes(hc: Hc) -> None:
+    """set_state answers its counts and changes and applies the value."""
     room, acc = hc.find("light", hue=True)
     result = await hc.ok(
         "set_state",
@@ -733,6 +760,7 @@ async def test_set_state_result_and_changes(hc: Hc) -> None:
 
 
 async def test_writes_land_after_the_relay_delay(make_hc: Any) -> None:
+    """Writes land after the relay delay; reads show the old value meanwhile."""
     hc = await make_hc(write_delay=30)
     room, acc = hc.find("switch")
     before = hc.sim.values(hc.home, acc)["on"]
@@ -748,6 +776,7 @@ async def test_writes_land_after_the_relay_delay(make_hc: Any) -> None:
 
 
 async def test_set_state_accepts_names_and_reports_failures_per_home(hc: Hc) -> None:
+    """set_state accepts names and reports failures per home."""
     h = hc.sim.homes[0]
     acc = next(a for a in h.devices() if a.kind == "switch")
     room = h.room_of(acc)
@@ -780,6 +809,7 @@ async def test_set_state_accepts_names_and_reports_failures_per_home(hc: Hc) -> 
 
 
 async def test_set_state_rejects_malformed_updates(hc: Hc) -> None:
+    """set_state refuses malformed updates with upstream's messages."""
     assert "updates" in await hc.fails("set_state", {})
     assert "updates" in await hc.fails("set_state", {"updates": []})
     assert "'room' is required" in await hc.fails(
@@ -788,6 +818,7 @@ async def test_set_state_rejects_malformed_updates(hc: Hc) -> None:
 
 
 async def test_device_write_rules(hc: Hc) -> None:
+    """Device write rules: climate, lights and covers write as upstream maps them."""
     croom, climate = hc.find("climate", hvac_mode=True)
     lroom, lock = hc.find("lock")
     aroom, alarm = hc.find("alarm")
@@ -834,6 +865,7 @@ async def test_device_write_rules(hc: Hc) -> None:
 
 
 async def test_thermostat_raw_keys(hc: Hc) -> None:
+    """Thermostats take raw keys; read-only characteristics refuse writes."""
     room, thermostat = hc.find("climate", heating_cooling_target=True)
     result = await hc.ok(
         "set_state",
@@ -858,6 +890,7 @@ async def test_thermostat_raw_keys(hc: Hc) -> None:
 
 
 async def test_group_write_reaches_every_member(hc: Hc) -> None:
+    """A group write reaches every member."""
     h = hc.sim.homes[0]
     group = next(a for a in h.all_accessories() if a.members)
     room = h.room_of(group).slug
@@ -870,6 +903,7 @@ async def test_group_write_reaches_every_member(hc: Hc) -> None:
 
 
 async def test_virtual_writes(hc: Hc) -> None:
+    """Virtual accessories take writes unless not adjustable."""
     room, mode = hc.virtual("House Mode")
     _, note = hc.virtual("Away Note")
     _, counter = hc.virtual("Visit Counter")
@@ -896,6 +930,7 @@ async def test_virtual_writes(hc: Hc) -> None:
 
 
 async def test_legacy_vocabulary(make_hc: Any) -> None:
+    """The legacy vocabulary replaces every current key and numeric states."""
     hc = await make_hc(vocabulary="legacy")
     state = await hc.state()
     accs = [a for *_, a in _accessories(state)]
@@ -931,6 +966,7 @@ async def test_legacy_vocabulary(make_hc: Any) -> None:
 
 
 async def test_state_file_is_served_in_its_own_vocabulary(make_hc: Any) -> None:
+    """A saved state file is served in its own vocabulary."""
     hc = await make_hc(state_file=LEGACY_FILE)
     saved = json.loads(LEGACY_FILE.read_text())
     state = await hc.state()
@@ -1063,6 +1099,7 @@ async def test_community_set_state_drops_what_it_does_not_know(make_hc: Any) -> 
 
 
 async def test_external_changes_pairing_and_removal(hc: Hc) -> None:
+    """External changes, pairing and removal show in get_state."""
     room, sensor = hc.find("contact")
     hc.sim.external_change(hc.home, sensor, contact=1)
     assert (await hc.state())[hc.home][room][sensor]["contact"] == 1
@@ -1078,6 +1115,7 @@ async def test_external_changes_pairing_and_removal(hc: Hc) -> None:
 
 
 async def test_control_routes(hc: Hc) -> None:
+    """The control routes toggle, change and unplug accessories."""
     _, switch = hc.find("switch")
     before = hc.sim.values(hc.home, switch)["on"]
     response = await hc.client.post(
@@ -1105,6 +1143,7 @@ async def test_control_routes(hc: Hc) -> None:
 
 
 async def test_query_history_raw_and_filters(hc: Hc) -> None:
+    """query_history answers raw series and honours its filters."""
     result = await hc.ok("query_history", {"characteristics": ["on"]})
     assert result["home"] == hc.home
     assert result["resolution"] == "raw"
@@ -1119,6 +1158,7 @@ async def test_query_history_raw_and_filters(hc: Hc) -> None:
 
 
 async def test_query_history_buckets(hc: Hc) -> None:
+    """query_history buckets by hour, numeric and state series alike."""
     result = await hc.ok(
         "query_history",
         {"start": "2026-11-25T00:00:00Z", "end": "2026-11-28T00:00:00Z", "resolution": "auto"},
@@ -1141,6 +1181,7 @@ async def test_query_history_buckets(hc: Hc) -> None:
 
 
 async def test_query_history_pages_with_continue_from(hc: Hc) -> None:
+    """query_history pages with continue_from."""
     args = {
         "characteristics": ["current_temperature"],
         "start": "2026-11-23T00:00:00Z",
@@ -1165,6 +1206,7 @@ async def test_query_history_pages_with_continue_from(hc: Hc) -> None:
 
 
 async def test_history_off_is_a_message_not_an_error(hc: Hc) -> None:
+    """History switched off is a message, not an error."""
     second = hc.sim.homes[1]
     assert second.analytics is False
     result = await hc.ok("query_history", {"home": second.name[:5]})
@@ -1176,6 +1218,7 @@ async def test_history_off_is_a_message_not_an_error(hc: Hc) -> None:
 
 
 async def test_get_history(hc: Hc) -> None:
+    """get_history answers bounded points with min, avg, max and transitions."""
     _, sensor = hc.find("temperature")
     result = await hc.ok("get_history", {"accessory": sensor, "max_points": 5})
     temp = result["characteristics"]["current_temperature"]
@@ -1204,6 +1247,7 @@ async def test_get_history(hc: Hc) -> None:
 
 
 async def test_run_scene(hc: Hc) -> None:
+    """run_scene applies the scene's actions."""
     scene = hc.sim.homes[0].find_scene("Movie Time")
     assert scene is not None
     target = scene.actions[0]["accessory"]
@@ -1216,6 +1260,7 @@ async def test_run_scene(hc: Hc) -> None:
 
 
 async def test_scene_management(hc: Hc) -> None:
+    """Scenes are listed, created, updated and deleted; unknown ones are refused."""
     _, light = hc.find("light")
     _, virtual = hc.virtual("Guest Switch")
     text = await hc.fails(
@@ -1264,6 +1309,7 @@ async def test_scene_management(hc: Hc) -> None:
 
 
 async def test_get_automations(hc: Hc) -> None:
+    """get_automations lists each home's automations and its view-only homes."""
     hc.sim.homes[1].view_only = True
     result = await hc.ok("get_automations")
     assert result["_meta"]["view_only_homes"] == [hc.sim.homes[1].slug]
@@ -1277,6 +1323,7 @@ async def test_get_automations(hc: Hc) -> None:
 
 
 async def test_homekit_automation_lifecycle(hc: Hc) -> None:
+    """A HomeKit automation is created, renamed, moved (new id) and deleted."""
     _, light = hc.find("light")
     _, motion = hc.find("motion")
     trigger = {"type": "timer", "hour": 7, "minute": 30, "recurrenceType": "daily"}
@@ -1325,6 +1372,7 @@ async def test_homekit_automation_lifecycle(hc: Hc) -> None:
 
 
 async def test_homekit_automation_limits(hc: Hc) -> None:
+    """HomeKit automation limits are refused with upstream's hints."""
     _, light = hc.find("light")
     _, sensor = hc.find("temperature")
     actions = [{"accessory": light, "on": True}]
@@ -1385,6 +1433,7 @@ async def test_homekit_automation_limits(hc: Hc) -> None:
 
 
 async def test_worked_example_and_merge_updates(hc: Hc) -> None:
+    """The worked example runs and updates merge into what is stored."""
     _, ac = hc.find("climate", hvac_mode=True)
     _, sensor = hc.find("temperature", relative_humidity=True)
     cycle = (
@@ -1463,6 +1512,7 @@ async def test_worked_example_and_merge_updates(hc: Hc) -> None:
 
 
 async def test_hc_automation_validation_and_unsupported_nodes(hc: Hc) -> None:
+    """Homecast automations validate their nodes and refuse unsupported ones."""
     _, light = hc.find("light")
     base = {
         "home": hc.home,
@@ -1517,6 +1567,7 @@ async def test_hc_automation_validation_and_unsupported_nodes(hc: Hc) -> None:
 
 
 async def test_virtual_accessory_types_and_rules(hc: Hc) -> None:
+    """Each virtual accessory type is created with its rules and values."""
     made = {}
     for kind, extra in (
         ("switch", {}),
@@ -1631,6 +1682,7 @@ async def test_virtual_accessory_types_and_rules(hc: Hc) -> None:
 
 
 async def test_fault_switches(hc: Hc) -> None:
+    """The fault switches make errors, malformed replies and outages."""
     faults = hc.client.server.app[FAULTS]
     faults.error_rate = 1.0
     assert (await hc.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status == 500
@@ -1660,6 +1712,7 @@ async def test_fault_switches(hc: Hc) -> None:
 
 
 async def test_stats_count_tools(hc: Hc) -> None:
+    """The stats count tools, requests and bytes."""
     hc.client.server.app[STATS].reset()
     await hc.state()
     await hc.state()
@@ -1670,6 +1723,7 @@ async def test_stats_count_tools(hc: Hc) -> None:
 
 
 def test_standalone_help_and_loopback_only() -> None:
+    """The standalone server prints help and refuses hosts other than loopback."""
     ok = subprocess.run(
         [sys.executable, "-m", "tests.simulators.homecast", "--help"],
         capture_output=True,
@@ -1691,6 +1745,7 @@ def test_standalone_help_and_loopback_only() -> None:
 
 
 async def test_offline_relay_hides_the_home_and_fails_writes(hc: Hc) -> None:
+    """An offline relay hides its home and fails its writes."""
     second = hc.sim.homes[1]
     room, switch = hc.find("switch", home=1)
     hc.sim.set_relay_online(second.slug, False)
@@ -1712,6 +1767,7 @@ async def test_offline_relay_hides_the_home_and_fails_writes(hc: Hc) -> None:
 
 
 async def test_delayed_write_lands_on_its_own(make_hc: Any) -> None:
+    """A delayed write lands on its own, without another request."""
     hc = await make_hc(write_delay=0.01)
     room, switch = hc.find("switch")
     was = hc.sim.values(hc.home, switch)["on"]
@@ -1755,6 +1811,7 @@ async def test_official_sdk_client_interoperates() -> None:
 
 
 async def test_more_control_routes(make_hc: Any) -> None:
+    """More control routes: tokens, rights and pending writes."""
     hc = await make_hc(write_delay=60)
     room, switch = hc.find("switch")
     response = await hc.client.post(
@@ -1784,6 +1841,7 @@ async def test_more_control_routes(make_hc: Any) -> None:
 
 
 async def test_oauth_revocation_endpoint_and_client_removal(make_hc: Any) -> None:
+    """OAuth revocation ends a token; removing a client ends its tokens."""
     hc = await make_hc(init=False)
     client_id, tokens = await _oauth(hc)
     hc.token = tokens["access_token"]
@@ -1814,6 +1872,7 @@ async def test_oauth_revocation_endpoint_and_client_removal(make_hc: Any) -> Non
 
 
 async def test_hc_automation_references_groups_virtuals_and_time(hc: Hc) -> None:
+    """Homecast automations reference groups, virtual accessories and times as upstream allows."""
     h = hc.sim.homes[0]
     group = next(a for a in h.all_accessories() if a.members)
     _, mode = hc.virtual("House Mode")
@@ -1862,6 +1921,7 @@ async def test_hc_automation_references_groups_virtuals_and_time(hc: Hc) -> None
 
 
 async def test_update_scene_actions_and_one_off_homekit_timer(hc: Hc) -> None:
+    """Scene actions update, and a one-off HomeKit timer is created."""
     _, light = hc.find("light")
     updated = await hc.ok(
         "update_scene",
@@ -1893,6 +1953,7 @@ async def test_update_scene_actions_and_one_off_homekit_timer(hc: Hc) -> None:
 
 
 async def test_rename_changes_the_key_and_new_homes_appear(hc: Hc) -> None:
+    """A rename changes the accessory's key; new homes appear."""
     room, switch = hc.find("switch")
     uuid = hc.sim.accessory(hc.home, switch).uuid
     new_key = hc.sim.rename_accessory(hc.home, switch, "Porch Switch")

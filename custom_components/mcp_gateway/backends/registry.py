@@ -1,0 +1,73 @@
+"""The backend registry: one row per backend kind.
+
+Entry setup (which runtime), the config flow (its menu), the options flow (each backend's
+fields) and the actions (what async_setup registers) all read this table; docs/ARCHITECTURE.md
+("Adding a backend") says what a new row needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from homeassistant.config_entries import ConfigEntry
+
+from ..const import BACKEND_HOMECAST, BACKEND_HUBITAT, BACKEND_ROBINE_WAKE
+from .actions import BackendAction
+from .base import BackendRuntime
+from .flow import BackendFlowMixin
+from .homecast.config_flow import HomecastFlowMixin, homecast_options_schema
+from .homecast.runtime import HomecastRuntime
+from .homecast.services import ACTIONS as HOMECAST_ACTIONS
+from .hubitat.config_flow import HubitatFlowMixin, hubitat_options_schema
+from .hubitat.runtime import HubitatRuntime
+from .robine_wake.config_flow import RobineWakeFlowMixin, robine_wake_options_schema
+from .robine_wake.runtime import RobineWakeRuntime
+from .robine_wake.services import ACTIONS as ROBINE_WAKE_ACTIONS
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """What the rest of the integration needs of one backend kind."""
+
+    kind: str  # entry.data[CONF_BACKEND]; also the config flow's menu step
+    runtime: type[BackendRuntime]
+    # A base of McpGatewayConfigFlow (listed there too: a flow class needs static bases).
+    flow_mixin: type[BackendFlowMixin]
+    # The backend's own options fields; the options flow adds CONF_GATEWAY_EXPOSED.
+    options_schema: Callable[[ConfigEntry], dict[Any, Any]]
+    actions: tuple[BackendAction, ...] = ()
+
+
+BACKENDS: Final[tuple[Backend, ...]] = (
+    Backend(BACKEND_HUBITAT, HubitatRuntime, HubitatFlowMixin, hubitat_options_schema),
+    Backend(
+        BACKEND_HOMECAST,
+        HomecastRuntime,
+        HomecastFlowMixin,
+        homecast_options_schema,
+        HOMECAST_ACTIONS,
+    ),
+    Backend(
+        BACKEND_ROBINE_WAKE,
+        RobineWakeRuntime,
+        RobineWakeFlowMixin,
+        robine_wake_options_schema,
+        ROBINE_WAKE_ACTIONS,
+    ),
+)
+_BY_KIND: Final = {backend.kind: backend for backend in BACKENDS}
+
+
+def backend(kind: str) -> Backend:
+    """The registry row of a backend kind."""
+    try:
+        return _BY_KIND[kind]
+    except KeyError:
+        raise ValueError(f"unknown backend {kind!r}") from None
+
+
+def runtime_class(kind: str) -> type[BackendRuntime]:
+    """The runtime class of a backend kind."""
+    return backend(kind).runtime
