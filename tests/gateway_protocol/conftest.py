@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 from aiohttp.test_utils import TestClient
+from awesomeversion import AwesomeVersion
 from homeassistant.auth.models import User
+from homeassistant.const import __version__ as HA_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
@@ -23,6 +25,14 @@ from custom_components.mcp_gateway.mcp.server import (
 
 URL = "/api/mcp_gateway"
 ACCEPT = "application/json, text/event-stream"
+
+# Home Assistant's OAuth as read in each target's source (homeassistant/components/auth/) and
+# measured by test_oauth_server.py: 2026.10 binds an S256 code_challenge given to
+# /auth/login_flow to the code and /auth/token then requires the matching code_verifier; its
+# login page forwards the challenge from /auth/authorize; /auth/authorize's client id may be a
+# JSON client-id metadata document. 2025.4 does none of that (its login flow refuses the
+# challenge keys, its token endpoint ignores code_verifier, it reads only HTML link tags).
+HA_HAS_PKCE = AwesomeVersion(HA_VERSION) >= AwesomeVersion("2026.10")
 
 type ClientFactory = Callable[..., Awaitable[TestClient]]
 

@@ -22,7 +22,7 @@ from pydantic import AnyUrl
 import pytest
 from yarl import URL as YURL
 
-from .conftest import URL, ClientFactory, FakeHandler, base_url, rpc
+from .conftest import HA_HAS_PKCE, URL, ClientFactory, FakeHandler, base_url, rpc
 
 CLIENT_ID = "https://claude.ai"
 REDIRECT_URI = "https://claude.ai/api/mcp/auth_callback"
@@ -56,14 +56,20 @@ async def _discover(anon: TestClient) -> dict[str, Any]:
     return server
 
 
-async def _login_page(anon: TestClient, client_id: str, redirect_uri: str) -> str:
-    """What HA's login page (/auth/authorize) does when the user signs in: the code."""
+async def _login_page(
+    anon: TestClient, client_id: str, redirect_uri: str, challenge: dict[str, str] | None = None
+) -> str:
+    """What HA's login page (/auth/authorize) does when the user signs in: the code.
+
+    `challenge`: the PKCE parameters of /auth/authorize, which the 2026.10 page forwards.
+    """
     response = await anon.post(
         "/auth/login_flow",
         json={
             "client_id": client_id,
             "handler": ["homeassistant", None],
             "redirect_uri": redirect_uri,
+            **(challenge or {}),
         },
     )
     assert response.status == 200, await response.text()
@@ -208,7 +214,13 @@ async def test_the_sdk_logs_in_with_the_url_alone(
         assert str(authorize.with_query(None)) == f"{base}/auth/authorize"
         query = authorize.query
         assert query["redirect_uri"] == redirect_uri
-        code = await _login_page(anon, query["client_id"], query["redirect_uri"])
+        # The SDK always sends an S256 challenge; HA's page forwards it where HA implements PKCE
+        # (2026.10: then /auth/token requires the SDK's verifier); 2025.4's page drops it.
+        assert query["code_challenge_method"] == "S256"
+        challenge = {
+            key: query[key] for key in ("code_challenge", "code_challenge_method") if HA_HAS_PKCE
+        }
+        code = await _login_page(anon, query["client_id"], query["redirect_uri"], challenge)
         # HA's page then sends the browser to redirect_uri?code=…&state=…
         return code, query.get("state")
 

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from typing import Any
 from unittest.mock import patch
@@ -23,13 +25,14 @@ from homeassistant.core_config import async_process_ha_core_config
 from homeassistant.helpers.network import NoURLAvailableError
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
+from yarl import URL as YURL
 
 from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.gateway import oauth
 from custom_components.mcp_gateway.gateway.settings import CONF_ALLOWED_ORIGINS
 from custom_components.mcp_gateway.gateway.view import GatewayRuntime
 
-from .conftest import ACCEPT, URL, base_url, rpc
+from .conftest import ACCEPT, HA_HAS_PKCE, URL, base_url, rpc
 
 AS_PATH = "/.well-known/oauth-authorization-server/api/mcp_gateway"
 PRM_PATH = "/.well-known/oauth-protected-resource/api/mcp_gateway"
@@ -51,14 +54,18 @@ async def login_user(hass: HomeAssistant, local_auth: HassAuthProvider) -> None:
     await local_auth.data.async_save()
 
 
-async def _log_in(anon: TestClient, client_id: str, redirect_uri: str) -> Any:
-    """HA's login page: start the flow, give the password; HA checks the redirect last."""
+async def _log_in(anon: TestClient, client_id: str, redirect_uri: str, **challenge: str) -> Any:
+    """HA's login page: start the flow, give the password; HA checks the redirect last.
+
+    `challenge` is the PKCE code_challenge(_method) the 2026.10 page forwards from /auth/authorize.
+    """
     response = await anon.post(
         "/auth/login_flow",
         json={
             "client_id": client_id,
             "handler": ["homeassistant", None],
             "redirect_uri": redirect_uri,
+            **challenge,
         },
     )
     assert response.status == 200, await response.text()
@@ -74,13 +81,17 @@ async def _log_in(anon: TestClient, client_id: str, redirect_uri: str) -> Any:
 
 
 async def test_authorization_server_metadata(anon: TestClient) -> None:
-    """The authorization-server metadata points at HA's login, token and revoke endpoints."""
+    """The authorization-server metadata points at HA's login, token and revoke endpoints.
+
+    PKCE and client-id metadata documents are advertised exactly on the release whose HA
+    implements them (2026.10; see test_advertised_pkce_is_what_home_assistant_enforces).
+    """
     base = base_url(anon)
     response = await anon.get(AS_PATH)
     assert response.status == 200
     assert response.headers["Cache-Control"] == "public, max-age=3600"
     document = await response.json()
-    assert document == {
+    expected: dict[str, Any] = {
         "issuer": f"{base}/api/mcp_gateway",
         "authorization_endpoint": f"{base}/auth/authorize",
         "token_endpoint": f"{base}/auth/token",
@@ -92,14 +103,91 @@ async def test_authorization_server_metadata(anon: TestClient) -> None:
         "revocation_endpoint_auth_methods_supported": ["none"],
         "service_documentation": "https://developers.home-assistant.io/docs/auth_api",
     }
-    # HA 2025.4's own document: relative URLs, no issuer, no PKCE — what clients could not use.
+    if HA_HAS_PKCE:
+        expected["code_challenge_methods_supported"] = ["S256"]
+        expected["client_id_metadata_document_supported"] = True
+    assert document == expected
     ha_document = await (await anon.get("/.well-known/oauth-authorization-server")).json()
-    assert "issuer" not in ha_document
-    assert "code_challenge_methods_supported" not in ha_document
+    if HA_HAS_PKCE:
+        # HA 2026.10's own document: absolute endpoints, PKCE S256, client-id metadata documents.
+        # (on HA's configured URL, not the request's: the gateway's own uses the request's.)
+        assert YURL(ha_document["token_endpoint"]).is_absolute()
+        assert YURL(ha_document["token_endpoint"]).path == "/auth/token"
+        assert ha_document["code_challenge_methods_supported"] == ["S256"]
+        assert ha_document["client_id_metadata_document_supported"] is True
+    else:
+        # HA 2025.4's own document: relative URLs, no issuer, no PKCE — what clients could not use.
+        assert ha_document["token_endpoint"] == "/auth/token"
+        assert "issuer" not in ha_document
+        assert "code_challenge_methods_supported" not in ha_document
+        assert "client_id_metadata_document_supported" not in ha_document
+
+
+async def _start_login(
+    anon: TestClient, client_id: str, redirect_uri: str, challenge: dict[str, str]
+) -> int:
+    """The status of starting HA's login flow with a PKCE challenge."""
+    response = await anon.post(
+        "/auth/login_flow",
+        json={
+            "client_id": client_id,
+            "handler": ["homeassistant", None],
+            "redirect_uri": redirect_uri,
+            **challenge,
+        },
+    )
+    await response.read()
+    return response.status
+
+
+def _s256(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+
+
+async def _token(anon: TestClient, code: str, client_id: str, **verifier: str) -> tuple[int, Any]:
+    response = await anon.post(
+        "/auth/token",
+        data={"grant_type": "authorization_code", "code": code, "client_id": client_id, **verifier},
+    )
+    return response.status, await response.json()
+
+
+@pytest.mark.usefixtures("login_user")
+async def test_advertised_pkce_is_what_home_assistant_enforces(anon: TestClient) -> None:
+    """What the gateway says about PKCE is what HA's login and token endpoints do."""
+    document = await (await anon.get(AS_PATH)).json()
+    client_id, redirect_uri = "http://127.0.0.1:33419/", "http://127.0.0.1:33419/cb"
+    verifier = "v" * 43
+    challenge = {"code_challenge": _s256(verifier), "code_challenge_method": "S256"}
+    if HA_HAS_PKCE:
+        assert document["code_challenge_methods_supported"] == ["S256"]
+        # The challenge is bound to the code: no verifier, or a wrong one, gets no token.
+        for wrong in ({}, {"code_verifier": "w" * 43}):
+            status, body = await _log_in(anon, client_id, redirect_uri, **challenge)
+            assert status == 200, body
+            status, body = await _token(anon, body["result"], client_id, **wrong)
+            assert status == 400, body
+            assert "access_token" not in body
+        # "plain" (RFC 7636's default) is refused at the login page.
+        plain = {"code_challenge": "p" * 43, "code_challenge_method": "plain"}
+        assert await _start_login(anon, client_id, redirect_uri, plain) == 400
+        status, body = await _log_in(anon, client_id, redirect_uri, **challenge)
+        status, body = await _token(anon, body["result"], client_id, code_verifier=verifier)
+        assert status == 200, body
+        assert body["access_token"]
+    else:
+        assert "code_challenge_methods_supported" not in document
+        # The login page cannot even carry a challenge, and the token endpoint takes any
+        # verifier: advertising PKCE here would promise a check nobody makes.
+        assert await _start_login(anon, client_id, redirect_uri, challenge) == 400
+        status, body = await _log_in(anon, client_id, redirect_uri)
+        status, body = await _token(anon, body["result"], client_id, code_verifier="w" * 43)
+        assert status == 200, body
+        assert body["access_token"]
 
 
 async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: TestClient) -> None:
-    """HA's token endpoint verifies code_verifier only in releases whose metadata says so."""
+    """PKCE and client-id metadata documents are passed on only as HA's metadata declares them."""
 
     async def declaring(self: Any, request: web.Request) -> web.Response:
         return web.json_response(
@@ -113,6 +201,28 @@ async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: Tes
         document = await (await anon.get(AS_PATH)).json()
     assert document["code_challenge_methods_supported"] == ["S256"]
     assert document["authorization_endpoint"] == f"{base_url(anon)}/auth/authorize"
+    assert "client_id_metadata_document_supported" not in document
+
+    async def metadata_documents(self: Any, request: web.Request) -> web.Response:
+        return web.json_response({"client_id_metadata_document_supported": True})
+
+    with patch.object(oauth.login_flow.WellKnownOAuthInfoView, "get", metadata_documents):
+        document = await (await anon.get(AS_PATH)).json()
+    assert document["client_id_metadata_document_supported"] is True
+    assert "code_challenge_methods_supported" not in document
+
+    async def odd_shapes(self: Any, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "client_id_metadata_document_supported": "yes",
+                "code_challenge_methods_supported": "S256",
+            }
+        )
+
+    with patch.object(oauth.login_flow.WellKnownOAuthInfoView, "get", odd_shapes):
+        document = await (await anon.get(AS_PATH)).json()
+    assert "client_id_metadata_document_supported" not in document
+    assert "code_challenge_methods_supported" not in document
 
     async def broken(self: Any, request: web.Request) -> web.Response:
         return web.Response(body=b"not json", content_type="application/json")

@@ -39,9 +39,13 @@ _LOGGER = logging.getLogger(__name__)
 AUTHORIZATION_SERVER_PATH: Final = f"/.well-known/oauth-authorization-server{GATEWAY_URL}"
 REGISTER_URL: Final = f"{GATEWAY_URL}/register"
 
-# What HA's own metadata may declare and we pass on unchanged: HA's endpoints enforce them.
-# (PKCE: HA 2025.4 to at least 2026.9 declare none and ignore code_verifier.)
-_HA_DECLARED: Final = ("code_challenge_methods_supported",)
+# What HA's own metadata may declare and we pass on (`_declared_capabilities`): HA's endpoints,
+# not ours, enforce them, so they are advertised only on releases whose HA declares them.
+# HA 2025.4 declares neither (ignores code_verifier; reads only HTML link tags at a client id).
+# HA 2026.10 declares both: its login flow binds an S256 challenge to the code and /auth/token
+# checks the verifier (auth/login_flow.py LoginFlowIndexView.post, auth/__init__.py
+# TokenView._async_handle_auth_code), and indieauth.fetch_redirect_uris falls back to a JSON
+# client-id metadata document.
 _CACHE_SECONDS: Final = 3600
 
 # Registration bounds: a real client registers a handful of redirect URIs once per install.
@@ -79,11 +83,21 @@ class AuthorizationServerMetadataView(CorsView):
             "revocation_endpoint_auth_methods_supported": ["none"],
             "service_documentation": "https://developers.home-assistant.io/docs/auth_api",
         }
-        declared = await _ha_metadata(request)
-        document.update({key: declared[key] for key in _HA_DECLARED if key in declared})
+        document.update(_declared_capabilities(await _ha_metadata(request)))
         return json_response(
             document, HTTPStatus.OK, {hdrs.CACHE_CONTROL: f"public, max-age={_CACHE_SECONDS}"}
         )
+
+
+def _declared_capabilities(declared: dict[str, Any]) -> dict[str, Any]:
+    """The capabilities HA declares, passed on only in their RFC 8414 / draft shapes."""
+    capabilities: dict[str, Any] = {}
+    methods = declared.get("code_challenge_methods_supported")
+    if isinstance(methods, list) and methods and all(isinstance(m, str) for m in methods):
+        capabilities["code_challenge_methods_supported"] = methods
+    if declared.get("client_id_metadata_document_supported") is True:
+        capabilities["client_id_metadata_document_supported"] = True
+    return capabilities
 
 
 async def _ha_metadata(request: web.Request) -> dict[str, Any]:
