@@ -240,12 +240,21 @@ async def test_heater_cooler_action_and_humidity(hass: HomeAssistant, sim: Sim) 
 
 async def test_thermostat(hass: HomeAssistant, sim: Sim) -> None:
     """Raw HomeKit thermostat characteristics: heating_cooling_target and target_temp."""
-    entry = await _loaded(hass, sim)
     home = sim.state.homes[0].slug
     stat = device_of(sim, "climate", heating_cooling_target=None)
+    # One that lists its valid values, cooling among them: HA 2026 refuses a mode the entity
+    # does not offer (2025.4 only warns), and without `_options` it offers only off and heat.
+    stat.options["heating_cooling_target"] = [0, 1, 2, 3]
+    entry = await _loaded(hass, sim)
     target = entity_id(hass, entry, sim, stat, "climate")
     state = hass.states.get(target)
     assert state.state == HVACMode.HEAT
+    assert state.attributes["hvac_modes"] == [
+        HVACMode.OFF,
+        HVACMode.HEAT,
+        HVACMode.COOL,
+        HVACMode.HEAT_COOL,
+    ]
     assert state.attributes["hvac_action"] == HVACAction.HEATING
     await _call(hass, "climate", "set_hvac_mode", target, hvac_mode=HVACMode.COOL)
     assert sim.state.values(home, stat.slug)["heating_cooling_target"] == 2

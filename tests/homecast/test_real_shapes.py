@@ -35,6 +35,7 @@ from custom_components.mcp_gateway.backends.homecast.const import (
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.mcp.client import BearerAuth, McpClient
 from custom_components.mcp_gateway.mcp.errors import McpAuthError, McpProtocolError
+from tests.registry import device_of as registry_device
 from tests.simulation import LoopbackServers
 
 from .conftest import TOKEN, Sim, SimFactory, device_of, entity_id, setup_entry, token_entry
@@ -82,7 +83,7 @@ async def test_real_capture_gives_readable_complete_devices(
     for home, room, key, props in _accessories(data):
         home_tail, tail = homes[home][-4:], key.rsplit("_", 1)[-1]
         # Unique ids stay on the stable keys: home UUID tail + accessory UUID tail.
-        device = devices.async_get_device({(DOMAIN, f"{entry.unique_id}_{home_tail}_{tail}")})
+        device = registry_device(hass, (DOMAIN, f"{entry.unique_id}_{home_tail}_{tail}"))
         assert device is not None, key
         assert "_" not in (device.name or ""), device.name
         area = areas.async_get_area(device.area_id) if device.area_id else None
@@ -102,8 +103,8 @@ async def test_real_capture_gives_readable_complete_devices(
                 assert state.state == STATE_UNAVAILABLE, item.entity_id
             else:
                 assert state.state not in (STATE_UNKNOWN, STATE_UNAVAILABLE), item.entity_id
-    pump = devices.async_get_device(
-        {(DOMAIN, f"{entry.unique_id}_{homes['george_street_b438'][-4:]}_70c3")}
+    pump = registry_device(
+        hass, (DOMAIN, f"{entry.unique_id}_{homes['george_street_b438'][-4:]}_70c3")
     )
     assert pump is not None
     assert pump.name == "Bedroom 1 Air Conditioner"

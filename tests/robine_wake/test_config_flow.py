@@ -8,13 +8,14 @@ from unittest.mock import patch
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResult, FlowResultType
-from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers import entity_registry as er
 import pytest
 
 from custom_components.mcp_gateway.backends.robine_wake import model
 from custom_components.mcp_gateway.backends.robine_wake.api import RobineWakeApi
 from custom_components.mcp_gateway.backends.robine_wake.config_flow import normalize_url
 from custom_components.mcp_gateway.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from tests.registry import device_of
 from tests.simulators import robine_wake as sim_module
 from tests.simulators.robine_wake import DomainError, RobineWake
 
@@ -395,7 +396,7 @@ async def test_reconfigure_follows_a_clock_identified_by_address(
     assert entry.data["url"] == new.url
     assert entity_registry.async_get(weekdays).unique_id == f"{new_uid}_alarm_{alarm_id}_enabled"
     assert hass.states.get(weekdays).state == "on"
-    device = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, f"{new_uid}_clock")})
+    device = device_of(hass, (DOMAIN, f"{new_uid}_clock"))
     assert device is not None
     assert {e.entity_id for e in er.async_entries_for_device(entity_registry, device.id)} >= {
         weekdays
