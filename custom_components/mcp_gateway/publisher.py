@@ -286,8 +286,22 @@ class EntityPublisher:
             if identifier in wanted:
                 continue
             self._devices.pop(key, None)
-            self._device_ids.pop(key, None)
-            entry = devices.async_get_device(identifiers={identifier})
+            # By registry id: async_get_device (by identifier) is deprecated from HA 2026.x.
+            device_id = self._device_ids.pop(key, None)
+            entry = (
+                devices.async_get(device_id)
+                if device_id is not None
+                else next(
+                    (
+                        device
+                        for device in dr.async_entries_for_config_entry(
+                            devices, self._runtime.entry.entry_id
+                        )
+                        if identifier in device.identifiers
+                    ),
+                    None,
+                )
+            )
             if entry is not None:
                 _LOGGER.debug("Removing device %s: gone from the backend", entry.name)
                 devices.async_update_device(
