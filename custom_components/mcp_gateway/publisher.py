@@ -275,6 +275,14 @@ class EntityPublisher:
                 entities.async_remove(entity_id)
         wanted = self._wanted_devices()
         devices = dr.async_get(self._hass)
+        entry_id = self._runtime.entry.entry_id
+        # This entry's devices by identifier: HA 2026.x deprecates async_get_device (identifiers
+        # are unique per config entry there); this look-up reads the same on 2025.4.
+        registered = {
+            identifier: device
+            for device in dr.async_entries_for_config_entry(devices, entry_id)
+            for identifier in device.identifiers
+        }
         candidates: dict[str, DeviceSpec] = {}
         for spec in gone:
             device: DeviceSpec | None = spec.device
@@ -287,12 +295,10 @@ class EntityPublisher:
                 continue
             self._devices.pop(key, None)
             self._device_ids.pop(key, None)
-            entry = devices.async_get_device(identifiers={identifier})
+            entry = registered.get(identifier)
             if entry is not None:
                 _LOGGER.debug("Removing device %s: gone from the backend", entry.name)
-                devices.async_update_device(
-                    entry.id, remove_config_entry_id=self._runtime.entry.entry_id
-                )
+                devices.async_update_device(entry.id, remove_config_entry_id=entry_id)
 
     def _remove_gone(self) -> None:
         """Remove registry entries and devices of this entry that the backend no longer has."""
