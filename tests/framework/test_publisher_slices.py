@@ -131,8 +131,9 @@ async def test_refresh_while_slicing_plans_again(
     assert registry.async_get_entity_id("switch", DOMAIN, f"fake-1_{PLUGS - 1}_power") is None
     assert registry.async_get_entity_id("switch", DOMAIN, "fake-1_new_power") is not None
     assert device_of(hass, (DOMAIN, f"fake-1_plug_{PLUGS - 1}")) is None
-    # The removed plug's device is found without the look-up HA 2026.x deprecates.
-    assert "deprecated" not in caplog.text
+    # The removed plug's device is found and removed without what HA 2026.x deprecates
+    # (HA's frame reports say what "will stop working").
+    assert "will stop working" not in caplog.text
     assert _ours(hass, entry) == (3 * PLUGS, PLUGS + 1)
 
 
@@ -230,3 +231,20 @@ async def test_unload_drops_a_derivation_in_progress(
     gate.set()
     await hass.async_block_till_done(wait_background_tasks=True)
     assert runtime.publisher.device_specs("plug_new") == []
+
+
+async def test_a_gone_plug_takes_its_device(
+    hass: HomeAssistant, steps: list[tuple[str, int]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A plug the backend drops after setup loses its entities and device, nothing else."""
+    entry = await _setup(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    runtime: ManyPlugs = entry.runtime_data
+    del runtime.plugs["0"]
+    await runtime.coordinator.async_refresh()
+    await hass.async_block_till_done()
+    assert device_of(hass, (DOMAIN, "fake-1_plug_0")) is None
+    assert device_of(hass, (DOMAIN, "fake-1_plug_1")) is not None
+    assert _ours(hass, entry) == (3 * (PLUGS - 1), PLUGS)
+    # Removed the way each HA version supports (2026.x reports what "will stop working").
+    assert "will stop working" not in caplog.text
