@@ -275,6 +275,14 @@ class EntityPublisher:
                 entities.async_remove(entity_id)
         wanted = self._wanted_devices()
         devices = dr.async_get(self._hass)
+        entry_id = self._runtime.entry.entry_id
+        # This entry's devices by identifier: HA 2026.x deprecates async_get_device (identifiers
+        # are unique per config entry there); this look-up reads the same on 2025.4.
+        registered = {
+            identifier: device
+            for device in dr.async_entries_for_config_entry(devices, entry_id)
+            for identifier in device.identifiers
+        }
         candidates: dict[str, DeviceSpec] = {}
         for spec in gone:
             device: DeviceSpec | None = spec.device
@@ -286,27 +294,11 @@ class EntityPublisher:
             if identifier in wanted:
                 continue
             self._devices.pop(key, None)
-            # By registry id: async_get_device (by identifier) is deprecated from HA 2026.x.
-            device_id = self._device_ids.pop(key, None)
-            entry = (
-                devices.async_get(device_id)
-                if device_id is not None
-                else next(
-                    (
-                        device
-                        for device in dr.async_entries_for_config_entry(
-                            devices, self._runtime.entry.entry_id
-                        )
-                        if identifier in device.identifiers
-                    ),
-                    None,
-                )
-            )
+            self._device_ids.pop(key, None)
+            entry = registered.get(identifier)
             if entry is not None:
                 _LOGGER.debug("Removing device %s: gone from the backend", entry.name)
-                devices.async_update_device(
-                    entry.id, remove_config_entry_id=self._runtime.entry.entry_id
-                )
+                _drop_device(devices, entry, entry_id)
 
     def _remove_gone(self) -> None:
         """Remove registry entries and devices of this entry that the backend no longer has."""
@@ -328,7 +320,7 @@ class EntityPublisher:
             ours = {ident for ident in device.identifiers if ident[0] == DOMAIN}
             if ours and not ours & wanted_devices:
                 _LOGGER.debug("Removing device %s: gone from the backend", device.name)
-                devices.async_update_device(device.id, remove_config_entry_id=entry_id)
+                _drop_device(devices, device, entry_id)
 
     def _wanted_devices(self) -> set[tuple[str, str]]:
         """Identifiers of every device a spec lives on, with the hubs they are reached through."""
@@ -348,6 +340,19 @@ class EntityPublisher:
 async def _pause() -> None:
     """Between slices: let the event loop run whatever else is ready."""
     await asyncio.sleep(0)
+
+
+def _drop_device(devices: dr.DeviceRegistry, device: dr.DeviceEntry, entry_id: str) -> None:
+    """Take this entry's device out of the registry, leaving other entries' share of it.
+
+    HA 2026.x gives a device one config entry (`config_entry_id`) and deprecates removing an
+    entry from it, so the device itself goes; on 2025.4 other entries may share the device, and
+    removing our entry removes the device only when it was the last.
+    """
+    if getattr(device, "config_entry_id", None) == entry_id:
+        devices.async_remove_device(device.id)
+    else:
+        devices.async_update_device(device.id, remove_config_entry_id=entry_id)
 
 
 def _depth(device: DeviceSpec) -> int:

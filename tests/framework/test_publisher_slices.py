@@ -15,6 +15,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.mcp_gateway import publisher as publisher_module
 from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.publisher import EntityPublisher
+from tests.registry import device_of
 
 from .test_publisher_and_entities import FakeRuntime, Plug
 
@@ -103,15 +104,18 @@ async def test_large_setup_is_added_in_slices(
     assert max(size for _, size in steps) <= 8
     assert sum(size for kind, size in steps if kind == "entities") == 3 * PLUGS
     assert sum(size for kind, size in steps if kind == "devices") == PLUGS + 1
-    hub = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, "fake-1_hub")})
-    plug = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, "fake-1_plug_0")})
+    hub = device_of(hass, (DOMAIN, "fake-1_hub"))
+    plug = device_of(hass, (DOMAIN, "fake-1_plug_0"))
     assert hub is not None
     assert plug is not None
     assert plug.via_device_id == hub.id  # parents still come first
 
 
 async def test_refresh_while_slicing_plans_again(
-    hass: HomeAssistant, steps: list[tuple[str, int]], gate: asyncio.Event
+    hass: HomeAssistant,
+    steps: list[tuple[str, int]],
+    gate: asyncio.Event,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A device removed before its slice ran never appears; one added meanwhile does."""
     gate.clear()
@@ -126,8 +130,10 @@ async def test_refresh_while_slicing_plans_again(
     registry = er.async_get(hass)
     assert registry.async_get_entity_id("switch", DOMAIN, f"fake-1_{PLUGS - 1}_power") is None
     assert registry.async_get_entity_id("switch", DOMAIN, "fake-1_new_power") is not None
-    devices = dr.async_get(hass)
-    assert devices.async_get_device(identifiers={(DOMAIN, f"fake-1_plug_{PLUGS - 1}")}) is None
+    assert device_of(hass, (DOMAIN, f"fake-1_plug_{PLUGS - 1}")) is None
+    # The removed plug's device is found and removed without what HA 2026.x deprecates
+    # (HA's frame reports say what "will stop working").
+    assert "will stop working" not in caplog.text
     assert _ours(hass, entry) == (3 * PLUGS, PLUGS + 1)
 
 
@@ -149,7 +155,7 @@ async def test_later_refreshes_touch_only_what_changed(
     await runtime.coordinator.async_refresh()
     await hass.async_block_till_done()
     assert steps == [("devices", 1), ("entities", 0)]
-    device = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, "fake-1_plug_0")})
+    device = device_of(hass, (DOMAIN, "fake-1_plug_0"))
     assert device is not None
     assert device.name == "Renamed"
 
@@ -225,3 +231,20 @@ async def test_unload_drops_a_derivation_in_progress(
     gate.set()
     await hass.async_block_till_done(wait_background_tasks=True)
     assert runtime.publisher.device_specs("plug_new") == []
+
+
+async def test_a_gone_plug_takes_its_device(
+    hass: HomeAssistant, steps: list[tuple[str, int]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A plug the backend drops after setup loses its entities and device, nothing else."""
+    entry = await _setup(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    runtime: ManyPlugs = entry.runtime_data
+    del runtime.plugs["0"]
+    await runtime.coordinator.async_refresh()
+    await hass.async_block_till_done()
+    assert device_of(hass, (DOMAIN, "fake-1_plug_0")) is None
+    assert device_of(hass, (DOMAIN, "fake-1_plug_1")) is not None
+    assert _ours(hass, entry) == (3 * (PLUGS - 1), PLUGS)
+    # Removed the way each HA version supports (2026.x reports what "will stop working").
+    assert "will stop working" not in caplog.text

@@ -12,7 +12,6 @@ from homeassistant.helpers import llm
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
-from voluptuous_openapi import convert
 
 from custom_components.mcp_gateway.gateway.exposure import require_exposed
 from custom_components.mcp_gateway.gateway.llm_api import (
@@ -30,6 +29,11 @@ from .conftest import FakeRuntime
 PLUG, LAMP, THERMO = "switch.kitchen_plug", "light.desk_lamp", "sensor.hall_thermometer"
 GATEWAY = "hubitat_test_hub"
 
+try:  # HA 2026.x renders tool parameters as JSON schema with probatio (mcp_server/server.py)
+    from probatio import to_openapi as convert
+except ImportError:  # HA 2025.4 does it with voluptuous_openapi (helpers/llm.py)
+    from voluptuous_openapi import convert
+
 
 def llm_context(user_id: str | None) -> llm.LLMContext:
     """An LLMContext on any HA version (2025.4 has user_prompt, later ones do not)."""
@@ -46,6 +50,27 @@ def llm_context(user_id: str | None) -> llm.LLMContext:
 
 async def _instance(hass: HomeAssistant, user_id: str | None) -> llm.APIInstance:
     return await llm.async_get_api(hass, LLM_API_ID, llm_context(user_id))
+
+
+async def call(instance: llm.APIInstance, name: str, args: dict[str, Any]) -> Any:
+    """APIInstance.async_call_tool without its conversation trace, and the answer's data.
+
+    The trace imports HA's conversation component, whose requirement hassil is a core
+    dependency on 2025.4 but only the component's own requirement (not installed here) on 2026.x.
+    """
+    tool = next((tool for tool in instance.tools if tool.name == name), None)
+    if tool is None:  # as helpers/llm.py APIInstance.async_call_tool refuses it
+        raise HomeAssistantError(f'Tool "{name}" not found')
+    result = await tool.async_call(
+        instance.api.hass, llm.ToolInput(name, args), instance.llm_context
+    )
+    tool_result = getattr(llm, "ToolResult", None)
+    if tool_result is None:  # 2025.4: the answer is the dict itself
+        return result
+    # 2026.x deprecates a bare dict; an error answer is flagged as one.
+    assert isinstance(result, tool_result)
+    assert result.error == ("error" in result.data)
+    return result.data
 
 
 async def test_api_is_registered(hass: HomeAssistant, fake_entry: MockConfigEntry) -> None:
@@ -68,14 +93,12 @@ async def test_admin_controls_through_the_llm_api(
         "list_backends",
         GATEWAY,
     ]
-    result = await instance.async_call_tool(
-        llm.ToolInput("set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
-    )
+    # Each tool names its integration (HA 2026.x reports tools that do not).
+    assert {getattr(tool, "integration", None) for tool in instance.tools} == {"mcp_gateway"}
+    result = await call(instance, "set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
     assert result["updated"] == 1
     assert hass.states.get(PLUG).state == "on"
-    backend = await instance.async_call_tool(
-        llm.ToolInput(GATEWAY, {"tool": "set_mode", "args": '{"mode": "away"}'})
-    )
+    backend = await call(instance, GATEWAY, {"tool": "set_mode", "args": '{"mode": "away"}'})
     assert backend == {"ok": True, "tool": "set_mode"}
     runtime: FakeRuntime = fake_entry.runtime_data
     assert runtime.calls[-1] == ("set_mode", {"mode": "away"})
@@ -89,15 +112,11 @@ async def test_read_only_user_only_reads(
     names = {tool.name for tool in instance.tools}
     assert "set_state" not in names
     assert {"get_state", "search_tools", GATEWAY} <= names
-    state = await instance.async_call_tool(llm.ToolInput("get_state", {"area": "kitchen"}))
+    state = await call(instance, "get_state", {"area": "kitchen"})
     assert [item["entity_id"] for item in state["entities"]] == [PLUG]
     with pytest.raises(HomeAssistantError, match="not found"):
-        await instance.async_call_tool(
-            llm.ToolInput("set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
-        )
-    refused = await instance.async_call_tool(
-        llm.ToolInput(GATEWAY, {"tool": "set_mode", "args": '{"mode": "away"}'})
-    )
+        await call(instance, "set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
+    refused = await call(instance, GATEWAY, {"tool": "set_mode", "args": '{"mode": "away"}'})
     assert refused["error"]["code"] == "forbidden"
     assert hass.states.get(PLUG).state == "off"
 
@@ -140,18 +159,16 @@ async def test_exposure_follows_ha_settings(
     assert await async_setup_component(hass, "homeassistant", {})
     async_expose_entity(hass, "conversation", PLUG, False)
     instance = await _instance(hass, hass_admin_user.id)
-    state = await instance.async_call_tool(llm.ToolInput("get_state", {}))
+    state = await call(instance, "get_state", {})
     # The plug is hidden from assistants; the lamp is exposed by HA's defaults for lights,
     # a plain sensor without a device class is not.
     assert [item["entity_id"] for item in state["entities"]] == [LAMP]
-    refused = await instance.async_call_tool(
-        llm.ToolInput("set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
-    )
+    refused = await call(instance, "set_state", {"updates": [{"entity_id": PLUG, "state": "on"}]})
     assert refused["error"]["code"] == "failed"
     assert hass.states.get(PLUG).state == "off"
     # A backend tool addressing the hidden plug's device is refused too.
-    device_call = await instance.async_call_tool(
-        llm.ToolInput(GATEWAY, {"tool": "switch_thing", "args": '{"device": "1", "on": true}'})
+    device_call = await call(
+        instance, GATEWAY, {"tool": "switch_thing", "args": '{"device": "1", "on": true}'}
     )
     assert device_call["error"]["code"] == "forbidden"
     assert "not exposed" in device_call["error"]["message"]
@@ -160,7 +177,7 @@ async def test_exposure_follows_ha_settings(
         domain="mcp_gateway", data={"backend": "gateway"}, options={CONF_EXPOSED_ONLY: False}
     )
     settings.add_to_hass(hass)
-    everything = await instance.async_call_tool(llm.ToolInput("get_state", {}))
+    everything = await call(instance, "get_state", {})
     assert [item["entity_id"] for item in everything["entities"]] == [LAMP, THERMO, PLUG]
 
 

@@ -9,7 +9,8 @@ Written against what HA 2025.4 and later share: `llm.API` (a kw-only dataclass w
 `name` and `async_get_api_instance`), `llm.APIInstance(api, api_prompt, llm_context, tools)`,
 `llm.Tool` (`name`, `description`, `parameters`, `async_call(hass, tool_input, llm_context)`),
 `llm.ToolInput.tool_name/tool_args` and `llm.LLMContext.context/platform`. Fields that came or
-went between versions (`LLMContext.user_prompt`, `ToolInput.external`) are not used.
+went between versions (`LLMContext.user_prompt`, `ToolInput.external`) are not used; HA 2026.x
+additions (`llm.ToolResult`, `Tool.integration`) are used where they exist.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ API_PROMPT: Final = (
     "available=false for offline devices), set_state to change them, search_tools to find a "
     "backend's own tool (rules, scenes, alarms), and the backend's gateway tool to run it."
 )
+
+# HA 2026.x wraps a tool's answer in llm.ToolResult and logs a bare dict as deprecated (an
+# error from 2027.11); 2025.4 has no ToolResult and takes the dict itself.
+_TOOL_RESULT: Final[Callable[..., Any] | None] = getattr(llm, "ToolResult", None)
 
 _TYPES: Final[Mapping[str, Any]] = {
     "string": str,
@@ -81,6 +86,9 @@ def _value(schema: Mapping[str, Any]) -> Any:
 class GatewayLlmTool(llm.Tool):
     """One gateway tool (core or a backend's gateway tool), run as the conversation's user."""
 
+    # HA 2026.x reports a tool without its integration (an error from 2027.10); 2025.4 ignores it.
+    integration: str | None = DOMAIN
+
     def __init__(self, api: GatewayLlmApi, definition: Mapping[str, Any]) -> None:
         """Take the tool's MCP definition."""
         self.api = api
@@ -90,10 +98,21 @@ class GatewayLlmTool(llm.Tool):
 
     async def async_call(
         self, hass: HomeAssistant, tool_input: llm.ToolInput, llm_context: llm.LLMContext
-    ) -> JsonObjectType:
-        """Run it through the gateway; its answer (or error) is what the model reads."""
+    ) -> Any:
+        """Run it through the gateway; its answer (or error) is what the model reads.
+
+        An llm.ToolResult (flagged as an error when the gateway's answer is one) where HA has
+        it, else the answer's dict.
+        """
         ctx = await self.api.request_context(llm_context)
         result = await self.api.handler().call_tool(ctx, self.name, dict(tool_input.tool_args))
+        data = self._answer(result)
+        if _TOOL_RESULT is None:
+            return data
+        return _TOOL_RESULT(data=data, error=bool(result.get("isError")))
+
+    @staticmethod
+    def _answer(result: Mapping[str, Any]) -> JsonObjectType:
         structured = result.get("structuredContent")
         if isinstance(structured, dict):
             return structured

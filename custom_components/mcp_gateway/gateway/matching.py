@@ -121,7 +121,9 @@ def entity_words(
         parts.append(str(state.attributes.get(ATTR_FRIENDLY_NAME, "")))
         parts.append(str(state.attributes.get(ATTR_DEVICE_CLASS, "")))
     if (entry := er.async_get(hass).async_get(entity_id)) is not None:
-        parts.extend(entry.aliases)
+        # HA 2026.x lists the computed full name (a sentinel, not a str) among the aliases;
+        # that name is the friendly name already above.
+        parts.extend(alias for alias in entry.aliases if isinstance(alias, str))
         parts.append(entry.original_device_class or "")
     if area_name:
         parts.append(area_name)
