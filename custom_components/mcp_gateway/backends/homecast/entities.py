@@ -29,8 +29,6 @@ from homeassistant.components.number import NumberMode
 from homeassistant.components.sensor import SensorDeviceClass, SensorStateClass
 from homeassistant.components.valve import ValveDeviceClass
 from homeassistant.const import (
-    CONCENTRATION_MICROGRAMS_PER_CUBIC_METER,
-    CONCENTRATION_PARTS_PER_MILLION,
     LIGHT_LUX,
     PERCENTAGE,
     EntityCategory,
@@ -48,6 +46,7 @@ from ...alarm_control_panel import GatewayAlarmDescription
 from ...binary_sensor import GatewayBinarySensorDescription
 from ...button import GatewayButtonDescription
 from ...climate import ClimateTarget, GatewayClimateDescription
+from ...const import MICROGRAMS_PER_CUBIC_METER, PARTS_PER_MILLION
 from ...cover import GatewayCoverDescription
 from ...datetime import GatewayDateTimeDescription
 from ...entity import DeviceSpec, EntitySpec, GatewayEntityDescription
@@ -749,22 +748,22 @@ RAW_EXTRAS: tuple[tuple[str, Platform, GatewayEntityDescription[Accessory]], ...
     (
         "carbon_dioxide_level",
         Platform.SENSOR,
-        _measure("carbon_dioxide_level", SensorDeviceClass.CO2, CONCENTRATION_PARTS_PER_MILLION),
+        _measure("carbon_dioxide_level", SensorDeviceClass.CO2, PARTS_PER_MILLION),
     ),
     (
         "carbon_monoxide_level",
         Platform.SENSOR,
-        _measure("carbon_monoxide_level", SensorDeviceClass.CO, CONCENTRATION_PARTS_PER_MILLION),
+        _measure("carbon_monoxide_level", SensorDeviceClass.CO, PARTS_PER_MILLION),
     ),
     (
         "pm2_5_density",
         Platform.SENSOR,
-        _measure("pm2_5_density", SensorDeviceClass.PM25, CONCENTRATION_MICROGRAMS_PER_CUBIC_METER),
+        _measure("pm2_5_density", SensorDeviceClass.PM25, MICROGRAMS_PER_CUBIC_METER),
     ),
     (
         "pm10_density",
         Platform.SENSOR,
-        _measure("pm10_density", SensorDeviceClass.PM10, CONCENTRATION_MICROGRAMS_PER_CUBIC_METER),
+        _measure("pm10_density", SensorDeviceClass.PM10, MICROGRAMS_PER_CUBIC_METER),
     ),
     (
         "voc_density",
@@ -772,7 +771,7 @@ RAW_EXTRAS: tuple[tuple[str, Platform, GatewayEntityDescription[Accessory]], ...
         _measure(
             "voc_density",
             SensorDeviceClass.VOLATILE_ORGANIC_COMPOUNDS,
-            CONCENTRATION_MICROGRAMS_PER_CUBIC_METER,
+            MICROGRAMS_PER_CUBIC_METER,
         ),
     ),
     (

@@ -46,6 +46,7 @@ from ...alarm_control_panel import GatewayAlarmDescription
 from ...binary_sensor import GatewayBinarySensorDescription
 from ...button import GatewayButtonDescription
 from ...climate import ClimateTarget, GatewayClimateDescription
+from ...const import PARTS_PER_MILLION
 from ...cover import GatewayCoverDescription
 from ...entity import DeviceSpec, EntitySpec
 from ...event import EventOccurrence, GatewayEventDescription
@@ -63,10 +64,6 @@ from .coordinator import BUTTON_CAPABILITIES, HubitatCoordinator
 if TYPE_CHECKING:
     from .runtime import HubitatRuntime
 
-# HA's unit string for ppm. CONCENTRATION_PARTS_PER_MILLION is deprecated (removal 2027.8, when
-# importing it would stop the whole integration loading) and its successor UnitOfRatio does not
-# exist in 2025.4, the oldest release we support; both are this string.
-PARTS_PER_MILLION = "ppm"
 
 # ---------------------------------------------------------------------------------------------
 # Small readers
