@@ -143,8 +143,12 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
 
     @property
     def use_device_name(self) -> bool:
-        """Also named as its device when its whole name is what the device's name ends with."""
-        return super().use_device_name or self.name is None
+        """Also named as its device when its whole name is what the device's name ends with.
+
+        Only HA 2025.x asks this (2026.x removed it and reads a None name as the device's), so
+        the base class's answer is looked up rather than assumed.
+        """
+        return bool(getattr(super(), "use_device_name", False)) or self.name is None
 
     @property
     def native(self) -> Any:
