@@ -152,6 +152,36 @@ def base_url(client: TestClient) -> str:
     return str(client.make_url("")).rstrip("/")
 
 
+async def login_flow(
+    anon: TestClient,
+    client_id: str,
+    redirect_uri: str,
+    username: str,
+    challenge: dict[str, str] | None = None,
+) -> tuple[int, Any]:
+    """What HA's login page does when a user signs in: start the flow, give the password.
+
+    HA checks the redirect only at the end. `challenge`: the PKCE code_challenge(_method) of
+    /auth/authorize, which the 2026.10 page forwards. Returns the last step's status and body.
+    """
+    response = await anon.post(
+        "/auth/login_flow",
+        json={
+            "client_id": client_id,
+            "handler": ["homeassistant", None],
+            "redirect_uri": redirect_uri,
+            **(challenge or {}),
+        },
+    )
+    assert response.status == 200, await response.text()
+    flow = await response.json()
+    response = await anon.post(
+        f"/auth/login_flow/{flow['flow_id']}",
+        json={"client_id": client_id, "username": username, "password": "s3cret-pass"},
+    )
+    return response.status, await response.json()
+
+
 def rpc(method: str, params: dict[str, Any] | None = None, request_id: int | str = 1) -> dict:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:

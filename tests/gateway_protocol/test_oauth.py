@@ -22,7 +22,15 @@ from pydantic import AnyUrl
 import pytest
 from yarl import URL as YURL
 
-from .conftest import HA_HAS_PKCE, URL, ClientFactory, FakeHandler, base_url, rpc
+from .conftest import (
+    HA_HAS_PKCE,
+    URL,
+    ClientFactory,
+    FakeHandler,
+    base_url,
+    login_flow,
+    rpc,
+)
 
 CLIENT_ID = "https://claude.ai"
 REDIRECT_URI = "https://claude.ai/api/mcp/auth_callback"
@@ -63,22 +71,7 @@ async def _login_page(
 
     `challenge`: the PKCE parameters of /auth/authorize, which the 2026.10 page forwards.
     """
-    response = await anon.post(
-        "/auth/login_flow",
-        json={
-            "client_id": client_id,
-            "handler": ["homeassistant", None],
-            "redirect_uri": redirect_uri,
-            **(challenge or {}),
-        },
-    )
-    assert response.status == 200, await response.text()
-    flow = await response.json()
-    response = await anon.post(
-        f"/auth/login_flow/{flow['flow_id']}",
-        json={"client_id": client_id, "username": "claude-user", "password": "s3cret-pass"},
-    )
-    step = await response.json()
+    _, step = await login_flow(anon, client_id, redirect_uri, "claude-user", challenge)
     assert step["type"] == "create_entry", step
     code: str = step["result"]
     return code

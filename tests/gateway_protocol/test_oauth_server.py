@@ -32,7 +32,7 @@ from custom_components.mcp_gateway.gateway import oauth
 from custom_components.mcp_gateway.gateway.settings import CONF_ALLOWED_ORIGINS
 from custom_components.mcp_gateway.gateway.view import GatewayRuntime
 
-from .conftest import ACCEPT, HA_HAS_PKCE, URL, base_url, rpc
+from .conftest import ACCEPT, HA_HAS_PKCE, URL, base_url, login_flow, rpc
 
 AS_PATH = "/.well-known/oauth-authorization-server/api/mcp_gateway"
 PRM_PATH = "/.well-known/oauth-protected-resource/api/mcp_gateway"
@@ -55,26 +55,8 @@ async def login_user(hass: HomeAssistant, local_auth: HassAuthProvider) -> None:
 
 
 async def _log_in(anon: TestClient, client_id: str, redirect_uri: str, **challenge: str) -> Any:
-    """HA's login page: start the flow, give the password; HA checks the redirect last.
-
-    `challenge` is the PKCE code_challenge(_method) the 2026.10 page forwards from /auth/authorize.
-    """
-    response = await anon.post(
-        "/auth/login_flow",
-        json={
-            "client_id": client_id,
-            "handler": ["homeassistant", None],
-            "redirect_uri": redirect_uri,
-            **challenge,
-        },
-    )
-    assert response.status == 200, await response.text()
-    flow = await response.json()
-    response = await anon.post(
-        f"/auth/login_flow/{flow['flow_id']}",
-        json={"client_id": client_id, "username": "connector", "password": "s3cret-pass"},
-    )
-    return response.status, await response.json()
+    """HA's login page, as the connector user."""
+    return await login_flow(anon, client_id, redirect_uri, "connector", challenge)
 
 
 # --- RFC 8414 metadata ------------------------------------------------------------------------
