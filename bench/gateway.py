@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-import contextlib
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 import importlib.util
@@ -51,7 +50,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
 from yarl import URL
 
-from demo.ha import REPO, HomeAssistantProcess, free_port
+from demo.ha import REPO, HomeAssistantProcess, free_port, wait_for_port
 
 RELAY = Path(__file__).parent / "relay"
 
@@ -194,12 +193,7 @@ async def simulator(devices: int) -> AsyncIterator[str]:
         stderr=asyncio.subprocess.DEVNULL,
     )
     try:
-        for _ in range(200):
-            with contextlib.suppress(OSError):
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.close()
-                break
-            await asyncio.sleep(0.05)  # waiting for a process we do not control
+        await wait_for_port(port, seconds=10, pause=0.05)
         yield f"http://127.0.0.1:{port}/apps/api/{SIM_APP_ID}/mcp?access_token={SIM_TOKEN}"
     finally:
         process.terminate()

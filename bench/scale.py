@@ -47,6 +47,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from homeassistant import loader
 from homeassistant.auth.models import User
+from homeassistant.const import CONF_SCAN_INTERVAL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import (
@@ -60,11 +61,7 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_AUTH_TYPE,
     CONF_HOMES,
 )
-from custom_components.mcp_gateway.backends.hubitat.const import (
-    CONF_POLL_INTERVAL,
-    CONF_TOKEN,
-    CONF_URL,
-)
+from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN, CONF_URL
 from custom_components.mcp_gateway.backends.robine_wake.const import CONF_URL as ROBINE_URL
 from custom_components.mcp_gateway.const import (
     BACKEND_HOMECAST,
@@ -77,7 +74,7 @@ from custom_components.mcp_gateway.gateway import tools as gateway_tools
 from custom_components.mcp_gateway.gateway.catalog import ExposedBackend, GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.server import RequestContext
-from demo.ha import REPO, free_port
+from demo.ha import REPO, free_port, wait_for_port
 from tests.simulators.base import STATS, SimClock
 from tests.simulators.homecast import HOMECAST, create_app as homecast_app
 from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
@@ -353,12 +350,8 @@ async def external_hub(devices: int, seed: int) -> AsyncIterator[tuple[str, str]
         stderr=asyncio.subprocess.DEVNULL,
     )
     try:
-        for _ in range(600):
-            with contextlib.suppress(OSError):
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.close()
-                break
-            await asyncio.sleep(0.1)  # a 5,000-device hub takes a while to generate
+        # A 5,000-device hub takes a while to generate.
+        await wait_for_port(port, seconds=60, pause=0.1)
         yield f"http://127.0.0.1:{port}", hub_id
     finally:
         process.terminate()
@@ -382,7 +375,7 @@ async def big_hub(hass: HomeAssistant, soak: float) -> dict[str, Any]:
         start = time.perf_counter()
         with LoopMonitor() as monitor:
             entry = await add_entry(
-                hass, "Big hub", hub_id, external_data(base), **{CONF_POLL_INTERVAL: 5}
+                hass, "Big hub", hub_id, external_data(base), **{CONF_SCAN_INTERVAL: 5}
             )
         results["setup_s"] = time.perf_counter() - start
         results["stall_max_ms"] = monitor.pct(1.0)

@@ -66,6 +66,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+async def wait_for_port(port: int, *, seconds: float, pause: float) -> None:
+    """Until something accepts connections on the loopback port, at most `seconds`.
+
+    For a process we started and do not control (a simulator); gives up quietly, so the
+    caller's first request reports what went wrong.
+    """
+    for _ in range(max(1, round(seconds / pause))):
+        with contextlib.suppress(OSError):
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
+            return
+        await asyncio.sleep(pause)
+
+
 @dataclass
 class HomeAssistantProcess:
     """A `hass` process and the owner's credentials once onboarded.
