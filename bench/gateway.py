@@ -50,6 +50,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
 from yarl import URL
 
+from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
 from demo.ha import REPO, HomeAssistantProcess, free_port, wait_for_port
 
 RELAY = Path(__file__).parent / "relay"
@@ -253,7 +254,12 @@ async def run(args: argparse.Namespace) -> int:
             extra_yaml=f"conversation:\nbench_relay:\n  url: {json.dumps(sim_url)}\n",
             extra_components={"bench_relay": RELAY},
             command=ha_command,
-            gateway_options={"allowed_origins": ["http://localhost:*"]},
+            # The highest per-user rate limit the settings allow: the bench measures speed,
+            # and its thousands of calls a minute would otherwise meet the default 120.
+            gateway_options={
+                "allowed_origins": ["http://localhost:*"],
+                CONF_RATE_LIMIT: MAX_RATE_LIMIT,
+            },
             keep=args.keep,
         ) as ha,
     ):
