@@ -70,7 +70,7 @@ from custom_components.mcp_gateway.const import (
     CONF_BACKEND,
     DOMAIN,
 )
-from custom_components.mcp_gateway.gateway import tools as gateway_tools
+from custom_components.mcp_gateway.gateway import get_state
 from custom_components.mcp_gateway.gateway.catalog import ExposedBackend, GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.server import RequestContext
@@ -479,8 +479,8 @@ async def results_and_lights(hass: HomeAssistant, user: User, repeats: int) -> d
         for _ in range(20):
             start = time.perf_counter()
             # What get_state spends on it: one item in SIZE_SAMPLE measured.
-            sample = gateway_tools.SIZE_SAMPLE
-            sum(gateway_tools._estimated_size(item) for item in items[::sample])
+            sample = get_state.SIZE_SAMPLE
+            sum(get_state._estimated_size(item) for item in items[::sample])
             estimate += time.perf_counter() - start
             start = time.perf_counter()
             json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -14,6 +14,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.mcp_gateway.gateway.exposure import require_exposed
+from custom_components.mcp_gateway.gateway.get_state import GET_STATE_SCHEMA
 from custom_components.mcp_gateway.gateway.llm_api import (
     LLM_API_ID,
     GatewayLlmApi,
@@ -21,8 +22,8 @@ from custom_components.mcp_gateway.gateway.llm_api import (
     voluptuous_schema,
 )
 from custom_components.mcp_gateway.gateway.policy import PermissionDenied
+from custom_components.mcp_gateway.gateway.set_state import SET_STATE_SCHEMA
 from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
-from custom_components.mcp_gateway.gateway.tools import GET_STATE_SCHEMA, SET_STATE_SCHEMA
 
 from .conftest import FakeRuntime
 

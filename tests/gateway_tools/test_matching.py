@@ -15,7 +15,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 
 from custom_components.mcp_gateway.gateway import matching
 from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.tools import async_get_state
+from custom_components.mcp_gateway.gateway.get_state import async_get_state
 from custom_components.mcp_gateway.localtime import local_state
 
 from .conftest import Ctx, FakeRuntime

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.gateway import tools as gateway_tools
+from custom_components.mcp_gateway.gateway import get_state
 
 from .conftest import Ctx
 
@@ -23,7 +23,7 @@ from .conftest import Ctx
 )
 def test_estimate_is_close_to_the_encoding(item: dict[str, Any]) -> None:
     actual = len(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
-    estimate = gateway_tools._estimated_size(item)
+    estimate = get_state._estimated_size(item)
     assert actual <= estimate <= actual + 6 * len(item), (estimate, actual)
 
 
@@ -33,8 +33,8 @@ def test_string_items_are_not_encoded_to_be_measured(monkeypatch: pytest.MonkeyP
     def refuse(value: Any) -> str:
         raise AssertionError("encoded to be measured")
 
-    monkeypatch.setattr(gateway_tools, "_compact_json", refuse)
-    assert gateway_tools._estimated_size({"entity_id": "light.a", "state": "on"}) > 20
+    monkeypatch.setattr(get_state, "_compact_json", refuse)
+    assert get_state._estimated_size({"entity_id": "light.a", "state": "on"}) > 20
 
 
 async def test_pages_measure_a_sample(
@@ -42,13 +42,13 @@ async def test_pages_measure_a_sample(
 ) -> None:
     """One item in SIZE_SAMPLE is measured; the page still holds every entity."""
     calls: list[str] = []
-    real = gateway_tools._estimated_size
+    real = get_state._estimated_size
 
     def counting(item: dict[str, Any]) -> int:
         calls.append(item["entity_id"])
         return real(item)
 
-    monkeypatch.setattr(gateway_tools, "_estimated_size", counting)
-    result = await gateway_tools.async_get_state(hass, Ctx(user=hass_admin_user), {})
+    monkeypatch.setattr(get_state, "_estimated_size", counting)
+    result = await get_state.async_get_state(hass, Ctx(user=hass_admin_user), {})
     assert result["count"] == 3
     assert calls == ["light.desk_lamp"]

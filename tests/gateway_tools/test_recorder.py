@@ -22,8 +22,9 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway.catalog import ToolFailure
+from custom_components.mcp_gateway.gateway.get_history import async_get_history
 from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE, async_record_write
-from custom_components.mcp_gateway.gateway.tools import async_get_history, async_set_state
+from custom_components.mcp_gateway.gateway.set_state import async_set_state
 
 from .conftest import Ctx
 
@@ -114,9 +115,9 @@ async def test_history_refuses_too_many_entities(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A broad query asks for narrower filters instead of flooding the answer."""
-    from custom_components.mcp_gateway.gateway import tools
+    from custom_components.mcp_gateway.gateway import get_history
 
-    monkeypatch.setattr(tools, "MAX_HISTORY_ENTITIES", 2)
+    monkeypatch.setattr(get_history, "MAX_HISTORY_ENTITIES", 2)
     with pytest.raises(ToolFailure, match="3 entities match; narrow") as err:
         await async_get_history(hass, Ctx(user=hass_admin_user), {})
     assert err.value.code == "too_many"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from custom_components.mcp_gateway.gateway.catalog import schema_errors
-from custom_components.mcp_gateway.gateway.tools import _jsonable
+from custom_components.mcp_gateway.gateway.get_state import jsonable
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -71,7 +71,7 @@ def test_closed_objects_list_what_they_accept() -> None:
     assert schema_errors(empty, {"b": 1}) == ["arguments.b is not accepted (accepted: none)"]
 
 
-def test_jsonable() -> None:
+def testjsonable() -> None:
     """Datetimes, mappings, sets and odd objects become plain JSON."""
 
     class Color(Enum):
@@ -79,7 +79,7 @@ def test_jsonable() -> None:
 
     when = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
     # Times in HA's time zone (the tests' is US/Pacific), with the offset.
-    assert _jsonable({"at": when, 1: {Color.RED}, "t": (1, 2.5), "n": None}) == {
+    assert jsonable({"at": when, 1: {Color.RED}, "t": (1, 2.5), "n": None}) == {
         "at": "2026-01-01T19:04:00-08:00",
         "1": ["Color.RED"],
         "t": [1, 2.5],

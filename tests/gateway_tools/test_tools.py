@@ -12,15 +12,17 @@ from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway import tools as gateway_tools
-from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE
-from custom_components.mcp_gateway.gateway.tools import (
-    async_get_state,
-    async_list_backends,
-    async_set_state,
-    service_calls,
+from custom_components.mcp_gateway.gateway import (
+    get_state as get_state_module,
+    selection,
+    set_state as set_state_module,
 )
+from custom_components.mcp_gateway.gateway.catalog import ToolFailure
+from custom_components.mcp_gateway.gateway.get_state import async_get_state
+from custom_components.mcp_gateway.gateway.list_backends import async_list_backends
+from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE
+from custom_components.mcp_gateway.gateway.service_calls import service_calls
+from custom_components.mcp_gateway.gateway.set_state import async_set_state
 
 from .conftest import Ctx, FakeRuntime, add_fake_entry
 
@@ -126,14 +128,14 @@ async def test_get_state_pages_by_size(
     ctx = Ctx(user=hass_admin_user)
     full = await async_get_state(hass, ctx, {})
     assert "next_offset" not in full
-    first_size = gateway_tools._estimated_size(full["entities"][0])
+    first_size = get_state_module._estimated_size(full["entities"][0])
     assert 0 < first_size < 200
     # Exactly one entity's worth: the second still fits, the third starts a new page.
-    monkeypatch.setattr(gateway_tools, "STATE_PAGE_CHARS", first_size)
+    monkeypatch.setattr(get_state_module, "STATE_PAGE_CHARS", first_size)
     page = await async_get_state(hass, ctx, {})
     assert (page["count"], page["next_offset"]) == (2, 2)
     assert page["entities"] == full["entities"][:2]
-    monkeypatch.setattr(gateway_tools, "STATE_PAGE_CHARS", 0)
+    monkeypatch.setattr(get_state_module, "STATE_PAGE_CHARS", 0)
     for offset in range(3):
         single = await async_get_state(hass, ctx, {"offset": offset})
         assert single["entities"] == full["entities"][offset : offset + 1]
@@ -310,7 +312,7 @@ async def test_set_state_service_timeout(
     """A backend that never answers yields a timeout error, not a hung request."""
     runtime: FakeRuntime = fake_entry.runtime_data
     runtime.write_gate = asyncio.Event()  # never set: the write hangs
-    monkeypatch.setattr(gateway_tools, "SERVICE_TIMEOUT", 0)
+    monkeypatch.setattr(set_state_module, "SERVICE_TIMEOUT", 0)
     with pytest.raises(ToolFailure, match=r"switch\.turn_on timed out"):
         await async_set_state(
             hass, Ctx(user=hass_admin_user), {"updates": [{"entity_id": PLUG, "state": "on"}]}
@@ -442,5 +444,5 @@ async def test_readable_entities_helper_respects_user(
     hass: HomeAssistant, fake_entry: MockConfigEntry, hass_read_only_user: User
 ) -> None:
     """Read-only users read everything HA lets them read."""
-    ids = sorted(r.entity_id for r in gateway_tools.readable_entities(hass, hass_read_only_user))
+    ids = sorted(r.entity_id for r in selection.readable_entities(hass, hass_read_only_user))
     assert ids == [LAMP, THERMO, PLUG]

@@ -12,10 +12,10 @@ from pytest_homeassistant_custom_component.common import (
     async_capture_events,
 )
 
-from custom_components.mcp_gateway.gateway import tools as gateway_tools
+from custom_components.mcp_gateway.gateway import set_state as set_state_module
 from custom_components.mcp_gateway.gateway.catalog import ToolFailure
 from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE
-from custom_components.mcp_gateway.gateway.tools import async_set_state, expectation
+from custom_components.mcp_gateway.gateway.set_state import async_set_state, expectation
 from tests.results import result_data
 
 from .conftest import Ctx, FakeRuntime
@@ -82,7 +82,7 @@ async def test_state_that_does_not_follow_is_not_confirmed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The backend acknowledged, the state stayed off: "sent, not confirmed", not updated."""
-    monkeypatch.setattr(gateway_tools, "CONFIRM_SECONDS", 0.0)
+    monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 0.0)
     runtime: FakeRuntime = fake_entry.runtime_data
     runtime.ignore_writes = True
     writes = _writes(hass)

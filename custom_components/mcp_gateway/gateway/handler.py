@@ -48,6 +48,7 @@ from .catalog import (
     schema_errors,
 )
 from .exposure import require_exposed
+from .ha_tools import HA_TOOLS
 from .policy import (
     PermissionDenied,
     allowed_tiers,
@@ -67,7 +68,6 @@ from .presentation import (
 from .resources import async_read_resource, list_resources
 from .schemas import restore_arguments
 from .settings import gateway_settings
-from .tools import HA_TOOLS
 
 _LOGGER = logging.getLogger(__name__)
 

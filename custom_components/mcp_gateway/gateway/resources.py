@@ -14,7 +14,7 @@ from homeassistant.helpers import area_registry as ar
 from ..backends.base import ToolTier
 from .catalog import GatewayCatalog, listed_names
 from .policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
-from .tools import readable_entities
+from .selection import readable_entities
 
 GUIDE_URI: Final = "mcp-gateway://guide"
 CONTEXT_URI: Final = "mcp-gateway://context"

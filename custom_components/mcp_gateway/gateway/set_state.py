@@ -1,0 +1,290 @@
+"""set_state: updates applied through Home Assistant's services, as the caller, truthfully.
+
+Each update becomes service calls (service_calls.py) run under the caller's context, so HA's
+own entity permissions apply; its result says what really happened: done once the state shows
+it, in progress, sent but not confirmed, or failed, and the write goes into the logbook.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from homeassistant.auth.models import User
+from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
+from homeassistant.core import Context, HomeAssistant, State
+from homeassistant.exceptions import HomeAssistantError, Unauthorized
+from homeassistant.helpers.event import async_track_state_change_event
+import voluptuous as vol
+
+from ..localtime import local_state
+from .catalog import ToolFailure
+from .policy import async_record_write
+from .selection import EntityRef, candidate_entities, readable_entities
+from .service_calls import UPDATE_PROPERTIES, BadUpdate, ServiceCall, service_calls
+
+if TYPE_CHECKING:
+    from ..mcp.server import RequestContext
+
+# Every service call reaches a backend through an entity; this bounds a stuck one.
+SERVICE_TIMEOUT: Final = 30.0
+MAX_SET_UPDATES: Final = 50
+
+# Outcomes of one update, as set_state reports them.
+DONE: Final = "done"
+IN_PROGRESS: Final = "in_progress"  # the device reports it is getting there (opening, locking)
+NOT_CONFIRMED: Final = "sent_not_confirmed"  # HA accepted it; the state has not followed
+FAILED: Final = "failed"
+# How long a sent update may take to show in the state before it is "not confirmed".
+CONFIRM_SECONDS: Final = 3.0
+
+type Expectation = Callable[[State], str | None]
+
+
+SET_STATE_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "updates": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_SET_UPDATES,
+            "items": {
+                "type": "object",
+                "properties": UPDATE_PROPERTIES,
+                "required": ["entity_id"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["updates"],
+    "additionalProperties": False,
+}
+
+
+async def async_set_state(
+    hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
+) -> dict[str, Any]:
+    """Apply updates through HA services, each as the caller; each reports what really happened.
+
+    An unavailable entity is not sent anything (HA's services would skip it silently and
+    report success); a sent update is "done" only once the state shows it.
+    """
+    user: User = ctx.user
+    wanted = [update["entity_id"] for update in args["updates"]]
+    known = {
+        ref.entity_id: ref
+        for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
+    }
+    context = Context(user_id=user.id)
+    results = await asyncio.gather(
+        *(_apply_update(hass, ctx, known, update, context) for update in args["updates"])
+    )
+    counts = dict.fromkeys((DONE, IN_PROGRESS, NOT_CONFIRMED, FAILED), 0)
+    for result in results:
+        counts[result["status"]] += 1
+    summary: dict[str, Any] = {
+        "updated": counts[DONE],
+        "failed": counts[FAILED],
+    }
+    if pending := counts[IN_PROGRESS] + counts[NOT_CONFIRMED]:
+        summary["not_confirmed"] = pending
+    summary["results"] = results
+    if counts[FAILED] == len(results):
+        first = next(result["error"] for result in results)
+        raise ToolFailure(
+            f"No update was applied: {first}" if len(results) == 1 else "No update was applied.",
+            code="failed",
+            **summary,
+        )
+    return summary
+
+
+async def _apply_update(
+    hass: HomeAssistant,
+    ctx: RequestContext,
+    known: Mapping[str, EntityRef],
+    update: Mapping[str, Any],
+    context: Context,
+) -> dict[str, Any]:
+    entity_id: str = update["entity_id"]
+    ref = known.get(entity_id)
+    if ref is None:
+        # Unknown, not ours, unexposed and unreadable look the same: nothing is revealed.
+        return _failed(entity_id, f"{entity_id} is not available")
+    try:
+        calls = service_calls(ref.domain, update)
+    except BadUpdate as err:
+        return _failed(entity_id, f"{entity_id}: {err}")
+    before = hass.states.get(entity_id)
+    if before is None or before.state == STATE_UNAVAILABLE:
+        return _failed(
+            entity_id,
+            f"{_name(before, entity_id)} is unavailable (its device is offline or "
+            "unreachable); nothing was sent.",
+        )
+    expect = expectation(ref.domain, update, before)
+    changed = asyncio.Event()
+    unsub = async_track_state_change_event(hass, entity_id, lambda _event: changed.set())
+    try:
+        done, error = await _run_calls(hass, entity_id, calls, context)
+        status = FAILED
+        if error is None:
+            status = await _await_state(hass, entity_id, expect, changed)
+    finally:
+        unsub()
+    async_record_write(
+        hass,
+        user=ctx.user,
+        client_name=ctx.client_name,
+        tool="set_state",
+        summary=f"set_state {_name(before, entity_id)}: {_describe(update)}"
+        + ("" if status in (DONE, FAILED) else " (sent, not confirmed)"),
+        success=error is None,
+        backend=ref.backend.gateway_name,
+        entity_id=entity_id,
+        context=context,
+    )
+    if error is not None:
+        return {**_failed(entity_id, error), "done": ", ".join(done) if done else "nothing"}
+    state = hass.states.get(entity_id)
+    result: dict[str, Any] = {
+        "entity_id": entity_id,
+        "ok": status == DONE,
+        "status": status,
+        "state": local_state(state) if state is not None else None,
+    }
+    if status == NOT_CONFIRMED:
+        result["note"] = (
+            f"Sent, not confirmed: {_name(state, entity_id)} did not show the change within "
+            f"{CONFIRM_SECONDS:g} s; check again with get_state."
+        )
+    elif status == IN_PROGRESS:
+        result["note"] = f"Sent; {_name(state, entity_id)} is still {result['state']}."
+    return result
+
+
+def _failed(entity_id: str, error: str) -> dict[str, Any]:
+    return {"entity_id": entity_id, "ok": False, "status": FAILED, "error": error}
+
+
+def _name(state: State | None, entity_id: str) -> str:
+    if state is None:
+        return entity_id
+    return str(state.attributes.get(ATTR_FRIENDLY_NAME) or entity_id)
+
+
+async def _run_calls(
+    hass: HomeAssistant, entity_id: str, calls: Sequence[ServiceCall], context: Context
+) -> tuple[list[str], str | None]:
+    """The service calls in order until one fails: (what ran, the error or None)."""
+    done: list[str] = []
+    for domain, service, data in calls:
+        try:
+            async with asyncio.timeout(SERVICE_TIMEOUT):
+                await hass.services.async_call(
+                    domain,
+                    service,
+                    {"entity_id": entity_id, **data},
+                    blocking=True,
+                    context=context,
+                )
+        except Unauthorized:
+            return done, f"Permission denied: this Home Assistant user may not control {entity_id}"
+        except TimeoutError:
+            return done, f"{entity_id}: {domain}.{service} timed out"
+        except (HomeAssistantError, vol.Invalid) as err:
+            return done, f"{entity_id}: {domain}.{service} failed: {err}"
+        done.append(f"{domain}.{service}")
+    return done, None
+
+
+async def _await_state(
+    hass: HomeAssistant, entity_id: str, expect: Expectation, changed: asyncio.Event
+) -> str:
+    """Wait (briefly) until the state shows the update: done, in progress or not confirmed."""
+    loop = hass.loop
+    deadline = loop.time() + CONFIRM_SECONDS
+    while True:
+        state = hass.states.get(entity_id)
+        outcome = expect(state) if state is not None else None
+        if outcome == DONE:
+            return DONE
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return outcome or NOT_CONFIRMED
+        changed.clear()
+        try:
+            async with asyncio.timeout(remaining):
+                await changed.wait()
+        except TimeoutError:
+            state = hass.states.get(entity_id)
+            outcome = expect(state) if state is not None else None
+            return outcome or NOT_CONFIRMED
+
+
+_TRANSITIONS: Final = {
+    "open": ("opening",),
+    "closed": ("closing",),
+    "locked": ("locking",),
+    "unlocked": ("unlocking",),
+}
+
+
+def expectation(domain: str, update: Mapping[str, Any], before: State) -> Expectation:
+    """How to tell, from the entity's state, that the update took effect.
+
+    Returns DONE when it shows, IN_PROGRESS for the way there (opening, arming), else None.
+    """
+    wanted = update.get("state")
+    checks: list[Callable[[State], bool]] = []
+    transitional: tuple[str, ...] = ()
+    if domain in ("light", "switch", "fan") and wanted in ("on", "off"):
+        checks.append(lambda s: s.state == wanted)
+    elif domain == "light" and wanted is None:
+        checks.append(lambda s: s.state == "on")
+    elif domain in ("cover", "valve", "lock") and isinstance(wanted, str) and wanted != "stop":
+        # A lock told to open ends open or, once the latch falls back, unlocked.
+        targets = ("open", "unlocked") if (domain, wanted) == ("lock", "open") else (wanted,)
+        checks.append(lambda s: s.state in targets)
+        transitional = _TRANSITIONS.get(wanted, ()) + (("unlocking",) if domain == "lock" else ())
+    elif domain == "alarm_control_panel" and isinstance(wanted, str):
+        checks.append(lambda s: s.state == wanted)
+        transitional = ("arming", "pending")
+    elif domain == "climate":
+        mode = update.get("hvac_mode") or (wanted if wanted not in (None, "on") else None)
+        if mode is not None:
+            checks.append(lambda s: s.state == mode)
+        if (temperature := update.get("temperature")) is not None:
+            checks.append(lambda s: _close(s.attributes.get("temperature"), temperature))
+    elif domain in ("select", "text") and (value := update.get("value", wanted)) is not None:
+        checks.append(lambda s: s.state == str(value))
+    elif domain == "number" and (value := update.get("value", wanted)) is not None:
+        checks.append(lambda s: _close(s.state, value))
+    if "position" in update and domain in ("cover", "valve"):
+        position = update["position"]
+        checks.append(lambda s: _close(s.attributes.get("current_position"), position))
+        transitional = ("opening", "closing")
+    if not checks:
+        # Nothing to compare (a button press, a scene, a datetime): any new state shows it ran.
+        return lambda s: DONE if s.last_updated != before.last_updated else None
+
+    def check(state: State) -> str | None:
+        if all(test(state) for test in checks):
+            return DONE
+        return IN_PROGRESS if state.state in transitional else None
+
+    return check
+
+
+def _close(value: Any, wanted: Any) -> bool:
+    try:
+        return abs(float(value) - float(wanted)) < 0.51
+    except (TypeError, ValueError):
+        return False
+
+
+def _describe(update: Mapping[str, Any]) -> str:
+    return ", ".join(
+        f"{key}={value}" for key, value in update.items() if key not in ("entity_id", "code")
+    )
