@@ -7,7 +7,8 @@ that is not a protocol error into an `isError` result the AI can read and act on
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 import json
 import logging
 from typing import Any, Final
@@ -15,7 +16,7 @@ from typing import Any, Final
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
-from ..backends.base import BackendRuntime, ToolTier
+from ..backends.base import BackendRuntime, ToolClass, ToolTier
 from ..mcp.client import ToolResult
 from ..mcp.errors import (
     McpAuthError,
@@ -35,19 +36,21 @@ from ..mcp.server import (
     UnknownToolError,
 )
 from .catalog import (
+    BackendCatalog,
     BackendTool,
     CoreTool,
     ExposedBackend,
     GatewayCatalog,
     ToolFailure,
     catalog_listing,
-    gateway_tool_definition,
-    kind_tool_definition,
-    lift_single_items,
-    listed_names,
-    schema_errors,
 )
 from .exposure import require_exposed
+from .gateway_tool import (
+    checked_arguments,
+    gateway_tool_definition,
+    kind_tool_definition,
+    listed_names,
+)
 from .ha_tools import HA_TOOLS
 from .policy import (
     PermissionDenied,
@@ -61,12 +64,11 @@ from .policy import (
 from .presentation import (
     devices_phrase,
     first_line,
-    gateway_arguments,
     note_unavailable,
     rank_hits,
 )
 from .resources import async_read_resource, list_resources
-from .schemas import restore_arguments
+from .schemas import lift_single_items, restore_arguments, schema_errors
 from .settings import gateway_settings
 
 _LOGGER = logging.getLogger(__name__)
@@ -76,26 +78,6 @@ _LOGGER = logging.getLogger(__name__)
 BACKEND_CALL_TIMEOUT: Final = 65.0
 DEFAULT_SEARCH_LIMIT: Final = 5
 MAX_SEARCH_LIMIT: Final = 20
-
-# Tools one selective catalog call may describe.
-MAX_DESCRIBE: Final = 50
-
-GATEWAY_ARGUMENTS_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "tool": {"type": "string", "minLength": 1},
-        "args": {"type": "object"},
-        "confirm": {"type": "boolean"},
-        "describe": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "minItems": 1,
-            "maxItems": MAX_DESCRIBE,
-        },
-    },
-    "required": [],
-    "additionalProperties": False,
-}
 
 SEARCH_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
@@ -352,19 +334,27 @@ class GatewayHandler:
         backend: ExposedBackend,
         arguments: dict[str, Any],
     ) -> dict[str, Any]:
+        """A gateway tool call: checked arguments, the backend's catalog, then a listing of
+        its tools, or one tool authorized, run and (a write) recorded."""
         try:
-            arguments = gateway_arguments(arguments)
-        except ValueError as err:
-            return error_result(str(err), code="invalid")
-        arguments = lift_single_items(GATEWAY_ARGUMENTS_SCHEMA, arguments)
-        if errors := schema_errors(GATEWAY_ARGUMENTS_SCHEMA, arguments):
-            return error_result(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
-        describe: list[str] | None = arguments.get("describe")
-        if describe is not None and ("tool" in arguments or "args" in arguments):
-            return error_result(
-                'Give "describe" to read tools\' schemas, or "tool" with "args" to run one.',
-                code="invalid",
-            )
+            arguments = checked_arguments(arguments)
+            runtime, backend_catalog, deadline = await self._connect(backend)
+            name = arguments.get("tool")
+            sub = None if name is None else backend_catalog.tools.get(name)
+            if sub is None:
+                return _listing(user, backend, backend_catalog, arguments)
+            call = self._authorize(user, backend, runtime, sub, arguments)
+        except ToolFailure as err:
+            return tool_result(err.as_structured(), is_error=True)
+        except PermissionDenied as err:
+            return error_result(str(err), code=err.code)
+        result = await self._execute(backend, runtime, call.name, call.args, deadline)
+        return self._record(ctx, user, backend, call, result)
+
+    async def _connect(
+        self, backend: ExposedBackend
+    ) -> tuple[BackendRuntime, BackendCatalog, float]:
+        """The backend's runtime and catalog, and the deadline the whole call keeps."""
         runtime = backend.runtime
         bound = BACKEND_CALL_TIMEOUT
         if runtime is not None:
@@ -373,77 +363,72 @@ class GatewayHandler:
         try:
             async with asyncio.timeout_at(deadline):
                 backend_catalog = await self.catalog.async_backend_catalog(backend)
-        except TimeoutError:
-            return error_result(
+        except TimeoutError as err:
+            raise ToolFailure(
                 f"{backend.entry.title} did not answer in time ({bound:g} s).", code="timeout"
-            )
+            ) from err
         if runtime is None or backend_catalog is None:
-            return error_result(
+            raise ToolFailure(
                 f"{backend.entry.title} is not connected right now; see list_backends.",
                 code="unavailable",
             )
-        name = arguments.get("tool")
-        sub = None if name is None else backend_catalog.tools.get(name)
-        if sub is None:
-            # Only a listing (or a wrong name) needs the user's whole view of the catalog.
-            tiers = allowed_tiers(user)
-            visible = {
-                t.name: t for t in backend_catalog.tools.values() if t.tool_class.tier in tiers
-            }
-            asked = describe if name is None else [name]
-            if unknown := [n for n in asked or () if n not in visible]:
-                return error_result(
-                    f"{backend.gateway_name} has no tool {', '.join(map(repr, unknown))}"
-                    f" for you. Its tools: {', '.join(visible) or 'none for you'}.",
-                    code="unknown_tool",
-                )
-            if "args" in arguments:
-                return error_result('Give "tool" with "args".', code="invalid")
-            listed = [visible[n] for n in dict.fromkeys(asked)] if asked else visible.values()
-            return tool_result(
-                {
-                    "gateway": backend.gateway_name,
-                    "backend": backend.kind,
-                    **catalog_listing(list(listed)),
-                }
-            )
+        return runtime, backend_catalog, deadline
+
+    def _authorize(
+        self,
+        user: User,
+        backend: ExposedBackend,
+        runtime: BackendRuntime,
+        sub: BackendTool,
+        arguments: Mapping[str, Any],
+    ) -> AuthorizedCall:
+        """The call's class by its arguments, then every check (raises PermissionDenied)."""
         args: dict[str, Any] = restore_arguments(sub.raw_input_schema, arguments.get("args", {}))
-        what = f"{backend.gateway_name}/{name}"
+        what = f"{backend.gateway_name}/{sub.name}"
         tool_class = runtime.call_class(sub.tool_class, sub.name, args)
-        try:
-            # The tier before the confirmation: a caller who may not use the tool learns that.
-            require_tier(user, tool_class.tier, what)
-            require_confirmation(tool_class, arguments, what)
-            addressed = require_backend_call(
-                self.hass,
-                user,
-                runtime,
-                tool_class=tool_class,
-                name=sub.name,
-                args=args,
-                what=what,
-            )
-            # Assistants reach only the devices HA exposes to them (actions are not
-            # assistants); an inventory of every device is not refused for holding one hidden.
-            if not runtime.lists_every_device(sub.name):
-                require_exposed(self.hass, addressed.values(), what)
-        except PermissionDenied as err:
-            return error_result(str(err), code=err.code)
-        result = await self._execute(backend, runtime, sub.name, args, deadline)
+        # The tier before the confirmation: a caller who may not use the tool learns that.
+        require_tier(user, tool_class.tier, what)
+        require_confirmation(tool_class, arguments, what)
+        addressed = require_backend_call(
+            self.hass,
+            user,
+            runtime,
+            tool_class=tool_class,
+            name=sub.name,
+            args=args,
+            what=what,
+        )
+        # Assistants reach only the devices HA exposes to them (actions are not
+        # assistants); an inventory of every device is not refused for holding one hidden.
+        if not runtime.lists_every_device(sub.name):
+            require_exposed(self.hass, addressed.values(), what)
         entity_ids = sorted(e for group in addressed.values() for e in group)
-        if tool_class.tier is not ToolTier.READ:
-            result = note_unavailable(self.hass, result, entity_ids)
-            # Arguments stay out of the logbook: they may hold codes or file contents.
-            async_record_write(
-                self.hass,
-                user=user,
-                client_name=ctx.client_name,
-                tool=what,
-                summary=f"{backend.entry.title}: {name}{devices_phrase(self.hass, entity_ids)}",
-                success=not result.get("isError", False),
-                backend=backend.gateway_name,
-                entity_id=entity_ids[0] if len(entity_ids) == 1 else None,
-            )
+        return AuthorizedCall(sub.name, args, tool_class, what, entity_ids)
+
+    def _record(
+        self,
+        ctx: RequestContext,
+        user: User,
+        backend: ExposedBackend,
+        call: AuthorizedCall,
+        result: dict[str, Any],
+    ) -> dict[str, Any]:
+        """A write's result, noted where HA sees its devices offline, and its logbook line."""
+        if call.tool_class.tier is ToolTier.READ:
+            return result
+        result = note_unavailable(self.hass, result, call.entity_ids)
+        devices = devices_phrase(self.hass, call.entity_ids)
+        # Arguments stay out of the logbook: they may hold codes or file contents.
+        async_record_write(
+            self.hass,
+            user=user,
+            client_name=ctx.client_name,
+            tool=call.what,
+            summary=f"{backend.entry.title}: {call.name}{devices}",
+            success=not result.get("isError", False),
+            backend=backend.gateway_name,
+            entity_id=call.entity_ids[0] if len(call.entity_ids) == 1 else None,
+        )
         return result
 
     async def _execute(
@@ -493,6 +478,50 @@ class GatewayHandler:
             _LOGGER.exception("Calling %s on %s failed", name, backend.gateway_name)
             return error_result(f"{title} failed on {name} (see the Home Assistant log).")
         return _passthrough(result.content, result.structured, result.is_error)
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizedCall:
+    """A backend tool call the caller may make, and the entities it addresses."""
+
+    name: str
+    args: dict[str, Any]
+    tool_class: ToolClass
+    what: str
+    entity_ids: list[str]
+
+
+def _listing(
+    user: User,
+    backend: ExposedBackend,
+    backend_catalog: BackendCatalog,
+    arguments: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The user's tools of a backend with their schemas: all, or those `describe` names.
+
+    A `tool` or described name that is no tool of this user's raises ToolFailure naming theirs.
+    """
+    # Only a listing (or a wrong name) needs the user's whole view of the catalog.
+    tiers = allowed_tiers(user)
+    visible = {t.name: t for t in backend_catalog.tools.values() if t.tool_class.tier in tiers}
+    name = arguments.get("tool")
+    asked: list[str] | None = arguments.get("describe") if name is None else [name]
+    if unknown := [n for n in asked or () if n not in visible]:
+        raise ToolFailure(
+            f"{backend.gateway_name} has no tool {', '.join(map(repr, unknown))}"
+            f" for you. Its tools: {', '.join(visible) or 'none for you'}.",
+            code="unknown_tool",
+        )
+    if "args" in arguments:
+        raise ToolFailure('Give "tool" with "args".', code="invalid")
+    listed = [visible[n] for n in dict.fromkeys(asked)] if asked else visible.values()
+    return tool_result(
+        {
+            "gateway": backend.gateway_name,
+            "backend": backend.kind,
+            **catalog_listing(list(listed)),
+        }
+    )
 
 
 def _passthrough(

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.core import HomeAssistant
 
-from .catalog import GatewayCatalog, listed_names
+from .catalog import GatewayCatalog
+from .gateway_tool import listed_names
 from .get_state import jsonable
 
 if TYPE_CHECKING:

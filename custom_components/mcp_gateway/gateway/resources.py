@@ -12,7 +12,8 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar
 
 from ..backends.base import ToolTier
-from .catalog import GatewayCatalog, listed_names
+from .catalog import GatewayCatalog
+from .gateway_tool import listed_names
 from .policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
 from .selection import readable_entities
 

@@ -13,12 +13,15 @@ Model providers accept only part of JSON Schema for tool parameters, and each a 
 What both take is the portable subset below; `schema_problems` names every departure from it,
 `portable_schema` rewrites any backend schema into it, and `restore_arguments` undoes the one
 lossy step (a free-form value asked for as JSON text) before a call reaches the backend.
+The gateway's own tools are declared in it, and `schema_errors` (after `lift_single_items`)
+checks their arguments against the very schema tools/list publishes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 import json
+import math
 from typing import Any, Final
 
 TYPES: Final = frozenset({"string", "number", "integer", "boolean", "object", "array"})
@@ -335,3 +338,127 @@ def _native_types(schema: Mapping[str, Any]) -> set[str]:
     if "properties" in schema:
         return {"object"}
     return {"any"}
+
+
+# --- validation --------------------------------------------------------------------------------
+# Arguments checked against the one schema a tool publishes, with messages an AI can act on.
+
+_JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+
+
+def lift_single_items(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Plain intents written loosely become what the schema asks for, at any depth.
+
+    Models often write `"domain": "light"` for `["light"]`, or a number where a text is asked
+    (`"value": 5` for a select or number entity); the intent is plain, so accept it rather than
+    fail the call. Anything else is left for schema_errors to judge.
+    """
+    lifted = _lift(schema, arguments)
+    return lifted if isinstance(lifted, dict) else arguments
+
+
+def _lift(schema: Any, value: Any) -> Any:
+    if not isinstance(schema, Mapping):
+        return value
+    kind = schema.get("type")
+    items = schema.get("items")
+    if (
+        kind == "array"
+        and isinstance(value, str)
+        and isinstance(items, Mapping)
+        and items.get("type") == "string"
+    ):
+        return [value]
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, list) and isinstance(items, Mapping):
+        return [_lift(items, item) for item in value]
+    if isinstance(value, dict) and isinstance(properties := schema.get("properties"), Mapping):
+        return {key: _lift(properties.get(key), item) for key, item in value.items()}
+    return value
+
+
+def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments") -> list[str]:
+    """Check a value against the JSON Schema subset the gateway's own tools publish; messages
+    name the path."""
+    errors: list[str] = []
+    if not _type_matches(schema, value):
+        types = schema["type"]
+        names = [types] if isinstance(types, str) else list(types)
+        return [f"{path} must be {' or '.join(names)}"]
+    if "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join(json.dumps(item) for item in schema["enum"])
+        errors.append(f"{path} must be one of {allowed}")
+    if "anyOf" in schema:
+        branches = [schema_errors(branch, value, path) for branch in schema["anyOf"]]
+        if all(branches):
+            # A branch whose type matched has the useful complaint ("must be ≥ 5").
+            typed = [
+                found
+                for branch, found in zip(schema["anyOf"], branches, strict=True)
+                if _type_matches(branch, value)
+            ]
+            errors.append(min(typed or branches, key=len)[0])
+    if isinstance(value, bool):
+        return errors
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            # Python's JSON parser lets NaN and Infinity through; no tool means them.
+            return [*errors, f"{path} must be a finite number"]
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{path} must be ≥ {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{path} must be ≤ {schema['maximum']}")
+    elif isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            errors.append(f"{path} must have at least {schema['minLength']} characters")
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            errors.append(f"{path} must have at most {schema['maxLength']} characters")
+    elif isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            errors.append(f"{path} must have at least {schema['minItems']} items")
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            errors.append(f"{path} must have at most {schema['maxItems']} items")
+        if isinstance(items := schema.get("items"), Mapping):
+            for index, item in enumerate(value):
+                errors.extend(schema_errors(items, item, f"{path}[{index}]"))
+    elif isinstance(value, dict):
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        errors.extend(
+            f"{path}.{name} is required" for name in schema.get("required", ()) if name not in value
+        )
+        extra = schema.get("additionalProperties", True)
+        for name, item in value.items():
+            if name in properties:
+                errors.extend(schema_errors(properties[name], item, f"{path}.{name}"))
+            elif extra is False:
+                errors.append(
+                    f"{path}.{name} is not accepted (accepted: {', '.join(properties) or 'none'})"
+                )
+            elif isinstance(extra, Mapping):
+                errors.extend(schema_errors(extra, item, f"{path}.{name}"))
+    return errors
+
+
+def _type_matches(schema: Mapping[str, Any], value: Any) -> bool:
+    types = schema.get("type")
+    if types is None:
+        return True
+    names = [types] if isinstance(types, str) else list(types)
+    return any(_is_type(value, name) for name in names)
+
+
+def _is_type(value: Any, name: str) -> bool:
+    if name in ("integer", "number") and isinstance(value, bool):
+        return False
+    if name == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _JSON_TYPES.get(name, (object,)))

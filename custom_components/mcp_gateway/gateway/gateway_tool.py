@@ -1,0 +1,183 @@
+"""The gateway tools: one per exposed backend entry (or per kind with several), and its calls.
+
+A gateway tool names its backend's tools but never inlines their schemas (tools/list stays
+small); its arguments ask for a listing, a description of some tools, or one tool's run.
+`GATEWAY_TOOL_SCHEMA` is their one declaration: tools/list publishes that object and
+`checked_arguments` validates against it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Final
+
+from ..backends.base import ToolTier
+from .catalog import BackendTool, ExposedBackend, ToolFailure, tool_annotations
+from .presentation import gateway_arguments
+from .schemas import lift_single_items, schema_errors
+
+# Tools one selective catalog call may describe.
+MAX_DESCRIBE: Final = 50
+
+GATEWAY_TOOL_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "tool": {"type": "string", "description": "Tool to run; omit to list them."},
+        # Free-form objects are what no strict function-calling dialect accepts
+        # (OpenAI strict, Gemini): the arguments travel as JSON text (objects too).
+        "args": {
+            "type": "string",
+            "description": 'That tool\'s arguments as a JSON object, e.g. {"id": "5"}.',
+        },
+        "describe": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": MAX_DESCRIBE,
+            "description": "Tools to describe (omit all arguments to describe all).",
+        },
+        "confirm": {
+            "type": "boolean",
+            "description": "true to allow a destructive tool.",
+        },
+    },
+    "required": [],
+    "additionalProperties": False,
+}
+
+
+def checked_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A gateway tool's arguments as the handler runs them, checked against GATEWAY_TOOL_SCHEMA.
+
+    Empty values are dropped and `args` given as JSON text comes back as its object
+    (presentation.gateway_arguments); anything invalid raises ToolFailure ("invalid").
+    """
+    try:
+        checked = gateway_arguments(arguments)
+    except ValueError as err:
+        raise ToolFailure(str(err), code="invalid") from err
+    # The schema asks for `args` as JSON text, now parsed: the schema judges the rest, and
+    # `args` must be what that text is asked to hold (or the object a client sent instead).
+    args = checked.pop("args", None)
+    checked = lift_single_items(GATEWAY_TOOL_SCHEMA, checked)
+    errors = schema_errors(GATEWAY_TOOL_SCHEMA, checked)
+    if args is not None:
+        if not isinstance(args, dict):
+            errors.append("arguments.args must be object")
+        checked["args"] = args
+    if errors:
+        raise ToolFailure(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
+    if "describe" in checked and ("tool" in checked or "args" in checked):
+        raise ToolFailure(
+            'Give "describe" to read tools\' schemas, or "tool" with "args" to run one.',
+            code="invalid",
+        )
+    return checked
+
+
+def gateway_tool_definition(
+    backend: ExposedBackend, tools: Sequence[BackendTool], *, catalog_known: bool = True
+) -> dict[str, Any]:
+    """The gateway tool of one entry: names its tools (never their schemas, to keep lists small)."""
+    kind_label = backend.kind.replace("_", " ").title()
+    title = backend.entry.title or kind_label
+    if kind_label.casefold() not in title.casefold():
+        title = f"{title} ({kind_label})"
+    if tools:
+        names = ", ".join(tool.name for tool in tools)
+        listing = f"Tools: {names}."
+    elif backend.runtime is None or not catalog_known:
+        listing = "The backend is not connected right now; see list_backends."
+    else:
+        listing = "No tools of this backend are available to you."
+    description = (
+        f"Gateway to the {backend.kind.replace('_', ' ')} backend '{backend.entry.title}'. "
+        "Call with no arguments for every tool's description and input schema, or with "
+        '{"describe": [<names>]} for some; call with {"tool": <name>, "args": {...}} to run '
+        f'one (add "confirm": true for destructive tools). {listing}'
+    )
+    return {
+        "name": backend.gateway_name,
+        "title": title,
+        "description": description,
+        "inputSchema": GATEWAY_TOOL_SCHEMA,
+        "annotations": _annotations(title, tools),
+    }
+
+
+def _annotations(title: str, tools: Collection[BackendTool]) -> dict[str, Any]:
+    """A gateway tool's hints from the tools it runs: read-only only if every one is, and
+    destructive if any is (or any admin tool where it is not read-only)."""
+    read_only = bool(tools) and all(t.tool_class.tier is ToolTier.READ for t in tools)
+    destructive = any(t.tool_class.destructive for t in tools) or (
+        not read_only and any(t.tool_class.tier is ToolTier.ADMIN for t in tools)
+    )
+    return tool_annotations(
+        title=title,
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=False,
+        open_world=True,
+    )
+
+
+def listed_names(backends: Sequence[ExposedBackend]) -> dict[str, tuple[str, str | None]]:
+    """Gateway name → (the tool tools/list shows for it, the `entry` argument that tool needs).
+
+    A kind with one exposed entry keeps that entry's own gateway tool; a kind with several is
+    one tool named after the kind, taking the entry, so tools/list does not grow per entry.
+    """
+    kinds = Counter(backend.kind for backend in backends)
+    return {
+        backend.gateway_name: (backend.kind, backend.gateway_name)
+        if kinds[backend.kind] > 1
+        else (backend.gateway_name, None)
+        for backend in backends
+    }
+
+
+def kind_tool_definition(
+    kind: str, members: Sequence[tuple[ExposedBackend, bool, Sequence[BackendTool]]]
+) -> dict[str, Any]:
+    """One tool for every exposed entry of a backend kind: names the entries and their tools.
+
+    `members` holds each entry with whether its catalog is known and the tools the user may
+    call. Entries of one kind share most tools, so the union of names is listed once.
+    """
+    kind_label = kind.replace("_", " ").title()
+    tools: dict[str, BackendTool] = {}
+    entries: list[str] = []
+    for backend, catalog_known, visible in members:
+        for tool in visible:
+            tools.setdefault(tool.name, tool)
+        note = "" if backend.runtime is not None and catalog_known else ", not connected"
+        entries.append(f"{backend.gateway_name} ({backend.entry.title}{note})")
+    listing = (
+        f"Tools: {', '.join(tools)}." if tools else "No tools of these backends are available."
+    )
+    description = (
+        f"Gateway to the {kind.replace('_', ' ')} backends: {'; '.join(entries)}. Give "
+        '"entry" (one of those names) and: no more arguments for every tool\'s description '
+        'and input schema, {"describe": [<names>]} for some, or {"tool": <name>, "args": '
+        '{...}} to run one (add "confirm": true for destructive tools). ' + listing
+    )
+    schema = GATEWAY_TOOL_SCHEMA
+    title = f"{kind_label} backends"
+    return {
+        "name": kind,
+        "title": title,
+        "description": description,
+        "inputSchema": {
+            **schema,
+            "properties": {
+                "entry": {
+                    "type": "string",
+                    "enum": [backend.gateway_name for backend, _, _ in members],
+                    "description": "Which backend entry.",
+                },
+                **schema["properties"],
+            },
+            "required": ["entry"],
+        },
+        "annotations": _annotations(title, tools.values()),
+    }
