@@ -337,6 +337,12 @@ class GatewayCatalog:
                 return cached
             return await self._async_refresh(backend, runtime)
 
+    def fresh_catalog(
+        self, backend: ExposedBackend, runtime: BackendRuntime
+    ) -> BackendCatalog | None:
+        """The entry's cached catalog while it is current, without waiting for anything."""
+        return self._fresh(backend.entry.entry_id, runtime)
+
     def _fresh(self, entry_id: str, runtime: BackendRuntime) -> BackendCatalog | None:
         cached = self._catalogs.get(entry_id)
         if (
@@ -609,22 +615,20 @@ def lift_single_items(schema: Mapping[str, Any], arguments: dict[str, Any]) -> d
 
 
 def _lift(schema: Any, value: Any) -> Any:
-    if not isinstance(schema, Mapping):
+    # Schemas are JSON objects (dicts); checked by exact kind first, since every gateway call
+    # passes through here.
+    if not isinstance(schema, dict):
         return value
     kind = schema.get("type")
-    items = schema.get("items")
-    if (
-        kind == "array"
-        and isinstance(value, str)
-        and isinstance(items, Mapping)
-        and items.get("type") == "string"
-    ):
-        return [value]
+    if isinstance(value, str):
+        items = schema.get("items") if kind == "array" else None
+        return [value] if isinstance(items, dict) and items.get("type") == "string" else value
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value:g}" if isinstance(value, float) else str(value)
-    if isinstance(value, list) and isinstance(items, Mapping):
-        return [_lift(items, item) for item in value]
-    if isinstance(value, dict) and isinstance(properties := schema.get("properties"), Mapping):
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [_lift(items, item) for item in value] if isinstance(items, dict) else value
+    if isinstance(value, dict) and isinstance(properties := schema.get("properties"), dict):
         return {key: _lift(properties.get(key), item) for key, item in value.items()}
     return value
 
@@ -669,7 +673,7 @@ def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments"
             errors.append(f"{path} must have at least {schema['minItems']} items")
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             errors.append(f"{path} must have at most {schema['maxItems']} items")
-        if isinstance(items := schema.get("items"), Mapping):
+        if isinstance(items := schema.get("items"), dict):
             for index, item in enumerate(value):
                 errors.extend(schema_errors(items, item, f"{path}[{index}]"))
     elif isinstance(value, dict):
@@ -685,7 +689,7 @@ def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments"
                 errors.append(
                     f"{path}.{name} is not accepted (accepted: {', '.join(properties) or 'none'})"
                 )
-            elif isinstance(extra, Mapping):
+            elif isinstance(extra, dict):
                 errors.extend(schema_errors(extra, item, f"{path}.{name}"))
     return errors
 
@@ -694,8 +698,9 @@ def _type_matches(schema: Mapping[str, Any], value: Any) -> bool:
     types = schema.get("type")
     if types is None:
         return True
-    names = [types] if isinstance(types, str) else list(types)
-    return any(_is_type(value, name) for name in names)
+    if isinstance(types, str):
+        return _is_type(value, types)
+    return any(_is_type(value, name) for name in types)
 
 
 def _is_type(value: Any, name: str) -> bool:

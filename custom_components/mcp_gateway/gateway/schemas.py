@@ -261,10 +261,11 @@ def _bounds_note(
 def _object_properties(schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """Its properties, with those of allOf parts merged in."""
     properties: dict[str, Mapping[str, Any]] = {}
-    for part in [schema, *[p for p in schema.get("allOf", ()) if isinstance(p, Mapping)]]:
+    # Schemas are parsed JSON: dicts (checked as such, since every backend call comes here).
+    for part in [schema, *[p for p in schema.get("allOf", ()) if isinstance(p, dict)]]:
         found = part.get("properties")
-        if isinstance(found, Mapping):
-            properties.update({str(k): v for k, v in found.items() if isinstance(v, Mapping)})
+        if isinstance(found, dict):
+            properties.update({str(k): v for k, v in found.items() if isinstance(v, dict)})
     return properties
 
 
@@ -306,7 +307,7 @@ def restore_arguments(original: Any, arguments: Any) -> Any:
     Only JSON text given where the original wants an object, array or untyped value is parsed;
     everything else passes unchanged (the backend validates).
     """
-    if not isinstance(original, Mapping):
+    if not isinstance(original, dict):
         return arguments
     wants = _native_types(original)
     if isinstance(arguments, str) and wants & {"object", "array", "any"} and "string" not in wants:
