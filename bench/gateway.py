@@ -84,14 +84,16 @@ def core_venv_python() -> str:
         subprocess.run(
             [str(python), "-m", "pip", "install", "-q", "--no-deps", *packages], check=True
         )
-        site = sysconfig.get_paths()["purelib"]
-        target = subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        Path(target, "_main_venv.pth").write_text(f"{site}\n")
+    # Rewritten on every run, resolved: the venv that created it may have been a worktree's
+    # symlink since removed, or another checkout's.
+    site = Path(sysconfig.get_paths()["purelib"]).resolve()
+    target = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    Path(target, "_main_venv.pth").write_text(f"{site}\n")
     return str(python)
 
 

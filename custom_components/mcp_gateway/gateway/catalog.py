@@ -335,6 +335,12 @@ class GatewayCatalog:
                 return cached
             return await self._async_refresh(backend, runtime)
 
+    def fresh_catalog(
+        self, backend: ExposedBackend, runtime: BackendRuntime
+    ) -> BackendCatalog | None:
+        """The entry's cached catalog while it is current, without waiting for anything."""
+        return self._fresh(backend.entry.entry_id, runtime)
+
     def _fresh(self, entry_id: str, runtime: BackendRuntime) -> BackendCatalog | None:
         cached = self._catalogs.get(entry_id)
         if (

@@ -99,6 +99,10 @@ SEARCH_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+# Built once: json.dumps with options builds an encoder on every call.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def allow_non_admin(hass: HomeAssistant) -> bool:
     """The gateway-wide option (the gateway entry's, else the default: allowed)."""
     return gateway_settings(hass).allow_non_admin
@@ -124,7 +128,7 @@ def tool_result(
 
 
 def _compact(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _ENCODER.encode(data)
 
 
 def error_result(message: str, code: str = "failed", **details: Any) -> dict[str, Any]:
@@ -360,9 +364,12 @@ class GatewayHandler:
         if runtime is not None:
             bound = min(bound, runtime.client.timeout)
         deadline = asyncio.get_running_loop().time() + bound
+        # Most calls find the catalog cached: no timer for them.
+        backend_catalog = None if runtime is None else self.catalog.fresh_catalog(backend, runtime)
         try:
-            async with asyncio.timeout_at(deadline):
-                backend_catalog = await self.catalog.async_backend_catalog(backend)
+            if backend_catalog is None:
+                async with asyncio.timeout_at(deadline):
+                    backend_catalog = await self.catalog.async_backend_catalog(backend)
         except TimeoutError as err:
             raise ToolFailure(
                 f"{backend.entry.title} did not answer in time ({bound:g} s).", code="timeout"

@@ -264,10 +264,11 @@ def _bounds_note(
 def _object_properties(schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """Its properties, with those of allOf parts merged in."""
     properties: dict[str, Mapping[str, Any]] = {}
-    for part in [schema, *[p for p in schema.get("allOf", ()) if isinstance(p, Mapping)]]:
+    # Schemas are parsed JSON: dicts (checked as such, since every backend call comes here).
+    for part in [schema, *[p for p in schema.get("allOf", ()) if isinstance(p, dict)]]:
         found = part.get("properties")
-        if isinstance(found, Mapping):
-            properties.update({str(k): v for k, v in found.items() if isinstance(v, Mapping)})
+        if isinstance(found, dict):
+            properties.update({str(k): v for k, v in found.items() if isinstance(v, dict)})
     return properties
 
 
@@ -309,7 +310,7 @@ def restore_arguments(original: Any, arguments: Any) -> Any:
     Only JSON text given where the original wants an object, array or untyped value is parsed;
     everything else passes unchanged (the backend validates).
     """
-    if not isinstance(original, Mapping):
+    if not isinstance(original, dict):
         return arguments
     wants = _native_types(original)
     if isinstance(arguments, str) and wants & {"object", "array", "any"} and "string" not in wants:
@@ -366,22 +367,20 @@ def lift_single_items(schema: Mapping[str, Any], arguments: dict[str, Any]) -> d
 
 
 def _lift(schema: Any, value: Any) -> Any:
-    if not isinstance(schema, Mapping):
+    # Schemas are JSON objects (dicts), checked as such rather than against the Mapping ABC:
+    # every gateway call comes through here.
+    if not isinstance(schema, dict):
         return value
     kind = schema.get("type")
-    items = schema.get("items")
-    if (
-        kind == "array"
-        and isinstance(value, str)
-        and isinstance(items, Mapping)
-        and items.get("type") == "string"
-    ):
-        return [value]
+    if isinstance(value, str):
+        items = schema.get("items") if kind == "array" else None
+        return [value] if isinstance(items, dict) and items.get("type") == "string" else value
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value:g}" if isinstance(value, float) else str(value)
-    if isinstance(value, list) and isinstance(items, Mapping):
-        return [_lift(items, item) for item in value]
-    if isinstance(value, dict) and isinstance(properties := schema.get("properties"), Mapping):
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [_lift(items, item) for item in value] if isinstance(items, dict) else value
+    if isinstance(value, dict) and isinstance(properties := schema.get("properties"), dict):
         return {key: _lift(properties.get(key), item) for key, item in value.items()}
     return value
 
@@ -427,7 +426,7 @@ def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments"
             errors.append(f"{path} must have at least {schema['minItems']} items")
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             errors.append(f"{path} must have at most {schema['maxItems']} items")
-        if isinstance(items := schema.get("items"), Mapping):
+        if isinstance(items := schema.get("items"), dict):
             for index, item in enumerate(value):
                 errors.extend(schema_errors(items, item, f"{path}[{index}]"))
     elif isinstance(value, dict):
@@ -443,7 +442,7 @@ def schema_errors(schema: Mapping[str, Any], value: Any, path: str = "arguments"
                 errors.append(
                     f"{path}.{name} is not accepted (accepted: {', '.join(properties) or 'none'})"
                 )
-            elif isinstance(extra, Mapping):
+            elif isinstance(extra, dict):
                 errors.extend(schema_errors(extra, item, f"{path}.{name}"))
     return errors
 
@@ -452,8 +451,9 @@ def _type_matches(schema: Mapping[str, Any], value: Any) -> bool:
     types = schema.get("type")
     if types is None:
         return True
-    names = [types] if isinstance(types, str) else list(types)
-    return any(_is_type(value, name) for name in names)
+    if isinstance(types, str):
+        return _is_type(value, types)
+    return any(_is_type(value, name) for name in types)
 
 
 def _is_type(value: Any, name: str) -> bool:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+import functools
 import itertools
 import json
 import logging
@@ -107,7 +108,13 @@ class QueryTokenAuth(McpAuth):
     param: str = "access_token"
 
     def apply(self, headers: dict[str, str], url: URL) -> URL:
-        return url.update_query({self.param: self.token})
+        return _with_query(url, self.param, self.token)
+
+
+@functools.lru_cache(maxsize=16)
+def _with_query(url: URL, param: str, token: str) -> URL:
+    # Every request goes to the same URL: building it (yarl re-encodes the query) once will do.
+    return url.update_query({param: token})
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +136,8 @@ class BasicAuth(McpAuth):
 
 
 _UNPARSED: Final = object()
+# Built once: json.dumps with options builds an encoder on every call, a cost every request paid.
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -623,7 +632,7 @@ class McpClient:
             if name is not None:
                 headers[HEADER_NAME] = name
         url = self._prepare(headers)
-        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+        payload = _ENCODER.encode(body).encode()
         request_id = body.get("id")
         # aiohttp's own total timeout (it replaces the session's default rather than adding a
         # second timer) covers connecting, sending and reading the whole body; the deadline

@@ -670,8 +670,12 @@ def _result_size(result: dict[str, Any], dumps: Callable[[Any], bytes]) -> int:
     return size
 
 
+# Built once: json.dumps with options builds an encoder on every call.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def _default_dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def _id_or_none(message: Any) -> Any:

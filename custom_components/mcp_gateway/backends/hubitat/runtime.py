@@ -68,6 +68,8 @@ class HubitatRuntime(BackendRuntime):
         self._published_structure: int | None = None
         self._catalog: list[dict[str, Any]] | None = None
         self._catalog_gateways: tuple[str, ...] | None = None
+        # The catalog by name: every call looks its tool up.
+        self._tools: dict[str, dict[str, Any]] = {}
         self._route: dict[str, str] = {}  # sub-tool -> the gateway that reaches it
 
     @classmethod
@@ -216,6 +218,7 @@ class HubitatRuntime(BackendRuntime):
                     entry.setdefault("annotations", {"readOnlyHint": not is_write(entry)})
                     catalog[name] = entry
         self._catalog = [_without_key(tool) for tool in catalog.values()]
+        self._tools = dict(zip(catalog, self._catalog, strict=True))
         self._catalog_gateways = gateways
         self._route = route
         return self._catalog
@@ -224,7 +227,7 @@ class HubitatRuntime(BackendRuntime):
         """Call a tool by its flat name; sub-tools go through their gateway, writes get the key."""
         if self._catalog is None:
             await self.async_list_tools()
-        tool = next((t for t in self._catalog or [] if t.get("name") == name), {"name": name})
+        tool = self._tools.get(name) or {"name": name}
         write = is_write(tool)
         args = self.api.with_key(arguments) if write else dict(arguments)
         gateway = self._route.get(name)
