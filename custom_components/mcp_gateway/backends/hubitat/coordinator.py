@@ -187,6 +187,8 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             devices.pop(device_id, None)
         self.data = replace(self.data, devices=devices)
 
+    # -- the poll bookmark -------------------------------------------------------------------
+
     @property
     def changed_since(self) -> str | None:
         """The bookmark of the next incremental poll (epoch ms), None before the first."""
