@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from homeassistant.components.alarm_control_panel import AlarmControlPanelState
@@ -80,8 +81,7 @@ def test_value_conversions() -> None:
     assert e._str_list('["heat", "off"]') == ["heat", "off"]
     assert e._str_list("[broken") is None
     assert e._str_list(5) is None
-    celsius = device(temperature=21)
-    celsius.temperature_scale = "C"
+    celsius = replace(device(temperature=21), temperature_scale="C")
     assert e._temperature_unit(celsius) == UnitOfTemperature.CELSIUS
     assert e._temperature_unit(device()) == UnitOfTemperature.FAHRENHEIT
 
@@ -165,7 +165,7 @@ def test_thermostat_reads() -> None:
     assert e._hvac_modes(thermostat) == [HVACMode.OFF, HVACMode.HEAT]
     assert e._target(thermostat) == 68
     assert e._range("heatingSetpoint")(thermostat) is None
-    thermostat.attributes["thermostatMode"] = "auto"
+    thermostat = replace(thermostat, attributes={**thermostat.attributes, "thermostatMode": "auto"})
     assert e._target(thermostat) is None
     assert e._range("heatingSetpoint")(thermostat) == 66
     assert e._hvac_modes(device("Thermostat", supportedThermostatModes='["dry"]')) == [HVACMode.OFF]

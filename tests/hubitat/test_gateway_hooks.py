@@ -220,7 +220,7 @@ async def test_other_server_settings(
     sim = await sim_factory(**options)
     runtime = await setup_entry(hass, make_entry(sim))
     assert runtime.api.flat is (options.get("gateways") is False)
-    assert len(runtime.coordinator.devices) == len(sim.hub.visible_devices())
+    assert len(runtime.coordinator.data.devices) == len(sim.hub.visible_devices())
     plug = first(sim, "switch")
     target = "off" if plug.value("switch") == "on" else "on"
     await hass.services.async_call(

@@ -103,6 +103,27 @@ async def _deliver(sim: Sim, hold: asyncio.Event, task: asyncio.Task[Any]) -> No
     await task
 
 
+async def test_command_effect_is_a_new_snapshot(
+    hass: HomeAssistant, sim: Sim, manual_runtime: HubitatRuntime
+) -> None:
+    """A command's expected effect replaces the device's record in a new `data` snapshot."""
+    shade = first(sim, "shade")
+    shade_id = str(shade.id)
+    cover = entity_id(hass, sim, f"{shade_id}_shade", "cover")
+    sim.hub.set_attribute(shade.id, "windowShade", "closed")
+    await refresh(manual_runtime)
+    before = manual_runtime.coordinator.data
+    assert before.devices[shade_id].attr("windowShade") == "closed"
+    await hass.services.async_call(
+        COVER_DOMAIN, SERVICE_OPEN_COVER, {ATTR_ENTITY_ID: cover}, blocking=True
+    )
+    after = manual_runtime.coordinator.data
+    assert after.devices[shade_id].attr("windowShade") == "opening"
+    assert before.devices[shade_id].attr("windowShade") == "closed"
+    assert after.changed == frozenset({shade_id})
+    assert hass.states.get(cover).state == "opening"
+
+
 async def test_shade_answer_after_a_poll_already_past_its_activity(
     hass: HomeAssistant, sim: Sim, manual_runtime: HubitatRuntime
 ) -> None:

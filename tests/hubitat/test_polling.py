@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
 import logging
 from unittest.mock import patch
 
@@ -90,7 +91,7 @@ async def test_removed_device_leaves_ha(
     assert er.async_get(hass).async_get(switch) is None
     assert hass.states.get(switch) is None
     assert device_of(hass, identifier) is None
-    assert plug.id not in {int(i) for i in runtime.coordinator.devices}
+    assert plug.id not in {int(i) for i in runtime.coordinator.data.devices}
 
 
 async def test_new_rule_and_mode_list_come_with_the_sweep(
@@ -309,7 +310,7 @@ async def test_many_new_devices_take_one_inventory(
     sim.stats.reset()
     await poll(hass, freezer, const.SWEEP_INTERVAL.total_seconds())
     assert runtime.coordinator.full_inventories == 2
-    assert {str(d.id) for d in created} <= set(runtime.coordinator.devices)
+    assert {str(d.id) for d in created} <= set(runtime.coordinator.data.devices)
 
 
 async def test_hub_without_hsm_has_no_alarm_panel(hass: HomeAssistant, sim: Sim) -> None:
@@ -320,7 +321,7 @@ async def test_hub_without_hsm_has_no_alarm_panel(hass: HomeAssistant, sim: Sim)
 
     with patch.dict(sim.tools._handlers, {"get_hsm_status": no_hsm}):
         runtime = await setup_entry(hass, make_entry(sim))
-    assert runtime.coordinator.hsm_supported is False
+    assert runtime.coordinator.data.hsm_supported is False
     registry = er.async_get(hass)
     assert (
         registry.async_get_entity_id("alarm_control_panel", DOMAIN, f"{sim.hub.hub_id}_hub_hsm")
@@ -388,3 +389,34 @@ async def test_entities_listen_with_their_device_as_context(
     runtime.coordinator.mark(str(plug.id))
     runtime.coordinator.async_update_listeners()
     assert runtime.coordinator.changed_devices() == frozenset({str(plug.id)})
+
+
+async def test_coordinator_data_is_the_state_in_snapshots(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
+) -> None:
+    """A poll makes a new `data` snapshot holding the hub's state; the old one is untouched.
+
+    Unchanged device records are shared between snapshots, and a poll that changed nothing
+    keeps the snapshot it had.
+    """
+    coordinator = runtime.coordinator
+    plug = first(sim, "outlet")
+    water = first(sim, "water")
+    plug_id, water_id = str(plug.id), str(water.id)
+    before = coordinator.data
+    old_power = before.devices[plug_id].attr("power")
+    sim.hub.set_attribute(plug.id, "power", 123.5)
+    await poll(hass, freezer)
+    after = coordinator.data
+    assert after is not before
+    assert after.devices[plug_id].attr("power") == 123.5
+    assert before.devices[plug_id].attr("power") == old_power != 123.5
+    assert after.devices[water_id] is before.devices[water_id]
+    assert after.changed == frozenset({plug_id})
+    assert after.modes == before.modes
+    assert after.hub is before.hub
+    with pytest.raises(FrozenInstanceError):
+        after.devices[plug_id].label = "changed in place"  # type: ignore[misc]
+    await poll(hass, freezer)
+    await poll(hass, freezer)
+    assert coordinator.data is after

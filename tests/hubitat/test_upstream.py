@@ -229,16 +229,15 @@ async def test_existing_placeholder_entry_keeps_working(
     sim = await sim_factory(zigbee_id="unavailable")
     runtime = await setup_entry(hass, make_entry(sim, unique_id="unavailable"))
     assert runtime.coordinator.last_update_success
-    assert runtime.coordinator.hub is not None
-    assert runtime.coordinator.hub.id is None
+    assert runtime.coordinator.data.hub.id is None
 
 
 async def test_hub_info_is_flat(hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime) -> None:
     """Health figures sit at the top of hub_get_info, as strings."""
     temperature = entity_id(hass, sim, "hub_hub_temperature", "sensor")
     assert float(hass.states.get(temperature).state) == 41.3
-    assert runtime.coordinator.hub is not None
-    assert runtime.coordinator.hub.app_version == runtime.coordinator.hub.raw["mcpServerVersion"]
+    hub = runtime.coordinator.data.hub
+    assert hub.app_version == hub.raw["mcpServerVersion"]
 
 
 def test_device_reading_keeps_listing_facts() -> None:
@@ -247,9 +246,11 @@ def test_device_reading_keeps_listing_facts() -> None:
         {"id": "5", "name": "Strip", "disabled": True, "parentDeviceId": "2", "lastActivity": "x"}
     )
     fresh = parse_device({"id": "5", "name": "Strip", "label": "Strip"}, listing=False)
-    _merge(listed, fresh)
-    assert (listed.disabled, listed.parent_id, listed.last_activity) == (True, "2", "x")
-    assert listed.label == "Strip"
+    merged, moved = _merge(listed, fresh)
+    assert moved
+    assert (merged.disabled, merged.parent_id, merged.last_activity) == (True, "2", "x")
+    assert merged.label == "Strip"
+    assert listed.label is None  # the record a snapshot holds is replaced, not changed
 
 
 async def test_write_cap_refusal_is_readable(
@@ -306,14 +307,14 @@ async def test_hub_without_hsm_has_no_panel(
     """hub_get_hsm_status answers status null without HSM (toolGetHsmStatus): no panel."""
     sim = await sim_factory(has_hsm=False)
     runtime = await setup_entry(hass, make_entry(sim))
-    assert runtime.coordinator.hsm_supported is False
+    assert runtime.coordinator.data.hsm_supported is False
     registry = er.async_get(hass)
     uid = f"{sim.hub.hub_id}_hub_hsm"
     assert registry.async_get_entity_id("alarm_control_panel", DOMAIN, uid) is None
     # HSM installed later: the next sweep finds it and the panel appears.
     sim.hub.hsm_status = "disarmed"
     await poll(hass, freezer, SWEEP_INTERVAL.total_seconds() + 1)
-    assert runtime.coordinator.hsm_supported is True
+    assert runtime.coordinator.data.hsm_supported is True
     assert registry.async_get_entity_id("alarm_control_panel", DOMAIN, uid) is not None
 
 
@@ -334,7 +335,7 @@ async def test_inventory_pages_shrink_when_too_large(
         sim.hub.pair_device("thermostat", f"Thermostat {n}", "Office")
     runtime = await setup_entry(hass, make_entry(sim))
     assert runtime.coordinator.last_update_success
-    assert len(runtime.coordinator.devices) == len(sim.hub.visible_devices())
+    assert len(runtime.coordinator.data.devices) == len(sim.hub.visible_devices())
     assert runtime.api.page_limit < 50
     thermostat = next(d for d in sim.hub.visible_devices() if d.label == "Thermostat 39")
     assert entity_id(hass, sim, f"{thermostat.id}_thermostat", "climate")

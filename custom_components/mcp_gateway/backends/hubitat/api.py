@@ -7,9 +7,8 @@ best-practice key, and most tools sit behind a category gateway.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 import logging
 from typing import Any, Final
@@ -105,16 +104,20 @@ class DeviceEvent:
         return f"{self.date}|{self.name}|{self.value}"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HubitatDevice:
-    """A device as the hub reports it; attributes are updated optimistically by writes."""
+    """A device as the hub reports it: a record that is replaced, never changed.
+
+    Snapshots of the coordinator share the records of unchanged devices, so `attributes` is
+    never written either (a write's expected effect makes a new record).
+    """
 
     id: str
     name: str
     label: str | None = None
     room: str | None = None
     capabilities: frozenset[str] = frozenset()
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: Mapping[str, Any] = field(default_factory=dict)
     commands: frozenset[str] = frozenset()
     last_activity: str | None = None
     disabled: bool = False
@@ -124,7 +127,8 @@ class HubitatDevice:
     listing: bool = True
     # The hub's temperature scale ("F" or "C"), which its temperatures are reported in.
     temperature_scale: str | None = None
-    events: deque[DeviceEvent] = field(default_factory=lambda: deque(maxlen=_EVENTS_KEPT))
+    # Recent button events, oldest first (the newest _EVENTS_KEPT).
+    events: tuple[DeviceEvent, ...] = ()
 
     @property
     def display_name(self) -> str:
@@ -138,6 +142,10 @@ class HubitatDevice:
     def attr(self, name: str) -> Any:
         """An attribute's current value, or None."""
         return self.attributes.get(name)
+
+    def with_events(self, events: Iterable[DeviceEvent]) -> HubitatDevice:
+        """The record with these events after its own (only the newest are kept)."""
+        return replace(self, events=(*self.events, *events)[-_EVENTS_KEPT:])
 
     def structure(self) -> tuple[Any, ...]:
         """What decides the device's entities and device info (not its states)."""

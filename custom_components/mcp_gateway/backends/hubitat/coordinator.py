@@ -6,10 +6,14 @@ An idle poll is two small reads whatever the number of devices: `hub_list_device
 Every few minutes a sweep also lists the device ids (to find additions and removals without a
 full inventory), the rules, the modes and the hub's own facts. A device, mode or HSM state a
 command showed before the hub confirmed it is read once more by the next poll.
+
+The state is `coordinator.data`: a `HubitatData` snapshot, replaced (never changed in place) by
+polls and by commands' expected effects.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 import logging
@@ -25,7 +29,6 @@ from ...const import DOMAIN
 from ...mcp.errors import McpRpcError, McpToolError
 from ..coordinator import BackendCoordinator
 from .api import (
-    DeviceEvent,
     HsmStatus,
     HubInfo,
     HubitatApi,
@@ -60,23 +63,32 @@ _MODE = "mode"
 _HSM = "hsm"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class HubitatData:
-    """What the last update changed: a new object whenever anything did (so listeners run).
+    """The hub as the coordinator last saw it: a new snapshot whenever anything changed.
 
-    `structure` changes only when entities must be re-derived (devices or rules came, went or
-    changed capabilities). `changed`: the device keys whose entities must show new state (None:
-    all of them). States are the coordinator's live objects, merged in place so a poll of three
-    changed devices touches three objects whatever the size of the hub.
+    Never changed in place: an update makes a new snapshot that shares the records of
+    everything it did not change (frozen `HubitatDevice`s, rules, modes), so a poll of three
+    changed devices makes three records and one shallow copy of the device map, whatever the
+    size of the hub. An update that changed nothing keeps the same snapshot (and tells no one).
     """
 
-    version: int
-    structure: int
+    hub: HubInfo
+    devices: Mapping[str, HubitatDevice]
+    rules: Mapping[str, HubitatRule]
+    modes: Modes
+    hsm: HsmStatus
+    # False on a hub without HSM (an optional hub app): no alarm panel then.
+    hsm_supported: bool
+    # Changes only when entities must be re-derived (devices or rules came, went or changed
+    # capabilities).
+    structure: int = 1
+    # The device keys whose entities the last notification concerned (None: all of them).
     changed: frozenset[str] | None = None
 
 
 class HubitatCoordinator(BackendCoordinator[HubitatData]):
-    """Keeps the hub's devices, modes, HSM state and rules."""
+    """Keeps the hub's devices, modes, HSM state and rules as `HubitatData` snapshots."""
 
     def __init__(
         self,
@@ -94,19 +106,10 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             always_update=False,
         )
         self.api = api
-        self.hub: HubInfo | None = None
-        self.devices: dict[str, HubitatDevice] = {}
-        self.modes = Modes(current=None, names=())
-        self.hsm = HsmStatus(status=None)
-        self.hsm_supported = True
         # False while the hub cannot read its location events (Hub Security without
         # credentials in the app, or a transient failure): mode and HSM are then read directly.
         self.location_events_ok = True
-        self.rules: dict[str, HubitatRule] = {}
         self.full_inventories = 0
-        self._loaded = False
-        self._version = 0
-        self._structure = 0
         self._newest_activity: datetime | None = None
         # When (monotonic) the newest activity was first seen, and whether a later listing
         # has shown its second complete, so the bookmark may move past it.
@@ -151,8 +154,9 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         self._notified_success = self.last_update_success
         if not everyone and not dirty:
             return
-        if self.data is not None:
-            self.data = replace(self.data, changed=None if everyone else frozenset(dirty or ()))
+        data: HubitatData | None = self.data
+        if data is not None:
+            self.data = replace(data, changed=None if everyone else frozenset(dirty or ()))
         super().async_update_listeners()
 
     def changed_devices(self) -> frozenset[str] | None:
@@ -160,11 +164,30 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         data: HubitatData | None = self.data
         return None if data is None else data.changed
 
-    # -- helpers for entities and writes ------------------------------------------------------
+    # -- snapshots ---------------------------------------------------------------------------
 
-    def request_sweep(self) -> None:
-        """Make the next poll also list ids, rules, modes and hub facts (bench/hubitat.py)."""
-        self._last_sweep = None
+    def _set(self, **fields: Any) -> None:
+        """A new snapshot with these fields, unless each already has its value."""
+        data = self.data
+        if any(getattr(data, name) != value for name, value in fields.items()):
+            self.data = replace(data, **fields)
+
+    def _set_devices(
+        self, records: Mapping[str, HubitatDevice], gone: Collection[str] = ()
+    ) -> None:
+        """A new snapshot with these device records (and without the gone ones).
+
+        The device map is copied shallowly: unchanged records are shared, not copied.
+        """
+        if not records and not gone:
+            return
+        devices = dict(self.data.devices)
+        devices.update(records)
+        for device_id in gone:
+            devices.pop(device_id, None)
+        self.data = replace(self.data, devices=devices)
+
+    # -- the poll bookmark -------------------------------------------------------------------
 
     @property
     def changed_since(self) -> str | None:
@@ -183,74 +206,77 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
     # -- polling -----------------------------------------------------------------------------
 
     async def _async_fetch(self) -> HubitatData:
-        changed, structural = await (self._load() if not self._loaded else self._poll())
-        if structural:
-            self._structure += 1
+        data: HubitatData | None = self.data
+        if data is None:
+            loaded = await self._load()
             self.mark_all()
-        if changed or structural or self.data is None:
-            self._version += 1
-            return HubitatData(self._version, self._structure)
+            return loaded
+        if await self._poll():
+            self.mark_all()
+            self.data = replace(self.data, structure=self.data.structure + 1)
+        # The same snapshot when nothing changed: HA then tells no listener.
         return self.data
 
-    async def _load(self) -> tuple[bool, bool]:
+    async def _load(self) -> HubitatData:
         """Everything, once: tools, hub, full inventory, modes, HSM, rules."""
         await self.api.detect_layout()
-        self.hub = await self.api.get_info()
+        hub = await self.api.get_info()
         expected = self.config_entry.unique_id
         # Only a hub id on both sides proves another hub (entries made while the hub gave no
         # zigbeeId have none to compare; an old entry may hold the placeholder "unavailable").
         if (
             expected is not None
-            and self.hub.id is not None
+            and hub.id is not None
             and expected.lower() != "unavailable"
-            and self.hub.id != expected
+            and hub.id != expected
         ):
             # Another hub now answers at this address: its devices must not replace ours.
             raise ConfigEntryError(
                 translation_domain=DOMAIN,
                 translation_key="hubitat_other_hub",
-                translation_placeholders={"found": self.hub.id},
+                translation_placeholders={"found": hub.id},
             )
-        await self._full_inventory()
-        await self._read_modes()
-        await self._read_hsm()
-        await self._read_rules()
+        devices = await self._full_inventory(hub)
+        modes = await self._read_modes()
+        hsm = await self._read_hsm()
+        rules = await self._read_rules()
         await self._bookmark_location()
         self._last_sweep = dt_util.utcnow()
-        self._loaded = True
-        return True, True
+        return HubitatData(
+            hub=hub,
+            devices=devices,
+            rules=rules,
+            modes=modes,
+            hsm=hsm,
+            hsm_supported=hsm.status is not None,
+        )
 
-    async def _poll(self) -> tuple[bool, bool]:
-        """What changed since the last poll; a sweep now and then."""
+    async def _poll(self) -> bool:
+        """What changed since the last poll; a sweep now and then. True: structure changed."""
         # As for devices: only reads sent from here on can confirm mode or HSM values shown
         # so far; one applied while this poll is on the wire waits for the next poll.
         settle = dict(self._unconfirmed_location)
         reads = dict(self._location_reads)
-        changed, structural = await self._poll_devices()
-        if await self._poll_location():
-            changed = True
+        structural = await self._poll_devices()
+        await self._poll_location()
         now = dt_util.utcnow()
         if self._last_sweep is None or now - self._last_sweep >= SWEEP_INTERVAL:
-            sweep_changed, sweep_structural = await self._sweep()
+            structural = await self._sweep() or structural
             self._last_sweep = now
-            changed = changed or sweep_changed
-            structural = structural or sweep_structural
-        if await self._settle_location(
-            [key for key in settle if self._location_reads[key] == reads[key]]
-        ):
-            changed = True
+        if keys := [key for key in settle if self._location_reads[key] == reads[key]]:
+            await self._reread_location(modes=_MODE in keys, hsm=_HSM in keys)
         for key, order in settle.items():
             if self._unconfirmed_location.get(key) == order:
                 del self._unconfirmed_location[key]
-        return changed, structural
+        return structural
 
-    async def _full_inventory(self) -> None:
+    async def _full_inventory(self, hub: HubInfo) -> dict[str, HubitatDevice]:
         page = await self.api.list_devices()
         self.full_inventories += 1
-        self.devices = {device.id: self._adopt(device) for device in page.devices}
         self._advance_bookmark(device.last_activity for device in page.devices)
+        return {device.id: _adopted(device, hub) for device in page.devices}
 
-    async def _poll_devices(self) -> tuple[bool, bool]:
+    async def _poll_devices(self) -> bool:
         # Only reads sent after an optimistic update can confirm or correct it; one applied
         # while this poll is on the wire waits for the next poll.
         settle = dict(self._unconfirmed)
@@ -263,37 +289,29 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             page = await self.api.list_devices()
         else:
             page = await self.api.list_devices(changed_since=since)
-        changed = structural = False
-        for fresh in page.devices:
-            old = self.devices.get(fresh.id)
-            if old is None:
-                self.devices[fresh.id] = self._adopt(fresh)
-                structural = changed = True
-                continue
-            moved, reshaped = self._take(old, fresh)
-            changed = changed or moved
-            structural = structural or reshaped
-            if (
-                old.capabilities & BUTTON_CAPABILITIES
-                and since is not None
-                and await self._read_button_events(old, since)
-            ):
-                self.mark(old.id)
-                changed = True
+        known = self.data.devices
+        buttons = [
+            fresh.id
+            for fresh in page.devices
+            if (old := known.get(fresh.id)) is not None and old.capabilities & BUTTON_CAPABILITIES
+        ]
+        structural = self._take(page.devices, adopt_new=True)
+        if since is not None:
+            for device_id in buttons:
+                await self._read_button_events(device_id, since)
         newest = self._newest_activity
         self._advance_bookmark(device.last_activity for device in page.devices)
         if completes and newest is not None and self._newest_activity == newest:
             self._newest_complete = True
         listed = {device.id for device in page.devices}
-        moved, reshaped = await self._settle(
-            [device_id for device_id in settle if device_id not in listed]
-        )
+        if await self._settle([device_id for device_id in settle if device_id not in listed]):
+            structural = True
         for device_id, order in settle.items():
             if self._unconfirmed.get(device_id) == order:
                 del self._unconfirmed[device_id]
-        return changed or moved, structural or reshaped
+        return structural
 
-    async def _settle(self, device_ids: list[str]) -> tuple[bool, bool]:
+    async def _settle(self, device_ids: list[str]) -> bool:
         """Read devices whose optimistic state the listing did not confirm.
 
         The bookmark can already be past a commanded device's activity (a poll read its final
@@ -301,50 +319,63 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         never list it again. These reads do not move the bookmark: activity of other devices
         between the listing and them would be skipped.
         """
-        changed = structural = False
-        wanted = [device_id for device_id in device_ids if device_id in self.devices]
+        wanted = [device_id for device_id in device_ids if device_id in self.data.devices]
         if not wanted:
-            return False, False
+            return False
         if len(wanted) > _MAX_SINGLE_FETCHES:
             page = await self.api.list_devices()
-            fresh_devices = [device for device in page.devices if device.id in wanted]
+            readings = [device for device in page.devices if device.id in wanted]
         else:
-            fresh_devices = []
+            readings = []
             for device_id in sorted(wanted):
                 try:
-                    fresh_devices.append(await self.api.get_device(device_id))
+                    readings.append(await self.api.get_device(device_id))
                 except (McpToolError, McpRpcError) as err:
                     # Gone from the hub: the next sweep removes it.
                     _LOGGER.debug("Device %s could not be read: %s", device_id, err)
-        for fresh in fresh_devices:
-            if (old := self.devices.get(fresh.id)) is not None:
-                moved, reshaped = self._take(old, fresh)
-                changed = changed or moved
-                structural = structural or reshaped
-        return changed, structural
+        return self._take(readings, adopt_new=False)
 
-    def _take(self, old: HubitatDevice, fresh: HubitatDevice) -> tuple[bool, bool]:
-        """Merge a fresh reading into the device entities hold: (state moved, shape changed)."""
-        reshaped = old.structure() != fresh.structure()
-        moved = _merge(old, fresh)
-        if moved:
-            self.mark(old.id)
-        return moved, reshaped
+    def _take(self, readings: Iterable[HubitatDevice], *, adopt_new: bool) -> bool:
+        """Fresh readings into one new snapshot; True when a device came or changed shape.
 
-    async def _read_button_events(self, device: HubitatDevice, since: str) -> bool:
-        events = await self.api.list_events(device_id=device.id, since=since)
+        Only devices whose reading differs get a new record (and a state write).
+        """
+        known = self.data.devices
+        records: dict[str, HubitatDevice] = {}
+        structural = False
+        for fresh in readings:
+            old = known.get(fresh.id)
+            if old is None:
+                if adopt_new:
+                    records[fresh.id] = _adopted(fresh, self.data.hub)
+                    structural = True
+                continue
+            record, moved = _merge(old, fresh)
+            if moved:
+                self.mark(old.id)
+            structural = structural or old.structure() != fresh.structure()
+            if record is not old:
+                records[fresh.id] = record
+        self._set_devices(records)
+        return structural
+
+    async def _read_button_events(self, device_id: str, since: str) -> None:
+        events = await self.api.list_events(device_id=device_id, since=since)
+        if (device := self.data.devices.get(device_id)) is None:
+            return
         known = {event.marker for event in device.events}
-        added = False
-        for event in events:
-            if event.name in BUTTON_EVENTS and event.marker not in known:
-                device.events.append(event)
-                added = True
-        return added
+        added = [
+            event for event in events if event.name in BUTTON_EVENTS and event.marker not in known
+        ]
+        if added:
+            self._set_devices({device_id: device.with_events(added)})
+            self.mark(device_id)
 
-    async def _poll_location(self) -> bool:
+    async def _poll_location(self) -> None:
         """Mode and HSM changes, from the location's event stream (or read directly)."""
         if not self.location_events_ok:
-            return await self._read_location_directly()
+            await self._reread_location(modes=True, hsm=True)
+            return
         try:
             if self._location_since is None:
                 # No location event existed yet: whatever shows up now is new.
@@ -353,44 +384,28 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
                 events = await self.api.list_events(since=self._location_since)
         except HubitatUnavailableError as err:
             self._location_events_failed(err)
-            return await self._read_location_directly()
+            # Read mode and HSM themselves (two small reads instead of one event read).
+            await self._reread_location(modes=True, hsm=True)
+            return
         if not events:
-            return False
+            return
         self._location_since = newest([self._location_since, *(e.date for e in events)])
-        return await self._apply_location(events)
-
-    async def _settle_location(self, keys: list[str]) -> bool:
-        """Read mode or HSM still showing a command's value that no read of this poll checked.
-
-        A poll can have read the location's events (and the hub's value) before the command's
-        answer applied ours; no later event would ever correct it.
-        """
-        if not keys:
-            return False
-        before = (self.modes, self.hsm)
-        if _MODE in keys:
-            await self._read_modes()
-        if _HSM in keys:
-            await self._read_hsm()
-        if before == (self.modes, self.hsm):
-            return False
-        self.mark(HUB_DEVICE_KEY)
-        return True
-
-    async def _apply_location(self, events: list[DeviceEvent]) -> bool:
         names = {event.name for event in events}
-        changed = False
-        if names & _MODE_EVENTS:
-            before = self.modes
-            await self._read_modes()
-            changed = changed or before != self.modes
-        if names & _HSM_EVENTS:
-            before_hsm = self.hsm
-            await self._read_hsm()
-            changed = changed or before_hsm != self.hsm
-        if changed:
+        await self._reread_location(modes=bool(names & _MODE_EVENTS), hsm=bool(names & _HSM_EVENTS))
+
+    async def _reread_location(self, *, modes: bool, hsm: bool, probe: bool = False) -> None:
+        """Read mode and/or HSM again; a change marks the hub's entities.
+
+        HSM is read only on a hub that has it, unless `probe` (it may have been installed).
+        """
+        before = self.data
+        if modes:
+            self._set(modes=await self._read_modes())
+        if hsm and (probe or self.data.hsm_supported):
+            status = await self._read_hsm()
+            self._set(hsm=status, hsm_supported=status.status is not None)
+        if (before.modes, before.hsm) != (self.data.modes, self.data.hsm):
             self.mark(HUB_DEVICE_KEY)
-        return changed
 
     async def _bookmark_location(self) -> None:
         try:
@@ -431,88 +446,72 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             translation_placeholders={"name": self.config_entry.title},
         )
 
-    async def _read_location_directly(self) -> bool:
-        """Read mode and HSM themselves (two small reads instead of one event read)."""
-        before = (self.modes, self.hsm)
-        await self._read_modes()
-        await self._read_hsm()
-        if before == (self.modes, self.hsm):
-            return False
-        self.mark(HUB_DEVICE_KEY)
-        return True
-
-    async def _sweep(self) -> tuple[bool, bool]:
-        """Additions/removals by id, rules, modes and hub facts."""
-        structural = False
+    async def _sweep(self) -> bool:
+        """Additions/removals by id, rules, modes, HSM and hub facts; True: structure changed."""
         ids = await self.api.list_device_ids()
-        gone = set(self.devices) - ids
-        new = ids - set(self.devices)
+        known = self.data.devices
+        gone = set(known) - ids
+        new = ids - set(known)
         for device_id in gone:
             _LOGGER.debug("Device %s is gone from the hub", device_id)
-            del self.devices[device_id]
+        self._set_devices({}, gone)
         if len(new) > _MAX_SINGLE_FETCHES:
-            await self._full_inventory()
+            inventory = await self._full_inventory(self.data.hub)
+            self.data = replace(self.data, devices=inventory)
         else:
+            added: dict[str, HubitatDevice] = {}
             for device_id in sorted(new):
                 device = await self.api.get_device(device_id)
-                self.devices[device.id] = self._adopt(device)
+                added[device.id] = _adopted(device, self.data.hub)
+            self._set_devices(added)
         structural = bool(gone or new)
-        before_rules = self.rules
-        await self._read_rules()
-        if {r.id: (r.name,) for r in before_rules.values()} != {
-            r.id: (r.name,) for r in self.rules.values()
-        }:
+
+        before = self.data
+        rules = await self._read_rules()
+        self._set(rules=rules)
+        if {r.id: r.name for r in before.rules.values()} != {r.id: r.name for r in rules.values()}:
             structural = True
-        if before_rules != self.rules:
-            self.mark(*(rule_device_key(rule_id) for rule_id in self.rules))
-        changed = structural or before_rules != self.rules
-        before_modes = self.modes
-        await self._read_modes()
-        if before_modes.names != self.modes.names:
+        if before.rules != rules:
+            self.mark(*(rule_device_key(rule_id) for rule_id in rules))
+
+        before = self.data
+        await self._reread_location(modes=True, hsm=True, probe=True)
+        if (before.modes.names, before.hsm_supported) != (
+            self.data.modes.names,
+            self.data.hsm_supported,
+        ):
             structural = True
-        changed = changed or before_modes != self.modes
-        if before_modes != self.modes:
-            self.mark(HUB_DEVICE_KEY)
         if not self.location_events_ok:
             await self._bookmark_location()  # back to events once the hub reads them again
-        hsm_before = self.hsm_supported
-        await self._read_hsm(probe=True)
-        if hsm_before != self.hsm_supported:
-            structural = changed = True
+
         hub = await self.api.get_info()
-        if hub.raw != (self.hub.raw if self.hub else None):
+        old = self.data.hub
+        if hub.raw != old.raw:
             self.mark(HUB_DEVICE_KEY)
-            changed = True
-        if self.hub is not None and (hub.name, hub.firmware) != (self.hub.name, self.hub.firmware):
+        if (hub.name, hub.firmware) != (old.name, old.firmware):
             structural = True
-        self.hub = hub
-        return changed, structural
+        self._set(hub=hub)
+        return structural
 
-    async def _read_modes(self) -> None:
-        self.modes = await self.api.list_modes()
+    async def _read_modes(self) -> Modes:
+        modes = await self.api.list_modes()
         self._location_reads[_MODE] += 1
+        return modes
 
-    async def _read_hsm(self, *, probe: bool = False) -> None:
-        """HSM's state; `probe` also asks a hub that had none (HSM may have been installed)."""
-        if not self.hsm_supported and not probe:
-            return
+    async def _read_hsm(self) -> HsmStatus:
+        """HSM's state; a status of None on a hub without HSM."""
         try:
-            self.hsm = await self.api.get_hsm()
-            self._location_reads[_HSM] += 1
+            hsm = await self.api.get_hsm()
         except McpToolError as err:
             _LOGGER.debug("HSM is not available on this hub: %s", err)
-            self.hsm = HsmStatus(status=None)
-        # libraries/mcp-system-lib.groovy toolGetHsmStatus: status null without HSM (an
-        # optional hub app); then there is no alarm panel to show.
-        self.hsm_supported = self.hsm.status is not None
+            # libraries/mcp-system-lib.groovy toolGetHsmStatus: status null without HSM (an
+            # optional hub app); then there is no alarm panel to show.
+            return HsmStatus(status=None)
+        self._location_reads[_HSM] += 1
+        return hsm
 
-    async def _read_rules(self) -> None:
-        self.rules = {rule.id: rule for rule in await self.api.list_rules()}
-
-    def _adopt(self, device: HubitatDevice) -> HubitatDevice:
-        """Give a new device what the hub reports once for all (its temperature scale)."""
-        device.temperature_scale = self.hub.temperature_scale if self.hub else None
-        return device
+    async def _read_rules(self) -> dict[str, HubitatRule]:
+        return {rule.id: rule for rule in await self.api.list_rules()}
 
     def _advance_bookmark(self, dates: Any) -> None:
         for date in dates:
@@ -526,21 +525,23 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
 
     def apply(self, device_id: str, **attributes: Any) -> None:
         """Show a command's expected effect at once; the next poll confirms or corrects it."""
-        if (device := self.devices.get(device_id)) is not None:
-            device.attributes.update(attributes)
-            self.mark(device_id)
-            if attributes:
-                self._applied += 1
-                self._unconfirmed[device_id] = self._applied
+        if (device := self.data.devices.get(device_id)) is None:
+            return
+        self.mark(device_id)
+        if attributes:
+            record = replace(device, attributes={**device.attributes, **attributes})
+            self._set_devices({device_id: record})
+            self._applied += 1
+            self._unconfirmed[device_id] = self._applied
 
     def apply_mode(self, mode: str) -> None:
         """Show an activated mode at once; the next poll reads the hub's mode."""
-        self.modes = Modes(current=mode, names=self.modes.names)
+        self._set(modes=Modes(current=mode, names=self.data.modes.names))
         self._pending_location(_MODE)
 
     def apply_hsm(self, status: str) -> None:
         """Show an arm or disarm command's status at once; the next poll reads the hub's."""
-        self.hsm = HsmStatus(status=status)
+        self._set(hsm=HsmStatus(status=status))
         self._pending_location(_HSM)
 
     def _pending_location(self, key: str) -> None:
@@ -550,27 +551,31 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
 
     def set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Optimistic pause state of a rule."""
-        if (rule := self.rules.get(rule_id)) is not None:
-            self.rules[rule_id] = HubitatRule(
-                id=rule.id, name=rule.name, paused=paused, disabled=rule.disabled, type=rule.type
-            )
+        if (rule := self.data.rules.get(rule_id)) is not None:
+            self._set(rules={**self.data.rules, rule_id: replace(rule, paused=paused)})
             self.mark(rule_device_key(rule_id))
 
 
-def _merge(old: HubitatDevice, fresh: HubitatDevice) -> bool:
-    """Take the fresh listing's facts into the object entities hold; True if anything moved."""
-    changed = False
-    names: tuple[str, ...] = ("label", "name", "room", "capabilities", "commands")
+def _adopted(device: HubitatDevice, hub: HubInfo) -> HubitatDevice:
+    """A new device with what the hub reports once for all (its temperature scale)."""
+    return replace(device, temperature_scale=hub.temperature_scale)
+
+
+def _merge(old: HubitatDevice, fresh: HubitatDevice) -> tuple[HubitatDevice, bool]:
+    """The record after a fresh reading (`old` itself if nothing differs), and whether its
+    facts or states moved (not only its activity time)."""
+    facts: dict[str, Any] = {
+        "label": fresh.label,
+        "name": fresh.name,
+        "room": fresh.room,
+        "capabilities": fresh.capabilities,
+        "commands": fresh.commands,
+        "attributes": fresh.attributes,
+    }
     if fresh.listing:  # hub_get_device carries no disabled or parent: keep what listings said
-        names += ("disabled", "parent_id")
-    for name in names:
-        value = getattr(fresh, name)
-        if getattr(old, name) != value:
-            setattr(old, name, value)
-            changed = True
-    if old.attributes != fresh.attributes:
-        old.attributes.clear()
-        old.attributes.update(fresh.attributes)
-        changed = True
-    old.last_activity = fresh.last_activity or old.last_activity
-    return changed
+        facts |= {"disabled": fresh.disabled, "parent_id": fresh.parent_id}
+    moved = any(getattr(old, name) != value for name, value in facts.items())
+    last_activity = fresh.last_activity or old.last_activity
+    if not moved and last_activity == old.last_activity:
+        return old, False
+    return replace(old, last_activity=last_activity, **facts), moved

@@ -1,7 +1,8 @@
 """Hubitat devices, modes, HSM and rules as entity specs.
 
 The descriptions are module constants; each binds to its native object (a HubitatDevice, a
-ButtonView, a rule, or the coordinator for hub-wide state) through `EntitySpec.source`.
+ButtonView, a rule, or the coordinator's `HubitatData` snapshot for hub-wide state) through
+`EntitySpec.source`, which reads the coordinator's current `data`.
 Commands go through the runtime's write coalescer and apply their expected effect at once.
 """
 
@@ -57,9 +58,9 @@ from ...select import GatewaySelectDescription
 from ...sensor import GatewaySensorDescription
 from ...switch import GatewaySwitchDescription
 from ...valve import GatewayValveDescription
-from .api import HubitatDevice, HubitatRule
+from .api import HubInfo, HubitatDevice, HubitatRule
 from .const import HUB_DEVICE_KEY, rule_device_key
-from .coordinator import BUTTON_CAPABILITIES, HubitatCoordinator
+from .coordinator import BUTTON_CAPABILITIES, HubitatCoordinator, HubitatData
 
 if TYPE_CHECKING:
     from .runtime import HubitatRuntime
@@ -605,14 +606,14 @@ HSM_COMMANDS: Final = {
 }
 
 
-def _hsm_state(coordinator: HubitatCoordinator) -> AlarmControlPanelState | None:
-    if coordinator.hsm.alert:
+def _hsm_state(data: HubitatData) -> AlarmControlPanelState | None:
+    if data.hsm.alert:
         return AlarmControlPanelState.TRIGGERED
-    return HSM_STATES.get(str(coordinator.hsm.status))
+    return HSM_STATES.get(str(data.hsm.status))
 
 
 async def _set_hsm(
-    runtime: HubitatRuntime, coordinator: HubitatCoordinator, state: AlarmControlPanelState
+    runtime: HubitatRuntime, _data: HubitatData, state: AlarmControlPanelState
 ) -> None:
     if state not in HSM_COMMANDS:
         raise ValueError(f"unsupported alarm state {state}")
@@ -620,39 +621,39 @@ async def _set_hsm(
     await runtime.async_set_hsm(command, status)
 
 
-HSM: Final = GatewayAlarmDescription[HubitatCoordinator](
+HSM: Final = GatewayAlarmDescription[HubitatData](
     key="hsm",
     translation_key="hsm",
     state_fn=_hsm_state,
     supported_features=_ARM_FEATURES,
     set_state_fn=_set_hsm,
-    attributes_fn=lambda c: {"status": c.hsm.status, "alert": c.hsm.alert},
+    attributes_fn=lambda data: {"status": data.hsm.status, "alert": data.hsm.alert},
 )
 
 # ---------------------------------------------------------------------------------------------
 # Hub-wide: mode, diagnostics
 # ---------------------------------------------------------------------------------------------
 
-MODE: Final = GatewaySelectDescription[HubitatCoordinator](
+MODE: Final = GatewaySelectDescription[HubitatData](
     key="mode",
     translation_key="hub_mode",
-    current_option_fn=lambda c: c.modes.current,
-    options_fn=lambda c: list(c.modes.names),
-    select_fn=lambda runtime, _c, option: runtime.async_set_mode(option),
+    current_option_fn=lambda data: data.modes.current,
+    options_fn=lambda data: list(data.modes.names),
+    select_fn=lambda runtime, _data, option: runtime.async_set_mode(option),
 )
 
 
-def _health(name: str) -> Callable[[HubitatCoordinator], float | None]:
+def _health(name: str) -> Callable[[HubitatData], float | None]:
     """A health figure of hub_get_info (flat; strings, or "unavailable" when unreadable)."""
 
-    def read(coordinator: HubitatCoordinator) -> float | None:
-        return _num(coordinator.hub.raw.get(name)) if coordinator.hub else None
+    def read(data: HubitatData) -> float | None:
+        return _num(data.hub.raw.get(name))
 
     return read
 
 
 HUB_SENSORS: Final = (
-    GatewaySensorDescription[HubitatCoordinator](
+    GatewaySensorDescription[HubitatData](
         key="hub_temperature",
         translation_key="hub_temperature",
         device_class=SensorDeviceClass.TEMPERATURE,
@@ -661,7 +662,7 @@ HUB_SENSORS: Final = (
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=_health("internalTempCelsius"),
     ),
-    GatewaySensorDescription[HubitatCoordinator](
+    GatewaySensorDescription[HubitatData](
         key="free_memory",
         translation_key="free_memory",
         device_class=SensorDeviceClass.DATA_SIZE,
@@ -671,7 +672,7 @@ HUB_SENSORS: Final = (
         entity_registry_enabled_default=False,
         value_fn=_health("freeMemoryKB"),
     ),
-    GatewaySensorDescription[HubitatCoordinator](
+    GatewaySensorDescription[HubitatData](
         key="database_size",
         translation_key="database_size",
         device_class=SensorDeviceClass.DATA_SIZE,
@@ -924,17 +925,16 @@ def is_plain_switch(device: HubitatDevice) -> bool:
     return primary(device, set(), set()) == (Platform.SWITCH, SWITCH)
 
 
-def hub_device(coordinator: HubitatCoordinator, url: str) -> DeviceSpec:
+def hub_device(hub: HubInfo, url: str) -> DeviceSpec:
     """The hub itself: parent of every device."""
-    hub = coordinator.hub
     endpoint = URL(url)
     local = endpoint.host and endpoint.host != "cloud.hubitat.com"
     return DeviceSpec(
         key=HUB_DEVICE_KEY,
-        name=(hub.name if hub else None) or "Hubitat hub",
+        name=hub.name or "Hubitat hub",
         manufacturer="Hubitat",
-        model=hub.model if hub else None,
-        sw_version=hub.firmware if hub else None,
+        model=hub.model,
+        sw_version=hub.firmware,
         configuration_url=f"{endpoint.scheme}://{endpoint.authority}" if local else None,
     )
 
@@ -954,8 +954,9 @@ def device_spec(device: HubitatDevice, hub: DeviceSpec) -> DeviceSpec:
 def derive_specs(
     coordinator: HubitatCoordinator, url: str, as_switch: set[str], as_light: set[str]
 ) -> Iterator[EntitySpec]:
-    """Every entity the hub's current data calls for."""
-    hub = hub_device(coordinator, url)
+    """Every entity the hub's current data calls for; sources read `coordinator.data`."""
+    data = coordinator.data
+    hub = hub_device(data.hub, url)
 
     def spec(
         platform: Platform,
@@ -978,23 +979,22 @@ def derive_specs(
             available_fn=available_fn,
         )
 
-    hub_source = lambda: coordinator if coordinator.hub is not None else None  # noqa: E731
+    def hub_source() -> HubitatData:
+        return coordinator.data
+
+    def hsm_source() -> HubitatData | None:
+        return coordinator.data if coordinator.data.hsm_supported else None
+
     yield spec(Platform.SELECT, "hub_mode", hub, MODE, hub_source)
-    if coordinator.hsm_supported:
-        yield spec(
-            Platform.ALARM_CONTROL_PANEL,
-            "hub_hsm",
-            hub,
-            HSM,
-            lambda: coordinator if coordinator.hsm_supported else None,
-        )
+    if data.hsm_supported:
+        yield spec(Platform.ALARM_CONTROL_PANEL, "hub_hsm", hub, HSM, hsm_source)
     for description in HUB_SENSORS:
         yield spec(Platform.SENSOR, f"hub_{description.key}", hub, description, hub_source)
 
-    for device in coordinator.devices.values():
+    for device in data.devices.values():
         yield from _device_specs(coordinator, device, hub, (as_switch, as_light), spec)
 
-    for rule in coordinator.rules.values():
+    for rule in data.rules.values():
         yield from _rule_specs(coordinator, rule, hub, spec)
 
 
@@ -1010,7 +1010,7 @@ def _device_specs(
     info = device_spec(device, hub)
 
     def source() -> HubitatDevice | None:
-        return coordinator.devices.get(device_id)
+        return coordinator.data.devices.get(device_id)
 
     main = primary(device, as_switch, as_light)
     if main is not None:
@@ -1062,7 +1062,7 @@ def _button_source(
     coordinator: HubitatCoordinator, device_id: str, number: int
 ) -> Callable[[], ButtonView | None]:
     def source() -> ButtonView | None:
-        device = coordinator.devices.get(device_id)
+        device = coordinator.data.devices.get(device_id)
         return None if device is None else ButtonView(device, number)
 
     return source
@@ -1084,7 +1084,7 @@ def _rule_specs(
     )
 
     def source() -> HubitatRule | None:
-        return coordinator.rules.get(rule_id)
+        return coordinator.data.rules.get(rule_id)
 
     yield spec(Platform.SWITCH, f"rule_{rule_id}", info, RULE_SWITCH, source)
     yield spec(Platform.BUTTON, f"rule_{rule_id}_run", info, RULE_RUN, source)

@@ -115,7 +115,8 @@ class HubitatRuntime(BackendRuntime):
         """Devices that are lights by default, and devices that are plain switches."""
         lights: list[SelectOptionDict] = []
         switches: list[SelectOptionDict] = []
-        for device in sorted(self.coordinator.devices.values(), key=lambda d: d.display_name):
+        devices = self.coordinator.data.devices.values()
+        for device in sorted(devices, key=lambda d: d.display_name):
             choice = SelectOptionDict(value=device.id, label=f"{device.display_name} ({device.id})")
             if is_light_capable(device):
                 lights.append(choice)
@@ -137,7 +138,7 @@ class HubitatRuntime(BackendRuntime):
 
     async def async_set_mode(self, mode: str) -> None:
         """Activate a location mode."""
-        if mode not in self.coordinator.modes.names:
+        if mode not in self.coordinator.data.modes.names:
             raise ValueError(f"unknown mode {mode!r}")
         with _busy_as_readable():
             await self.api.set_mode(mode)
@@ -273,20 +274,23 @@ class HubitatRuntime(BackendRuntime):
         a caller must be able to read each (the check cannot under-count what it lists).
         """
         if name == "hub_list_devices":
-            return [*self.coordinator.devices, *device_keys(arguments)] or [_ALL_DEVICES]
+            data: HubitatData | None = self.coordinator.data
+            known = data.devices if data is not None else ()
+            return [*known, *device_keys(arguments)] or [_ALL_DEVICES]
         return device_keys(arguments)
 
     def health(self) -> BackendHealth:
         """Reachability and what the hub told us."""
         coordinator = self.coordinator
-        hub = coordinator.hub
+        data: HubitatData | None = coordinator.data
+        hub = data.hub if data is not None else None
         return BackendHealth(
             available=coordinator.last_update_success,
             protocol_version=self.client.protocol_version,
             latency_ms=coordinator.latency_ms,
             details={
-                "devices": len(coordinator.devices),
-                "rules": len(coordinator.rules),
+                "devices": len(data.devices) if data is not None else 0,
+                "rules": len(data.rules) if data is not None else 0,
                 "hub_firmware": hub.firmware if hub else None,
                 "server_version": hub.app_version if hub else None,
                 "writes_in_flight": self.coalescer.in_flight,
@@ -296,10 +300,10 @@ class HubitatRuntime(BackendRuntime):
     def diagnostics(self) -> dict[str, Any]:
         """Hub facts (no location), device shapes, traffic and write-queue counters."""
         coordinator = self.coordinator
-        hub = coordinator.hub
+        data = coordinator.data
         stats = self.client.stats
         return {
-            "hub": _without_personal(hub.raw if hub else {}),
+            "hub": _without_personal(data.hub.raw),
             "server_info": self.client.server_info,
             "flat_tools": self.api.flat,
             "send_key": self.api.send_key,
@@ -311,11 +315,11 @@ class HubitatRuntime(BackendRuntime):
                     "commands": sorted(device.commands),
                     "disabled": device.disabled,
                 }
-                for device in coordinator.devices.values()
+                for device in data.devices.values()
             ],
-            "rules": len(coordinator.rules),
-            "modes": list(coordinator.modes.names),
-            "hsm_supported": coordinator.hsm_supported,
+            "rules": len(data.rules),
+            "modes": list(data.modes.names),
+            "hsm_supported": data.hsm_supported,
             "changed_since": coordinator.changed_since,
             "full_inventories": coordinator.full_inventories,
             "client": {
