@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 import importlib
 from typing import Any, Self
-from unittest.mock import patch
 
 from homeassistant.components.binary_sensor import BinarySensorDeviceClass
 from homeassistant.const import Platform
@@ -20,9 +19,8 @@ from homeassistant.helpers.entity import EntityDescription
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends.base import BackendHealth, ToolClass, ToolTier
 from custom_components.mcp_gateway.binary_sensor import GatewayBinarySensorDescription
-from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.entity import (
     NAMED_BY_DEVICE_CLASS,
     DeviceSpec,
@@ -31,7 +29,7 @@ from custom_components.mcp_gateway.entity import (
 )
 from custom_components.mcp_gateway.event import GatewayEventDescription
 from custom_components.mcp_gateway.sensor import GatewaySensorDescription
-from tests.simulation import InMemoryRuntime
+from tests.simulation import FakeClient, InMemoryRuntime, setup_in_memory
 
 
 @dataclass
@@ -65,13 +63,6 @@ ROWS: dict[str, tuple[Platform, EntityDescription]] = {
 }
 
 
-class _NoClient:
-    """Only what BackendRuntime.async_shutdown needs."""
-
-    async def close(self) -> None:
-        return None
-
-
 class NamesRuntime(InMemoryRuntime):
     """Things whose device names overlap their entities' names (or do not)."""
 
@@ -81,7 +72,7 @@ class NamesRuntime(InMemoryRuntime):
 
     @classmethod
     def from_entry(cls, hass: HomeAssistant, entry: Any) -> Self:
-        runtime = cls(hass, entry, _NoClient())  # type: ignore[arg-type]
+        runtime = cls(hass, entry, FakeClient())  # type: ignore[arg-type]
         runtime.things = {
             "hub": Thing("Home Hub"),  # + "Hub temperature"
             "doorbell": Thing("Front door button"),  # + "Button": nothing left
@@ -95,10 +86,6 @@ class NamesRuntime(InMemoryRuntime):
     async def _poll(self) -> dict[str, Thing]:
         return dict(self.things)
 
-    async def async_setup(self) -> None:
-        await super().async_setup()
-        self.coordinator.async_add_listener(self.publisher.async_refresh)
-
     def _specs(self) -> list[EntitySpec]:
         specs = []
         for item_id, thing in self.coordinator.data.items():
@@ -107,31 +94,11 @@ class NamesRuntime(InMemoryRuntime):
             specs.append(self.item_spec(platform, description, device, item_id, thing.label))
         return specs
 
-    async def async_list_tools(self) -> list[dict[str, Any]]:
-        return []
-
-    async def async_call_tool(self, name: str, arguments: Any) -> Any:
-        raise NotImplementedError
-
-    def tool_class(self, tool: Any) -> ToolClass:
-        return ToolClass(ToolTier.ADMIN)
-
-    def health(self) -> BackendHealth:
-        return BackendHealth(available=True, protocol_version=None, latency_ms=None)
-
-    def diagnostics(self) -> dict[str, Any]:
-        return {}
-
 
 @pytest.fixture
 async def entry(hass: HomeAssistant) -> MockConfigEntry:
     """A loaded entry of the in-memory backend."""
-    entry = MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "names"}, unique_id="names")
-    entry.add_to_hass(hass)
-    with patch("custom_components.mcp_gateway.runtime_class", return_value=NamesRuntime):
-        assert await hass.config_entries.async_setup(entry.entry_id)
-        await hass.async_block_till_done()
-    return entry
+    return await setup_in_memory(hass, NamesRuntime, unique_id="names")
 
 
 def _named(hass: HomeAssistant, platform: Platform, item_id: str) -> tuple[str, str, str | None]:
