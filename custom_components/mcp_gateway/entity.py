@@ -208,8 +208,10 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         ):
             return
         if (latest := self.runtime.publisher.spec(self.spec.platform, self.spec.key)) is not None:
+            renamed = (latest.name, latest.device.name) != (self.spec.name, self.spec.device.name)
             self.spec = latest
-            self._name_without_overlap()
+            if renamed:
+                self._name_without_overlap()
         super()._handle_coordinator_update()
 
     @property
