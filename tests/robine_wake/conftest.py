@@ -13,7 +13,9 @@ from functools import partial
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
+from homeassistant.core import HomeAssistant
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from tests.simulation import LoopbackServers
 
@@ -47,6 +49,14 @@ async def sim(sim_factory: SimFactory) -> Sim:
     """The default clock, as 50-002 has it: no device id, three starter alarms, no password,
     Berlin time."""
     return await sim_factory()
+
+
+@pytest.fixture
+async def entry(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory) -> MockConfigEntry:
+    """The default clock's entry, set up at the simulator's start time."""
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    return entry
 
 
 @pytest.fixture
