@@ -8,7 +8,7 @@ the gateway's own logic use an in-memory backend built on `InMemoryRuntime` inst
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 import json
 import logging
@@ -19,6 +19,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from freezegun.api import FrozenDateTimeFactory
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_URL, Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
@@ -31,7 +32,12 @@ from pytest_homeassistant_custom_component.common import (
 )
 from syrupy.assertion import SnapshotAssertion
 
-from custom_components.mcp_gateway.backends.base import BackendRuntime
+from custom_components.mcp_gateway.backends.base import (
+    BackendHealth,
+    BackendRuntime,
+    ToolClass,
+    ToolTier,
+)
 from custom_components.mcp_gateway.backends.homecast.const import (
     AUTH_TOKEN,
     CONF_ACCESS_TOKEN,
@@ -48,6 +54,8 @@ from custom_components.mcp_gateway.const import (
     DOMAIN,
 )
 from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
+from custom_components.mcp_gateway.mcp.client import ToolResult
+from custom_components.mcp_gateway.mcp.errors import McpToolError
 from custom_components.mcp_gateway.publisher import EntityPublisher
 from tests.simulators.base import FAULTS, STATS, Faults, SimClock, Stats
 
@@ -290,11 +298,22 @@ class RawMcp:
 # ---------------------------------------------------------------- in-memory backends
 
 
+class FakeClient:
+    """What BackendRuntime.async_shutdown and the gateway's call bound need of a client."""
+
+    timeout = 10.0
+    closed = False
+
+    async def close(self) -> None:
+        self.closed = True
+
+
 class InMemoryRuntime(BackendRuntime):
     """A backend whose devices live in memory, polled and published through the real platforms.
 
     Subclasses return their native objects by id from `_poll` and the entities they want from
-    `_specs` (built with `item_spec`); the gateway hooks stay theirs.
+    `_specs` (built with `item_spec`). The gateway hooks answer as a healthy backend without
+    tools; a test of the gateway overrides them.
     """
 
     poll_interval = timedelta(seconds=30)
@@ -316,6 +335,8 @@ class InMemoryRuntime(BackendRuntime):
         )
         self.publisher = EntityPublisher(self.hass, self, self._specs)
         await self.coordinator.async_config_entry_first_refresh()
+        # As the real backends: each poll's objects come and go as entities.
+        self.coordinator.async_add_listener(self.publisher.async_refresh)
 
     def item_spec(
         self,
@@ -339,3 +360,40 @@ class InMemoryRuntime(BackendRuntime):
             source=source,
             name=name,
         )
+
+    async def async_list_tools(self) -> list[dict[str, Any]]:
+        return []
+
+    async def async_call_tool(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        raise McpToolError(f"no tool {name}")
+
+    def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
+        return ToolClass(ToolTier.ADMIN)
+
+    def health(self) -> BackendHealth:
+        return BackendHealth(available=True, protocol_version=None, latency_ms=None)
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {}
+
+
+async def setup_in_memory(
+    hass: HomeAssistant,
+    runtime_class: type[InMemoryRuntime],
+    entry: MockConfigEntry | None = None,
+    *,
+    unique_id: str = "in-memory",
+) -> MockConfigEntry:
+    """Set an entry up (added first if it is not; by default one of the runtime's kind) with
+    `runtime_class` as its backend, whatever the entry's kind says."""
+    if entry is None:
+        entry = MockConfigEntry(
+            domain=DOMAIN, data={CONF_BACKEND: runtime_class.kind}, unique_id=unique_id
+        )
+    if hass.config_entries.async_get_entry(entry.entry_id) is None:
+        entry.add_to_hass(hass)
+    with patch("custom_components.mcp_gateway.runtime_class", return_value=runtime_class):
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+    return entry

@@ -68,7 +68,6 @@ class GatewayClimate(GatewayEntity, ClimateEntity):
     """A backend thermostat or heater-cooler."""
 
     entity_description: GatewayClimateDescription[Any]
-    _enable_turn_on_off_backwards_compatibility = False
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

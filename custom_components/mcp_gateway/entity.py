@@ -8,13 +8,15 @@ from dataclasses import dataclass
 import functools
 from typing import TYPE_CHECKING, Any, Concatenate, Protocol
 
+from homeassistant.components.sensor import SensorDeviceClass
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
 from homeassistant.core import callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers import translation
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
-from homeassistant.helpers.typing import UndefinedType
+from homeassistant.helpers.typing import UNDEFINED
 from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
 
 from .backends.coordinator import BackendCoordinator
@@ -112,6 +114,17 @@ def without_overlap(device_name: str | None, name: str) -> str | None:
     return name
 
 
+# Platforms whose unnamed entities HA names by their device class (each platform entity's
+# `_default_to_device_class_name`, the same in HA 2025.4 and 2026.x); a sensor's ENUM is not.
+NAMED_BY_DEVICE_CLASS = frozenset(
+    {Platform.BINARY_SENSOR, Platform.BUTTON, Platform.EVENT, Platform.NUMBER, Platform.SENSOR}
+)
+
+
+def _named_by_device_class(platform: Platform, device_class: str) -> bool:
+    return platform in NAMED_BY_DEVICE_CLASS and device_class != SensorDeviceClass.ENUM
+
+
 class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
     """Base of every entity: naming, device, availability from the native object."""
 
@@ -125,30 +138,56 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         uid = entry_uid(runtime.entry)
         self._attr_unique_id = f"{uid}_{spec.key}"
         self._attr_device_info = device_info(uid, spec.device)
-        if spec.name is not None:
-            self._attr_name = spec.name
+        self._name_without_overlap()
 
-    def _name_internal(self, *args: Any, **kwargs: Any) -> str | UndefinedType | None:
-        """The entity's name without the words its device's name already ends with.
+    def _name_without_overlap(self) -> None:
+        """Name the entity without the words its device's name already ends with.
 
         HA shows device name + entity name: "Kitchen Doorbell" + "Doorbell" would read
-        "Kitchen Doorbell Doorbell". (`_name_internal` is where HA resolves both `name` and the
-        suggested entity id, so both follow.)
+        "Kitchen Doorbell Doorbell". The name is fixed as `_attr_name` before the entity is
+        added, so HA's friendly name and suggested entity id both follow it (HA 2025.x also
+        reads a None `_attr_name` as "named as its device"). A translated name without
+        overlap stays HA's own resolution.
         """
-        # Arguments passed through as given: HA's private signature may change.
-        name = super()._name_internal(*args, **kwargs)
-        if not isinstance(name, str):
-            return name
-        return without_overlap(self.spec.device.name, name)
+        if self.spec.name is not None:  # the backend's label
+            self._attr_name = without_overlap(self.spec.device.name, self.spec.name)
+            return
+        if (name := self._description_name()) is None:
+            return
+        shorter = without_overlap(self.spec.device.name, name)
+        # Once set, kept in step: a later rename of the device may undo the overlap.
+        if shorter != name or hasattr(self, "_attr_name"):
+            self._attr_name = shorter
 
-    @property
-    def use_device_name(self) -> bool:
-        """Also named as its device when its whole name is what the device's name ends with.
-
-        Only HA 2025.x asks this (2026.x removed it and reads a None name as the device's), so
-        the base class's answer is looked up rather than assumed.
-        """
-        return bool(getattr(super(), "use_device_name", False)) or self.name is None
+    def _description_name(self) -> str | None:
+        """The name HA gives the description (None: left to HA): its translation key's,
+        else its static name, else (where HA's platform does so) its device class's."""
+        description = self.entity_description
+        hass = self.runtime.hass
+        if self.has_entity_name and (translation_key := self.translation_key) is not None:
+            # Loaded by the entity platform before it sets up our entities; HA falls back to
+            # English for a language without our translations.
+            translations = translation.async_get_cached_translations(
+                hass, hass.config.language, "entity", DOMAIN
+            )
+            key = f"component.{DOMAIN}.entity.{self.spec.platform}.{translation_key}.name"
+            if (translated := translations.get(key)) is not None:
+                try:
+                    return translated.format_map(self.translation_placeholders)
+                except KeyError:
+                    return None  # left to HA, which reports the mismatch
+        if description.name is not UNDEFINED:
+            return description.name
+        if (device_class := self.device_class) is None or not _named_by_device_class(
+            self.spec.platform, device_class
+        ):
+            return None
+        translations = translation.async_get_cached_translations(
+            hass, hass.config.language, "entity_component", self.spec.platform
+        )
+        return translations.get(
+            f"component.{self.spec.platform}.entity_component.{device_class}.name"
+        )
 
     @property
     def native(self) -> Any:
@@ -169,9 +208,10 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         ):
             return
         if (latest := self.runtime.publisher.spec(self.spec.platform, self.spec.key)) is not None:
+            renamed = (latest.name, latest.device.name) != (self.spec.name, self.spec.device.name)
             self.spec = latest
-            if latest.name is not None:
-                self._attr_name = latest.name
+            if renamed:
+                self._name_without_overlap()
         super()._handle_coordinator_update()
 
     @property

@@ -24,13 +24,8 @@ from homeassistant.helpers.update_coordinator import UpdateFailed
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
-from custom_components.mcp_gateway.backends.base import (
-    BackendHealth,
-    ToolClass,
-    ToolTier,
-)
 from custom_components.mcp_gateway.binary_sensor import GatewayBinarySensorDescription
-from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.event import EventOccurrence, GatewayEventDescription
 from custom_components.mcp_gateway.mcp.errors import (
@@ -40,7 +35,7 @@ from custom_components.mcp_gateway.mcp.errors import (
 )
 from custom_components.mcp_gateway.switch import GatewaySwitchDescription
 from tests.registry import device_of as registry_device
-from tests.simulation import InMemoryRuntime
+from tests.simulation import FakeClient, InMemoryRuntime, setup_in_memory
 
 HUB = DeviceSpec(key="hub", name="Fake hub", manufacturer="Test")
 
@@ -54,15 +49,6 @@ class Plug:
     on: bool = False
     reachable: bool = True
     presses: list[str] = field(default_factory=list)
-
-
-class FakeClient:
-    """Only what BackendRuntime.async_shutdown needs."""
-
-    closed = False
-
-    async def close(self) -> None:
-        self.closed = True
 
 
 async def _set_plug(runtime: FakeRuntime, plug: Plug, on: bool) -> None:
@@ -105,10 +91,6 @@ class FakeRuntime(InMemoryRuntime):
             raise self.poll_error
         return dict(self.plugs)
 
-    async def async_setup(self) -> None:
-        await super().async_setup()
-        self.coordinator.async_add_listener(self.publisher.async_refresh)
-
     def _specs(self) -> list[EntitySpec]:
         specs = []
         for plug_id in self.coordinator.data:
@@ -126,18 +108,6 @@ class FakeRuntime(InMemoryRuntime):
                 specs.append(self.item_spec(platform, description, device, plug_id, name))
         return specs
 
-    async def async_list_tools(self) -> list[dict[str, Any]]:
-        return []
-
-    async def async_call_tool(self, name: str, arguments: Any) -> Any:
-        raise NotImplementedError
-
-    def tool_class(self, tool: Any) -> ToolClass:
-        return ToolClass(ToolTier.ADMIN)
-
-    def health(self) -> BackendHealth:
-        return BackendHealth(available=True, protocol_version=None, latency_ms=None)
-
     def diagnostics(self) -> dict[str, Any]:
         return {"plugs": len(self.plugs)}
 
@@ -145,13 +115,7 @@ class FakeRuntime(InMemoryRuntime):
 @pytest.fixture
 async def entry(hass: HomeAssistant) -> MockConfigEntry:
     """A loaded entry of the fake backend."""
-    entry = MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "fake"}, unique_id="fake-1")
-    entry.add_to_hass(hass)
-    with patch("custom_components.mcp_gateway.runtime_class", return_value=FakeRuntime):
-        assert await hass.config_entries.async_setup(entry.entry_id)
-        await hass.async_block_till_done()
-    assert entry.state is ConfigEntryState.LOADED
-    return entry
+    return await setup_in_memory(hass, FakeRuntime, unique_id="fake-1")
 
 
 async def _poll(hass: HomeAssistant, entry: MockConfigEntry) -> None:

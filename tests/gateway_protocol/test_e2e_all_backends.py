@@ -3,22 +3,16 @@ backend tool reachable, and the whole tools/list within its budget."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 import json
 from typing import Any
 
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
-from tests.homecast import conftest as homecast
-from tests.hubitat import conftest as hubitat
-from tests.robine_wake import conftest as robine_wake
-from tests.simulators.base import SimClock
-from tests.simulators.homecast import create_app as homecast_app
-from tests.simulators.hubitat import create_app as hubitat_app
-from tests.simulators.robine_wake import create_app as robine_wake_app
+from tests.all_backends import setup_entries, start_simulators
+from tests.simulation import LoopbackServers
 
 from .conftest import URL, ClientFactory
 from .test_sdk_clients import _streamable
@@ -29,28 +23,15 @@ BUDGET_BYTES = 12 * 1024
 
 @pytest.fixture
 async def client(
-    hass: HomeAssistant, hass_client: ClientFactory, socket_enabled: None
-) -> AsyncIterator[TestClient]:
+    hass: HomeAssistant,
+    hass_client: ClientFactory,
+    loopback_servers: LoopbackServers,
+    socket_enabled: None,
+) -> TestClient:
     """HA with one Hubitat, one Homecast and one Robine Wake entry, each on its simulator."""
     assert await async_setup_component(hass, "http", {})
-    clock = SimClock()
-    clock.set(robine_wake.MONDAY_6AM)
-    servers = [
-        TestServer(hubitat_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"),
-        TestServer(homecast_app(write_delay=0), host="127.0.0.1"),
-        TestServer(
-            robine_wake_app(clock=clock, command_delay=0, device_id=robine_wake.DEVICE_ID),
-            host="127.0.0.1",
-        ),
-    ]
-    for server in servers:
-        await server.start_server()
-    await hubitat.setup_entry(hass, hubitat.make_entry(hubitat.Sim(servers[0], "42")))
-    await homecast.setup_entry(hass, homecast.token_entry(homecast.Sim(servers[1])))
-    await robine_wake.setup_entry(hass, robine_wake.make_entry(robine_wake.Sim(servers[2], clock)))
-    yield await hass_client()
-    for server in servers:
-        await server.close()
+    await setup_entries(hass, await start_simulators(loopback_servers))
+    return await hass_client()
 
 
 def _data(result: Any) -> Any:

@@ -12,7 +12,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
-from tests.hubitat.conftest import Sim, first, make_entry, setup_entry
+from tests.hubitat.sim import Sim, first, make_entry, setup_entry
 from tests.simulators.hubitat import create_app
 
 from .conftest import ClientFactory, base_url, make_token

@@ -12,11 +12,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 import json
 from typing import Any, Self
-from unittest.mock import patch
 
 from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.auth.models import User
-from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 import pytest
@@ -37,7 +35,7 @@ from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.sensor import GatewaySensorDescription
 from custom_components.mcp_gateway.switch import GatewaySwitchDescription
 from tests.registry import pin_entity_id
-from tests.simulation import InMemoryRuntime
+from tests.simulation import FakeClient, InMemoryRuntime, setup_in_memory
 
 HUB = DeviceSpec(key="hub", name="Fake hub", manufacturer="Test")
 
@@ -53,15 +51,6 @@ class Thing:
     level: int = 0
     temperature: float = 20.5
     area: str | None = None
-
-
-class FakeClient:
-    """What BackendRuntime.async_shutdown and the gateway's call bound need."""
-
-    timeout = 10.0
-
-    async def close(self) -> None:
-        """Nothing to release."""
 
 
 def _schema(properties: dict[str, Any] | None = None, required: list[str] | None = None) -> Any:
@@ -277,9 +266,6 @@ class FakeRuntime(InMemoryRuntime):
     def health(self) -> BackendHealth:
         return BackendHealth(available=True, protocol_version="2025-11-25", latency_ms=12.345)
 
-    def diagnostics(self) -> dict[str, Any]:
-        return {}
-
 
 @dataclass(frozen=True, slots=True)
 class Ctx:
@@ -316,10 +302,7 @@ async def add_fake_entry(
             hass, entry.entry_id, platform, f"{unique_id}_{thing_id}_{description.key}", name
         )
     if setup:
-        with patch("custom_components.mcp_gateway.runtime_class", return_value=FakeRuntime):
-            assert await hass.config_entries.async_setup(entry.entry_id)
-            await hass.async_block_till_done()
-        assert entry.state is ConfigEntryState.LOADED
+        await setup_in_memory(hass, FakeRuntime, entry)
     return entry
 
 

@@ -1,40 +1,30 @@
-"""Fixtures of the Homecast backend tests: the simulator on 127.0.0.1 and entries pointing at it."""
+"""Fixtures of the Homecast backend tests: the simulator on 127.0.0.1 and entries pointing at it.
+
+The helpers live in `sim.py` (tests elsewhere start the same account); they are re-exported
+here for this folder's tests.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any
 
-from homeassistant.core import HomeAssistant
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.const import DOMAIN
-from tests.simulation import (
-    LoopbackServers,
-    SimServer,
-    homecast_token_entry,
-    registry_entity_id,
+from tests.simulation import LoopbackServers
+
+from .sim import (
+    TOKEN as TOKEN,
+    Sim as Sim,
+    device_of as device_of,
+    entity_id as entity_id,
+    home_entity_id as home_entity_id,
+    home_tail as home_tail,
     setup_entry as setup_entry,
+    start,
+    token_entry as token_entry,
 )
-from tests.simulators.homecast import HOMECAST, HomecastSim, create_app
-
-TOKEN = "hc_test_token"
-
-
-class Sim(SimServer):
-    """A running simulator: its URL, account state, fault switches and counters."""
-
-    @property
-    def origin(self) -> str:
-        return str(self.server.make_url("/"))[:-1]
-
-    @property
-    def state(self) -> HomecastSim:
-        return self.app[HOMECAST]
-
-    def home_uuids(self) -> list[str]:
-        return [home.uuid.lower() for home in self.state.homes]
 
 
 @pytest.fixture(autouse=True)
@@ -48,86 +38,10 @@ type SimFactory = Callable[..., Coroutine[Any, Any, Sim]]
 @pytest.fixture
 def sim_factory(loopback_servers: LoopbackServers) -> SimFactory:
     """Start simulators with options (closed after the test)."""
-
-    async def start(**options: Any) -> Sim:
-        options.setdefault("write_delay", 0)
-        return Sim(await loopback_servers.start(create_app(**options)))
-
-    return start
+    return partial(start, loopback_servers)
 
 
 @pytest.fixture
 async def sim(sim_factory: SimFactory) -> Sim:
     """The default simulator: two homes of 24 accessories, current vocabulary, SSE sessions."""
     return await sim_factory()
-
-
-def token_entry(
-    sim: Sim, *, homes: list[str] | None = None, entry_id: str | None = None, **data: Any
-) -> MockConfigEntry:
-    """A token entry for the simulator's account."""
-    uuids = sim.home_uuids()
-    return homecast_token_entry(
-        sim.url,
-        TOKEN,
-        homes if homes is not None else uuids,
-        unique_id=min(uuids),
-        entry_id=entry_id,
-        **data,
-    )
-
-
-def home_tail(sim: Sim, home: int = 0) -> str:
-    """The short id our keys use for a simulator home."""
-    return sim.state.homes[home].uuid.replace("-", "")[-4:].lower()
-
-
-def device_of(sim: Sim, kind: str, home: int = 0, nth: int = 0, **values: Any) -> Any:
-    """The nth simulator accessory of `kind` (matching `values`) in a home."""
-    found = [
-        acc
-        for acc in sim.state.homes[home].all_accessories()
-        if acc.kind == kind
-        and acc.members is None
-        and all(k in acc.values for k in values)
-        and all(values[k] is None or acc.values[k] == values[k] for k in values)
-    ]
-    return found[nth]
-
-
-def entity_id(
-    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim, acc: Any, suffix: str, *, home: int = 0
-) -> str:
-    """The entity id of one of an accessory's entities (found by unique id)."""
-    from homeassistant.helpers import entity_registry as er
-
-    key = f"{home_tail(sim, home)}_{acc.slug.rsplit('_', 1)[-1]}_{suffix}"
-    registry = er.async_get(hass)
-    for platform in (
-        "light",
-        "switch",
-        "climate",
-        "lock",
-        "alarm_control_panel",
-        "cover",
-        "fan",
-        "valve",
-        "number",
-        "select",
-        "sensor",
-        "binary_sensor",
-        "button",
-        "text",
-        "datetime",
-        "event",
-        "scene",
-    ):
-        found = registry.async_get_entity_id(platform, DOMAIN, f"{entry.unique_id}_{key}")
-        if found is not None:
-            return found
-    raise AssertionError(f"no entity with key {key}")
-
-
-def home_entity_id(hass: HomeAssistant, entry: MockConfigEntry, platform: str, key: str) -> str:
-    """The entity id of a home-level entity (scene, automation) by its key."""
-    return registry_entity_id(hass, platform, f"{entry.unique_id}_{key}")

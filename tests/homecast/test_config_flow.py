@@ -282,8 +282,7 @@ async def test_oauth_flow_with_dynamic_registration(
     hass: HomeAssistant, sim: Sim, hass_client_no_auth: ClientSessionGenerator
 ) -> None:
     """Empty token: discovery, registration, PKCE login, homes, entry; it then loads."""
-    result = await _start(hass)
-    result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: sim.url})
+    result = await _start_oauth(hass, sim)
     assert result["type"] is FlowResultType.EXTERNAL_STEP
     query = URL(result["url"]).query
     assert query["scope"] == "mcp:read mcp:write"
@@ -315,8 +314,7 @@ async def test_oauth_consent_limited_to_one_home(
 ) -> None:
     """The OAuth consent screen limits the homes: only those are offered."""
     sim.state.consent = {sim.state.homes[1].slug: "control"}
-    result = await _start(hass)
-    result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: sim.url})
+    result = await _start_oauth(hass, sim)
     result = await _finish_oauth(hass, hass_client_no_auth, result)
     assert result["step_id"] == "homecast_homes"
     schema = result["data_schema"].schema
@@ -329,8 +327,7 @@ async def test_oauth_rejected_by_user(
     hass: HomeAssistant, sim: Sim, hass_client_no_auth: ClientSessionGenerator
 ) -> None:
     """A user who refuses the login aborts with user_rejected_authorize."""
-    result = await _start(hass)
-    result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: sim.url})
+    result = await _start_oauth(hass, sim)
     state = URL(result["url"]).query["state"]
     client = await hass_client_no_auth()
     await client.get("/auth/external/callback", params={"error": "access_denied", "state": state})
@@ -344,8 +341,7 @@ async def test_oauth_token_refused_after_login(
     hass: HomeAssistant, sim: Sim, hass_client_no_auth: ClientSessionGenerator
 ) -> None:
     """Login works but the server refuses the new token: the flow aborts with a reason."""
-    result = await _start(hass)
-    result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: sim.url})
+    result = await _start_oauth(hass, sim)
     sim.faults.update({"revoked": True})
     result = await _finish_oauth(hass, hass_client_no_auth, result)
     assert result["type"] is FlowResultType.ABORT
@@ -553,11 +549,16 @@ async def _flow(hass: HomeAssistant, entry: Any, source: str) -> FlowResult:
     )
 
 
+async def _start_oauth(hass: HomeAssistant, sim: Sim) -> FlowResult:
+    """The user step without a token: the flow sends the user to the server's login."""
+    result = await _start(hass)
+    return await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: sim.url})
+
+
 async def _oauth_entry(
     hass: HomeAssistant, sim: Sim, client_factory: ClientSessionGenerator
 ) -> Any:
-    result = await _start(hass)
-    result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: sim.url})
+    result = await _start_oauth(hass, sim)
     result = await _finish_oauth(hass, client_factory, result)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_HOMES: sim.home_uuids()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from freezegun.api import FrozenDateTimeFactory
-from homeassistant.config_entries import ConfigEntryState
+from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.const import ATTR_ENTITY_ID, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
@@ -29,6 +29,18 @@ async def _poll(hass: HomeAssistant, freezer: FrozenDateTimeFactory, seconds: fl
     await hass.async_block_till_done(wait_background_tasks=True)
 
 
+@pytest.fixture
+async def entry(
+    hass: HomeAssistant,
+    sim: Sim,
+    hass_client_no_auth: ClientSessionGenerator,
+    freezer: FrozenDateTimeFactory,
+) -> ConfigEntry:
+    """An OAuth entry for the simulator's account, made through the flow at NOW."""
+    freezer.move_to(NOW)
+    return await _oauth_entry(hass, sim, hass_client_no_auth)
+
+
 def _reauth_flows(hass: HomeAssistant) -> list[str]:
     return [
         flow["context"]["source"]
@@ -37,14 +49,9 @@ def _reauth_flows(hass: HomeAssistant) -> list[str]:
 
 
 async def test_token_refreshed_before_use(
-    hass: HomeAssistant,
-    sim: Sim,
-    hass_client_no_auth: ClientSessionGenerator,
-    freezer: FrozenDateTimeFactory,
+    hass: HomeAssistant, sim: Sim, entry: ConfigEntry, freezer: FrozenDateTimeFactory
 ) -> None:
     """An hour later the access token has expired: it is refreshed before the next poll."""
-    freezer.move_to(NOW)
-    entry = await _oauth_entry(hass, sim, hass_client_no_auth)
     assert entry.state is ConfigEntryState.LOADED
     first = dict(entry.data["token"])
     lamp = entity_id(hass, entry, sim, device_of(sim, "light"), "light")
@@ -70,14 +77,9 @@ async def test_token_refreshed_before_use(
 
 
 async def test_failed_refresh_starts_reauth(
-    hass: HomeAssistant,
-    sim: Sim,
-    hass_client_no_auth: ClientSessionGenerator,
-    freezer: FrozenDateTimeFactory,
+    hass: HomeAssistant, sim: Sim, entry: ConfigEntry, freezer: FrozenDateTimeFactory
 ) -> None:
     """The user removed the app: the refresh is refused, HA asks to re-authenticate."""
-    freezer.move_to(NOW)
-    entry = await _oauth_entry(hass, sim, hass_client_no_auth)
     lamp = entity_id(hass, entry, sim, device_of(sim, "light"), "light")
     sim.state.revoke_client(entry.data[CONF_OAUTH_CLIENT]["client_id"])
     await _poll(hass, freezer, 3600)
@@ -86,28 +88,18 @@ async def test_failed_refresh_starts_reauth(
 
 
 async def test_revoked_access_token_starts_reauth(
-    hass: HomeAssistant,
-    sim: Sim,
-    hass_client_no_auth: ClientSessionGenerator,
-    freezer: FrozenDateTimeFactory,
+    hass: HomeAssistant, sim: Sim, entry: ConfigEntry, freezer: FrozenDateTimeFactory
 ) -> None:
     """A still-fresh token that the server refuses (401) also leads to reauth."""
-    freezer.move_to(NOW)
-    entry = await _oauth_entry(hass, sim, hass_client_no_auth)
     sim.state.revoke_token(entry.data["token"]["access_token"])
     await _poll(hass, freezer, 30)
     assert _reauth_flows(hass) == ["reauth"]
 
 
 async def test_refresh_failure_during_action(
-    hass: HomeAssistant,
-    sim: Sim,
-    hass_client_no_auth: ClientSessionGenerator,
-    freezer: FrozenDateTimeFactory,
+    hass: HomeAssistant, sim: Sim, entry: ConfigEntry, freezer: FrozenDateTimeFactory
 ) -> None:
     """A write that needs a refresh the server refuses: clear error plus reauth."""
-    freezer.move_to(NOW)
-    entry = await _oauth_entry(hass, sim, hass_client_no_auth)
     switch = entity_id(hass, entry, sim, device_of(sim, "switch"), "switch")
     sim.state.revoke_refresh_token(entry.data["token"]["refresh_token"])
     freezer.tick(timedelta(seconds=3590))  # within the refresh margin, before the next poll
@@ -120,14 +112,9 @@ async def test_refresh_failure_during_action(
 
 
 async def test_token_server_down_is_not_an_auth_failure(
-    hass: HomeAssistant,
-    sim: Sim,
-    hass_client_no_auth: ClientSessionGenerator,
-    freezer: FrozenDateTimeFactory,
+    hass: HomeAssistant, sim: Sim, entry: ConfigEntry, freezer: FrozenDateTimeFactory
 ) -> None:
     """A 5xx from the token endpoint is an outage (retry later), not a reason to log in again."""
-    freezer.move_to(NOW)
-    entry = await _oauth_entry(hass, sim, hass_client_no_auth)
     lamp = entity_id(hass, entry, sim, device_of(sim, "light"), "light")
     sim.faults.update({"error_rate": 1.0})
     await _poll(hass, freezer, 3600)
@@ -138,13 +125,8 @@ async def test_token_server_down_is_not_an_auth_failure(
     assert hass.states.get(lamp).state != STATE_UNAVAILABLE
 
 
-async def test_oauth_entry_survives_restart(
-    hass: HomeAssistant,
-    sim: Sim,
-    hass_client_no_auth: ClientSessionGenerator,
-) -> None:
+async def test_oauth_entry_survives_restart(hass: HomeAssistant, entry: ConfigEntry) -> None:
     """The registered client is kept in the entry: a reload rebuilds the implementation."""
-    entry = await _oauth_entry(hass, sim, hass_client_no_auth)
     await hass.config_entries.async_reload(entry.entry_id)
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED

@@ -2,52 +2,33 @@
 
 Two clocks run in these tests: the simulator's SimClock (when alarms ring) and Home
 Assistant's (when the coordinator polls, driven by `freezer`). `advance` moves both.
+The helpers live in `sim.py` (tests elsewhere start the same clock); they are re-exported
+here for this folder's tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
-from aiohttp.test_utils import TestServer
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends.robine_wake.const import address_uid
-from tests.simulation import (
-    LoopbackServers,
-    SimServer,
-    advance_clocks,
-    robine_wake_entry,
+from tests.simulation import LoopbackServers
+
+from .sim import (
+    DEVICE_ID as DEVICE_ID,
+    MONDAY_6AM,
+    PASSWORD as PASSWORD,
+    Sim as Sim,
+    advance as advance,
+    make_entry as make_entry,
     setup_entry as setup_entry,
-    sim_clock,
+    start,
 )
-from tests.simulators.base import SimClock
-from tests.simulators.robine_wake import ROBINE, RobineWake, create_app
-
-# Monday 30 November 2026, 05:00 UTC = 06:00 in Berlin: the weekday alarm rings at 06:45.
-MONDAY_6AM = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
-DEVICE_ID = "rw-0123456789ab"
-PASSWORD = "correct horse"
-
-
-class Sim(SimServer):
-    """A running simulated clock: URL, device state, fault switches, counters."""
-
-    def __init__(self, server: TestServer, clock: SimClock) -> None:
-        super().__init__(server)
-        self.clock = clock
-
-    @property
-    def device(self) -> RobineWake:
-        return self.app[ROBINE]
-
-    def alarm_id(self, label: str) -> str:
-        return next(a.id for a in self.device.alarms.values() if a.label == label)
-
 
 type SimFactory = Callable[..., Coroutine[Any, Any, Sim]]
 
@@ -60,14 +41,7 @@ def _loopback_sockets(socket_enabled: None) -> None:
 @pytest.fixture
 def sim_factory(loopback_servers: LoopbackServers) -> SimFactory:
     """Start simulated clocks with options (closed after the test)."""
-
-    async def start(**options: Any) -> Sim:
-        clock = sim_clock(options.pop("now", MONDAY_6AM))
-        options.setdefault("command_delay", 0)
-        server = await loopback_servers.start(create_app(clock=clock, **options))
-        return Sim(server, clock)
-
-    return start
+    return partial(start, loopback_servers)
 
 
 @pytest.fixture
@@ -78,22 +52,15 @@ async def sim(sim_factory: SimFactory) -> Sim:
 
 
 @pytest.fixture
+async def entry(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory) -> MockConfigEntry:
+    """The default clock's entry, set up at the simulator's start time."""
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    return entry
+
+
+@pytest.fixture
 def frozen(freezer: FrozenDateTimeFactory) -> FrozenDateTimeFactory:
     """HA's clock at the simulator's start time."""
     freezer.move_to(MONDAY_6AM)
     return freezer
-
-
-def make_entry(
-    sim: Sim, *, password: str | None = None, options: dict[str, Any] | None = None
-) -> MockConfigEntry:
-    """An entry for the simulated clock (identified by its id if it names one, else its address)."""
-    unique_id = sim.device.device_id or address_uid(sim.url)
-    return robine_wake_entry(sim.url, unique_id, password=password, options=options)
-
-
-async def advance(
-    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, seconds: float
-) -> None:
-    """Let `seconds` pass on the clock and in HA; due polls run."""
-    await advance_clocks(hass, freezer, sim.clock, seconds)

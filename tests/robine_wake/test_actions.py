@@ -16,7 +16,7 @@ import voluptuous as vol
 
 from custom_components.mcp_gateway.const import DOMAIN
 
-from .conftest import PASSWORD, Sim, advance, make_entry, setup_entry
+from .conftest import PASSWORD, Sim, advance
 
 WEEKEND = "switch.bedroom_clock_weekend"
 
@@ -33,13 +33,6 @@ async def _act(
     )
     assert response is not None
     return dict(response)
-
-
-@pytest.fixture
-async def entry(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory) -> MockConfigEntry:
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
-    return entry
 
 
 async def test_create_alarm_appears_at_once(

@@ -10,6 +10,7 @@ from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
@@ -47,11 +48,13 @@ async def test_platform_snapshot(  # noqa: PLR0917 - pytest fixtures
 
 
 async def test_noisy_diagnostics_are_disabled_by_default(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entity_registry: er.EntityRegistry
+    hass: HomeAssistant,
+    sim: Sim,
+    frozen: FrozenDateTimeFactory,
+    entity_registry: er.EntityRegistry,
+    entry: MockConfigEntry,
 ) -> None:
     """Uptime and time zone are disabled by default."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     disabled = {
         e.entity_id
         for e in er.async_entries_for_config_entry(entity_registry, entry.entry_id)
@@ -61,11 +64,9 @@ async def test_noisy_diagnostics_are_disabled_by_default(
 
 
 async def test_health_follows_the_clock(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """The health sensor follows the clock's own health."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     assert hass.states.get("binary_sensor.bedroom_clock_health").state == "off"
     sim.device.set_settings(time_synced=False, max_volume=60)
     await advance(hass, frozen, sim, 5)
@@ -77,11 +78,9 @@ async def test_health_follows_the_clock(
 
 
 async def test_next_alarm_of_all(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """The next alarm is the earliest of all enabled alarms."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     state = hass.states.get("sensor.bedroom_clock_next_alarm")
     assert state.state == "2026-11-30T05:45:00+00:00"  # Weekdays, 06:45 Berlin
     assert state.attributes["alarm_label"] == "Weekdays"
@@ -151,10 +150,10 @@ async def test_autumn_repeated_hour_rings_once(
 # --- gateway hooks ---------------------------------------------------------------------------
 
 
-async def test_gateway_hooks(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory) -> None:
+async def test_gateway_hooks(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
+) -> None:
     """The gateway hooks list the clock's tools once and classify them."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     runtime: RobineWakeRuntime = entry.runtime_data
     tools = await runtime.async_list_tools()
     assert len(tools) == 10
@@ -186,11 +185,9 @@ async def test_gateway_hooks(hass: HomeAssistant, sim: Sim, frozen: FrozenDateTi
 
 
 async def test_gateway_calls_reach_the_clock(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Gateway calls reach the clock, with its refusals as error results."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     runtime: RobineWakeRuntime = entry.runtime_data
     state = await runtime.async_call_tool("get_state", {})
     assert state.data["settings"]["timezone"] == "Europe/Berlin"

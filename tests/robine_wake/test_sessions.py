@@ -11,6 +11,7 @@ from homeassistant.core import Event, EventStateChangedData, HomeAssistant, call
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.event import async_track_state_change_event
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.const import DOMAIN
 
@@ -43,11 +44,9 @@ async def _press(hass: HomeAssistant, entity_id: str) -> None:
 
 
 async def test_whole_session_lifecycle(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """A whole session: ringing, snooze, dismissal, each shown and fired once."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     fired = _record(hass)
     weekdays = sim.alarm_id("Weekdays")
 
@@ -87,11 +86,9 @@ async def test_whole_session_lifecycle(
 
 
 async def test_session_between_two_polls_reports_its_end(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Rung and turned off on the clock within one poll interval: dismissed and ended fire."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     fired = _record(hass)
     sim.device.trigger(sim.alarm_id("Weekend"))
     sim.device.press_dismiss()
@@ -103,11 +100,9 @@ async def test_session_between_two_polls_reports_its_end(
 
 
 async def test_timeout_ends_without_dismissal(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """A session that times out ends without a dismissal event."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     fired = _record(hass)
     sim.device.trigger(sim.alarm_id("Weekend"))
     await advance(hass, frozen, sim, 5)
@@ -139,11 +134,9 @@ async def test_history_before_setup_is_not_replayed(
 
 
 async def test_snooze_limit_is_a_clear_error(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Snoozing past the clock's limit is a clear translated error."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     sim.device.trigger(sim.alarm_id("Train to the coast"))  # one snooze allowed
     await advance(hass, frozen, sim, 5)
     await _press(hass, SNOOZE)
@@ -157,11 +150,9 @@ async def test_snooze_limit_is_a_clear_error(
 
 
 async def test_buttons_without_a_session(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Snooze and dismiss without a session are refused clearly."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     for button in (SNOOZE, DISMISS):
         with pytest.raises(HomeAssistantError, match="No wake session is active"):
             await _press(hass, button)

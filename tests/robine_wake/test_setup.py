@@ -13,6 +13,7 @@ from homeassistant.const import STATE_OFF, STATE_ON, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.backends.robine_wake import model
 from custom_components.mcp_gateway.backends.robine_wake.const import password_issue_id
@@ -40,11 +41,9 @@ def _reauth_flows(hass: HomeAssistant) -> list[dict[str, Any]]:
 
 
 async def test_setup_and_unload(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Setup makes the clock's and alarms' entities; unload removes them."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     assert entry.state is ConfigEntryState.LOADED
     runtime = entry.runtime_data
     assert isinstance(runtime, RobineWakeRuntime)
@@ -71,11 +70,9 @@ async def test_clock_offline_at_setup_retries(
 
 
 async def test_polls_read_alarm_details_only_when_they_change(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Polls read alarm details only when a revision changes."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     sim.stats.reset()
     for _ in range(6):
         await advance(hass, frozen, sim, 5)
@@ -89,11 +86,9 @@ async def test_polls_read_alarm_details_only_when_they_change(
 
 
 async def test_alarms_appear_and_disappear_without_reload(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Alarms appear and disappear without a reload."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     nap = sim.device.add_alarm(label="Nap", time="14:00", days=["sat"])
     await advance(hass, frozen, sim, 5)
     assert hass.states.get("switch.bedroom_clock_nap").state == STATE_ON
@@ -112,10 +107,9 @@ async def test_unavailable_and_back_logs_once_each(
     sim: Sim,
     frozen: FrozenDateTimeFactory,
     caplog: pytest.LogCaptureFixture,
+    entry: MockConfigEntry,
 ) -> None:
     """Going unavailable and back is logged once each way."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     caplog.set_level(logging.INFO)
     sim.faults.offline = True
     for _ in range(4):
@@ -133,11 +127,9 @@ async def test_unavailable_and_back_logs_once_each(
 
 
 async def test_clock_starts_demanding_a_password(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """A clock that starts asking for a password starts reauth with a repair issue."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     sim.device.password = PASSWORD
     await advance(hass, frozen, sim, 5)
     assert hass.states.get(SESSION).state == STATE_UNAVAILABLE
@@ -211,22 +203,18 @@ async def test_rate_limit_backs_off_and_recovers(
 
 
 async def test_rate_limit_without_retry_after_waits_a_minute(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Without Retry-After the back-off is a minute, never faster than the interval."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     coordinator = entry.runtime_data.coordinator
     assert coordinator.note_rate_limited(None) == 60
     assert coordinator.note_rate_limited(1) == 5  # never faster than the poll interval
 
 
 async def test_malformed_mcp_makes_entities_unavailable(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Malformed MCP makes entities unavailable until the clock answers properly."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     coordinator = entry.runtime_data.coordinator
     sim.faults.malformed = True
     await advance(hass, frozen, sim, 5)
@@ -256,11 +244,9 @@ async def test_timeout_is_a_failed_poll(hass: HomeAssistant, sim: Sim) -> None:
 
 
 async def test_alarm_edited_between_state_and_details(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """get_state and list_alarms are two requests: an edit between them is not mixed up."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     api = entry.runtime_data.api
     alarm_id = sim.alarm_id("Weekend")
     original = api.list_alarms
@@ -296,11 +282,9 @@ async def test_address_now_leads_to_another_clock(
 
 
 async def test_address_identified_clock_that_starts_naming_itself(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """An entry added by address has no id to compare: a device id appearing later is no move."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     sim.device.device_id = "rw-after-an-update"
     await advance(hass, frozen, sim, 5)
     assert hass.states.get(WEEKDAYS).state == "on"

@@ -20,6 +20,7 @@ from homeassistant.const import STATE_UNAVAILABLE, STATE_UNKNOWN
 from homeassistant.core import HomeAssistant
 from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from .conftest import Sim, SimFactory, advance, make_entry, setup_entry
 
@@ -262,10 +263,9 @@ async def test_get_state_without_an_alarm_list(
     sim: Sim,
     frozen: FrozenDateTimeFactory,
     caplog: pytest.LogCaptureFixture,
+    entry: MockConfigEntry,
 ) -> None:
     """list_alarms stands in; the deviation is logged once, however often the clock repeats it."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
 
     def without_alarms(tool: str, data: Any) -> Any:
         if tool == "get_state":
@@ -292,11 +292,9 @@ async def test_get_state_without_an_alarm_list(
 
 
 async def test_no_readable_alarm_list_anywhere(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """Alarm entities go unavailable (not removed); the clock's own entities keep their values."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     sim.device.reshape = lambda tool, data: (
         {key: value for key, value in data.items() if key != "alarms"}
         if tool in ("get_state", "list_alarms")
@@ -313,11 +311,9 @@ async def test_no_readable_alarm_list_anywhere(
 
 
 async def test_an_unknown_session_state(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """A state our model does not know: the session sensor is unknown, nothing fires."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
     sim.device.trigger(sim.alarm_id("Weekdays"))
 
     def paused(tool: str, data: Any) -> Any:
@@ -336,11 +332,9 @@ async def test_an_unknown_session_state(
 
 
 async def test_enabled_that_is_not_a_boolean(
-    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
 ) -> None:
     """An `enabled` that is not a boolean leaves that switch unknown, the rest intact."""
-    entry = make_entry(sim)
-    await setup_entry(hass, entry)
 
     def yes(tool: str, data: Any) -> Any:
         for alarm in data.get("alarms", []):

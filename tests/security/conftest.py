@@ -7,12 +7,12 @@ an HTTP client (the gateway and HA's REST API) and can open a websocket connecti
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 import json
 from typing import Any
 
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
@@ -27,18 +27,13 @@ from custom_components.mcp_gateway.gateway.settings import (
     CONF_RATE_LIMIT,
     MAX_RATE_LIMIT,
 )
-from tests.homecast import conftest as homecast
-from tests.hubitat import conftest as hubitat
+from tests.all_backends import Simulators, setup_entries, start_simulators
+from tests.homecast import sim as homecast
 from tests.results import result_data
-from tests.robine_wake import conftest as robine_wake
-from tests.simulators.base import SimClock
-from tests.simulators.homecast import HomecastSim, create_app as homecast_app
-from tests.simulators.hubitat import HUB, Hub, create_app as hubitat_app
-from tests.simulators.robine_wake import (
-    ROBINE as ROBINE_KEY,
-    RobineWake,
-    create_app as robine_wake_app,
-)
+from tests.simulation import LoopbackServers
+from tests.simulators.homecast import HomecastSim
+from tests.simulators.hubitat import Hub
+from tests.simulators.robine_wake import RobineWake
 
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
@@ -70,7 +65,7 @@ class SecurityHome:
     users: dict[str, User]
     # The living-room ceiling light of the followed home: the one entity `policy` controls.
     policy_light: str
-    servers: list[TestServer] = field(default_factory=list)
+    sims: Simulators
     ws_factory: WebSocketGenerator | None = None
 
     def settings_entry(self) -> MockConfigEntry:
@@ -131,8 +126,9 @@ async def home(
     hass_access_token: str,
     hass_read_only_user: MockUser,
     hass_read_only_access_token: str,
+    loopback_servers: LoopbackServers,
     socket_enabled: None,
-) -> AsyncIterator[SecurityHome]:
+) -> SecurityHome:
     """HA (http, api, websocket) with a hub, a Homecast account following one of its two
     homes, and a clock; a client per kind of caller."""
     assert await async_setup_component(hass, "http", {})
@@ -147,21 +143,8 @@ async def home(
         data={CONF_BACKEND: "gateway"},
         options={CONF_RATE_LIMIT: MAX_RATE_LIMIT, CONF_EXPOSED_ONLY: False},
     ).add_to_hass(hass)
-    clock = SimClock()
-    clock.set(robine_wake.MONDAY_6AM)
-    servers = [
-        TestServer(hubitat_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"),
-        TestServer(homecast_app(write_delay=0), host="127.0.0.1"),
-        TestServer(
-            robine_wake_app(clock=clock, command_delay=0, device_id=robine_wake.DEVICE_ID),
-            host="127.0.0.1",
-        ),
-    ]
-    for server in servers:
-        await server.start_server()
-    hub_entry = hubitat.make_entry(hubitat.Sim(servers[0], "42"))
-    await hubitat.setup_entry(hass, hub_entry)
-    hc_sim = homecast.Sim(servers[1])
+    sims = await start_simulators(loopback_servers)
+    hc_sim = sims.homecast
     # Two accessories of the same name in two rooms (the issue's two "Ceiling Light"s).
     state = hc_sim.state
     followed = state.homes[0]
@@ -169,10 +152,8 @@ async def home(
     kitchen = homecast.device_of(hc_sim, "light", nth=1)
     assert followed.room_of(living) is not followed.room_of(kitchen)
     living.name = kitchen.name = "Ceiling Light"
-    hc_entry = homecast.token_entry(hc_sim, homes=[hc_sim.home_uuids()[0]])
-    await homecast.setup_entry(hass, hc_entry)
-    rw_entry = robine_wake.make_entry(robine_wake.Sim(servers[2], clock))
-    await robine_wake.setup_entry(hass, rw_entry)
+    entries = await setup_entries(hass, sims, homecast_homes=[hc_sim.home_uuids()[0]])
+    hc_entry = entries.homecast
     policy_light = homecast.entity_id(hass, hc_entry, hc_sim, living, "light")
 
     user = MockUser(name="Ordinary", groups=[await hass.auth.async_get_group(GROUP_ID_USER)])
@@ -201,14 +182,14 @@ async def home(
     clients: dict[str, TestClient] = {}
     for kind, token in tokens.items():
         clients[kind] = await (hass_client(token) if token else hass_client_no_auth())
-    yield SecurityHome(
+    return SecurityHome(
         hass=hass,
-        hub=servers[0].app[HUB],
+        hub=sims.hubitat.hub,
         homecast=state,
-        robine=servers[2].app[ROBINE_KEY],
-        hubitat_entry=hub_entry,
+        robine=sims.robine_wake.device,
+        hubitat_entry=entries.hubitat,
         homecast_entry=hc_entry,
-        robine_entry=rw_entry,
+        robine_entry=entries.robine_wake,
         clients=clients,
         tokens=tokens,
         users={
@@ -218,8 +199,6 @@ async def home(
             "policy": policy,
         },
         policy_light=policy_light,
-        servers=servers,
+        sims=sims,
         ws_factory=hass_ws_client,
     )
-    for server in servers:
-        await server.close()

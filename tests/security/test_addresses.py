@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.homecast import conftest as homecast_helpers
+from tests.homecast import sim as homecast_helpers
 from tests.results import result_data
 
 from .conftest import HOMECAST_GATEWAY, HUBITAT, SecurityHome, error_code
@@ -42,7 +42,7 @@ async def test_set_state_by_name_never_reaches_the_namesake(home: SecurityHome) 
     """The issue: with two "Ceiling Light"s, a user allowed only the living-room one switched
     the kitchen one by naming it."""
     followed = home.homecast.homes[0]
-    hc_sim = homecast_helpers.Sim(home.servers[1])
+    hc_sim = home.sims.homecast
     living = homecast_helpers.device_of(hc_sim, "light", nth=0)
     kitchen = homecast_helpers.device_of(hc_sim, "light", nth=1)
     assert living.name == kitchen.name == "Ceiling Light"

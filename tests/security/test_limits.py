@@ -21,7 +21,6 @@ from custom_components.mcp_gateway.gateway import (
 from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT
 from custom_components.mcp_gateway.gateway.view import DATA_GATEWAY
 from custom_components.mcp_gateway.mcp.server import MAX_BATCH_ITEMS
-from tests.simulators.base import FAULTS
 
 from .conftest import HUBITAT, URL, SecurityHome, error_code
 
@@ -219,7 +218,7 @@ async def test_a_hung_backend_costs_one_timeout(
         return await original(name, arguments, **kwargs)
 
     monkeypatch.setattr(runtime.client, "call_tool", spy)
-    home.servers[0].app[FAULTS].hang = True
+    home.sims.hubitat.faults.hang = True
     result = await home.call("admin", HUBITAT, args)
     assert error_code(result) == "timeout"
     assert not [call for call in sent if "hub_get_info" in call]

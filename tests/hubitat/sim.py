@@ -1,0 +1,75 @@
+"""The simulated Hubitat hub, started on 127.0.0.1, and entries for it.
+
+Plain helpers (no fixtures), so that tests beyond this folder start the same hub without
+importing this folder's conftest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp.test_utils import TestServer
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from tests.simulation import (
+    LoopbackServers,
+    SimServer,
+    first_device,
+    hubitat_entry,
+    registry_entity_id,
+    setup_entry as _setup_entry,
+)
+from tests.simulators.hubitat import HUB, TOOLS, Hub, create_app, mcp_path
+
+TOKEN = "sim-token"
+
+
+class Sim(SimServer):
+    """A running simulated hub: its URL, state, fault switches and counters."""
+
+    def __init__(self, server: TestServer, app_id: str) -> None:
+        super().__init__(server, mcp_path(app_id))
+        self.app_id = app_id
+
+    @property
+    def hub(self) -> Hub:
+        return self.app[HUB]
+
+    @property
+    def tools(self) -> Any:
+        return self.app[TOOLS]
+
+
+async def start(servers: LoopbackServers, **options: Any) -> Sim:
+    """A simulated hub with options; by default 24 devices of every kind, commands taking
+    effect at once."""
+    options.setdefault("command_delay", 0)
+    options.setdefault("hub_id", "hub-0001")
+    options.setdefault("devices", 24)
+    server = await servers.start(create_app(**options))
+    return Sim(server, str(options.get("app_id", "42")))
+
+
+def make_entry(
+    sim: Sim, *, token: str = TOKEN, unique_id: str | None = None, **options: Any
+) -> MockConfigEntry:
+    """An entry for the simulated hub."""
+    return hubitat_entry(sim.url, token, unique_id=unique_id or sim.hub.hub_id, options=options)
+
+
+async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> HubitatRuntime:
+    """Add and set up an entry, waiting for its platforms."""
+    await _setup_entry(hass, entry)
+    return entry.runtime_data
+
+
+def entity_id(hass: HomeAssistant, sim: Sim, key: str, platform: str) -> str:
+    """The entity id of one of the hub's entities, by its key (`<device id>_<kind>` …)."""
+    return registry_entity_id(hass, platform, f"{sim.hub.hub_id}_{key}")
+
+
+def first(sim: Sim, kind: str) -> Any:
+    """The first visible simulated device of a kind."""
+    return first_device(sim.hub, kind)
