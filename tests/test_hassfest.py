@@ -100,6 +100,113 @@ def test_every_exception_translation_key_exists() -> None:
     assert used - entity_keys - exception_keys - issue_keys == set()
 
 
+# The errors Home Assistant shows a user (a dialog, an action's toast, an entry's state).
+_USER_ERRORS = frozenset(
+    {
+        "HomeAssistantError",
+        "ServiceValidationError",
+        "ConfigEntryNotReady",
+        "ConfigEntryAuthFailed",
+        "ConfigEntryError",
+        "UpdateFailed",
+    }
+)
+# Where an error's key is a parameter, the literal keys callers pass for it.
+_KEY_PARAMETERS = {"entry_runtime": ("not_found", "not_loaded")}
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _user_errors(source: str) -> list[str]:
+    """Each user-visible error built in `source`: its literal key, or why it has none.
+
+    An error is built by naming its class, or by calling a variable the code `raise`s
+    (`raise error_class(...)`). Keys passed through a parameter (`entry_runtime`'s
+    `not_found=` / `not_loaded=`, ActionUnauthorized's key) count at their callers.
+    """
+    found: list[str] = []
+    tree = ast.parse(source)
+    raised = {
+        id(node.exc)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+    }
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _callee(node)
+        if name in _KEY_PARAMETERS:
+            found += [
+                kw.value.value
+                for kw in node.keywords
+                if kw.arg in _KEY_PARAMETERS[name]
+                and isinstance(kw.value, ast.Constant)
+                and isinstance(kw.value.value, str)
+            ]
+            continue
+        if name == "ActionUnauthorized":
+            key = node.args[1] if len(node.args) > 1 else None
+            if isinstance(key, ast.Constant):
+                found.append(key.value)
+            elif not (isinstance(key, ast.Subscript) and ast.unparse(key.value) == "_REFUSAL_KEYS"):
+                found.append("<ActionUnauthorized key not literal>")  # _REFUSAL_KEYS: below
+            continue
+        if name not in _USER_ERRORS and not (id(node) in raised and name[:1].islower()):
+            continue
+        keywords = {kw.arg: kw.value for kw in node.keywords}
+        domain, key = keywords.get("translation_domain"), keywords.get("translation_key")
+        if not (isinstance(domain, ast.Name) and domain.id == "DOMAIN"):
+            found.append(f"<{name} without translation_domain=DOMAIN>")
+        elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+            found.append(key.value)
+        elif not isinstance(key, ast.Name):  # a parameter, checked at its callers above
+            found.append(f"<{name} without translation_key>")
+    return found
+
+
+def test_every_user_visible_error_is_translated() -> None:
+    """Every HA error the code builds has translation_domain=DOMAIN and an `exceptions` key.
+
+    Without them the user reads the raw English (or exception) text, untranslated.
+    """
+    exception_keys = set(STRINGS.get("exceptions", {}))
+    missing = {
+        f"{path.relative_to(ROOT)}: {key}"
+        for path in _python_sources()
+        for key in _user_errors(path.read_text())
+        if key not in exception_keys
+    }
+    assert missing == set()
+    refusals = importlib.import_module(f"{mcp_gateway.__name__}.backends.actions")._REFUSAL_KEYS
+    assert set(refusals.values()) <= exception_keys
+
+
+def test_the_error_check_finds_untranslated_errors() -> None:
+    """The scan above sees raw texts, missing domains and keys, and keys passed along."""
+    assert _user_errors(
+        """
+raise HomeAssistantError("The tools need a user.")
+raise UpdateFailed(translation_domain="other", translation_key="x")
+raise ServiceValidationError(translation_domain=DOMAIN, translation_key="known")
+raise error_class(translation_domain=DOMAIN)
+raise ActionUnauthorized(call.context, "refused")
+entry_runtime(call, KIND, not_found="gone", not_loaded="asleep")
+raise ValueError("not a user-visible error")
+"""
+    ) == [
+        "<HomeAssistantError without translation_domain=DOMAIN>",
+        "<UpdateFailed without translation_domain=DOMAIN>",
+        "known",
+        "<error_class without translation_key>",
+        "refused",
+        "gone",
+        "asleep",
+    ]
+
+
 def _descriptions() -> list[tuple[str, EntityDescription]]:
     """Every module-level entity description constant of the integration, with its platform."""
     found: list[tuple[str, EntityDescription]] = []

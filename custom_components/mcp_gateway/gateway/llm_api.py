@@ -143,9 +143,7 @@ class GatewayLlmApi(llm.API):
         user: User | None = await self.hass.auth.async_get_user(user_id) if user_id else None
         if user is None:
             # The gateway's permissions are a user's; a satellite's anonymous request has none.
-            raise HomeAssistantError(
-                "The MCP Gateway tools need a Home Assistant user; this conversation has none."
-            )
+            raise HomeAssistantError(translation_domain=DOMAIN, translation_key="llm_api_no_user")
         return RequestContext(
             protocol_version=LEGACY_VERSIONS[0],
             client_name=f"Home Assistant {llm_context.platform}",
