@@ -28,6 +28,7 @@ import voluptuous as vol
 import yaml
 
 from custom_components import mcp_gateway
+from custom_components.mcp_gateway.backends.registry import BACKENDS
 from custom_components.mcp_gateway.const import DOMAIN
 
 ROOT = Path(mcp_gateway.__file__).parent
@@ -493,7 +494,9 @@ def test_the_string_check_finds_tags_and_braces() -> None:
     ]
 
 
-@pytest.mark.parametrize("backend", ["hubitat", "homecast", "robine_wake"])
+@pytest.mark.parametrize(
+    "backend", [step for row in BACKENDS for step in (row.kind, *row.menu_steps)]
+)
 async def test_first_form_supplies_its_placeholders(hass: HomeAssistant, backend: str) -> None:
     """Each backend's first form gives every {placeholder} its texts name (URLs among them)."""
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": "user"})
