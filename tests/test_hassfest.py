@@ -264,11 +264,12 @@ async def test_services_yaml_matches_registered_actions(hass: HomeAssistant) -> 
 
 
 def test_data_description_for_every_flow_field() -> None:
-    """Each config flow step with data has a data_description for every field (Bronze rule)."""
-    for step_id, step in STRINGS["config"].get("step", {}).items():
-        data: dict[str, Any] = step.get("data", {})
-        described = step.get("data_description", {})
-        assert set(data) - set(described) == set(), step_id
+    """Each config and options flow step with data has a data_description for every field."""
+    for section in ("config", "options"):
+        for step_id, step in STRINGS[section].get("step", {}).items():
+            data: dict[str, Any] = step.get("data", {})
+            described = step.get("data_description", {})
+            assert set(data) - set(described) == set(), f"{section}.step.{step_id}"
 
 
 @pytest.mark.parametrize("path", _python_sources(), ids=lambda p: str(p.relative_to(ROOT)))
