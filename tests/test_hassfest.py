@@ -91,6 +91,50 @@ def test_every_flow_error_and_abort_is_translated() -> None:
     assert aborts - set(config.get("abort", {})) == set()
 
 
+def _form_error_keys(source: str) -> set[str]:
+    """Keys a flow module can put in `errors["base"]` through FormError / a `*_key` function."""
+    keys: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "FormError":
+            keys.update(
+                arg.value
+                for arg in node.args
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+            )
+        elif isinstance(node, ast.FunctionDef) and node.name.endswith("_key"):
+            keys.update(
+                ret.value.value
+                for ret in ast.walk(node)
+                if isinstance(ret, ast.Return)
+                and isinstance(ret.value, ast.Constant)
+                and isinstance(ret.value.value, str)
+            )
+    return keys
+
+
+def test_every_form_error_key_is_translated() -> None:
+    """A FormError's key reaches the form as errors["base"], or an abort as `<prefix>_<key>`.
+
+    The check above sees only literal `errors[...] = "…"`; these keys travel in an exception.
+    """
+    config = STRINGS["config"]
+    missing = set()
+    flows = [path for path in _python_sources() if path.name in ("config_flow.py", "flow.py")]
+    for path in flows:
+        source = path.read_text()
+        prefixes = set(re.findall(r'reason=f"([a-z_]*)\{err\.key\}"', source))
+        for key in _form_error_keys(source):
+            texts = {key in config["error"]} | {
+                f"{prefix}{key}" in config["abort"] for prefix in prefixes
+            }
+            if not any(texts):
+                missing.add(f"{path.relative_to(ROOT)}: {key}")
+    assert missing == set()
+    assert {"not_robine_wake", "unknown", "not_loaded"} <= _form_error_keys(
+        "\n".join(path.read_text() for path in flows)
+    )
+
+
 def test_every_exception_translation_key_exists() -> None:
     """translation_key=... of raised HA errors name an `exceptions` entry."""
     used = _string_literals(r'translation_key\s*=\s*"([a-z0-9_]+)"')
