@@ -33,8 +33,9 @@ from ..mcp.server import LEGACY_VERSIONS, RequestContext, ServerHandler
 LLM_API_ID: Final = DOMAIN
 LLM_API_NAME: Final = "MCP Gateway"
 API_PROMPT: Final = (
-    "These tools reach the devices of Home Assistant's MCP backends (Hubitat, Homecast, "
-    "Robine Wake) as the user asking. Use get_state to read entities (filter by area, name or "
+    # No backend by name: the registry (backends/registry.py) is the one list of them.
+    "These tools reach the devices of the MCP backends Home Assistant connects through the "
+    "MCP Gateway, as the user asking. Use get_state to read entities (filter by area, name or "
     "available=false for offline devices), set_state to change them, search_tools to find a "
     "backend's own tool (rules, scenes, alarms), and the backend's gateway tool to run it."
 )
