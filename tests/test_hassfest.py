@@ -28,6 +28,7 @@ import voluptuous as vol
 import yaml
 
 from custom_components import mcp_gateway
+from custom_components.mcp_gateway.backends.registry import BACKENDS
 from custom_components.mcp_gateway.const import DOMAIN
 
 ROOT = Path(mcp_gateway.__file__).parent
@@ -90,6 +91,50 @@ def test_every_flow_error_and_abort_is_translated() -> None:
     assert aborts - set(config.get("abort", {})) == set()
 
 
+def _form_error_keys(source: str) -> set[str]:
+    """Keys a flow module can put in `errors["base"]` through FormError / a `*_key` function."""
+    keys: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "FormError":
+            keys.update(
+                arg.value
+                for arg in node.args
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+            )
+        elif isinstance(node, ast.FunctionDef) and node.name.endswith("_key"):
+            keys.update(
+                ret.value.value
+                for ret in ast.walk(node)
+                if isinstance(ret, ast.Return)
+                and isinstance(ret.value, ast.Constant)
+                and isinstance(ret.value.value, str)
+            )
+    return keys
+
+
+def test_every_form_error_key_is_translated() -> None:
+    """A FormError's key reaches the form as errors["base"], or an abort as `<prefix>_<key>`.
+
+    The check above sees only literal `errors[...] = "…"`; these keys travel in an exception.
+    """
+    config = STRINGS["config"]
+    missing = set()
+    flows = [path for path in _python_sources() if path.name in ("config_flow.py", "flow.py")]
+    for path in flows:
+        source = path.read_text()
+        prefixes = set(re.findall(r'reason=f"([a-z_]*)\{err\.key\}"', source))
+        for key in _form_error_keys(source):
+            texts = {key in config["error"]} | {
+                f"{prefix}{key}" in config["abort"] for prefix in prefixes
+            }
+            if not any(texts):
+                missing.add(f"{path.relative_to(ROOT)}: {key}")
+    assert missing == set()
+    assert {"not_robine_wake", "unknown", "not_loaded"} <= _form_error_keys(
+        "\n".join(path.read_text() for path in flows)
+    )
+
+
 def test_every_exception_translation_key_exists() -> None:
     """translation_key=... of raised HA errors name an `exceptions` entry."""
     used = _string_literals(r'translation_key\s*=\s*"([a-z0-9_]+)"')
@@ -98,6 +143,113 @@ def test_every_exception_translation_key_exists() -> None:
     issue_keys = set(STRINGS.get("issues", {}))
     # translation_key names entity texts, exception texts and repair issue texts.
     assert used - entity_keys - exception_keys - issue_keys == set()
+
+
+# The errors Home Assistant shows a user (a dialog, an action's toast, an entry's state).
+_USER_ERRORS = frozenset(
+    {
+        "HomeAssistantError",
+        "ServiceValidationError",
+        "ConfigEntryNotReady",
+        "ConfigEntryAuthFailed",
+        "ConfigEntryError",
+        "UpdateFailed",
+    }
+)
+# Where an error's key is a parameter, the literal keys callers pass for it.
+_KEY_PARAMETERS = {"entry_runtime": ("not_found", "not_loaded")}
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _user_errors(source: str) -> list[str]:
+    """Each user-visible error built in `source`: its literal key, or why it has none.
+
+    An error is built by naming its class, or by calling a variable the code `raise`s
+    (`raise error_class(...)`). Keys passed through a parameter (`entry_runtime`'s
+    `not_found=` / `not_loaded=`, ActionUnauthorized's key) count at their callers.
+    """
+    found: list[str] = []
+    tree = ast.parse(source)
+    raised = {
+        id(node.exc)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+    }
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _callee(node)
+        if name in _KEY_PARAMETERS:
+            found += [
+                kw.value.value
+                for kw in node.keywords
+                if kw.arg in _KEY_PARAMETERS[name]
+                and isinstance(kw.value, ast.Constant)
+                and isinstance(kw.value.value, str)
+            ]
+            continue
+        if name == "ActionUnauthorized":
+            key = node.args[1] if len(node.args) > 1 else None
+            if isinstance(key, ast.Constant):
+                found.append(key.value)
+            elif not (isinstance(key, ast.Subscript) and ast.unparse(key.value) == "_REFUSAL_KEYS"):
+                found.append("<ActionUnauthorized key not literal>")  # _REFUSAL_KEYS: below
+            continue
+        if name not in _USER_ERRORS and not (id(node) in raised and name[:1].islower()):
+            continue
+        keywords = {kw.arg: kw.value for kw in node.keywords}
+        domain, key = keywords.get("translation_domain"), keywords.get("translation_key")
+        if not (isinstance(domain, ast.Name) and domain.id == "DOMAIN"):
+            found.append(f"<{name} without translation_domain=DOMAIN>")
+        elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+            found.append(key.value)
+        elif not isinstance(key, ast.Name):  # a parameter, checked at its callers above
+            found.append(f"<{name} without translation_key>")
+    return found
+
+
+def test_every_user_visible_error_is_translated() -> None:
+    """Every HA error the code builds has translation_domain=DOMAIN and an `exceptions` key.
+
+    Without them the user reads the raw English (or exception) text, untranslated.
+    """
+    exception_keys = set(STRINGS.get("exceptions", {}))
+    missing = {
+        f"{path.relative_to(ROOT)}: {key}"
+        for path in _python_sources()
+        for key in _user_errors(path.read_text())
+        if key not in exception_keys
+    }
+    assert missing == set()
+    refusals = importlib.import_module(f"{mcp_gateway.__name__}.backends.actions")._REFUSAL_KEYS
+    assert set(refusals.values()) <= exception_keys
+
+
+def test_the_error_check_finds_untranslated_errors() -> None:
+    """The scan above sees raw texts, missing domains and keys, and keys passed along."""
+    assert _user_errors(
+        """
+raise HomeAssistantError("The tools need a user.")
+raise UpdateFailed(translation_domain="other", translation_key="x")
+raise ServiceValidationError(translation_domain=DOMAIN, translation_key="known")
+raise error_class(translation_domain=DOMAIN)
+raise ActionUnauthorized(call.context, "refused")
+entry_runtime(call, KIND, not_found="gone", not_loaded="asleep")
+raise ValueError("not a user-visible error")
+"""
+    ) == [
+        "<HomeAssistantError without translation_domain=DOMAIN>",
+        "<UpdateFailed without translation_domain=DOMAIN>",
+        "known",
+        "<error_class without translation_key>",
+        "refused",
+        "gone",
+        "asleep",
+    ]
 
 
 def _descriptions() -> list[tuple[str, EntityDescription]]:
@@ -156,11 +308,12 @@ async def test_services_yaml_matches_registered_actions(hass: HomeAssistant) -> 
 
 
 def test_data_description_for_every_flow_field() -> None:
-    """Each config flow step with data has a data_description for every field (Bronze rule)."""
-    for step_id, step in STRINGS["config"].get("step", {}).items():
-        data: dict[str, Any] = step.get("data", {})
-        described = step.get("data_description", {})
-        assert set(data) - set(described) == set(), step_id
+    """Each config and options flow step with data has a data_description for every field."""
+    for section in ("config", "options"):
+        for step_id, step in STRINGS[section].get("step", {}).items():
+            data: dict[str, Any] = step.get("data", {})
+            described = step.get("data_description", {})
+            assert set(data) - set(described) == set(), f"{section}.step.{step_id}"
 
 
 @pytest.mark.parametrize("path", _python_sources(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -386,7 +539,9 @@ def test_the_string_check_finds_tags_and_braces() -> None:
     ]
 
 
-@pytest.mark.parametrize("backend", ["hubitat", "homecast", "robine_wake"])
+@pytest.mark.parametrize(
+    "backend", [step for row in BACKENDS for step in (row.kind, *row.menu_steps)]
+)
 async def test_first_form_supplies_its_placeholders(hass: HomeAssistant, backend: str) -> None:
     """Each backend's first form gives every {placeholder} its texts name (URLs among them)."""
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": "user"})

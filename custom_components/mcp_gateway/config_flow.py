@@ -11,7 +11,7 @@ from homeassistant.core import callback
 from homeassistant.helpers import config_entry_oauth2_flow
 import voluptuous as vol
 
-from .backends.homecast.config_flow import COMMUNITY_STEP, HomecastFlowMixin
+from .backends.homecast.config_flow import HomecastFlowMixin
 from .backends.hubitat.config_flow import HubitatFlowMixin
 from .backends.registry import BACKENDS, backend
 from .backends.robine_wake.config_flow import RobineWakeFlowMixin
@@ -49,7 +49,10 @@ class McpGatewayConfigFlow(
         """Ask which kind of backend to add (or the gateway's own settings entry)."""
         return self.async_show_menu(
             step_id="user",
-            menu_options=[*(row.kind for row in BACKENDS), COMMUNITY_STEP, KIND_GATEWAY],
+            menu_options=[
+                *(step for row in BACKENDS for step in (row.kind, *row.menu_steps)),
+                KIND_GATEWAY,
+            ],
         )
 
     async def async_step_gateway(

@@ -13,9 +13,12 @@ from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
+from custom_components.mcp_gateway.backends import BACKENDS as KINDS
+from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway.exposure import require_exposed
 from custom_components.mcp_gateway.gateway.get_state import GET_STATE_SCHEMA
 from custom_components.mcp_gateway.gateway.llm_api import (
+    API_PROMPT,
     LLM_API_ID,
     GatewayLlmApi,
     GatewayLlmTool,
@@ -128,10 +131,19 @@ async def test_no_user_no_tools(hass: HomeAssistant, fake_entry: MockConfigEntry
     assert instance.tools == []
     api = next(api for api in llm.async_get_apis(hass) if api.id == LLM_API_ID)
     assert isinstance(api, GatewayLlmApi)
-    with pytest.raises(HomeAssistantError, match="need a Home Assistant user"):
+    with pytest.raises(HomeAssistantError, match="need a Home Assistant user") as refused:
         await GatewayLlmTool(api, {"name": "get_state"}).async_call(
             hass, llm.ToolInput("get_state", {}), llm_context(None)
         )
+    # Translated, as every error a user sees (the text above is strings.json's).
+    assert refused.value.translation_domain == DOMAIN
+    assert refused.value.translation_key == "llm_api_no_user"
+
+
+def test_prompt_names_no_backend() -> None:
+    """A new backend edits no prompt: the text says what the tools do, not which backends."""
+    assert all(kind.replace("_", " ") not in API_PROMPT.lower() for kind in KINDS)
+    assert "get_state" in API_PROMPT
 
 
 def test_parameters_survive_hass_conversion() -> None:

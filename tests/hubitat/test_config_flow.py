@@ -185,6 +185,21 @@ async def test_reauth(hass: HomeAssistant, sim: Sim) -> None:
     assert entry.data[CONF_TOKEN] == TOKEN
 
 
+async def test_reauth_when_the_hub_gives_no_id(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    """A hub whose zigbeeId reads "unavailable" proves nothing either way: the token is stored."""
+    sim = await sim_factory(zigbee_id="unavailable")
+    entry = make_entry(sim, token="old")
+    entry.add_to_hass(hass)
+    result = await entry.start_reauth_flow(hass)
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_TOKEN: TOKEN})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reauth_successful"
+    assert entry.data[CONF_TOKEN] == TOKEN
+    assert entry.unique_id == sim.hub.hub_id
+
+
 async def test_reauth_other_hub_aborts(hass: HomeAssistant, sim_factory: SimFactory) -> None:
     """A token that works but on a different hub (the address was reused) is refused."""
     sim = await sim_factory(hub_id="other-hub")

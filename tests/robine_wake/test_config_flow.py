@@ -346,6 +346,24 @@ async def test_reauth_other_clock(hass: HomeAssistant, sim_factory: SimFactory) 
     assert result["reason"] == "unique_id_mismatch"
 
 
+async def test_reauth_when_the_clock_stops_naming_itself(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    """A clock that no longer reports its id (device.id is beyond the spec) cannot be compared:
+    the entry keeps its id and takes the password."""
+    sim = await sim_factory(device_id=DEVICE_ID)
+    entry = make_entry(sim, password="old")
+    entry.add_to_hass(hass)
+    sim.device.device_id = None
+    sim.device.password = PASSWORD
+    result = await entry.start_reauth_flow(hass)
+    result = await _submit(hass, result, {"password": PASSWORD})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reauth_successful"
+    assert entry.unique_id == DEVICE_ID
+    assert entry.data["password"] == PASSWORD
+
+
 # --- reconfigure -----------------------------------------------------------------------------
 
 

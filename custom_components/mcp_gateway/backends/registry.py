@@ -17,7 +17,11 @@ from ..const import BACKEND_HOMECAST, BACKEND_HUBITAT, BACKEND_ROBINE_WAKE
 from .actions import BackendAction
 from .base import BackendRuntime
 from .flow import BackendFlowMixin
-from .homecast.config_flow import HomecastFlowMixin, homecast_options_schema
+from .homecast.config_flow import (
+    COMMUNITY_STEP as HOMECAST_COMMUNITY_STEP,
+    HomecastFlowMixin,
+    homecast_options_schema,
+)
 from .homecast.runtime import HomecastRuntime
 from .homecast.services import ACTIONS as HOMECAST_ACTIONS
 from .hubitat.config_flow import HubitatFlowMixin, hubitat_options_schema
@@ -38,6 +42,8 @@ class Backend:
     # The backend's own options fields; the options flow adds CONF_GATEWAY_EXPOSED.
     options_schema: Callable[[ConfigEntry], dict[Any, Any]]
     actions: tuple[BackendAction, ...] = ()
+    # Further first steps of its own in the "add a backend" menu, shown after `kind`.
+    menu_steps: tuple[str, ...] = ()
 
 
 BACKENDS: Final[tuple[Backend, ...]] = (
@@ -48,6 +54,7 @@ BACKENDS: Final[tuple[Backend, ...]] = (
         HomecastFlowMixin,
         homecast_options_schema,
         HOMECAST_ACTIONS,
+        menu_steps=(HOMECAST_COMMUNITY_STEP,),
     ),
     Backend(
         BACKEND_ROBINE_WAKE,

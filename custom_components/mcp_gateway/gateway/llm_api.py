@@ -33,8 +33,9 @@ from ..mcp.server import LEGACY_VERSIONS, RequestContext, ServerHandler
 LLM_API_ID: Final = DOMAIN
 LLM_API_NAME: Final = "MCP Gateway"
 API_PROMPT: Final = (
-    "These tools reach the devices of Home Assistant's MCP backends (Hubitat, Homecast, "
-    "Robine Wake) as the user asking. Use get_state to read entities (filter by area, name or "
+    # No backend by name: the registry (backends/registry.py) is the one list of them.
+    "These tools reach the devices of the MCP backends Home Assistant connects through the "
+    "MCP Gateway, as the user asking. Use get_state to read entities (filter by area, name or "
     "available=false for offline devices), set_state to change them, search_tools to find a "
     "backend's own tool (rules, scenes, alarms), and the backend's gateway tool to run it."
 )
@@ -143,9 +144,7 @@ class GatewayLlmApi(llm.API):
         user: User | None = await self.hass.auth.async_get_user(user_id) if user_id else None
         if user is None:
             # The gateway's permissions are a user's; a satellite's anonymous request has none.
-            raise HomeAssistantError(
-                "The MCP Gateway tools need a Home Assistant user; this conversation has none."
-            )
+            raise HomeAssistantError(translation_domain=DOMAIN, translation_key="llm_api_no_user")
         return RequestContext(
             protocol_version=LEGACY_VERSIONS[0],
             client_name=f"Home Assistant {llm_context.platform}",
