@@ -135,6 +135,15 @@ async def _rpc(client: TestClient, method: str, params: dict[str, Any] | None = 
     return await response.json()
 
 
+def listed_in(description: str) -> set[str]:
+    """The tool names a gateway tool's description lists, a shared prefix written out again."""
+    listing = description.rsplit("Tools", 1)[1].rstrip(".")
+    if listing.startswith(", each named "):
+        prefix, _, names = listing.removeprefix(', each named "').partition('" + one of: ')
+        return {prefix + name for name in names.split(", ")}
+    return set(listing.removeprefix(": ").split(", "))
+
+
 async def test_admin_tools_list_fits_the_budget(
     hass: HomeAssistant,
     entries: dict[str, MockConfigEntry],
@@ -183,7 +192,7 @@ async def test_admin_tools_list_fits_the_budget(
         assert names, gateway
         # The gateway names them all, and its catalog call returns them all with schemas.
         description = next(t["description"] for t in tools if t["name"] == gateway)
-        assert all(name in description for name in names), gateway
+        assert listed_in(description) == names, gateway
         result = await handler.call_tool(_ctx(hass_admin_user), gateway, {})
         listed = result_data(result)["tools"]
         assert {tool["name"] for tool in listed} == names
@@ -497,3 +506,25 @@ async def test_no_doubled_words_in_names(
             found.append(state.attributes["friendly_name"])
     assert not found, "; ".join(sorted(found))
     assert checked > 50
+
+
+async def test_short_tool_names_from_the_listing_reach_the_hub(
+    hass: HomeAssistant, entries: dict[str, MockConfigEntry], hass_admin_user: MockUser
+) -> None:
+    """A name as the listing writes it ("get_info" under "hub_") runs and describes the tool."""
+    handler = GatewayHandler(hass)
+    ctx = _ctx(hass_admin_user)
+    full = await handler.call_tool(ctx, "hubitat_home_hub", {"tool": "hub_get_info"})
+    short = await handler.call_tool(ctx, "hubitat_home_hub", {"tool": "get_info"})
+    assert not short.get("isError"), short
+    assert result_data(short)["name"] == result_data(full)["name"]
+    described = await handler.call_tool(
+        ctx, "hubitat_home_hub", {"describe": ["list_modes", "hub_get_info"]}
+    )
+    assert [tool["name"] for tool in result_data(described)["tools"]] == [
+        "hub_list_modes",
+        "hub_get_info",
+    ]
+    unknown = await handler.call_tool(ctx, "hubitat_home_hub", {"tool": "no_such_tool"})
+    assert unknown["isError"]
+    assert result_data(unknown)["error"]["code"] == "unknown_tool"

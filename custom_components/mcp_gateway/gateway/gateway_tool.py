@@ -46,6 +46,40 @@ GATEWAY_TOOL_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+# How to use a gateway tool, said once for both kinds of definition.
+_HOW: Final = (
+    'No other argument lists every tool with its input schema, {"describe": [names]} some; '
+    '{"tool": name, "args": {...}} runs one ("confirm": true for destructive tools).'
+)
+# Fewer names than this are listed as they are.
+_FACTOR_FROM: Final = 8
+
+
+def tool_listing(names: Sequence[str]) -> str:
+    """The tools' names for a description; a prefix they all share is written once.
+
+    Hubitat's ~120 tools all begin `hub_`: said once, that is 500 bytes less in tools/list.
+    `full_tool_name` takes the short names back.
+    """
+    head, sep, _ = names[0].partition("_") if names else ("", "", "")
+    prefix = head + sep
+    if not sep or len(names) < _FACTOR_FROM or not all(n.startswith(prefix) for n in names):
+        return f"Tools: {', '.join(names)}."
+    short = ", ".join(name.removeprefix(prefix) for name in names)
+    return f'Tools, each named "{prefix}" + one of: {short}.'
+
+
+def full_tool_name(tools: Collection[str], name: str) -> str:
+    """A tool's own name, also from the short form a listing shows (`get_info` for
+    `hub_get_info`): when exactly one tool is a one-word prefix plus the name."""
+    if name in tools:
+        return name
+    found = [
+        tool for tool in tools if tool.endswith(f"_{name}") and "_" not in tool[: -len(name) - 1]
+    ]
+    return found[0] if len(found) == 1 else name
+
+
 def checked_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """A gateway tool's arguments as the handler runs them, checked against GATEWAY_TOOL_SCHEMA.
 
@@ -84,17 +118,14 @@ def gateway_tool_definition(
     if kind_label.casefold() not in title.casefold():
         title = f"{title} ({kind_label})"
     if tools:
-        names = ", ".join(tool.name for tool in tools)
-        listing = f"Tools: {names}."
+        listing = tool_listing([tool.name for tool in tools])
     elif backend.runtime is None or not catalog_known:
         listing = "The backend is not connected right now; see list_backends."
     else:
         listing = "No tools of this backend are available to you."
     description = (
         f"Gateway to the {backend.kind.replace('_', ' ')} backend '{backend.entry.title}'. "
-        "Call with no arguments for every tool's description and input schema, or with "
-        '{"describe": [<names>]} for some; call with {"tool": <name>, "args": {...}} to run '
-        f'one (add "confirm": true for destructive tools). {listing}'
+        f"{_HOW} {listing}"
     )
     return {
         "name": backend.gateway_name,
@@ -152,14 +183,10 @@ def kind_tool_definition(
             tools.setdefault(tool.name, tool)
         note = "" if backend.runtime is not None and catalog_known else ", not connected"
         entries.append(f"{backend.gateway_name} ({backend.entry.title}{note})")
-    listing = (
-        f"Tools: {', '.join(tools)}." if tools else "No tools of these backends are available."
-    )
+    listing = tool_listing(list(tools)) if tools else "No tools of these backends are available."
     description = (
-        f"Gateway to the {kind.replace('_', ' ')} backends: {'; '.join(entries)}. Give "
-        '"entry" (one of those names) and: no more arguments for every tool\'s description '
-        'and input schema, {"describe": [<names>]} for some, or {"tool": <name>, "args": '
-        '{...}} to run one (add "confirm": true for destructive tools). ' + listing
+        f"Gateway to the {kind.replace('_', ' ')} backends: {'; '.join(entries)}. "
+        f'With "entry" (one of those names): {_HOW[0].lower()}{_HOW[1:]} {listing}'
     )
     schema = GATEWAY_TOOL_SCHEMA
     title = f"{kind_label} backends"

@@ -47,6 +47,7 @@ from .catalog import (
 from .exposure import require_exposed
 from .gateway_tool import (
     checked_arguments,
+    full_tool_name,
     gateway_tool_definition,
     kind_tool_definition,
     listed_names,
@@ -343,6 +344,7 @@ class GatewayHandler:
         try:
             arguments = checked_arguments(arguments)
             runtime, backend_catalog, deadline = await self._connect(backend)
+            arguments = _full_names(arguments, backend_catalog.tools)
             name = arguments.get("tool")
             sub = None if name is None else backend_catalog.tools.get(name)
             if sub is None:
@@ -529,6 +531,16 @@ def _listing(
             **catalog_listing(list(listed)),
         }
     )
+
+
+def _full_names(arguments: dict[str, Any], tools: Mapping[str, Any]) -> dict[str, Any]:
+    """`tool` and `describe` with the backend's own names, also where the listing's short
+    form was used (gateway_tool.tool_listing)."""
+    if (name := arguments.get("tool")) is not None:
+        arguments["tool"] = full_tool_name(tools, name)
+    if (names := arguments.get("describe")) is not None:
+        arguments["describe"] = [full_tool_name(tools, item) for item in names]
+    return arguments
 
 
 def _passthrough(
