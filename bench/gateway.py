@@ -15,9 +15,9 @@ connection), so the load of a shared machine weighs on every case alike; the mac
   (target: ours at least 3x core's throughput);
 - a state read over every entity: our `get_state` (Streamable HTTP and SSE) vs core's
   `GetLiveContext` (SSE);
-- a backend tool call (`hub_get_device`, which the hub serves behind its `hub_read_devices`
-  gateway tool: every path sends the hub that same request) through the gateway, straight to
-  the simulator, and through `bench/relay`, a bare HA view that only relays the bytes: what
+- a backend tool call (`hub_get_device`: the simulator runs `--flat`, so the gateway sends the
+  hub the same flat call the other paths make) through the gateway, straight to the simulator,
+  and through `bench/relay`, a bare HA view that only relays the bytes: what
   any MCP proxy inside HA pays (HA's HTTP stack, a second HTTP hop) before doing anything of
   its own. The gateway's own
   work per call is the median of the paired differences gateway - relay (same round); target:
@@ -58,8 +58,6 @@ from demo.ha import REPO, HomeAssistantProcess, free_port, wait_for_port
 RELAY = Path(__file__).parent / "relay"
 
 SIM_TOKEN = "bench-token"
-# The Hubitat app's gateway tool that holds hub_get_device (libraries' gateway table).
-HUB_GATEWAY = "hub_read_devices"
 # Core's mcp_server in HA 2025.4 is written against mcp==1.5.0 (its manifest pin); newer SDKs
 # changed the session internals it uses. HA runs from a small venv that has that pin and
 # borrows every other package from .venv.
@@ -155,10 +153,10 @@ def paired_median(mine: Stats, base: Stats) -> float:
 async def tools_call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
     """One `tools/call` request and its answer, nothing more.
 
-    The SDK's `call_tool` also validates results against output schemas, and for a tool name
-    missing from the first page of `tools/list` it lists the tools again first, on every call
-    (the hub pages its list, and hub_read_devices is on a later page): a second request on
-    two of the three paths measured. Sending the request itself compares like with like.
+    The SDK's `call_tool` also validates results against output schemas, listing the tools
+    again first whenever the name is not among those its last `tools/list` (first page only)
+    returned: client-side work and requests that differ by path. Sending the request itself
+    compares like with like.
     """
     request = types.ClientRequest(
         types.CallToolRequest(
@@ -317,10 +315,7 @@ async def run(args: argparse.Namespace) -> int:
                 "devices"
             ][0]["id"]
             get_direct = {"deviceId": str(device)}
-            # The request our gateway sends the hub for that call (hub_get_device is one of the
-            # tools behind the hub's own hub_read_devices gateway), so every path asks the hub
-            # the same thing.
-            on_hub = {"tool": "hub_get_device", "args": get_direct}
+            through_gateway = {"tool": "hub_get_device", "args": get_direct}
 
             n = args.requests
             listing = await interleaved(
@@ -350,15 +345,15 @@ async def run(args: argparse.Namespace) -> int:
                     ("ping through HA's HTTP stack (gateway)", ours.send_ping),
                     (
                         "hub_get_device through the gateway",
-                        lambda: tools_call(ours, gateway_tool, on_hub),
+                        lambda: tools_call(ours, gateway_tool, through_gateway),
                     ),
                     (
                         "hub_get_device straight to the simulator",
-                        lambda: tools_call(direct, HUB_GATEWAY, on_hub),
+                        lambda: tools_call(direct, "hub_get_device", get_direct),
                     ),
                     (
                         "hub_get_device through a bare HA relay",
-                        lambda: tools_call(relay, HUB_GATEWAY, on_hub),
+                        lambda: tools_call(relay, "hub_get_device", get_direct),
                     ),
                 ],
                 n,
@@ -371,15 +366,15 @@ async def run(args: argparse.Namespace) -> int:
                     [
                         (
                             f"  the same through the gateway, {delay:g} ms hub",
-                            lambda: tools_call(ours, gateway_tool, on_hub),
+                            lambda: tools_call(ours, gateway_tool, through_gateway),
                         ),
                         (
                             f"  the same through the relay, {delay:g} ms hub",
-                            lambda: tools_call(relay, HUB_GATEWAY, on_hub),
+                            lambda: tools_call(relay, "hub_get_device", get_direct),
                         ),
                         (
                             f"  the same straight, {delay:g} ms hub",
-                            lambda: tools_call(direct, HUB_GATEWAY, on_hub),
+                            lambda: tools_call(direct, "hub_get_device", get_direct),
                         ),
                     ],
                     calls,
