@@ -26,6 +26,9 @@ REQUEST_HEADERS: Final = (
     "Mcp-Session-Id",
     "MCP-Protocol-Version",
     "Last-Event-ID",
+    # 2026-07-28 mirrors the method and tool name into headers the server must check.
+    "Mcp-Method",
+    "Mcp-Name",
 )
 REPLY_HEADERS: Final = (hdrs.CONTENT_TYPE, "Mcp-Session-Id")
 

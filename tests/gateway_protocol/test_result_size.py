@@ -45,3 +45,23 @@ def test_text_results_are_not_encoded_to_be_measured() -> None:
 
     result = {"content": [{"type": "text", "text": "x" * 10_000}], "isError": False}
     assert server_module._result_size(result, refuse) >= 10_000
+
+
+@pytest.mark.parametrize(
+    ("text", "limit"),
+    [
+        ("x" * 9_000, 60_000),  # 6 bytes a character at most: surely within
+        ('"' * 9_000, 17_000),  # 18,000 bytes escaped, though only 9,000 characters
+        ("\n" * 9_000, 17_000),
+        ("🌡" * 4_000, 15_000),  # 16,000 bytes in UTF-8
+    ],
+)
+def test_the_quick_bound_never_passes_what_the_measure_refuses(text: str, limit: int) -> None:
+    """A result is passed unmeasured only when even its worst encoding fits."""
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    fits = server_module._result_size(result, _encoded) <= limit
+    if server_module._surely_within(result, limit):
+        assert fits
+        assert len(_encoded(result)) <= limit
+    else:
+        assert not fits

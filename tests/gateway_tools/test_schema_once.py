@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest.mock import patch
 
 from homeassistant.core import HomeAssistant
+from hypothesis import example, given, strategies as st
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway.gateway_tool import GATEWAY_TOOL_SCHEMA
+from custom_components.mcp_gateway.gateway import gateway_tool
+from custom_components.mcp_gateway.gateway.catalog import ToolFailure
+from custom_components.mcp_gateway.gateway.gateway_tool import (
+    GATEWAY_TOOL_SCHEMA,
+    checked_arguments,
+)
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.schemas import schema_problems
 from custom_components.mcp_gateway.mcp.server import RequestContext
@@ -98,3 +105,59 @@ async def test_gateway_tool_arguments_outside_the_schema(
     error = _error(await GatewayHandler(hass).call_tool(_ctx(hass_admin_user), GATEWAY, arguments))
     assert error["code"] == code
     assert message in error["message"]
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.text(max_size=6),
+    st.lists(st.text(max_size=4), max_size=3),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+)
+
+
+def _outcome(arguments: dict[str, Any]) -> Any:
+    try:
+        return checked_arguments(dict(arguments))
+    except ToolFailure as err:
+        return (err.code, str(err))
+
+
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            # Mostly what each property should hold, sometimes anything.
+            "tool": st.one_of(st.text(min_size=1, max_size=6), _VALUES),
+            "args": st.one_of(st.dictionaries(st.text(max_size=4), st.integers()), _VALUES),
+            "describe": st.one_of(st.lists(st.text(min_size=1, max_size=4)), _VALUES),
+            "confirm": _VALUES,
+            "extra": _VALUES,
+        },
+    )
+)
+@example({"tool": "t", "describe": ["t"]})
+@example({"tool": "t", "args": {}, "confirm": 1})
+def test_the_plain_call_shortcut_decides_as_the_schema_does(arguments: dict[str, Any]) -> None:
+    """`{"tool", "args"}` (the shape of nearly every call) skips the generic validator; for
+    any arguments, checked or refused, the outcome is the validator's own."""
+    with patch.object(gateway_tool, "_plain_call", return_value=False):
+        expected = _outcome(arguments)
+    assert _outcome(arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fast"),
+    [
+        ({"tool": "t", "args": {}}, True),
+        ({"tool": "t", "args": {"id": "5"}, "confirm": True}, True),
+        ({"tool": "t", "args": {}, "describe": ["t"]}, False),
+        ({"tool": "t", "args": {}, "confirm": "yes"}, False),
+        ({"tool": "t"}, False),
+        ({"tool": 5, "args": {}}, False),
+    ],
+)
+def test_which_calls_take_the_shortcut(arguments: dict[str, Any], fast: bool) -> None:
+    """Only what the schema plainly accepts as it is skips the validator."""
+    assert gateway_tool._plain_call(arguments) is fast

@@ -90,6 +90,8 @@ def checked_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
         checked = gateway_arguments(arguments)
     except ValueError as err:
         raise ToolFailure(str(err), code="invalid") from err
+    if _plain_call(checked):
+        return checked  # what nearly every call is, and what the schema accepts as it is
     # The schema asks for `args` as JSON text, now parsed: the schema judges the rest, and
     # `args` must be what that text is asked to hold (or the object a client sent instead).
     args = checked.pop("args", None)
@@ -107,6 +109,13 @@ def checked_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
             code="invalid",
         )
     return checked
+
+
+def _plain_call(checked: dict[str, Any]) -> bool:
+    """`{"tool": text, "args": object}`, perhaps with `"confirm": true`: valid as it stands."""
+    if type(checked.get("tool")) is not str or type(checked.get("args")) is not dict:
+        return False
+    return len(checked) == 2 or (len(checked) == 3 and checked.get("confirm") is True)
 
 
 def gateway_tool_definition(

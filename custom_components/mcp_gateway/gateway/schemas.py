@@ -312,12 +312,16 @@ def restore_arguments(original: Any, arguments: Any) -> Any:
     """
     if not isinstance(original, dict):
         return arguments
-    wants = _native_types(original)
-    if isinstance(arguments, str) and wants & {"object", "array", "any"} and "string" not in wants:
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
+    if isinstance(arguments, str):
+        if original.get("type") == "string":
+            return arguments  # the common case, decided without working out every type
+        wants = _native_types(original)
+        if wants & {"object", "array", "any"} and "string" not in wants:
+            try:
+                return json.loads(arguments)
+            except ValueError:
+                return arguments
+        return arguments
     if isinstance(arguments, dict):
         properties = _object_properties(original)
         return {

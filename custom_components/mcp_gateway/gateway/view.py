@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+import functools
 from http import HTTPStatus
 import json
 import time
@@ -208,7 +209,11 @@ async def read_body(request: web.Request) -> bytes | web.Response:
 
 def check_content_type(request: web.Request) -> web.Response | None:
     """415 for a declared body type other than JSON; a missing type is tolerated."""
-    if hdrs.CONTENT_TYPE not in request.headers or request.content_type == "application/json":
+    declared = request.headers.get(hdrs.CONTENT_TYPE)
+    # The exact common value needs no parsing.
+    if declared is None or declared == "application/json":
+        return None
+    if request.content_type == "application/json":
         return None
     body = error_body(None, INVALID_REQUEST, "Content-Type must be application/json")
     return json_response(body, HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
@@ -235,8 +240,12 @@ async def decode_body(request: web.Request) -> Any | web.Response:
 
 def _accepts_json(request: web.Request) -> bool:
     accept = request.headers.get(hdrs.ACCEPT)
-    if not accept:
-        return True
+    return True if not accept else _json_acceptable(accept)
+
+
+@functools.lru_cache(maxsize=32)
+def _json_acceptable(accept: str) -> bool:
+    # A client sends the same Accept on every request: parsed once.
     types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
     return bool(types & _JSON_TYPES)
 

@@ -25,6 +25,7 @@ from typing import Any, Final
 import aiohttp
 from yarl import URL
 
+from . import codec
 from .errors import (
     McpAuthError,
     McpConnectionError,
@@ -136,8 +137,6 @@ class BasicAuth(McpAuth):
 
 
 _UNPARSED: Final = object()
-# Built once: json.dumps with options builds an encoder on every call, a cost every request paid.
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,7 +631,7 @@ class McpClient:
             if name is not None:
                 headers[HEADER_NAME] = name
         url = self._prepare(headers)
-        payload = _ENCODER.encode(body).encode()
+        payload = codec.dumps(body)
         request_id = body.get("id")
         # aiohttp's own total timeout (it replaces the session's default rather than adding a
         # second timer) covers connecting, sending and reading the whole body; the deadline
@@ -704,7 +703,7 @@ class McpClient:
             raw = await resp.read()
             self.stats.bytes_received += len(raw)
             try:
-                message = json.loads(raw)
+                message = codec.loads(raw)
             except ValueError as err:
                 raise McpProtocolError(f"{label}: malformed JSON in the response") from err
             if (refusal := _gate_error(message, label, resp.status)) is not None:

@@ -19,10 +19,11 @@ import base64
 import binascii
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-import json
 import logging
 import re
 from typing import Any, Final, Protocol
+
+from . import codec
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -206,7 +207,7 @@ def parse_json(body: bytes) -> Any:
     could encode it (answers, logs, HA's own JSON), so it is refused here as malformed.
     """
     try:
-        value = json.loads(body)
+        value = codec.loads(body)
     except (UnicodeDecodeError, RecursionError) as err:
         # Deep nesting and bad UTF-8 are client faults like any other malformed body.
         raise ValueError(str(err)) from err
@@ -303,7 +304,7 @@ class McpServer:
         self.instructions = instructions
         self.max_result_bytes = max_result_bytes
         self.max_batch_reply_bytes = max_batch_reply_bytes
-        self._dumps = dumps or _default_dumps
+        self._dumps = dumps or codec.dumps
         self.capabilities: dict[str, Any] = {
             "tools": {"listChanged": False},
             "resources": {"subscribe": False, "listChanged": False},
@@ -631,6 +632,8 @@ class McpServer:
         if not isinstance(result, dict) or not isinstance(result.get("content"), list):
             _LOGGER.error("Tool %s returned a malformed result", name)
             raise McpServerError(INTERNAL_ERROR, "Internal error")
+        if _surely_within(result, self.max_result_bytes):
+            return result
         size = _result_size(result, self._dumps)
         if size <= self.max_result_bytes:
             return result
@@ -651,6 +654,20 @@ class McpServer:
         }
 
 
+def _surely_within(result: dict[str, Any], limit: int) -> bool:
+    """Whether a result of text parts only fits whatever its text holds: a character is at
+    most 6 bytes encoded (`\u001f`), so most results need no measuring at all."""
+    if "structuredContent" in result:
+        return False
+    chars = 0
+    for part in result["content"]:
+        text = part.get("text") if isinstance(part, dict) else None
+        if not isinstance(text, str) or len(part) > 2:
+            return False
+        chars += len(text)
+    return 64 + 6 * chars + 32 * len(result["content"]) <= limit
+
+
 def _result_size(result: dict[str, Any], dumps: Callable[[Any], bytes]) -> int:
     """About the encoded size of a tool result, without encoding it a first time.
 
@@ -668,14 +685,6 @@ def _result_size(result: dict[str, Any], dumps: Callable[[Any], bytes]) -> int:
     if "structuredContent" in result:
         size += len(dumps(result["structuredContent"]))
     return size
-
-
-# Built once: json.dumps with options builds an encoder on every call.
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _default_dumps(value: Any) -> bytes:
-    return _ENCODER.encode(value).encode()
 
 
 def _id_or_none(message: Any) -> Any:
