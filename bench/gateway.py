@@ -228,8 +228,10 @@ async def simulator(devices: int) -> AsyncIterator[str]:
 async def set_latency(sim_url: str, seconds: float) -> None:
     """Make the simulator answer every request after `seconds` (its fault switch)."""
     faults = str(URL(sim_url).with_path("/_sim/faults").with_query(None))
-    async with aiohttp.ClientSession() as session:
-        response = await session.post(faults, json={"latency": seconds})
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(faults, json={"latency": seconds}) as response,
+    ):
         response.raise_for_status()
 
 
