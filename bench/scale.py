@@ -13,7 +13,15 @@ last.
    Wake entries; every backend tool is checked to be reachable through the listed tools.
 3. The event loop while a 5,000-device hub is added: the longest stall and the time until
    every entity exists; memory per 1,000 devices (RSS growth, and where tracemalloc sees it
-   for a 1,000-device hub: our package, Home Assistant, the rest).
+   for a 1,000-device hub: our package, Home Assistant, the rest). Beside it the floor
+   (`bench/floor.py`): the same devices and entities as plain HA entities, which shows how much
+   of the loop's stall (CPython's full garbage collections) any integration adding them brings.
+   Hub and floor each start on a heap without the other: the floor is added after the hub's
+   soak, once the hub is removed and the registries' memory of its removed entities and devices
+   dropped, and is removed the same way before the next row. What differs: the floor's heap
+   may keep a few caches the hub's run filled (both counts of tracked objects before are shown),
+   it has no coordinator, backend data or hub connection, and HA creates its devices from the
+   entities' DeviceInfo (ours registers them first, then links them to their hub).
 4. Polling that hub while ~100 device attributes change per second: loop lag p99 and max, and
    memory before and after (a bounded soak by default; `--full-soak` runs the full hour).
 5. Tool results: bytes of a 1,000-entity `get_state` (now vs text + structuredContent), and
@@ -56,6 +64,7 @@ from pytest_homeassistant_custom_component.common import (
     async_test_home_assistant,
 )
 
+from bench.floor import DOMAIN as FLOOR, Layout, add_floor, describe, forget_removed, layout_of
 from custom_components.mcp_gateway.backends.homecast.const import (
     AUTH_TOKEN,
     CONF_ACCESS_TOKEN,
@@ -90,6 +99,12 @@ BIG_HUB = 5000
 def load() -> str:
     """The machine's load averages (1, 5, 15 min) and CPU count."""
     return f"{Path('/proc/loadavg').read_text().split(' ', 3)[:3]} on {os.cpu_count()} CPUs"
+
+
+def tracked_objects() -> int:
+    """Objects the garbage collector tracks (what a full collection walks), after one."""
+    gc.collect()
+    return len(gc.get_objects())
 
 
 def rss_mib() -> float:
@@ -406,20 +421,17 @@ async def big_hub(hass: HomeAssistant, soak: float) -> dict[str, Any]:
     """Add a 5,000-device hub watching the loop; then poll it under changes (the soak)."""
     results: dict[str, Any] = {}
     async with external_hub(BIG_HUB, 1) as (base, hub_id), aiohttp.ClientSession() as session:
-        gc.collect()
+        objects = tracked_objects()
         before = rss_mib()
-        start = time.perf_counter()
-        with LoopMonitor() as monitor:
-            entry = await add_entry(
+        entry, added = await watched_setup(
+            hass,
+            lambda: add_entry(
                 hass, "Big hub", hub_id, external_data(base), **{CONF_SCAN_INTERVAL: 5}
-            )
-        results["setup_s"] = time.perf_counter() - start
-        results["stall_max_ms"] = monitor.pct(1.0)
-        results["stall_p99_ms"] = monitor.pct(0.99)
-        results["stall_code_ms"] = monitor.pct(1.0, monitor.lags_outside_gc)
-        results["gc_ms"] = [round(spent * 1000) for spent in monitor.full_collections]
-        results["entities"] = entity_count(hass, entry)
-        gc.collect()
+            ),
+            objects,
+        )
+        results |= added
+        results["layout"] = layout_of(hass, entry.entry_id)
         results["mib_per_1000"] = (rss_mib() - before) / (BIG_HUB / 1000)
 
         async def churn() -> None:
@@ -464,6 +476,42 @@ async def big_hub(hass: HomeAssistant, soak: float) -> dict[str, Any]:
         results["soak_objects"] = len(gc.get_objects()) - objects_start
         await hass.config_entries.async_remove(entry.entry_id)
         await hass.async_block_till_done()
+        forget_removed(hass)
+    return results
+
+
+async def watched_setup(
+    hass: HomeAssistant, add: Callable[[], Awaitable[MockConfigEntry]], objects: int
+) -> tuple[MockConfigEntry, dict[str, Any]]:
+    """Set up an entry watching the loop: its stalls, full collections and tracked objects.
+
+    `objects` is the count before (taken by the caller before anything else it measures).
+    """
+    start = time.perf_counter()
+    with LoopMonitor() as monitor:
+        entry = await add()
+    results: dict[str, Any] = {"setup_s": time.perf_counter() - start}
+    results["stall_max_ms"] = monitor.pct(1.0)
+    results["stall_p99_ms"] = monitor.pct(0.99)
+    results["stall_code_ms"] = monitor.pct(1.0, monitor.lags_outside_gc)
+    results["gc_ms"] = [round(spent * 1000) for spent in monitor.full_collections]
+    results["entities"] = entity_count(hass, entry)
+    results["objects_before"] = objects
+    results["objects_after"] = tracked_objects()
+    results["objects_per_entity"] = (results["objects_after"] - objects) / results["entities"]
+    return entry, results
+
+
+async def floor(hass: HomeAssistant, layout: Layout, slice_size: int) -> dict[str, Any]:
+    """The same devices and entities as plain HA entities (bench/floor.py), watched alike."""
+    _, results = await watched_setup(
+        hass, lambda: add_floor(hass, layout, slice_size), tracked_objects()
+    )
+    results["layout"] = describe(layout)
+    for entry in hass.config_entries.async_entries(FLOOR):
+        await hass.config_entries.async_remove(entry.entry_id)
+    await hass.async_block_till_done()
+    forget_removed(hass)
     return results
 
 
@@ -601,12 +649,28 @@ async def main(options: argparse.Namespace) -> None:
             )
         if "3" in sections:
             hub = await big_hub(hass, soak)
+            base = await floor(hass, hub["layout"], options.floor_slice)
             print(
                 f"| HA event loop while a {BIG_HUB:,}-device hub is added ({hub['entities']:,}"
                 f" entities, {hub['setup_s']:.1f} s) | longest stall"
                 f" {hub['stall_max_ms']:.0f} ms, p99 {hub['stall_p99_ms']:.0f} ms; outside"
                 f" CPython's full garbage collections {hub['stall_code_ms']:.0f} ms (the"
-                f" collections: {hub['gc_ms']} ms) | ≤ 250 ms |"
+                f" collections: {hub['gc_ms']} ms); tracked objects {hub['objects_before']:,}"
+                f" → {hub['objects_after']:,}, {hub['objects_per_entity']:.1f} per entity"
+                " | ≤ 250 ms |"
+            )
+            how = (
+                f"slices of {options.floor_slice}"
+                if options.floor_slice > 0
+                else "one async_add_entities per platform"
+            )
+            print(
+                f"| floor: the same as plain HA entities ({base['layout']}; {how};"
+                f" {base['setup_s']:.1f} s) | longest stall {base['stall_max_ms']:.0f} ms, p99"
+                f" {base['stall_p99_ms']:.0f} ms; outside full collections"
+                f" {base['stall_code_ms']:.0f} ms (the collections: {base['gc_ms']} ms);"
+                f" tracked objects {base['objects_before']:,} → {base['objects_after']:,},"
+                f" {base['objects_per_entity']:.1f} per entity | what any integration brings |"
             )
             print(
                 f"| polling it, ~100 changes/s, {hub['soak_s']:.0f} s ({hub['requests']} MCP"
@@ -639,6 +703,16 @@ async def main(options: argparse.Namespace) -> None:
                 " | ≤ 1.5x |"
             )
         await hass.async_stop(force=True)
+    if "3" in sections:
+        print(
+            f"\nstall goal (≤ 250 ms while the {BIG_HUB:,}-device hub is added): ours"
+            f" {hub['stall_max_ms']:.0f} ms ({hub['stall_code_ms']:.0f} ms outside full"
+            f" collections), longest full GC {max(hub['gc_ms'], default=0)} ms,"
+            f" {hub['objects_per_entity']:.1f} tracked objects per entity; floor (plain HA"
+            f" entities, same count): stall {base['stall_max_ms']:.0f} ms"
+            f" ({base['stall_code_ms']:.0f} ms outside), full GC"
+            f" {max(base['gc_ms'], default=0)} ms, {base['objects_per_entity']:.1f} per entity"
+        )
     print(f"machine load at end: {load()}")
 
 
@@ -648,6 +722,13 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=30, help="on/off pairs per light case")
     parser.add_argument("--soak", type=float, default=60.0, help="soak seconds (default 60)")
     parser.add_argument("--full-soak", action="store_true", help="soak for the full hour")
+    parser.add_argument(
+        "--floor-slice",
+        type=int,
+        default=50,
+        help="the floor adds its entities in slices of this many per platform, as ours does"
+        " (default 50); 0: in one async_add_entities per platform",
+    )
     parser.add_argument(
         "--sections",
         default="1234",
