@@ -64,6 +64,7 @@ from pytest_homeassistant_custom_component.common import (
     async_test_home_assistant,
 )
 
+from bench import hubitat_simulator
 from bench.floor import DOMAIN as FLOOR, Layout, add_floor, describe, forget_removed, layout_of
 from custom_components.mcp_gateway.backends.homecast.const import (
     AUTH_TOKEN,
@@ -84,7 +85,6 @@ from custom_components.mcp_gateway.gateway import get_state
 from custom_components.mcp_gateway.gateway.catalog import ExposedBackend, GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.server import RequestContext
-from demo.ha import REPO, free_port, wait_for_port
 from tests.simulators.base import STATS, SimClock
 from tests.simulators.homecast import HOMECAST, create_app as homecast_app
 from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
@@ -380,33 +380,13 @@ async def tools_list(hass: HomeAssistant, user: User) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def external_hub(devices: int, seed: int) -> AsyncIterator[tuple[str, str]]:
-    """A simulated hub in its own process (as a real hub is: its work and memory are not
-    Home Assistant's); yields its base URL and hub id (the seed's, whatever the size)."""
+    """A simulated hub in its own process; yields its base URL and hub id (the seed's,
+    whatever the size)."""
     hub_id = hubitat_app(devices=1, seed=seed)[HUB].hub_id
-    port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.simulators.hubitat",
-        "--port",
-        str(port),
-        "--devices",
-        str(devices),
-        "--command-delay",
-        "0",
-        "--seed",
-        str(seed),
-        cwd=REPO,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
-        # A 5,000-device hub takes a while to generate.
-        await wait_for_port(port, seconds=60, pause=0.1)
+    flags = ("--devices", str(devices), "--command-delay", "0", "--seed", str(seed))
+    # A 5,000-device hub takes a while to generate.
+    async with hubitat_simulator(*flags, seconds=60, pause=0.1) as port:
         yield f"http://127.0.0.1:{port}", hub_id
-    finally:
-        process.terminate()
-        await process.wait()
 
 
 def external_data(base: str) -> dict[str, Any]:
