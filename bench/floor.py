@@ -7,7 +7,9 @@ same number of devices with the same entities each, disabled by default where ou
 set once, no polling, no coordinator. Whatever Home Assistant keeps per entity and per device
 (registry entries, states, the platform's and the registries' listeners) is kept for these too,
 so the tracked objects and full garbage collections measured here are what any integration
-adding that many entities brings.
+adding that many entities brings. With `coordinated`, the entities are HA's `CoordinatorEntity`s
+of one `DataUpdateCoordinator` (as most polling integrations and ours write them; it never
+refreshes here), each listening with its device as context: what that pattern adds per entity.
 
 Set up with Home Assistant's test helpers (`mock_integration` / `mock_platform`, as HA's own
 tests register integrations): the config entry, its forwarding to the platforms, the entity
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
+import logging
 from typing import Final
 
 from homeassistant.components.sensor import SensorEntity
@@ -32,6 +35,7 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import Entity
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
+from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     MockModule,
@@ -128,20 +132,55 @@ class FloorSwitch(SwitchEntity):
         self._attr_entity_registry_enabled_default = enabled
 
 
-def _entities(layout: Layout, platform: Platform) -> list[Entity]:
-    kind, letter = (FloorSwitch, "w") if platform is Platform.SWITCH else (FloorSensor, "s")
-    return [
-        kind(f"device-{device}-{number}", device, entity == letter)
+type Coordinator = DataUpdateCoordinator[None]
+
+
+class CoordinatedSensor(CoordinatorEntity[Coordinator], FloorSensor):
+    """The sensor as a coordinator's entity."""
+
+    def __init__(
+        self, coordinator: Coordinator, unique_id: str, device: int, enabled: bool
+    ) -> None:
+        CoordinatorEntity.__init__(self, coordinator, context=device)
+        FloorSensor.__init__(self, unique_id, device, enabled)
+
+
+class CoordinatedSwitch(CoordinatorEntity[Coordinator], FloorSwitch):
+    """The switch as a coordinator's entity."""
+
+    def __init__(
+        self, coordinator: Coordinator, unique_id: str, device: int, enabled: bool
+    ) -> None:
+        CoordinatorEntity.__init__(self, coordinator, context=device)
+        FloorSwitch.__init__(self, unique_id, device, enabled)
+
+
+def _entities(layout: Layout, platform: Platform, coordinator: Coordinator | None) -> list[Entity]:
+    letter = "w" if platform is Platform.SWITCH else "s"
+    wanted = [
+        (f"device-{device}-{number}", device, entity == letter)
         for device, entities in enumerate(layout)
         for number, entity in enumerate(entities)
         if entity.lower() == letter
     ]
+    if coordinator is None:
+        plain = FloorSwitch if platform is Platform.SWITCH else FloorSensor
+        return [plain(*args) for args in wanted]
+    coordinated = CoordinatedSwitch if platform is Platform.SWITCH else CoordinatedSensor
+    return [coordinated(coordinator, *args) for args in wanted]
 
 
-def register(hass: HomeAssistant, layout: Layout, slice_size: int) -> None:
+def register(hass: HomeAssistant, layout: Layout, slice_size: int, coordinated: bool) -> None:
     """Make the floor integration (and its two platforms) known to Home Assistant."""
 
     async def setup_entry(hass: HomeAssistant, entry: ConfigEntry) -> bool:
+        entry.runtime_data = (
+            DataUpdateCoordinator(
+                hass, logging.getLogger(__name__), config_entry=entry, name="floor"
+            )
+            if coordinated
+            else None
+        )
         await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
         return True
 
@@ -161,7 +200,7 @@ def register(hass: HomeAssistant, layout: Layout, slice_size: int) -> None:
             add_entities: AddEntitiesCallback,
             platform: Platform = platform,
         ) -> None:
-            entities = _entities(layout, platform)
+            entities = _entities(layout, platform, entry.runtime_data)
             if slice_size <= 0:
                 add_entities(entities)
                 return
@@ -179,9 +218,11 @@ async def _add_in_slices(
         await asyncio.sleep(0)
 
 
-async def add_floor(hass: HomeAssistant, layout: Layout, slice_size: int) -> MockConfigEntry:
+async def add_floor(
+    hass: HomeAssistant, layout: Layout, slice_size: int, *, coordinated: bool = False
+) -> MockConfigEntry:
     """Set up the floor entry and wait until every entity exists."""
-    register(hass, layout, slice_size)
+    register(hass, layout, slice_size, coordinated)
     entry = MockConfigEntry(domain=DOMAIN, title="Floor", unique_id="floor", data={})
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)

@@ -14,14 +14,18 @@ last.
 3. The event loop while a 5,000-device hub is added: the longest stall and the time until
    every entity exists; memory per 1,000 devices (RSS growth, and where tracemalloc sees it
    for a 1,000-device hub: our package, Home Assistant, the rest). Beside it the floor
-   (`bench/floor.py`): the same devices and entities as plain HA entities, which shows how much
-   of the loop's stall (CPython's full garbage collections) any integration adding them brings.
-   Hub and floor each start on a heap without the other: the floor is added after the hub's
-   soak, once the hub is removed and the registries' memory of its removed entities and devices
-   dropped, and is removed the same way before the next row. What differs: the floor's heap
-   may keep a few caches the hub's run filled (both counts of tracked objects before are shown),
-   it has no coordinator, backend data or hub connection, and HA creates its devices from the
-   entities' DeviceInfo (ours registers them first, then links them to their hub).
+   (`bench/floor.py`): the same devices and entities as plain HA entities, then as HA's
+   `CoordinatorEntity`s of one `DataUpdateCoordinator` (as most polling integrations write
+   them), which shows how much of the loop's stall (CPython's full garbage collections) any
+   integration adding them brings; then our hub once more. For each: the longest stall, the
+   stall outside full collections, each full collection, a full collection of the heap the
+   setup left, and the tracked objects before and after (per entity).
+   Each starts on a heap without the others: every one is removed, and the registries' memory
+   of its removed entities and devices dropped, before the next is added. What differs: the
+   first hub is added to a fresh heap, the floors and the second hub to one that has held and
+   freed the hubs before them (the second hub is there to show what that changes); the floors
+   have no backend data or hub connection, and HA creates their devices from the entities'
+   DeviceInfo (ours registers them first, then links them to their hub).
 4. Polling that hub while ~100 device attributes change per second: loop lag p99 and max, and
    memory before and after (a bounded soak by default; `--full-soak` runs the full hour).
 5. Tool results: bytes of a 1,000-entity `get_state` (now vs text + structuredContent), and
@@ -478,14 +482,38 @@ async def watched_setup(
     results["entities"] = entity_count(hass, entry)
     results["objects_before"] = objects
     results["objects_after"] = tracked_objects()
+    # What the next full collection costs at least: one of the heap as the setup left it (the
+    # collections during setup fall where the collector's thresholds put them, on smaller
+    # heaps; their number and sizes vary).
+    start = time.perf_counter()
+    gc.collect()
+    results["gc_after_ms"] = (time.perf_counter() - start) * 1000
     results["objects_per_entity"] = (results["objects_after"] - objects) / results["entities"]
     return entry, results
 
 
-async def floor(hass: HomeAssistant, layout: Layout, slice_size: int) -> dict[str, Any]:
+async def hub_again(hass: HomeAssistant) -> dict[str, Any]:
+    """The 5,000-device hub added once more after the floors, on a heap that has held and
+    freed as much as theirs had (the first run's heap was fresh), then removed."""
+    async with external_hub(BIG_HUB, 1) as (base, hub_id):
+        objects = tracked_objects()
+        entry, results = await watched_setup(
+            hass, lambda: add_entry(hass, "Big hub", hub_id, external_data(base)), objects
+        )
+        await hass.config_entries.async_remove(entry.entry_id)
+        await hass.async_block_till_done()
+        forget_removed(hass)
+    return results
+
+
+async def floor(
+    hass: HomeAssistant, layout: Layout, slice_size: int, *, coordinated: bool = False
+) -> dict[str, Any]:
     """The same devices and entities as plain HA entities (bench/floor.py), watched alike."""
     _, results = await watched_setup(
-        hass, lambda: add_floor(hass, layout, slice_size), tracked_objects()
+        hass,
+        lambda: add_floor(hass, layout, slice_size, coordinated=coordinated),
+        tracked_objects(),
     )
     results["layout"] = describe(layout)
     for entry in hass.config_entries.async_entries(FLOOR):
@@ -630,14 +658,16 @@ async def main(options: argparse.Namespace) -> None:
         if "3" in sections:
             hub = await big_hub(hass, soak)
             base = await floor(hass, hub["layout"], options.floor_slice)
+            polled = await floor(hass, hub["layout"], options.floor_slice, coordinated=True)
+            again = await hub_again(hass)
             print(
                 f"| HA event loop while a {BIG_HUB:,}-device hub is added ({hub['entities']:,}"
                 f" entities, {hub['setup_s']:.1f} s) | longest stall"
                 f" {hub['stall_max_ms']:.0f} ms, p99 {hub['stall_p99_ms']:.0f} ms; outside"
                 f" CPython's full garbage collections {hub['stall_code_ms']:.0f} ms (the"
                 f" collections: {hub['gc_ms']} ms); tracked objects {hub['objects_before']:,}"
-                f" → {hub['objects_after']:,}, {hub['objects_per_entity']:.1f} per entity"
-                " | ≤ 250 ms |"
+                f" → {hub['objects_after']:,}, {hub['objects_per_entity']:.1f} per entity, a full"
+                f" collection of them {hub['gc_after_ms']:.0f} ms | ≤ 250 ms |"
             )
             how = (
                 f"slices of {options.floor_slice}"
@@ -650,7 +680,26 @@ async def main(options: argparse.Namespace) -> None:
                 f" {base['stall_p99_ms']:.0f} ms; outside full collections"
                 f" {base['stall_code_ms']:.0f} ms (the collections: {base['gc_ms']} ms);"
                 f" tracked objects {base['objects_before']:,} → {base['objects_after']:,},"
-                f" {base['objects_per_entity']:.1f} per entity | what any integration brings |"
+                f" {base['objects_per_entity']:.1f} per entity, a full collection of them"
+                f" {base['gc_after_ms']:.0f} ms | what any integration brings |"
+            )
+            print(
+                "| floor with HA's DataUpdateCoordinator (the same entities as"
+                f" CoordinatorEntitys, as most polling integrations write them;"
+                f" {polled['setup_s']:.1f} s) | longest stall {polled['stall_max_ms']:.0f} ms,"
+                f" outside full collections {polled['stall_code_ms']:.0f} ms (the collections:"
+                f" {polled['gc_ms']} ms); tracked objects {polled['objects_before']:,} →"
+                f" {polled['objects_after']:,}, {polled['objects_per_entity']:.1f} per entity, a"
+                f" full collection of them {polled['gc_after_ms']:.0f} ms | what a polling"
+                " integration brings |"
+            )
+            print(
+                f"| the same hub again after the floors (a heap that held and freed as much as"
+                f" theirs) | longest stall {again['stall_max_ms']:.0f} ms, outside full"
+                f" collections {again['stall_code_ms']:.0f} ms (the collections:"
+                f" {again['gc_ms']} ms); tracked objects {again['objects_before']:,} →"
+                f" {again['objects_after']:,}, {again['objects_per_entity']:.1f} per entity, a"
+                f" full collection of them {again['gc_after_ms']:.0f} ms | ≤ 250 ms |"
             )
             print(
                 f"| polling it, ~100 changes/s, {hub['soak_s']:.0f} s ({hub['requests']} MCP"
@@ -685,14 +734,21 @@ async def main(options: argparse.Namespace) -> None:
         await hass.async_stop(force=True)
     if "3" in sections:
         print(
-            f"\nstall goal (≤ 250 ms while the {BIG_HUB:,}-device hub is added): ours"
-            f" {hub['stall_max_ms']:.0f} ms ({hub['stall_code_ms']:.0f} ms outside full"
-            f" collections), longest full GC {max(hub['gc_ms'], default=0)} ms,"
-            f" {hub['objects_per_entity']:.1f} tracked objects per entity; floor (plain HA"
-            f" entities, same count): stall {base['stall_max_ms']:.0f} ms"
-            f" ({base['stall_code_ms']:.0f} ms outside), full GC"
-            f" {max(base['gc_ms'], default=0)} ms, {base['objects_per_entity']:.1f} per entity"
+            f"\nstall goal (≤ 250 ms while the {BIG_HUB:,}-device hub is added,"
+            f" {hub['entities']:,} entities):"
         )
+        for name, run in (
+            ("ours", hub),
+            ("ours again, after the floors", again),
+            ("floor (plain HA entities, same count)", base),
+            ("floor with HA's coordinator", polled),
+        ):
+            print(
+                f"  {name}: stall {run['stall_max_ms']:.0f} ms ({run['stall_code_ms']:.0f} ms"
+                f" outside full collections), full GC {max(run['gc_ms'], default=0)} ms"
+                f" (of the heap after: {run['gc_after_ms']:.0f} ms),"
+                f" {run['objects_per_entity']:.1f} tracked objects per entity"
+            )
     print(f"machine load at end: {load()}")
 
 
