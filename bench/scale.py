@@ -1,6 +1,6 @@
 """Benchmark: how the gateway's costs grow with entities, backend entries and hub size.
 
-    .venv/bin/python -m bench.scale [--rounds 200] [--soak 60] [--full-soak]
+    .venv/bin/python -m bench.scale [--rounds 200] [--soak 60] [--full-soak] [--floor-slice 50]
 
 Prints issue 17's table, each row measured in one Home Assistant (in this process, simulators
 on 127.0.0.1) and, where two things are compared, interleaved (A, B, A, B, …) so that the load
@@ -169,6 +169,7 @@ class LoopMonitor:
         self._task: asyncio.Task[None] | None = None
         self._gc_started = 0.0
         self._gc_spent = 0.0
+        self._tick_started = 0.0
 
     def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -181,14 +182,21 @@ class LoopMonitor:
 
     async def _run(self) -> None:
         while True:
-            start = time.perf_counter()
-            self._gc_spent = 0.0
-            await asyncio.sleep(self.tick)
-            lag = max(0.0, time.perf_counter() - start - self.tick)
-            self.lags.add(lag)
-            self.lags_outside_gc.add(max(0.0, lag - self._gc_spent))
+            await asyncio.sleep(max(0.0, self._tick_started + self.tick - time.perf_counter()))
+            self._record()
+
+    def _record(self) -> None:
+        """The lag of the tick that began at `_tick_started`; the next begins now."""
+        now = time.perf_counter()
+        lag = max(0.0, now - self._tick_started - self.tick)
+        self.lags.add(lag)
+        self.lags_outside_gc.add(max(0.0, lag - self._gc_spent))
+        self._tick_started, self._gc_spent = now, 0.0
 
     def __enter__(self) -> LoopMonitor:
+        # The first tick begins here, not when the task first runs: a setup that holds the
+        # loop from the start until its end would otherwise never be seen.
+        self._tick_started, self._gc_spent = time.perf_counter(), 0.0
         gc.callbacks.append(self._on_gc)
         self._task = asyncio.get_running_loop().create_task(self._run())
         return self
@@ -197,6 +205,9 @@ class LoopMonitor:
         assert self._task is not None
         self._task.cancel()
         gc.callbacks.remove(self._on_gc)
+        # A tick overdue when watching ends (the loop held until then) counts too.
+        if time.perf_counter() - self._tick_started > self.tick:
+            self._record()
 
     def pct(self, q: float, lags: LagHistogram | None = None) -> float:
         return (self.lags if lags is None else lags).pct(q)
