@@ -52,8 +52,9 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
 from yarl import URL
 
+from bench import hubitat_simulator
 from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
-from demo.ha import REPO, HomeAssistantProcess, free_port, wait_for_port
+from demo.ha import REPO, HomeAssistantProcess
 
 RELAY = Path(__file__).parent / "relay"
 
@@ -199,30 +200,10 @@ async def sse(url: str, token: str) -> AsyncIterator[ClientSession]:
 @asynccontextmanager
 async def simulator(devices: int) -> AsyncIterator[str]:
     """The Hubitat simulator in its own process; yields its MCP URL (with the token)."""
-    port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.simulators.hubitat",
-        "--port",
-        str(port),
-        "--devices",
-        str(devices),
-        "--token",
-        SIM_TOKEN,
-        "--app-id",
-        SIM_APP_ID,
-        "--flat",  # same tool names directly and through the (flattening) gateway
-        cwd=REPO,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
-        await wait_for_port(port, seconds=10, pause=0.05)
+    flags = ("--devices", str(devices), "--token", SIM_TOKEN, "--app-id", SIM_APP_ID)
+    # --flat: the same tool names directly and through the (flattening) gateway.
+    async with hubitat_simulator(*flags, "--flat") as port:
         yield f"http://127.0.0.1:{port}/apps/api/{SIM_APP_ID}/mcp?access_token={SIM_TOKEN}"
-    finally:
-        process.terminate()
-        await process.wait()
 
 
 async def set_latency(sim_url: str, seconds: float) -> None:

@@ -1,6 +1,6 @@
 """Benchmark: how the gateway's costs grow with entities, backend entries and hub size.
 
-    .venv/bin/python -m bench.scale [--rounds 200] [--soak 60] [--full-soak]
+    .venv/bin/python -m bench.scale [--rounds 200] [--soak 60] [--full-soak] [--floor-slice 50]
 
 Prints issue 17's table, each row measured in one Home Assistant (in this process, simulators
 on 127.0.0.1) and, where two things are compared, interleaved (A, B, A, B, …) so that the load
@@ -13,7 +13,19 @@ last.
    Wake entries; every backend tool is checked to be reachable through the listed tools.
 3. The event loop while a 5,000-device hub is added: the longest stall and the time until
    every entity exists; memory per 1,000 devices (RSS growth, and where tracemalloc sees it
-   for a 1,000-device hub: our package, Home Assistant, the rest).
+   for a 1,000-device hub: our package, Home Assistant, the rest). Beside it the floor
+   (`bench/floor.py`): the same devices and entities as plain HA entities, then as HA's
+   `CoordinatorEntity`s of one `DataUpdateCoordinator` (as most polling integrations write
+   them), which shows how much of the loop's stall (CPython's full garbage collections) any
+   integration adding them brings; then our hub once more. For each: the longest stall, the
+   stall outside full collections, each full collection, a full collection of the heap the
+   setup left, and the tracked objects before and after (per entity).
+   Each starts on a heap without the others: every one is removed, and the registries' memory
+   of its removed entities and devices dropped, before the next is added. What differs: the
+   first hub is added to a fresh heap, the floors and the second hub to one that has held and
+   freed the hubs before them (the second hub is there to show what that changes); the floors
+   have no backend data or hub connection, and HA creates their devices from the entities'
+   DeviceInfo (ours registers them first, then links them to their hub).
 4. Polling that hub while ~100 device attributes change per second: loop lag p99 and max, and
    memory before and after (a bounded soak by default; `--full-soak` runs the full hour).
 5. Tool results: bytes of a 1,000-entity `get_state` (now vs text + structuredContent), and
@@ -56,6 +68,8 @@ from pytest_homeassistant_custom_component.common import (
     async_test_home_assistant,
 )
 
+from bench import hubitat_simulator
+from bench.floor import DOMAIN as FLOOR, Layout, add_floor, describe, forget_removed, layout_of
 from custom_components.mcp_gateway.backends.homecast.const import (
     AUTH_TOKEN,
     CONF_ACCESS_TOKEN,
@@ -75,7 +89,6 @@ from custom_components.mcp_gateway.gateway import get_state
 from custom_components.mcp_gateway.gateway.catalog import ExposedBackend, GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.server import RequestContext
-from demo.ha import REPO, free_port, wait_for_port
 from tests.simulators.base import STATS, SimClock
 from tests.simulators.homecast import HOMECAST, create_app as homecast_app
 from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
@@ -90,6 +103,12 @@ BIG_HUB = 5000
 def load() -> str:
     """The machine's load averages (1, 5, 15 min) and CPU count."""
     return f"{Path('/proc/loadavg').read_text().split(' ', 3)[:3]} on {os.cpu_count()} CPUs"
+
+
+def tracked_objects() -> int:
+    """Objects the garbage collector tracks (what a full collection walks), after one."""
+    gc.collect()
+    return len(gc.get_objects())
 
 
 def rss_mib() -> float:
@@ -150,6 +169,7 @@ class LoopMonitor:
         self._task: asyncio.Task[None] | None = None
         self._gc_started = 0.0
         self._gc_spent = 0.0
+        self._tick_started = 0.0
 
     def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -162,14 +182,21 @@ class LoopMonitor:
 
     async def _run(self) -> None:
         while True:
-            start = time.perf_counter()
-            self._gc_spent = 0.0
-            await asyncio.sleep(self.tick)
-            lag = max(0.0, time.perf_counter() - start - self.tick)
-            self.lags.add(lag)
-            self.lags_outside_gc.add(max(0.0, lag - self._gc_spent))
+            await asyncio.sleep(max(0.0, self._tick_started + self.tick - time.perf_counter()))
+            self._record()
+
+    def _record(self) -> None:
+        """The lag of the tick that began at `_tick_started`; the next begins now."""
+        now = time.perf_counter()
+        lag = max(0.0, now - self._tick_started - self.tick)
+        self.lags.add(lag)
+        self.lags_outside_gc.add(max(0.0, lag - self._gc_spent))
+        self._tick_started, self._gc_spent = now, 0.0
 
     def __enter__(self) -> LoopMonitor:
+        # The first tick begins here, not when the task first runs: a setup that holds the
+        # loop from the start until its end would otherwise never be seen.
+        self._tick_started, self._gc_spent = time.perf_counter(), 0.0
         gc.callbacks.append(self._on_gc)
         self._task = asyncio.get_running_loop().create_task(self._run())
         return self
@@ -178,6 +205,9 @@ class LoopMonitor:
         assert self._task is not None
         self._task.cancel()
         gc.callbacks.remove(self._on_gc)
+        # A tick overdue when watching ends (the loop held until then) counts too.
+        if time.perf_counter() - self._tick_started > self.tick:
+            self._record()
 
     def pct(self, q: float, lags: LagHistogram | None = None) -> float:
         return (self.lags if lags is None else lags).pct(q)
@@ -365,33 +395,13 @@ async def tools_list(hass: HomeAssistant, user: User) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def external_hub(devices: int, seed: int) -> AsyncIterator[tuple[str, str]]:
-    """A simulated hub in its own process (as a real hub is: its work and memory are not
-    Home Assistant's); yields its base URL and hub id (the seed's, whatever the size)."""
+    """A simulated hub in its own process; yields its base URL and hub id (the seed's,
+    whatever the size)."""
     hub_id = hubitat_app(devices=1, seed=seed)[HUB].hub_id
-    port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.simulators.hubitat",
-        "--port",
-        str(port),
-        "--devices",
-        str(devices),
-        "--command-delay",
-        "0",
-        "--seed",
-        str(seed),
-        cwd=REPO,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
-        # A 5,000-device hub takes a while to generate.
-        await wait_for_port(port, seconds=60, pause=0.1)
+    flags = ("--devices", str(devices), "--command-delay", "0", "--seed", str(seed))
+    # A 5,000-device hub takes a while to generate.
+    async with hubitat_simulator(*flags, seconds=60, pause=0.1) as port:
         yield f"http://127.0.0.1:{port}", hub_id
-    finally:
-        process.terminate()
-        await process.wait()
 
 
 def external_data(base: str) -> dict[str, Any]:
@@ -406,20 +416,17 @@ async def big_hub(hass: HomeAssistant, soak: float) -> dict[str, Any]:
     """Add a 5,000-device hub watching the loop; then poll it under changes (the soak)."""
     results: dict[str, Any] = {}
     async with external_hub(BIG_HUB, 1) as (base, hub_id), aiohttp.ClientSession() as session:
-        gc.collect()
+        objects = tracked_objects()
         before = rss_mib()
-        start = time.perf_counter()
-        with LoopMonitor() as monitor:
-            entry = await add_entry(
+        entry, added = await watched_setup(
+            hass,
+            lambda: add_entry(
                 hass, "Big hub", hub_id, external_data(base), **{CONF_SCAN_INTERVAL: 5}
-            )
-        results["setup_s"] = time.perf_counter() - start
-        results["stall_max_ms"] = monitor.pct(1.0)
-        results["stall_p99_ms"] = monitor.pct(0.99)
-        results["stall_code_ms"] = monitor.pct(1.0, monitor.lags_outside_gc)
-        results["gc_ms"] = [round(spent * 1000) for spent in monitor.full_collections]
-        results["entities"] = entity_count(hass, entry)
-        gc.collect()
+            ),
+            objects,
+        )
+        results |= added
+        results["layout"] = layout_of(hass, entry.entry_id)
         results["mib_per_1000"] = (rss_mib() - before) / (BIG_HUB / 1000)
 
         async def churn() -> None:
@@ -464,6 +471,66 @@ async def big_hub(hass: HomeAssistant, soak: float) -> dict[str, Any]:
         results["soak_objects"] = len(gc.get_objects()) - objects_start
         await hass.config_entries.async_remove(entry.entry_id)
         await hass.async_block_till_done()
+        forget_removed(hass)
+    return results
+
+
+async def watched_setup(
+    hass: HomeAssistant, add: Callable[[], Awaitable[MockConfigEntry]], objects: int
+) -> tuple[MockConfigEntry, dict[str, Any]]:
+    """Set up an entry watching the loop: its stalls, full collections and tracked objects.
+
+    `objects` is the count before (taken by the caller before anything else it measures).
+    """
+    start = time.perf_counter()
+    with LoopMonitor() as monitor:
+        entry = await add()
+    results: dict[str, Any] = {"setup_s": time.perf_counter() - start}
+    results["stall_max_ms"] = monitor.pct(1.0)
+    results["stall_p99_ms"] = monitor.pct(0.99)
+    results["stall_code_ms"] = monitor.pct(1.0, monitor.lags_outside_gc)
+    results["gc_ms"] = [round(spent * 1000) for spent in monitor.full_collections]
+    results["entities"] = entity_count(hass, entry)
+    results["objects_before"] = objects
+    results["objects_after"] = tracked_objects()
+    # What the next full collection costs at least: one of the heap as the setup left it (the
+    # collections during setup fall where the collector's thresholds put them, on smaller
+    # heaps; their number and sizes vary).
+    start = time.perf_counter()
+    gc.collect()
+    results["gc_after_ms"] = (time.perf_counter() - start) * 1000
+    results["objects_per_entity"] = (results["objects_after"] - objects) / results["entities"]
+    return entry, results
+
+
+async def hub_again(hass: HomeAssistant) -> dict[str, Any]:
+    """The 5,000-device hub added once more after the floors, on a heap that has held and
+    freed as much as theirs had (the first run's heap was fresh), then removed."""
+    async with external_hub(BIG_HUB, 1) as (base, hub_id):
+        objects = tracked_objects()
+        entry, results = await watched_setup(
+            hass, lambda: add_entry(hass, "Big hub", hub_id, external_data(base)), objects
+        )
+        await hass.config_entries.async_remove(entry.entry_id)
+        await hass.async_block_till_done()
+        forget_removed(hass)
+    return results
+
+
+async def floor(
+    hass: HomeAssistant, layout: Layout, slice_size: int, *, coordinated: bool = False
+) -> dict[str, Any]:
+    """The same devices and entities as plain HA entities (bench/floor.py), watched alike."""
+    _, results = await watched_setup(
+        hass,
+        lambda: add_floor(hass, layout, slice_size, coordinated=coordinated),
+        tracked_objects(),
+    )
+    results["layout"] = describe(layout)
+    for entry in hass.config_entries.async_entries(FLOOR):
+        await hass.config_entries.async_remove(entry.entry_id)
+    await hass.async_block_till_done()
+    forget_removed(hass)
     return results
 
 
@@ -601,12 +668,49 @@ async def main(options: argparse.Namespace) -> None:
             )
         if "3" in sections:
             hub = await big_hub(hass, soak)
+            base = await floor(hass, hub["layout"], options.floor_slice)
+            polled = await floor(hass, hub["layout"], options.floor_slice, coordinated=True)
+            again = await hub_again(hass)
             print(
                 f"| HA event loop while a {BIG_HUB:,}-device hub is added ({hub['entities']:,}"
                 f" entities, {hub['setup_s']:.1f} s) | longest stall"
                 f" {hub['stall_max_ms']:.0f} ms, p99 {hub['stall_p99_ms']:.0f} ms; outside"
                 f" CPython's full garbage collections {hub['stall_code_ms']:.0f} ms (the"
-                f" collections: {hub['gc_ms']} ms) | ≤ 250 ms |"
+                f" collections: {hub['gc_ms']} ms); tracked objects {hub['objects_before']:,}"
+                f" → {hub['objects_after']:,}, {hub['objects_per_entity']:.1f} per entity, a full"
+                f" collection of them {hub['gc_after_ms']:.0f} ms | ≤ 250 ms |"
+            )
+            how = (
+                f"slices of {options.floor_slice}"
+                if options.floor_slice > 0
+                else "one async_add_entities per platform"
+            )
+            print(
+                f"| floor: the same as plain HA entities ({base['layout']}; {how};"
+                f" {base['setup_s']:.1f} s) | longest stall {base['stall_max_ms']:.0f} ms, p99"
+                f" {base['stall_p99_ms']:.0f} ms; outside full collections"
+                f" {base['stall_code_ms']:.0f} ms (the collections: {base['gc_ms']} ms);"
+                f" tracked objects {base['objects_before']:,} → {base['objects_after']:,},"
+                f" {base['objects_per_entity']:.1f} per entity, a full collection of them"
+                f" {base['gc_after_ms']:.0f} ms | what any integration brings |"
+            )
+            print(
+                "| floor with HA's DataUpdateCoordinator (the same entities as"
+                f" CoordinatorEntitys, as most polling integrations write them;"
+                f" {polled['setup_s']:.1f} s) | longest stall {polled['stall_max_ms']:.0f} ms,"
+                f" outside full collections {polled['stall_code_ms']:.0f} ms (the collections:"
+                f" {polled['gc_ms']} ms); tracked objects {polled['objects_before']:,} →"
+                f" {polled['objects_after']:,}, {polled['objects_per_entity']:.1f} per entity, a"
+                f" full collection of them {polled['gc_after_ms']:.0f} ms | what a polling"
+                " integration brings |"
+            )
+            print(
+                f"| the same hub again after the floors (a heap that held and freed as much as"
+                f" theirs) | longest stall {again['stall_max_ms']:.0f} ms, outside full"
+                f" collections {again['stall_code_ms']:.0f} ms (the collections:"
+                f" {again['gc_ms']} ms); tracked objects {again['objects_before']:,} →"
+                f" {again['objects_after']:,}, {again['objects_per_entity']:.1f} per entity, a"
+                f" full collection of them {again['gc_after_ms']:.0f} ms | ≤ 250 ms |"
             )
             print(
                 f"| polling it, ~100 changes/s, {hub['soak_s']:.0f} s ({hub['requests']} MCP"
@@ -639,6 +743,23 @@ async def main(options: argparse.Namespace) -> None:
                 " | ≤ 1.5x |"
             )
         await hass.async_stop(force=True)
+    if "3" in sections:
+        print(
+            f"\nstall goal (≤ 250 ms while the {BIG_HUB:,}-device hub is added,"
+            f" {hub['entities']:,} entities):"
+        )
+        for name, run in (
+            ("ours", hub),
+            ("ours again, after the floors", again),
+            ("floor (plain HA entities, same count)", base),
+            ("floor with HA's coordinator", polled),
+        ):
+            print(
+                f"  {name}: stall {run['stall_max_ms']:.0f} ms ({run['stall_code_ms']:.0f} ms"
+                f" outside full collections), full GC {max(run['gc_ms'], default=0)} ms"
+                f" (of the heap after: {run['gc_after_ms']:.0f} ms),"
+                f" {run['objects_per_entity']:.1f} tracked objects per entity"
+            )
     print(f"machine load at end: {load()}")
 
 
@@ -648,6 +769,13 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=30, help="on/off pairs per light case")
     parser.add_argument("--soak", type=float, default=60.0, help="soak seconds (default 60)")
     parser.add_argument("--full-soak", action="store_true", help="soak for the full hour")
+    parser.add_argument(
+        "--floor-slice",
+        type=int,
+        default=50,
+        help="the floor adds its entities in slices of this many per platform, as ours does"
+        " (default 50); 0: in one async_add_entities per platform",
+    )
     parser.add_argument(
         "--sections",
         default="1234",

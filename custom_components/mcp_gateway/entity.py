@@ -99,6 +99,17 @@ def device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def shared_device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
+    """One DeviceInfo for the entities of a device, which are added one after another.
+
+    Each entity keeps its DeviceInfo for life and Home Assistant only reads it: shared, it is
+    two objects per device instead of per entity (a dict and its identifier set), which every
+    full garbage collection walks. Not to be changed by whoever holds it.
+    """
+    return device_info(entry_uid, spec)
+
+
 def without_overlap(device_name: str | None, name: str) -> str | None:
     """`name` minus its first words when the device's name ends with them; None if nothing
     is left (the entity is then named as its device)."""
@@ -137,7 +148,7 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         self.entity_description = spec.description
         uid = entry_uid(runtime.entry)
         self._attr_unique_id = f"{uid}_{spec.key}"
-        self._attr_device_info = device_info(uid, spec.device)
+        self._attr_device_info = shared_device_info(uid, spec.device)
         self._name_without_overlap()
 
     def _name_without_overlap(self) -> None:

@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 type EntityFactory = Callable[[BackendRuntime, EntitySpec], Entity]
+# An entity's (platform, key), the platform as its plain string: the collector stops tracking a
+# tuple of strings, while one holding the Platform member is walked by every full collection
+# (two per entity: the specs' key and the published one). Platform is a StrEnum, equal to and
+# hashed as its string, so look-ups with a Platform member find these keys.
+type SpecKey = tuple[str, str]
 
 
 # Devices or entities registered per step: a hub with thousands of devices is added in steps
@@ -60,8 +65,8 @@ class EntityPublisher:
         self._runtime = runtime
         self._derive = derive_specs
         self._platforms: dict[Platform, tuple[AddEntitiesCallback, EntityFactory]] = {}
-        self._published: set[tuple[Platform, str]] = set()
-        self._specs: dict[tuple[Platform, str], EntitySpec] = {}
+        self._published: set[SpecKey] = set()
+        self._specs: dict[SpecKey, EntitySpec] = {}
         # Gateway calls that address devices look their entities up on every call.
         self._by_device: dict[str, list[EntitySpec]] = {}
         # Device specs as last written to the registry, by key.
@@ -128,7 +133,7 @@ class EntityPublisher:
         """
         self._generation += 1
         specs = iter(self._derive())
-        derived: dict[tuple[Platform, str], EntitySpec] = {}
+        derived: dict[SpecKey, EntitySpec] = {}
         if self._take(specs, derived):
             self._commit(derived)
             return
@@ -142,10 +147,10 @@ class EntityPublisher:
             await asyncio.shield(task)
 
     @staticmethod
-    def _take(specs: Iterator[EntitySpec], derived: dict[tuple[Platform, str], EntitySpec]) -> bool:
+    def _take(specs: Iterator[EntitySpec], derived: dict[SpecKey, EntitySpec]) -> bool:
         """Derive up to DERIVE_CHUNK more specs; True once there are no more."""
         for count, spec in enumerate(specs, 1):
-            derived[(spec.platform, spec.key)] = spec
+            derived[_key(spec)] = spec
             if count >= DERIVE_CHUNK:
                 return False
         return True
@@ -153,7 +158,7 @@ class EntityPublisher:
     async def _async_derive(
         self,
         specs: Iterator[EntitySpec],
-        derived: dict[tuple[Platform, str], EntitySpec],
+        derived: dict[SpecKey, EntitySpec],
         generation: int,
     ) -> None:
         while True:
@@ -164,7 +169,7 @@ class EntityPublisher:
                 self._commit(derived)
                 return
 
-    def _commit(self, derived: dict[tuple[Platform, str], EntitySpec]) -> None:
+    def _commit(self, derived: dict[SpecKey, EntitySpec]) -> None:
         before = self._specs
         self._specs = derived
         by_device: dict[str, list[EntitySpec]] = {}
@@ -252,12 +257,11 @@ class EntityPublisher:
     def _add_entities(self, specs: Iterable[EntitySpec]) -> None:
         by_platform: dict[Platform, list[EntitySpec]] = {}
         for spec in specs:
-            key = (spec.platform, spec.key)
-            if spec.platform in self._platforms and key not in self._published:
+            if spec.platform in self._platforms and _key(spec) not in self._published:
                 by_platform.setdefault(spec.platform, []).append(spec)
         for platform, new in by_platform.items():
             add_entities, factory = self._platforms[platform]
-            self._published.update((platform, spec.key) for spec in new)
+            self._published.update(_key(spec) for spec in new)
             add_entities([factory(self._runtime, spec) for spec in new])
 
     # --- removing --------------------------------------------------------------------------
@@ -268,7 +272,7 @@ class EntityPublisher:
             return
         entities = er.async_get(self._hass)
         for spec in gone:
-            self._published.discard((spec.platform, spec.key))
+            self._published.discard(_key(spec))
             entity_id = entities.async_get_entity_id(spec.platform, DOMAIN, self.unique_id(spec))
             if entity_id is not None:
                 _LOGGER.debug("Removing %s: gone from the backend", entity_id)
@@ -335,6 +339,10 @@ class EntityPublisher:
     def has_device(self, identifiers: set[tuple[str, str]]) -> bool:
         """Whether a registry device is still one the backend has (for manual removal)."""
         return bool(identifiers & self._wanted_devices())
+
+
+def _key(spec: EntitySpec) -> SpecKey:
+    return (spec.platform.value, spec.key)
 
 
 async def _pause() -> None:

@@ -20,6 +20,7 @@ from homeassistant.helpers import (
     entity_registry as er,
     issue_registry as ir,
 )
+from homeassistant.helpers.entity_platform import async_get_platforms
 from homeassistant.helpers.update_coordinator import UpdateFailed
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
@@ -155,6 +156,25 @@ async def test_entities_and_devices_follow_the_backend(
     assert entities.async_get_entity_id("switch", DOMAIN, "fake-1_2_power") is None
     assert registry_device(hass, (DOMAIN, "fake-1_plug_2")) is None
     assert registry_device(hass, (DOMAIN, "fake-1_plug_3")) is not None
+
+
+async def test_a_devices_entities_share_one_device_info(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """Entities of one device hold the same DeviceInfo (two objects per device, not per
+    entity, for every full garbage collection to walk); other devices have their own."""
+    infos: dict[str, list[Any]] = {}
+    for platform in async_get_platforms(hass, DOMAIN):
+        for entity in platform.entities.values():
+            assert entity.device_info is not None
+            (identifier,) = entity.device_info["identifiers"]
+            infos.setdefault(identifier[1], []).append(entity.device_info)
+    assert sorted(infos) == ["fake-1_plug_1", "fake-1_plug_2"]
+    for shared in infos.values():
+        assert len(shared) == 3
+        assert all(info is shared[0] for info in shared)
+    assert infos["fake-1_plug_1"][0] is not infos["fake-1_plug_2"][0]
+    assert infos["fake-1_plug_1"][0]["name"] == "Lamp"
 
 
 async def test_action_applies_optimistically_and_translates_errors(

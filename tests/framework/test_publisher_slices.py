@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 from unittest.mock import patch
 
@@ -248,3 +249,18 @@ async def test_a_gone_plug_takes_its_device(
     assert _ours(hass, entry) == (3 * (PLUGS - 1), PLUGS)
     # Removed the way each HA version supports (2026.x reports what "will stop working").
     assert "will stop working" not in caplog.text
+
+
+async def test_published_keys_are_left_alone_by_the_collector(hass: HomeAssistant) -> None:
+    """The publisher's two keys per entity hold strings only, so the garbage collector stops
+    tracking them (with the Platform member in them every full collection walked them), and
+    look-ups by Platform still find them."""
+    entry = await _setup(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    publisher: EntityPublisher = entry.runtime_data.publisher
+    gc.collect()
+    keys = [*publisher._specs, *publisher._published]
+    assert len(keys) == 2 * 3 * PLUGS
+    assert [key for key in keys if gc.is_tracked(key)] == []
+    for spec in publisher.specs:
+        assert publisher.spec(spec.platform, spec.key) is spec

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+import types
 from typing import Any
 
 from homeassistant.components.alarm_control_panel import AlarmControlPanelState
@@ -12,7 +13,13 @@ from homeassistant.const import Platform, UnitOfTemperature
 import pytest
 
 from custom_components.mcp_gateway.backends.hubitat import entities as e
-from custom_components.mcp_gateway.backends.hubitat.api import HubitatDevice
+from custom_components.mcp_gateway.backends.hubitat.api import (
+    HsmStatus,
+    HubInfo,
+    HubitatDevice,
+    Modes,
+)
+from custom_components.mcp_gateway.backends.hubitat.coordinator import HubitatData
 from custom_components.mcp_gateway.climate import ClimateTarget
 from custom_components.mcp_gateway.light import LightCommand
 
@@ -177,3 +184,41 @@ async def test_on_off_light_ignores_brightness() -> None:
     plug = device("Switch", commands=("on", "off"))
     await e._light_on(runtime, plug, LightCommand(brightness=80, transition=2))  # type: ignore[arg-type]
     assert runtime.sent[-1][1:3] == ("on", [])
+
+
+def test_a_devices_entities_share_one_source_without_closures() -> None:
+    """A device's entities read it through one shared source object, a button through its
+    own: no closure cells, which made four or five objects per device and button that every
+    full garbage collection walks. Sources read the current snapshot, None once it is gone."""
+    remote = HubitatDevice(
+        id="7",
+        name="Remote",
+        capabilities=frozenset({"PushableButton", "Battery"}),
+        attributes={"numberOfButtons": 2, "battery": 80},
+    )
+    hub = HubInfo(None, "Hub", None, None, None, None, {})
+    data = HubitatData(
+        hub=hub,
+        devices={"7": remote},
+        rules={},
+        modes=Modes(None, ()),
+        hsm=HsmStatus(None),
+        hsm_supported=False,
+    )
+    coordinator = types.SimpleNamespace(data=data)
+    specs = [
+        spec
+        for spec in e.derive_specs(coordinator, "http://hub", set(), set())  # type: ignore[arg-type]
+        if spec.device.key == "7"
+    ]
+    buttons = [spec for spec in specs if spec.platform is Platform.EVENT]
+    others = [spec for spec in specs if spec.platform is not Platform.EVENT]
+    assert len(buttons) == 2
+    assert others
+    assert len({id(spec.source) for spec in others}) == 1
+    for spec in specs:
+        assert getattr(spec.source, "__closure__", None) is None
+    assert others[0].source() is remote
+    assert [spec.source() for spec in buttons] == [e.ButtonView(remote, 1), e.ButtonView(remote, 2)]
+    coordinator.data = replace(data, devices={})
+    assert [spec.source() for spec in specs] == [None] * len(specs)

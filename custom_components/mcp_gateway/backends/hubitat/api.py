@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+import functools
 import logging
 from typing import Any, Final
 
@@ -257,7 +258,14 @@ def _names(items: Any) -> frozenset[str]:
             out.add(item)
         elif isinstance(item, dict) and isinstance(item.get("name"), str):
             out.add(item["name"])
-    return frozenset(out)
+    return _shared(frozenset(out))
+
+
+@functools.lru_cache(maxsize=512)
+def _shared(names: frozenset[str]) -> frozenset[str]:
+    """The first equal set seen: devices of one driver share their capability and command
+    sets (two per device, which every full garbage collection walks; a few hundred drivers)."""
+    return names
 
 
 def _attributes(item: Mapping[str, Any]) -> dict[str, Any]:

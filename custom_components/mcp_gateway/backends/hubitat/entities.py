@@ -1008,10 +1008,7 @@ def _device_specs(
     as_switch, as_light = overrides
     device_id = device.id
     info = device_spec(device, hub)
-
-    def source() -> HubitatDevice | None:
-        return coordinator.data.devices.get(device_id)
-
+    source = _DeviceSource(coordinator, device_id)
     main = primary(device, as_switch, as_light)
     if main is not None:
         platform, description = main
@@ -1052,20 +1049,38 @@ def _device_specs(
                 f"{device_id}_button_{number}",
                 info,
                 BUTTON_EVENT,
-                _button_source(coordinator, device_id, number),
+                _ButtonSource(coordinator, device_id, number),
                 name=f"Button {number}",
                 available_fn=_button_enabled,
             )
 
 
-def _button_source(
-    coordinator: HubitatCoordinator, device_id: str, number: int
-) -> Callable[[], ButtonView | None]:
-    def source() -> ButtonView | None:
-        device = coordinator.data.devices.get(device_id)
-        return None if device is None else ButtonView(device, number)
+# The sources of device and button entities are objects, not closures: a 5,000-device hub has
+# one per device and button, and a closure is four or five objects (function, its cells and
+# their tuple) that every full garbage collection walks, a slotted instance one. Compared by
+# identity, as the closures were.
+@dataclass(frozen=True, slots=True, eq=False)
+class _DeviceSource:
+    """A device's current record, or None once the hub no longer has it."""
 
-    return source
+    coordinator: HubitatCoordinator
+    device_id: str
+
+    def __call__(self) -> HubitatDevice | None:
+        return self.coordinator.data.devices.get(self.device_id)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _ButtonSource:
+    """One button of a device, or None once the hub no longer has the device."""
+
+    coordinator: HubitatCoordinator
+    device_id: str
+    number: int
+
+    def __call__(self) -> ButtonView | None:
+        device = self.coordinator.data.devices.get(self.device_id)
+        return None if device is None else ButtonView(device, self.number)
 
 
 def _rule_specs(
