@@ -207,9 +207,11 @@ async def test_wrong_shape_is_a_failed_update(
 async def test_timeouts_make_entities_unavailable(hass: HomeAssistant, sim: Sim) -> None:
     """A hub that stops answering: the request times out and entities go unavailable.
 
-    Real time here (a 50 ms request timeout): a frozen clock would never let it expire.
+    Real time here (a 0.5 s request timeout): a frozen clock would never let it expire, and
+    the setup's and the recovery's requests must each finish within it on a loaded machine
+    too (50 ms did not, once, under a parallel run).
     """
-    with patch.object(const, "REQUEST_TIMEOUT", 0.05):
+    with patch.object(const, "REQUEST_TIMEOUT", 0.5):
         runtime = await setup_entry(hass, make_entry(sim))
     mode = entity_id(hass, sim, "hub_mode", "select")
     sim.faults.hang = True
