@@ -93,7 +93,9 @@ def _words_luminance(name: str) -> float:
     """Mean luminance of the opaque ink right of the mark (the words)."""
     image = _open(name)
     words = image.crop((image.height, 0, image.width, image.height))
-    inked = [(r, g, b) for r, g, b, a in words.getdata() if a == 255]
+    # Raw RGBA bytes: Pillow 12 deprecates getdata(), and the 11.1 of 2025.4 lacks its successor.
+    raw = words.convert("RGBA").tobytes()
+    inked = [(raw[i], raw[i + 1], raw[i + 2]) for i in range(0, len(raw), 4) if raw[i + 3] == 255]
     assert len(inked) > 500, name  # the words were drawn at all
     return sum(0.2126 * r + 0.7152 * g + 0.0722 * b for r, g, b in inked) / len(inked)
 
