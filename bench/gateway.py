@@ -16,7 +16,9 @@ connection), so the load of a shared machine weighs on every case alike; the mac
 - a state read over every entity: our `get_state` (Streamable HTTP and SSE) vs core's
   `GetLiveContext` (SSE);
 - a backend tool call (`hub_get_device`: the simulator runs `--flat`, so the gateway sends the
-  hub the same flat call the other paths make) through the gateway, straight to the simulator,
+  hub the same flat call the other paths make, though in 2026-07-28's form where the SDK here
+  speaks 2025-06-18; `bench.gateway_steps --legacy-hub` shows what that weighs) through the
+  gateway, straight to the simulator,
   and through `bench/relay`, a bare HA view that only relays the bytes: what
   any MCP proxy inside HA pays (HA's HTTP stack, a second HTTP hop) before doing anything of
   its own. The gateway's own
