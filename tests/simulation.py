@@ -54,6 +54,7 @@ from custom_components.mcp_gateway.const import (
     DOMAIN,
 )
 from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
+from custom_components.mcp_gateway.gateway.settings import KIND_GATEWAY
 from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpToolError
 from custom_components.mcp_gateway.publisher import EntityPublisher
@@ -134,6 +135,17 @@ async def advance_clocks(
 
 
 # ---------------------------------------------------------------- config entries
+
+
+def gateway_entry(options: Mapping[str, Any] | None = None) -> MockConfigEntry:
+    """The gateway's own settings entry (one per Home Assistant), with these options."""
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="MCP gateway",
+        unique_id="gateway",
+        data={CONF_BACKEND: KIND_GATEWAY},
+        options=dict(options or {}),
+    )
 
 
 def hubitat_entry(

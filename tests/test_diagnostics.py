@@ -26,9 +26,10 @@ from yarl import URL
 
 from custom_components.mcp_gateway.backends.homecast.const import CONF_ACCESS_TOKEN, CONF_HOMES
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN
-from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.const import DOMAIN
 from tests.simulation import (
     LoopbackServers,
+    gateway_entry,
     homecast_token_entry,
     hubitat_entry,
     robine_wake_entry,
@@ -215,13 +216,7 @@ async def test_gateway_settings_entry_diagnostics(
     hass: HomeAssistant, hass_client: ClientSessionGenerator
 ) -> None:
     """The gateway's settings entry has no backend: its diagnostics are its options."""
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="MCP gateway",
-        unique_id="gateway",
-        data={CONF_BACKEND: "gateway"},
-        options={"allowed_origins": ["https://claude.ai"], "rate_limit_per_minute": 60},
-    )
+    entry = gateway_entry({"allowed_origins": ["https://claude.ai"], "rate_limit_per_minute": 60})
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()

@@ -15,9 +15,7 @@ from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
 from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
 from custom_components.mcp_gateway.mcp.server import (
     META_CLIENT_CAPABILITIES,
@@ -26,6 +24,7 @@ from custom_components.mcp_gateway.mcp.server import (
     RequestContext,
     UnknownToolError,
 )
+from tests.simulation import gateway_entry
 
 from .conftest import URL, FakeHandler, rpc
 
@@ -49,12 +48,7 @@ def handler() -> FakeHandler:
 @pytest.fixture(autouse=True)
 def _no_rate_limit(hass: HomeAssistant) -> None:
     """Thousands of examples from one user: the (default-on) rate limit set to its maximum."""
-    MockConfigEntry(
-        domain=DOMAIN,
-        unique_id="gateway",
-        data={CONF_BACKEND: "gateway"},
-        options={CONF_RATE_LIMIT: MAX_RATE_LIMIT},
-    ).add_to_hass(hass)
+    gateway_entry({CONF_RATE_LIMIT: MAX_RATE_LIMIT}).add_to_hass(hass)
 
 
 _json = st.recursive(

@@ -10,14 +10,14 @@ from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
 from homeassistant.core_config import async_process_ha_core_config
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway.settings import (
     CONF_ALLOWED_ORIGINS,
     CONF_RATE_LIMIT,
 )
 from custom_components.mcp_gateway.gateway.view import MAX_BODY_BYTES, GatewayRuntime
+from tests.simulation import gateway_entry
 
 from .conftest import ACCEPT, URL, ClientFactory, FakeHandler, base_url, make_token, rpc
 
@@ -25,9 +25,7 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource/api/mcp_gateway"
 
 
 def _settings_entry(hass: HomeAssistant, **options: Any) -> None:
-    MockConfigEntry(
-        domain=DOMAIN, unique_id="gateway", data={CONF_BACKEND: "gateway"}, options=options
-    ).add_to_hass(hass)
+    gateway_entry(options).add_to_hass(hass)
 
 
 async def _post(client: TestClient, body: Any, **headers: str) -> tuple[int, Any, Any]:

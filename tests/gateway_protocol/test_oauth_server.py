@@ -24,13 +24,12 @@ from homeassistant.core import HomeAssistant
 from homeassistant.core_config import async_process_ha_core_config
 from homeassistant.helpers.network import NoURLAvailableError
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 from yarl import URL as YURL
 
-from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.gateway import oauth
 from custom_components.mcp_gateway.gateway.settings import CONF_ALLOWED_ORIGINS
 from custom_components.mcp_gateway.gateway.view import GatewayRuntime
+from tests.simulation import gateway_entry
 
 from .conftest import ACCEPT, HA_HAS_PKCE, URL, base_url, login_flow, rpc
 
@@ -343,12 +342,7 @@ async def test_cors_preflight_allows_the_mcp_headers_for_allowed_origins(
     hass: HomeAssistant, anon: TestClient, client: TestClient
 ) -> None:
     """A CORS preflight from an allowed origin allows the MCP headers and POST."""
-    MockConfigEntry(
-        domain=DOMAIN,
-        unique_id="gateway",
-        data={CONF_BACKEND: "gateway"},
-        options={CONF_ALLOWED_ORIGINS: ["https://inspector.example"]},
-    ).add_to_hass(hass)
+    gateway_entry({CONF_ALLOWED_ORIGINS: ["https://inspector.example"]}).add_to_hass(hass)
     response = await _preflight(anon, URL, "https://inspector.example")
     assert response.status == 204
     headers = response.headers

@@ -23,16 +23,7 @@ from custom_components.mcp_gateway.gateway.settings import (
     origin_allowed,
     settings_from_options,
 )
-
-
-def _gateway_entry(options: dict | None = None) -> MockConfigEntry:
-    return MockConfigEntry(
-        domain=DOMAIN,
-        title="MCP gateway",
-        unique_id="gateway",
-        data={CONF_BACKEND: "gateway"},
-        options=options or {},
-    )
+from tests.simulation import gateway_entry
 
 
 @pytest.fixture
@@ -41,7 +32,7 @@ async def setup_http(hass: HomeAssistant) -> None:
 
 
 @pytest.mark.usefixtures("setup_http")
-async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
+async def test_user_flow_creates_thegateway_entry(hass: HomeAssistant) -> None:
     """The menu's gateway step creates the singleton settings entry, once."""
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
     assert result["type"] is FlowResultType.MENU
@@ -113,7 +104,7 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
 @pytest.mark.usefixtures("setup_http")
 async def test_options_flow_edits_the_settings(hass: HomeAssistant) -> None:
     """The options flow edits the settings and refuses an invalid origin."""
-    entry = _gateway_entry({CONF_RATE_LIMIT: 10})
+    entry = gateway_entry({CONF_RATE_LIMIT: 10})
     entry.add_to_hass(hass)
     # Read (and remembered) before the edit, so the edit must replace what was remembered.
     assert gateway_settings(hass).rate_limit_per_minute == 10
@@ -147,7 +138,7 @@ async def test_options_flow_edits_the_settings(hass: HomeAssistant) -> None:
 @pytest.mark.usefixtures("setup_http")
 async def test_reconfigure_edits_the_settings(hass: HomeAssistant) -> None:
     """Reconfigure edits the same settings and refuses an invalid origin."""
-    entry = _gateway_entry()
+    entry = gateway_entry()
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
     result = await entry.start_reconfigure_flow(hass)
@@ -166,7 +157,7 @@ async def test_reconfigure_edits_the_settings(hass: HomeAssistant) -> None:
     assert gateway_settings(hass).rate_limit_per_minute == 7
 
 
-async def test_defaults_without_a_gateway_entry(hass: HomeAssistant) -> None:
+async def test_defaults_without_agateway_entry(hass: HomeAssistant) -> None:
     """Without a gateway entry the defaults apply."""
     MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "hubitat"}).add_to_hass(hass)
     assert gateway_settings(hass) is DEFAULT_SETTINGS

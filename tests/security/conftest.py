@@ -21,7 +21,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
-from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway.settings import (
     CONF_EXPOSED_ONLY,
     CONF_RATE_LIMIT,
@@ -30,7 +30,7 @@ from custom_components.mcp_gateway.gateway.settings import (
 from tests.all_backends import Simulators, setup_entries, start_simulators
 from tests.homecast import sim as homecast
 from tests.results import result_data
-from tests.simulation import LoopbackServers
+from tests.simulation import LoopbackServers, gateway_entry
 from tests.simulators.homecast import HomecastSim
 from tests.simulators.hubitat import Hub
 from tests.simulators.robine_wake import RobineWake
@@ -137,12 +137,7 @@ async def home(
     # The matrix makes hundreds of calls per caller: the rate limit is raised here, and the
     # tests of the limit itself set it back. It checks permissions, so every entity is
     # reachable (HA exposes no alarm panel to assistants by default); exposure has its own tests.
-    MockConfigEntry(
-        domain=DOMAIN,
-        unique_id="gateway",
-        data={CONF_BACKEND: "gateway"},
-        options={CONF_RATE_LIMIT: MAX_RATE_LIMIT, CONF_EXPOSED_ONLY: False},
-    ).add_to_hass(hass)
+    gateway_entry({CONF_RATE_LIMIT: MAX_RATE_LIMIT, CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
     sims = await start_simulators(loopback_servers)
     hc_sim = sims.homecast
     # Two accessories of the same name in two rooms (the two "Ceiling Light"s).
