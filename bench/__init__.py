@@ -5,9 +5,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 import contextlib
+import os
+from pathlib import Path
 import sys
 
 from demo.ha import REPO, free_port, wait_for_port
+
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 min) and CPU count."""
+    return f"{Path('/proc/loadavg').read_text().split(' ', 3)[:3]} on {os.cpu_count()} CPUs"
 
 
 @contextlib.asynccontextmanager

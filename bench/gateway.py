@@ -54,7 +54,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
 from yarl import URL
 
-from bench import hubitat_simulator
+from bench import hubitat_simulator, load
 from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
 from demo.ha import REPO, HomeAssistantProcess
 
@@ -171,11 +171,6 @@ async def tools_call(session: ClientSession, name: str, arguments: dict[str, Any
     if result.isError:
         raise RuntimeError(f"{name} failed: {result.content}")
     return result
-
-
-def load() -> str:
-    """The machine's load averages (1, 5, 15 min) and CPU count."""
-    return f"{Path('/proc/loadavg').read_text().split(' ', 3)[:3]} on {os.cpu_count()} CPUs"
 
 
 @asynccontextmanager

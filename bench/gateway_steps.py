@@ -27,8 +27,6 @@ from dataclasses import dataclass
 import functools
 import json
 import logging
-import os
-from pathlib import Path
 import statistics
 import time
 from typing import Any
@@ -42,29 +40,23 @@ from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import (
-    MockConfigEntry,
     async_test_home_assistant,
 )
 
+from bench import load
 from bench.relay import RelayView
-from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN, CONF_URL
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
 from custom_components.mcp_gateway.gateway.view import McpGatewayView
 from custom_components.mcp_gateway.mcp.client import McpClient
 from custom_components.mcp_gateway.mcp.server import McpServer
 from demo.ha import free_port
+from tests.simulation import gateway_entry, hubitat_entry, setup_entry
 from tests.simulators.hubitat import HUB, create_app, mcp_path
 
 SIM_TOKEN = "bench-token"
 PROTOCOL = "2025-06-18"
-
-
-def load() -> str:
-    """The machine's load averages (1, 5, 15 min) and CPU count."""
-    return f"{Path('/proc/loadavg').read_text().split(' ', 3)[:3]} on {os.cpu_count()} CPUs"
 
 
 @dataclass(frozen=True)
@@ -151,21 +143,9 @@ def call_body(name: str, arguments: dict[str, Any]) -> bytes:
 async def setup(hass: HomeAssistant, sim_url: str) -> str:
     """HTTP, the gateway (rate limit at its maximum), the Hubitat entry, the relay; a token."""
     assert await async_setup_component(hass, "http", {"http": {"server_port": free_port()}})
-    MockConfigEntry(
-        domain=DOMAIN,
-        unique_id="gateway",
-        data={CONF_BACKEND: "gateway"},
-        options={CONF_RATE_LIMIT: MAX_RATE_LIMIT},
-    ).add_to_hass(hass)
-    hub = MockConfigEntry(
-        domain=DOMAIN,
-        title="Home Hub",
-        unique_id="hub-bench",
-        data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: sim_url, CONF_TOKEN: SIM_TOKEN},
-    )
-    hub.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(hub.entry_id)
-    await hass.async_block_till_done(wait_background_tasks=True)
+    gateway_entry({CONF_RATE_LIMIT: MAX_RATE_LIMIT}).add_to_hass(hass)
+    await setup_entry(hass, hubitat_entry(sim_url, SIM_TOKEN, unique_id="hub-bench"))
+    await hass.async_block_till_done(wait_background_tasks=True)  # every slice of entities
     hass.http.register_view(RelayView(f"{sim_url}?access_token={SIM_TOKEN}"))
     user = await hass.auth.async_create_user("bench", group_ids=[GROUP_ID_ADMIN])
     refresh = await hass.auth.async_create_refresh_token(

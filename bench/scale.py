@@ -68,7 +68,7 @@ from pytest_homeassistant_custom_component.common import (
     async_test_home_assistant,
 )
 
-from bench import hubitat_simulator
+from bench import hubitat_simulator, load
 from bench.floor import DOMAIN as FLOOR, Layout, add_floor, describe, forget_removed, layout_of
 from custom_components.mcp_gateway.backends.homecast.const import (
     AUTH_TOKEN,
@@ -98,11 +98,6 @@ PACKAGE = str(Path(custom_components.mcp_gateway.__file__).parent)
 # Entities per simulated Hubitat device is ~2.3: these give ~100, ~1,000 and ~5,000.
 STATE_SIZES = (44, 430, 2150)
 BIG_HUB = 5000
-
-
-def load() -> str:
-    """The machine's load averages (1, 5, 15 min) and CPU count."""
-    return f"{Path('/proc/loadavg').read_text().split(' ', 3)[:3]} on {os.cpu_count()} CPUs"
 
 
 def tracked_objects() -> int:
