@@ -211,9 +211,7 @@ def check_content_type(request: web.Request) -> web.Response | None:
     """415 for a declared body type other than JSON; a missing type is tolerated."""
     declared = request.headers.get(hdrs.CONTENT_TYPE)
     # The exact common value needs no parsing.
-    if declared is None or declared == "application/json":
-        return None
-    if request.content_type == "application/json":
+    if declared in (None, "application/json") or request.content_type == "application/json":
         return None
     body = error_body(None, INVALID_REQUEST, "Content-Type must be application/json")
     return json_response(body, HTTPStatus.UNSUPPORTED_MEDIA_TYPE)

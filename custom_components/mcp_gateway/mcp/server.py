@@ -661,11 +661,16 @@ def _surely_within(result: dict[str, Any], limit: int) -> bool:
         return False
     chars = 0
     for part in result["content"]:
-        text = part.get("text") if isinstance(part, dict) else None
-        if not isinstance(text, str) or len(part) > 2:
+        if (text := _plain_text(part)) is None:
             return False
         chars += len(text)
     return 64 + 6 * chars + 32 * len(result["content"]) <= limit
+
+
+def _plain_text(part: Any) -> str | None:
+    """The text of a part that is `{"type": "text", "text": …}` and nothing more."""
+    text = part.get("text") if isinstance(part, dict) else None
+    return text if isinstance(text, str) and len(part) <= 2 else None
 
 
 def _result_size(result: dict[str, Any], dumps: Callable[[Any], bytes]) -> int:
@@ -676,8 +681,7 @@ def _result_size(result: dict[str, Any], dumps: Callable[[Any], bytes]) -> int:
     """
     size = 64
     for part in result["content"]:
-        text = part.get("text") if isinstance(part, dict) else None
-        if isinstance(text, str) and len(part) <= 2:
+        if (text := _plain_text(part)) is not None:
             size += 32 + len(text.encode()) + text.count('"') + text.count("\\")
             size += text.count("\n")
         else:
