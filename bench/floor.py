@@ -104,32 +104,35 @@ def _device_info(index: int) -> DeviceInfo:
     )
 
 
-class FloorSensor(SensorEntity):
-    """A sensor whose value is set once."""
+class FloorEntity(Entity):
+    """What every floor entity is: named by its number, on its device, never polled."""
 
     _attr_has_entity_name = True
     _attr_should_poll = False
+    _label: str
 
     def __init__(self, unique_id: str, device: int, enabled: bool) -> None:
         self._attr_unique_id = unique_id
-        self._attr_name = f"Value {unique_id.rsplit('-', 1)[1]}"
+        self._attr_name = f"{self._label} {unique_id.rsplit('-', 1)[1]}"
         self._attr_device_info = _device_info(device)
         self._attr_entity_registry_enabled_default = enabled
+
+
+class FloorSensor(FloorEntity, SensorEntity):
+    """A sensor whose value is set once."""
+
+    _label = "Value"
+
+    def __init__(self, unique_id: str, device: int, enabled: bool) -> None:
+        super().__init__(unique_id, device, enabled)
         self._attr_native_value = device % 100
 
 
-class FloorSwitch(SwitchEntity):
+class FloorSwitch(FloorEntity, SwitchEntity):
     """A switch that is off (and stays off: nothing here switches it)."""
 
-    _attr_has_entity_name = True
-    _attr_should_poll = False
+    _label = "Switch"
     _attr_is_on = False
-
-    def __init__(self, unique_id: str, device: int, enabled: bool) -> None:
-        self._attr_unique_id = unique_id
-        self._attr_name = f"Switch {unique_id.rsplit('-', 1)[1]}"
-        self._attr_device_info = _device_info(device)
-        self._attr_entity_registry_enabled_default = enabled
 
 
 type Coordinator = DataUpdateCoordinator[None]
