@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 import contextlib
 from dataclasses import dataclass
 import functools
+import inspect
 import json
 import logging
 import statistics
@@ -102,7 +103,7 @@ class StepTimer:
 
     def _wrapped(self, step: Step, original: Any) -> Any:
         spent, label = self.spent, step.label
-        if asyncio.iscoroutinefunction(original):
+        if inspect.iscoroutinefunction(original):
 
             async def timed_async(*args: Any, **kwargs: Any) -> Any:
                 if not self.active:
