@@ -1,20 +1,23 @@
 """Benchmark: MCP Gateway vs Home Assistant core's `mcp_server`, and gateway vs direct backend.
 
 usage: .venv/bin/python -m bench.gateway [--devices N] [--requests N] [--keep]
+       scripts/ha-run .venv-current/bin/python -m bench.gateway   (the current HA release)
 
 One real Home Assistant (started here, on loopback) serves both MCP servers; the same owner's
-token and the same official Python SDK (1.x, in .venv) talk to each on its own transport:
-our gateway over Streamable HTTP at /api/mcp_gateway, core's `mcp_server` (2025.4: SSE only)
-at /mcp_server/sse. A simulated Hubitat hub provides the entities (exposed to Assist, so core's
-`GetLiveContext` reads the same ones our `get_state` reads) and the backend tools.
+token and the same official Python SDK (1.x, in the venv) talk to each: our gateway over
+Streamable HTTP at /api/mcp_gateway (and SSE), core's `mcp_server` over what it offers: SSE
+only in 2025.4 (/mcp_server/sse), Streamable HTTP for the Assist API (/api/mcp/assist) in
+later releases. HA runs with core mcp_server's own pins (core_venv_python). A simulated
+Hubitat hub provides the entities (exposed to Assist, so core's `GetLiveContext` reads the same
+ones our `get_state` reads) and the backend tools.
 
 Measured interleaved (A, B, A, B, … one call of each case per round, each case on its own
 connection), so the load of a shared machine weighs on every case alike; the machine load
 (/proc/loadavg) is printed before and after:
-- `tools/list`, ours vs core's, and ours over SSE too: core's only transport, like with like
-  (target: ours at least 3x core's throughput);
+- `tools/list`, ours vs core's, and ours over SSE too, so that one ratio is always on core's
+  transport, like with like (target: ours at least 3x core's throughput);
 - a state read over every entity: our `get_state` (Streamable HTTP and SSE) vs core's
-  `GetLiveContext` (SSE);
+  `GetLiveContext` (SSE in 2025.4, Streamable HTTP at /api/mcp/assist in later releases);
 - a backend tool call (`hub_get_device`: the simulator runs `--flat`, so the gateway sends the
   hub the same flat call the other paths make, though in 2026-07-28's form where the SDK here
   speaks 2025-06-18; `bench.gateway_steps --legacy-hub` shows what that weighs) through the
@@ -26,8 +29,9 @@ connection), so the load of a shared machine weighs on every case alike; the mac
   the gateway's added time at most 1.25x the bare relay's.
   The same again with the simulator answering after a set delay (`--backend-latency`, ms),
   as a hub or cloud relay on a real network does: the ratio a user sees.
-Needs `aiohttp_sse` (requirements_test.txt); the frontend comes from scripts/setup --demo, else
-the benchmark's own venv gets it.
+Needs `aiohttp_sse` (in both targets' requirements); what core's mcp_server pins beyond the venv
+(its `mcp`, conversation's packages, the frontend without scripts/setup --demo) goes into the
+benchmark's own venv for that HA release, made on first use.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-import importlib.util
+import importlib.metadata
 import json
 import os
 from pathlib import Path
@@ -49,6 +53,8 @@ import time
 from typing import Any
 
 import aiohttp
+import homeassistant.components
+from homeassistant.const import __version__ as HA_VERSION
 from mcp import ClientSession, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
@@ -61,36 +67,57 @@ from demo.ha import REPO, HomeAssistantProcess
 RELAY = Path(__file__).parent / "relay"
 
 SIM_TOKEN = "bench-token"
-# Core's mcp_server in HA 2025.4 is written against mcp==1.5.0 (its manifest pin); newer SDKs
-# changed the session internals it uses. HA runs from a small venv that has that pin and
-# borrows every other package from .venv.
-CORE_MCP = "mcp==1.5.0"
-CORE_VENV = (
-    Path(os.environ.get("MCP_GATEWAY_BENCH_HOME", Path.home() / ".cache" / "mcp-gateway-bench"))
-    / "core-mcp-1.5.0"
+# Core's mcp_server is written against its manifest's exact `mcp` pin (1.5.0 in HA 2025.4,
+# 1.28.1 in 2026.10), and newer or older SDKs changed the session internals it uses; the
+# conversation integration it depends on needs its own pins too, which our test venvs may lack.
+# HA runs from a small venv per HA release that holds those pins and borrows every other
+# package from the main venv.
+CORE_REQUIREMENTS_OF = ("mcp_server", "conversation")
+HA_COMPONENTS = Path(homeassistant.components.__file__).parent
+BENCH_HOME = Path(
+    os.environ.get("MCP_GATEWAY_BENCH_HOME", Path.home() / ".cache" / "mcp-gateway-bench")
 )
 
 
+def core_requirements() -> list[str]:
+    """What core's mcp_server needs beyond the main venv: its `mcp` pin (always: the SDK
+    version decides that server's behaviour) and every pinned package not installed at all."""
+    wanted: list[str] = []
+    for domain in CORE_REQUIREMENTS_OF:
+        manifest = json.loads((HA_COMPONENTS / domain / "manifest.json").read_text())
+        for requirement in manifest.get("requirements", []):
+            name = requirement.split("==")[0]
+            if name == "mcp" or not _installed(name):
+                wanted.append(requirement)
+    if not _installed("home-assistant-frontend"):
+        # Core's mcp_server pulls in the frontend; without scripts/setup --demo the main venv
+        # lacks it, so this venv gets the demo's pin of it.
+        wanted += [
+            line.strip()
+            for line in (REPO / "requirements_demo.txt").read_text().splitlines()
+            if line.startswith("home-assistant-frontend==")
+        ]
+    return wanted
+
+
+def _installed(distribution: str) -> bool:
+    try:
+        importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def core_venv_python() -> str:
-    """The interpreter for HA with core mcp_server's own SDK pin (created on first use)."""
-    python = CORE_VENV / "bin" / "python"
+    """The interpreter for HA with core mcp_server's own pins (created on first use)."""
+    venv = BENCH_HOME / f"core-ha-{HA_VERSION}"
+    python = venv / "bin" / "python"
     if not python.exists():
-        CORE_VENV.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "venv", str(CORE_VENV)], check=True)
-        packages = [CORE_MCP]
-        if importlib.util.find_spec("hass_frontend") is None:
-            # Core's mcp_server pulls in the frontend; without scripts/setup --demo the main
-            # venv lacks it, so this venv gets the demo's pin of it.
-            packages += [
-                line.strip()
-                for line in (REPO / "requirements_demo.txt").read_text().splitlines()
-                if line.startswith("home-assistant-frontend==")
-            ]
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--no-deps", *packages], check=True
-        )
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # Rewritten on every run, resolved: the venv that created it may have been a worktree's
-    # symlink since removed, or another checkout's.
+    # symlink since removed, or another checkout's. Written before installing, so that pip
+    # counts the main venv's packages as there and adds only what is missing.
     site = Path(sysconfig.get_paths()["purelib"]).resolve()
     target = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -99,6 +126,12 @@ def core_venv_python() -> str:
         text=True,
     ).stdout.strip()
     Path(target, "_main_venv.pth").write_text(f"{site}\n")
+    done = venv / ".installed"
+    wanted = "\n".join(core_requirements())
+    if not done.exists() or done.read_text() != wanted:
+        pip = (str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check")
+        subprocess.run([*pip, *wanted.split()], check=True)
+        done.write_text(wanted)
     return str(python)
 
 
@@ -244,8 +277,33 @@ async def prepare(ha: HomeAssistantProcess, sim_url: str) -> list[str]:
             }
         )
     await ha.websocket_commands(*commands)
-    await ha.config_flow_steps("mcp_server", {"llm_hass_api": "assist"})
+    # HA 2025.4's form asks which LLM API to serve (Assist); 2026's asks nothing and serves
+    # every API, each also at its own URL (core_url).
+    flows = "/api/config/config_entries/flow"
+    form = await ha.api("POST", flows, json={"handler": "mcp_server"})
+    fields = {field["name"] for field in form.get("data_schema", [])}
+    answer = {"llm_hass_api": "assist"} if "llm_hass_api" in fields else {}
+    done = await ha.api("POST", f"{flows}/{form['flow_id']}", json=answer)
+    if done.get("type") != "create_entry":
+        raise RuntimeError(f"core's mcp_server flow did not finish: {done}")
     return ours
+
+
+async def core_url(ha: HomeAssistantProcess) -> tuple[str, bool]:
+    """Core's MCP endpoint for the Assist API and whether it speaks Streamable HTTP.
+
+    Releases since 2025.4 serve Streamable HTTP at /api/mcp/<API id> (a GET there is refused
+    with 405); HA 2025.4 only has the SSE endpoint.
+    """
+    streamable_url = f"{ha.base_url}/api/mcp/assist"
+    headers = {"Authorization": f"Bearer {ha.token}"}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(streamable_url, headers=headers) as probe,
+    ):
+        if probe.status == 405:
+            return streamable_url, True
+    return f"{ha.base_url}/mcp_server/sse", False
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -272,10 +330,13 @@ async def run(args: argparse.Namespace) -> int:
         print(
             f"Home Assistant {ha.base_url}: {len(entities)} gateway entities, all exposed to Assist"
         )
+        core_endpoint, core_streams = await core_url(ha)
+        core_transport = "Streamable HTTP" if core_streams else "SSE"
+        print(f"core's mcp_server: {core_endpoint} ({core_transport})")
         results: list[tuple[Stats, Stats]] = []
         async with (
             streamable(f"{ha.base_url}/api/mcp_gateway", ha.token) as ours,
-            sse(f"{ha.base_url}/mcp_server/sse", ha.token) as core,
+            (streamable if core_streams else sse)(core_endpoint, ha.token) as core,
             sse(f"{ha.base_url}/api/mcp_gateway/sse", ha.token) as ours_sse,
             streamable(sim_url, None) as direct,
             streamable(f"{ha.base_url}/api/bench_relay", ha.token) as relay,
@@ -288,7 +349,10 @@ async def run(args: argparse.Namespace) -> int:
                 "core": len(json.dumps([t.model_dump(exclude_none=True) for t in core_tools])),
             }
             state_ours = await ours.call_tool("get_state", {})
-            state_core = await core.call_tool("GetLiveContext", {})
+            # `GetLiveContext` in 2025.4, `homeassistant__GetLiveContext` since tools are
+            # namespaced by their LLM API.
+            live_context = next(t.name for t in core_tools if t.name.endswith("GetLiveContext"))
+            state_core = await core.call_tool(live_context, {})
             if state_ours.isError or state_core.isError:
                 raise RuntimeError("a state read failed")
             device = json.loads((await direct.call_tool("hub_list_devices", {})).content[0].text)[
@@ -301,8 +365,8 @@ async def run(args: argparse.Namespace) -> int:
             listing = await interleaved(
                 [
                     ("tools/list  gateway (Streamable HTTP)", ours.list_tools),
-                    ("tools/list  core mcp_server (SSE)", core.list_tools),
-                    ("tools/list  gateway (SSE, like core)", ours_sse.list_tools),
+                    (f"tools/list  core mcp_server ({core_transport})", core.list_tools),
+                    ("tools/list  gateway (SSE)", ours_sse.list_tools),
                 ],
                 n,
             )
@@ -310,8 +374,8 @@ async def run(args: argparse.Namespace) -> int:
                 [
                     ("state read  gateway get_state", lambda: ours.call_tool("get_state", {})),
                     (
-                        "state read  core GetLiveContext (SSE)",
-                        lambda: core.call_tool("GetLiveContext", {}),
+                        f"state read  core GetLiveContext ({core_transport})",
+                        lambda: core.call_tool(live_context, {}),
                     ),
                     (
                         "state read  gateway get_state (SSE)",
@@ -362,7 +426,8 @@ async def run(args: argparse.Namespace) -> int:
                 )
             await set_latency(sim_url, 0.0)
         results = [(listing[0], listing[1]), (reads[0], reads[1])]
-        same_transport = listing[2]
+        # Like with like: ours over the transport core speaks (core 2025.4 has only SSE).
+        like_core = 0 if core_streams else 2
         print(f"tools/list JSON: ours {sizes['ours']} bytes, core {sizes['core']} bytes")
         print(
             f"state read text: ours {len(state_ours.content[0].text)} chars,"
@@ -376,10 +441,10 @@ async def run(args: argparse.Namespace) -> int:
             print(f"{'':<44} gateway/core throughput {ratio:.2f}x")
             if ratio < 3.0:
                 missed.append(f"{mine.name.split()[0]} throughput >= 3x core")
-        print(same_transport.line())
-        print(f"{'':<44} same transport as core: {same_transport.rps / listing[1].rps:.2f}x")
-        print(reads[2].line())
-        print(f"{'':<44} same transport as core: {reads[2].rps / reads[1].rps:.2f}x")
+        for rows in (listing, reads):
+            print(rows[2].line())
+            like = rows[like_core].rps / rows[1].rps
+            print(f"{'':<44} gateway/core on core's transport ({core_transport}): {like:.2f}x")
         print(hop.line())
         print(via.line())
         print(straight.line())
