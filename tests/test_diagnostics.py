@@ -15,6 +15,7 @@ from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.const import CONF_PASSWORD, CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -100,6 +101,8 @@ async def test_hubitat_diagnostics(
     assert "127.0.0.1" not in dump
     assert diagnostics["entry"]["data"][CONF_TOKEN] == "**REDACTED**"
     assert len(diagnostics["backend"]["devices"]) == len(hub.visible_devices())
+    registered = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    assert diagnostics["entities"] == {"derived": len(registered), "waiting_for_room": 0}
 
     # A failing hub: errors often quote the request URL, query token included.
     server.app[FAULTS].update({"error_rate": 1.0})

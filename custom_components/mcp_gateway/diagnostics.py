@@ -45,6 +45,11 @@ async def async_get_config_entry_diagnostics(
                 "latency_ms": health.latency_ms,
                 "details": health.details,
             },
+            "entities": {
+                "derived": len(runtime.publisher.specs),
+                # Held back by Home Assistant's cap on an entry's enabled entities (2026.x).
+                "waiting_for_room": runtime.publisher.withheld,
+            },
             "backend": runtime.diagnostics(),
         },
         TO_REDACT,

@@ -13,9 +13,14 @@ from functools import partial
 import logging
 from typing import TYPE_CHECKING, Final
 
-from homeassistant.const import Platform
+from homeassistant.const import EntityCategory, Platform
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers import (
+    device_registry as dr,
+    entity_platform,
+    entity_registry as er,
+    issue_registry as ir,
+)
 from homeassistant.helpers.entity import Entity
 from homeassistant.helpers.entity_platform import (
     AddConfigEntryEntitiesCallback,
@@ -45,6 +50,25 @@ SLICE: Final = 50
 AT_ONCE: Final = 4 * SLICE
 # Specs derived from a backend's data between yields to the event loop.
 DERIVE_CHUNK: Final = 500
+
+# Home Assistant 2026.x registers at most MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY (10,000) new
+# enabled entities per config entry and drops the rest with a warning (2025.4 has no cap). A
+# backend over it gets its entities in this order of precedence, so that what waits is the
+# least needed: what users act on, then readings, then events, buttons and the like.
+_CONTROLS: Final = frozenset(
+    {
+        Platform.ALARM_CONTROL_PANEL,
+        Platform.CLIMATE,
+        Platform.COVER,
+        Platform.FAN,
+        Platform.LIGHT,
+        Platform.LOCK,
+        Platform.SCENE,
+        Platform.SWITCH,
+        Platform.VALVE,
+    }
+)
+_READINGS: Final = frozenset({Platform.SENSOR, Platform.BINARY_SENSOR})
 
 
 class EntityPublisher:
@@ -79,6 +103,8 @@ class EntityPublisher:
         self._deriving: asyncio.Task[None] | None = None
         # Bumped by every refresh: slices planned before one are planned again.
         self._generation = 0
+        # Specs HA's cap on enabled entities leaves no room for; planned again on every refresh.
+        self._withheld: set[SpecKey] = set()
 
     @property
     def _entry_uid(self) -> str:
@@ -114,10 +140,17 @@ class EntityPublisher:
         self._platforms[platform] = (add_entities, factory)
         self._apply()
 
+    @property
+    def withheld(self) -> int:
+        """How many entities wait for room under HA's cap on an entry's enabled entities."""
+        return len(self._withheld)
+
     @callback
     def async_stop(self) -> None:
         """Before the platforms unload: no more adding, and no slice left half done."""
         self._platforms.clear()
+        self._withheld.clear()
+        ir.async_delete_issue(self._hass, DOMAIN, limit_issue_id(self._runtime.entry.entry_id))
         self._generation += 1  # a derivation in progress is dropped
         if self._slicing is not None:
             self._slicing.cancel()
@@ -200,13 +233,16 @@ class EntityPublisher:
         return [
             spec
             for key, spec in self._specs.items()
-            if key[0] in self._platforms and key not in self._published
+            if key[0] in self._platforms
+            and key not in self._published
+            and key not in self._withheld
         ]
 
     def _apply(self) -> None:
         """Add what is new: at once when it is a few hundred, else in slices from a task."""
         if self.pending:
             return  # the running task looks again when it has done its slices
+        self._plan_within_limit()
         devices, entities = self._pending_devices(), self._pending_entities()
         if len(devices) + len(entities) <= AT_ONCE:
             self._ensure_devices(devices)
@@ -238,6 +274,67 @@ class EntityPublisher:
                 step()
                 await _pause()
             devices, entities = self._pending_devices(), self._pending_entities()
+
+    def _plan_within_limit(self) -> None:
+        """Withhold the entities HA would refuse under its cap, the least needed first.
+
+        HA counts the entry's registered enabled entities; an entity it has registered before
+        is always let in, a new one only while there is room. Entities handed over but not
+        registered yet hold their places. What is withheld is tried again on every refresh,
+        so room a user makes (by disabling entities) is filled at the backend's next update.
+        """
+        cap: int | None = getattr(entity_platform, "MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY", None)
+        before = len(self._withheld)
+        if cap is None or len(self._specs) <= cap:
+            self._withheld = set()
+        elif self._withheld or any(
+            key not in self._published and key[0] in self._platforms for key in self._specs
+        ):
+            self._withheld = self._over(cap)
+        if self._withheld or before:
+            self._report_limit(cap or 0)
+
+    def _over(self, cap: int) -> set[SpecKey]:
+        registry = er.async_get(self._hass)
+        # By platform and unique id: two platforms' entities may share a key.
+        registered = {
+            (entity.domain, entity.unique_id): entity
+            for entity in er.async_entries_for_config_entry(registry, self._runtime.entry.entry_id)
+        }
+        occupied = sum(1 for entity in registered.values() if entity.disabled_by is None)
+        holding = 0
+        waiting: list[EntitySpec] = []
+        for key, spec in self._specs.items():
+            if (key[0], self.unique_id(spec)) in registered:
+                continue
+            if not spec.description.entity_registry_enabled_default:
+                continue  # registered disabled: no place taken
+            if key in self._published:
+                holding += 1
+            else:
+                waiting.append(spec)
+        waiting.sort(key=_precedence)
+        room = max(0, cap - occupied - holding)
+        return {_key(spec) for spec in waiting[room:]}
+
+    def _report_limit(self, cap: int) -> None:
+        entry = self._runtime.entry
+        if not self._withheld:
+            ir.async_delete_issue(self._hass, DOMAIN, limit_issue_id(entry.entry_id))
+            return
+        ir.async_create_issue(
+            self._hass,
+            DOMAIN,
+            limit_issue_id(entry.entry_id),
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key="entity_limit",
+            translation_placeholders={
+                "title": entry.title,
+                "limit": str(cap),
+                "count": str(len(self._withheld)),
+            },
+        )
 
     def _ensure_devices(self, devices: Iterable[DeviceSpec]) -> None:
         registry = dr.async_get(self._hass)
@@ -343,6 +440,18 @@ class EntityPublisher:
 
 def _key(spec: EntitySpec) -> SpecKey:
     return (spec.platform.value, spec.key)
+
+
+def limit_issue_id(entry_id: str) -> str:
+    """The repair issue of an entry with more entities than HA's cap lets in."""
+    return f"entity_limit_{entry_id}"
+
+
+def _precedence(spec: EntitySpec) -> tuple[int, int]:
+    """Primary entities before settings and diagnostics; controls, then readings, then the rest."""
+    category = spec.description.entity_category
+    kind = 0 if spec.platform in _CONTROLS else 1 if spec.platform in _READINGS else 2
+    return (0 if category is None else 1 if category is EntityCategory.CONFIG else 2, kind)
 
 
 async def _pause() -> None:

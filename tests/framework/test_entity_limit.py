@@ -1,0 +1,155 @@
+"""Home Assistant 2026.x's cap on an entry's enabled entities: controls first, the rest waits.
+
+HA registers at most `MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY` (10,000) new enabled entities per
+config entry and drops the others with a warning. These tests lower the cap to fit the fake
+backend (12 plugs: a switch, a binary sensor and an event each). On 2025.4, which has no cap,
+the lowered value is ours alone to honour; on the current release HA enforces it too, and must
+never have to drop anything.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+import logging
+from unittest.mock import patch
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_platform, entity_registry as er, issue_registry as ir
+from homeassistant.setup import async_setup_component
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.components.diagnostics import (
+    get_diagnostics_for_config_entry,
+)
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
+
+from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.publisher import EntityPublisher, limit_issue_id
+
+from .test_publisher_slices import PLUGS, ManyPlugs, _setup
+
+
+def _cap(monkeypatch: pytest.MonkeyPatch, value: int) -> None:
+    monkeypatch.setattr(
+        entity_platform, "MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY", value, raising=False
+    )
+
+
+def _registered(hass: HomeAssistant, entry: MockConfigEntry) -> Counter[str]:
+    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    return Counter(entity.domain for entity in entities)
+
+
+def _issue(hass: HomeAssistant, entry: MockConfigEntry) -> ir.IssueEntry | None:
+    return ir.async_get(hass).async_get_issue(DOMAIN, limit_issue_id(entry.entry_id))
+
+
+async def _refresh(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    await entry.runtime_data.coordinator.async_refresh()
+    await hass.async_block_till_done()
+
+
+async def test_over_the_cap_controls_come_first_and_a_repair_says_how_many_wait(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """20 places for 36 entities: every switch, 8 binary sensors; 16 wait, named in a repair."""
+    _cap(monkeypatch, 20)
+    caplog.set_level(logging.WARNING)
+    entry = await _setup(hass)
+    await hass.async_block_till_done()
+
+    assert _registered(hass, entry) == {"switch": PLUGS, "binary_sensor": 8}
+    publisher: EntityPublisher = entry.runtime_data.publisher
+    assert publisher.withheld == 3 * PLUGS - 20
+    issue = _issue(hass, entry)
+    assert issue is not None
+    assert issue.translation_key == "entity_limit"
+    assert issue.severity is ir.IssueSeverity.WARNING
+    assert issue.translation_placeholders == {
+        "title": entry.title,
+        "limit": "20",
+        "count": str(3 * PLUGS - 20),
+    }
+    # HA itself never had to refuse one (on 2026.x it logs when it does).
+    assert "Reached the maximum" not in caplog.text
+    assert await async_setup_component(hass, "diagnostics", {})
+    diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, entry)
+    assert diagnostics["entities"] == {"derived": 3 * PLUGS, "waiting_for_room": 16}
+
+    # A poll with nothing new changes nothing.
+    await _refresh(hass, entry)
+    assert _registered(hass, entry) == {"switch": PLUGS, "binary_sensor": 8}
+
+
+async def test_room_a_user_makes_is_filled_at_the_next_update(
+    hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Disabling entities frees places: the waiting binary sensors come, then events."""
+    _cap(monkeypatch, 20)
+    entry = await _setup(hass)
+    await hass.async_block_till_done()
+    registry = er.async_get(hass)
+    switches = [
+        entity.entity_id
+        for entity in er.async_entries_for_config_entry(registry, entry.entry_id)
+        if entity.domain == "switch"
+    ]
+    for entity_id in switches[:10]:
+        registry.async_update_entity(entity_id, disabled_by=er.RegistryEntryDisabler.USER)
+
+    await _refresh(hass, entry)
+
+    assert _registered(hass, entry) == {"switch": PLUGS, "binary_sensor": PLUGS, "event": 6}
+    issue = _issue(hass, entry)
+    assert issue is not None
+    assert issue.translation_placeholders is not None
+    assert issue.translation_placeholders["count"] == str(PLUGS - 6)
+
+    # With room for all, the rest comes and the repair goes.
+    _cap(monkeypatch, 100)
+    await _refresh(hass, entry)
+    assert _registered(hass, entry) == {"switch": PLUGS, "binary_sensor": PLUGS, "event": PLUGS}
+    assert entry.runtime_data.publisher.withheld == 0
+    assert _issue(hass, entry) is None
+
+
+async def test_registered_entities_always_come_back(
+    hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cap counts new entities only: a reload keeps every registered one, with no repair."""
+    entry = await _setup(hass)
+    await hass.async_block_till_done()
+    assert _registered(hass, entry).total() == 3 * PLUGS
+
+    _cap(monkeypatch, 10)
+    with patch("custom_components.mcp_gateway.runtime_class", return_value=ManyPlugs):
+        assert await hass.config_entries.async_reload(entry.entry_id)
+        await hass.async_block_till_done()
+
+    assert _registered(hass, entry).total() == 3 * PLUGS
+    states = [
+        entity.entity_id
+        for entity in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+        if hass.states.get(entity.entity_id) is not None
+    ]
+    assert len(states) == 3 * PLUGS
+    assert entry.runtime_data.publisher.withheld == 0
+    assert _issue(hass, entry) is None
+
+
+async def test_unloading_withdraws_the_repair(
+    hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notice belongs to the loaded entry: gone when it unloads."""
+    _cap(monkeypatch, 20)
+    entry = await _setup(hass)
+    await hass.async_block_till_done()
+    assert _issue(hass, entry) is not None
+
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await hass.async_block_till_done()
+
+    assert _issue(hass, entry) is None
