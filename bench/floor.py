@@ -245,5 +245,9 @@ def forget_removed(hass: HomeAssistant) -> None:
     for key in [k for k, e in entities.deleted_entities.items() if e.orphaned_timestamp]:
         del entities.deleted_entities[key]
     devices = dr.async_get(hass)
-    for key in [k for k, d in devices.deleted_devices.items() if d.orphaned_timestamp]:
-        del devices.deleted_devices[key]
+    # HA 2026.x deprecates the public name (reading it raises outside a running HA).
+    deleted = getattr(devices, "_deleted_devices", None)
+    if deleted is None:
+        deleted = devices.deleted_devices
+    for key in [k for k, d in deleted.items() if d.orphaned_timestamp]:
+        del deleted[key]

@@ -273,6 +273,8 @@ class EntityPublisher:
                     break  # a refresh changed the specs: plan what is left again
                 step()
                 await _pause()
+            # A refresh meanwhile may have brought new specs: the cap is planned again too.
+            self._plan_within_limit()
             devices, entities = self._pending_devices(), self._pending_entities()
 
     def _plan_within_limit(self) -> None:

@@ -9,6 +9,7 @@ never have to drop anything.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 import logging
 from unittest.mock import patch
@@ -26,6 +27,7 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.publisher import EntityPublisher, limit_issue_id
 
+from .test_publisher_and_entities import Plug
 from .test_publisher_slices import PLUGS, ManyPlugs, _setup
 
 
@@ -153,3 +155,37 @@ async def test_unloading_withdraws_the_repair(
     await hass.async_block_till_done()
 
     assert _issue(hass, entry) is None
+
+
+async def test_a_refresh_while_slicing_is_planned_within_the_cap(
+    hass: HomeAssistant,
+    monkeypatch: pytest.MonkeyPatch,
+    steps: list[tuple[str, int]],
+    gate: asyncio.Event,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Plugs that arrive while a large addition runs in slices still count against the cap.
+
+    A large hub's specs are derived while the first slices run; the slices' own re-planning
+    must plan the cap again, or everything derived later goes to HA, which drops the excess.
+    """
+    _cap(monkeypatch, 20)
+    caplog.set_level(logging.WARNING)
+    gate.clear()
+    entry = await _setup(hass)
+    runtime: ManyPlugs = entry.runtime_data
+    assert runtime.publisher.pending
+    for n in range(4):
+        runtime.plugs[f"late{n}"] = Plug(f"late{n}", f"Late plug {n}")
+    await runtime.coordinator.async_refresh()
+    gate.set()
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+    total = 3 * (PLUGS + 4)
+    assert _registered(hass, entry) == {"switch": PLUGS + 4, "binary_sensor": 4}
+    assert runtime.publisher.withheld == total - 20
+    issue = _issue(hass, entry)
+    assert issue is not None
+    assert issue.translation_placeholders is not None
+    assert issue.translation_placeholders["count"] == str(total - 20)
+    assert "Reached the maximum" not in caplog.text
