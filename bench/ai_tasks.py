@@ -33,7 +33,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from bench.gateway import core_venv_python
+from bench.gateway import add_core_mcp_server, core_tool_name, core_venv_python
 from custom_components.mcp_gateway.mcp.client import BearerAuth, McpClient
 from custom_components.mcp_gateway.mcp.sse import SseDecoder
 from demo.__main__ import DEMO_YAML, add_backends
@@ -90,7 +90,7 @@ class GatewayClient(Client):
 
 
 class CoreClient(Client):
-    """Core's mcp_server over its (2025.4) SSE transport, counting the bytes itself."""
+    """Core's mcp_server over its SSE transport (the one 2025.4 has), counting the bytes itself."""
 
     def __init__(self, session: aiohttp.ClientSession, base_url: str, token: str) -> None:
         self.session, self.base_url = session, base_url
@@ -419,16 +419,18 @@ async def _our_entities(world: World) -> set[str]:
 
 def _intent(name: str, args: dict[str, Any]) -> Script:
     async def run(client: Client, world: World) -> Outcome:
-        if name not in {tool["name"] for tool in client.tools}:
+        if (tool := core_tool_name((t["name"] for t in client.tools), name)) is None:
             return Outcome("n/a (no such tool)")
-        data, is_error = await client.call(name, args)
+        data, is_error = await client.call(tool, args)
         return Outcome("error" if is_error else str(data)[:60])
 
     return run
 
 
 async def live_context(client: Client, world: World) -> Outcome:
-    data, is_error = await client.call("GetLiveContext", {})
+    if (tool := core_tool_name((t["name"] for t in client.tools), "GetLiveContext")) is None:
+        return Outcome("n/a (no such tool)")
+    data, is_error = await client.call(tool, {})
     return Outcome("error" if is_error else f"context of {len(str(data))} chars")
 
 
@@ -504,7 +506,7 @@ async def run(args: argparse.Namespace) -> int:
                     "should_expose": True,
                 }
             )
-            await ha.config_flow_steps("mcp_server", {"llm_hass_api": "assist"})
+            await add_core_mcp_server(ha)
             world = World(ha)
             async with aiohttp.ClientSession() as session:
                 ours = GatewayClient(session, f"{ha.base_url}/api/mcp_gateway", ha.token)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 import importlib.metadata
@@ -277,8 +277,16 @@ async def prepare(ha: HomeAssistantProcess, sim_url: str) -> list[str]:
             }
         )
     await ha.websocket_commands(*commands)
-    # HA 2025.4's form asks which LLM API to serve (Assist); 2026's asks nothing and serves
-    # every API, each also at its own URL (core_url).
+    await add_core_mcp_server(ha)
+    return ours
+
+
+async def add_core_mcp_server(ha: HomeAssistantProcess) -> None:
+    """Core's mcp_server entry, serving the Assist API.
+
+    HA 2025.4's form asks which LLM API to serve; later releases ask nothing and serve every
+    API, each also at its own URL (core_url), their tools named `<API>__<tool>`.
+    """
     flows = "/api/config/config_entries/flow"
     form = await ha.api("POST", flows, json={"handler": "mcp_server"})
     fields = {field["name"] for field in form.get("data_schema", [])}
@@ -286,7 +294,12 @@ async def prepare(ha: HomeAssistantProcess, sim_url: str) -> list[str]:
     done = await ha.api("POST", f"{flows}/{form['flow_id']}", json=answer)
     if done.get("type") != "create_entry":
         raise RuntimeError(f"core's mcp_server flow did not finish: {done}")
-    return ours
+
+
+def core_tool_name(names: Iterable[str], tool: str) -> str | None:
+    """Core's name for one of its tools: `GetLiveContext` in 2025.4, and namespaced by the
+    LLM API that offers it (`homeassistant__GetLiveContext`) in later releases."""
+    return next((name for name in names if name == tool or name.endswith(f"__{tool}")), None)
 
 
 async def core_url(ha: HomeAssistantProcess) -> tuple[str, bool]:
@@ -349,9 +362,9 @@ async def run(args: argparse.Namespace) -> int:
                 "core": len(json.dumps([t.model_dump(exclude_none=True) for t in core_tools])),
             }
             state_ours = await ours.call_tool("get_state", {})
-            # `GetLiveContext` in 2025.4, `homeassistant__GetLiveContext` since tools are
-            # namespaced by their LLM API.
-            live_context = next(t.name for t in core_tools if t.name.endswith("GetLiveContext"))
+            live_context = core_tool_name([t.name for t in core_tools], "GetLiveContext")
+            if live_context is None:
+                raise RuntimeError("core's mcp_server offers no GetLiveContext")
             state_core = await core.call_tool(live_context, {})
             if state_ours.isError or state_core.isError:
                 raise RuntimeError("a state read failed")
