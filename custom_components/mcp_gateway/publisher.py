@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Final
 
 from homeassistant.const import EntityCategory, Platform
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers import (
     device_registry as dr,
     entity_platform,
@@ -103,8 +103,10 @@ class EntityPublisher:
         self._deriving: asyncio.Task[None] | None = None
         # Bumped by every refresh: slices planned before one are planned again.
         self._generation = 0
-        # Specs HA's cap on enabled entities leaves no room for; planned again on every refresh.
+        # Specs HA's cap on enabled entities leaves no room for; planned again on every refresh
+        # and whenever the user disables one of the entry's entities (which makes room).
         self._withheld: set[SpecKey] = set()
+        self._unwatch_disabling: Callable[[], None] | None = None
 
     @property
     def _entry_uid(self) -> str:
@@ -150,6 +152,7 @@ class EntityPublisher:
         """Before the platforms unload: no more adding, and no slice left half done."""
         self._platforms.clear()
         self._withheld.clear()
+        self._watch_disabling(False)
         ir.async_delete_issue(self._hass, DOMAIN, limit_issue_id(self._runtime.entry.entry_id))
         self._generation += 1  # a derivation in progress is dropped
         if self._slicing is not None:
@@ -321,6 +324,7 @@ class EntityPublisher:
 
     def _report_limit(self, cap: int) -> None:
         entry = self._runtime.entry
+        self._watch_disabling(bool(self._withheld))
         if not self._withheld:
             ir.async_delete_issue(self._hass, DOMAIN, limit_issue_id(entry.entry_id))
             return
@@ -337,6 +341,37 @@ class EntityPublisher:
                 "count": str(len(self._withheld)),
             },
         )
+
+    def _watch_disabling(self, watch: bool) -> None:
+        """While entities wait, an entity the user disables makes room for one of them.
+
+        HA reloads an entry when one of its entities is enabled, not when one is disabled, and
+        a backend may not refresh for a long time (Hubitat only when its devices change).
+        """
+        if watch and self._unwatch_disabling is None:
+            self._unwatch_disabling = self._hass.bus.async_listen(
+                er.EVENT_ENTITY_REGISTRY_UPDATED,
+                self._on_disabled,
+                event_filter=self._disabled_here,
+            )
+        elif not watch and self._unwatch_disabling is not None:
+            self._unwatch_disabling()
+            self._unwatch_disabling = None
+
+    @callback
+    def _disabled_here(self, data: er.EventEntityRegistryUpdatedData) -> bool:
+        if data["action"] != "update" or "disabled_by" not in data["changes"]:
+            return False
+        entity = er.async_get(self._hass).async_get(data["entity_id"])
+        return (
+            entity is not None
+            and entity.disabled_by is not None
+            and entity.config_entry_id == self._runtime.entry.entry_id
+        )
+
+    @callback
+    def _on_disabled(self, _: Event[er.EventEntityRegistryUpdatedData]) -> None:
+        self._apply()
 
     def _ensure_devices(self, devices: Iterable[DeviceSpec]) -> None:
         registry = dr.async_get(self._hass)
