@@ -285,8 +285,8 @@ class EntityPublisher:
 
         HA counts the entry's registered enabled entities; an entity it has registered before
         is always let in, a new one only while there is room. Entities handed over but not
-        registered yet hold their places. What is withheld is tried again on every refresh,
-        so room a user makes (by disabling entities) is filled at the backend's next update.
+        registered yet hold their places. What is withheld is tried again on every refresh
+        and when the user disables one of the entry's entities (_watch_disabling).
         """
         cap: int | None = getattr(entity_platform, "MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY", None)
         before = len(self._withheld)
