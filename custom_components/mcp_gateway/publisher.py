@@ -21,11 +21,13 @@ from homeassistant.helpers import (
     entity_registry as er,
     issue_registry as ir,
 )
+from homeassistant.helpers.debounce import Debouncer
 from homeassistant.helpers.entity import Entity
 from homeassistant.helpers.entity_platform import (
     AddConfigEntryEntitiesCallback,
     AddEntitiesCallback,
 )
+from homeassistant.helpers.typing import UNDEFINED
 
 from .const import DOMAIN
 from .entity import DeviceSpec, EntitySpec, device_identifier, device_info, entry_uid
@@ -51,10 +53,10 @@ AT_ONCE: Final = 4 * SLICE
 # Specs derived from a backend's data between yields to the event loop.
 DERIVE_CHUNK: Final = 500
 
-# Home Assistant 2026.x registers at most MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY (10,000) new
-# enabled entities per config entry and drops the rest with a warning (2025.4 has no cap). A
-# backend over it gets its entities in this order of precedence, so that what waits is the
-# least needed: what users act on, then readings, then events, buttons and the like.
+# Home Assistant 2026.x refuses a new enabled entity, with a warning, once a config entry has
+# MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY (10,000) enabled ones (2025.4 has no cap). A backend
+# over it gets its entities in this order of precedence, so that what waits is the least
+# needed: what users act on, then readings, then events, buttons and the like.
 _CONTROLS: Final = frozenset(
     {
         Platform.ALARM_CONTROL_PANEL,
@@ -69,6 +71,8 @@ _CONTROLS: Final = frozenset(
     }
 )
 _READINGS: Final = frozenset({Platform.SENSOR, Platform.BINARY_SENSOR})
+# A deleted entity restored with these comes back enabled (HA 2026.x's registry).
+_RESTORED_ENABLED: Final = (None, er.RegistryEntryDisabler.CONFIG_ENTRY)
 
 
 class EntityPublisher:
@@ -104,9 +108,11 @@ class EntityPublisher:
         # Bumped by every refresh: slices planned before one are planned again.
         self._generation = 0
         # Specs HA's cap on enabled entities leaves no room for; planned again on every refresh
-        # and whenever the user disables one of the entry's entities (which makes room).
+        # and, while some wait, when the entry's entities are registered or disabled.
         self._withheld: set[SpecKey] = set()
-        self._unwatch_disabling: Callable[[], None] | None = None
+        self._unwatch_registry: Callable[[], None] | None = None
+        # Disabling a thousand entities is a thousand events: one plan for the lot.
+        self._replan = Debouncer(hass, _LOGGER, cooldown=1.0, immediate=True, function=self._apply)
 
     @property
     def _entry_uid(self) -> str:
@@ -152,7 +158,8 @@ class EntityPublisher:
         """Before the platforms unload: no more adding, and no slice left half done."""
         self._platforms.clear()
         self._withheld.clear()
-        self._watch_disabling(False)
+        self._watch_registry(False)
+        self._replan.async_shutdown()
         ir.async_delete_issue(self._hass, DOMAIN, limit_issue_id(self._runtime.entry.entry_id))
         self._generation += 1  # a derivation in progress is dropped
         if self._slicing is not None:
@@ -224,7 +231,9 @@ class EntityPublisher:
     def _pending_devices(self) -> list[DeviceSpec]:
         """Devices (parents first) whose registry entry is missing or described differently."""
         devices: dict[str, DeviceSpec] = {}
-        for spec in self._specs.values():
+        for key, spec in self._specs.items():
+            if key in self._withheld:
+                continue  # a device whose entities all wait would be an empty one
             device: DeviceSpec | None = spec.device
             while device is not None and device.key not in devices:
                 devices[device.key] = device
@@ -241,6 +250,7 @@ class EntityPublisher:
             and key not in self._withheld
         ]
 
+    @callback
     def _apply(self) -> None:
         """Add what is new: at once when it is a few hundred, else in slices from a task."""
         if self.pending:
@@ -286,45 +296,63 @@ class EntityPublisher:
         HA counts the entry's registered enabled entities; an entity it has registered before
         is always let in, a new one only while there is room. Entities handed over but not
         registered yet hold their places. What is withheld is tried again on every refresh
-        and when the user disables one of the entry's entities (_watch_disabling).
+        and when the entry's entities are registered or disabled (_watch_registry).
         """
         cap: int | None = getattr(entity_platform, "MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY", None)
         before = len(self._withheld)
         if cap is None or len(self._specs) <= cap:
             self._withheld = set()
-        elif self._withheld or any(
-            key not in self._published and key[0] in self._platforms for key in self._specs
-        ):
+        elif self._withheld or any(key not in self._published for key in self._specs):
+            # Planned before the platforms register too: devices come first, and one whose
+            # entities all wait is not registered empty.
             self._withheld = self._over(cap)
         if self._withheld or before:
             self._report_limit(cap or 0)
 
     def _over(self, cap: int) -> set[SpecKey]:
+        """The new entities that would not fit, as HA decides when it registers them.
+
+        HA checks the cap for an entity enabled by default; then the registry may restore a
+        deleted entity's own `disabled_by` (HA 2026.x) or disable every new entity (the entry's
+        "enable newly added entities" off). A place is taken by what ends up enabled; what
+        is checked but ends up disabled still needs the entry below the cap when it comes.
+        """
         registry = er.async_get(self._hass)
+        entry = self._runtime.entry
         # By platform and unique id: two platforms' entities may share a key.
         registered = {
             (entity.domain, entity.unique_id): entity
-            for entity in er.async_entries_for_config_entry(registry, self._runtime.entry.entry_id)
+            for entity in er.async_entries_for_config_entry(registry, entry.entry_id)
         }
         occupied = sum(1 for entity in registered.values() if entity.disabled_by is None)
         holding = 0
-        waiting: list[EntitySpec] = []
+        takers: list[EntitySpec] = []  # would end up enabled
+        checked_only: list[EntitySpec] = []  # checked against the cap, then disabled
         for key, spec in self._specs.items():
-            if (key[0], self.unique_id(spec)) in registered:
+            unique_id = self.unique_id(spec)
+            if (key[0], unique_id) in registered:
                 continue
-            if not spec.description.entity_registry_enabled_default:
-                continue  # registered disabled: no place taken
+            checked = spec.description.entity_registry_enabled_default
+            deleted = registry.deleted_entities.get((key[0], DOMAIN, unique_id))
+            restored = getattr(deleted, "disabled_by", UNDEFINED)
+            enabled = checked if restored is UNDEFINED else restored in _RESTORED_ENABLED
+            takes_place = enabled and not entry.pref_disable_new_entities
             if key in self._published:
-                holding += 1
-            else:
-                waiting.append(spec)
-        waiting.sort(key=_precedence)
-        room = max(0, cap - occupied - holding)
-        return {_key(spec) for spec in waiting[room:]}
+                holding += takes_place
+            elif takes_place:
+                takers.append(spec)
+            elif checked:
+                checked_only.append(spec)
+        takers.sort(key=_precedence)
+        room = cap - occupied - holding
+        withheld = takers[max(0, room) :]
+        if room <= len(takers):
+            withheld += checked_only
+        return {_key(spec) for spec in withheld}
 
     def _report_limit(self, cap: int) -> None:
         entry = self._runtime.entry
-        self._watch_disabling(bool(self._withheld))
+        self._watch_registry(bool(self._withheld))
         if not self._withheld:
             ir.async_delete_issue(self._hass, DOMAIN, limit_issue_id(entry.entry_id))
             return
@@ -342,36 +370,37 @@ class EntityPublisher:
             },
         )
 
-    def _watch_disabling(self, watch: bool) -> None:
-        """While entities wait, an entity the user disables makes room for one of them.
+    def _watch_registry(self, watch: bool) -> None:
+        """While entities wait, the entry's registry changes can make room for them.
 
-        HA reloads an entry when one of its entities is enabled, not when one is disabled, and
-        a backend may not refresh for a long time (Hubitat only when its devices change).
+        An entity the user disables frees a place (HA reloads an entry when one of its
+        entities is enabled, not when one is disabled, and a backend may not refresh for long:
+        Hubitat only when its devices change). An entity HA registers shows whether it took a
+        place that was kept for it (HA may register it disabled).
         """
-        if watch and self._unwatch_disabling is None:
-            self._unwatch_disabling = self._hass.bus.async_listen(
+        if watch and self._unwatch_registry is None:
+            self._unwatch_registry = self._hass.bus.async_listen(
                 er.EVENT_ENTITY_REGISTRY_UPDATED,
-                self._on_disabled,
-                event_filter=self._disabled_here,
+                self._on_registry_change,
+                event_filter=self._frees_or_takes_place,
             )
-        elif not watch and self._unwatch_disabling is not None:
-            self._unwatch_disabling()
-            self._unwatch_disabling = None
+        elif not watch and self._unwatch_registry is not None:
+            self._unwatch_registry()
+            self._unwatch_registry = None
 
     @callback
-    def _disabled_here(self, data: er.EventEntityRegistryUpdatedData) -> bool:
-        if data["action"] != "update" or "disabled_by" not in data["changes"]:
+    def _frees_or_takes_place(self, data: er.EventEntityRegistryUpdatedData) -> bool:
+        if data["action"] == "update":
+            if "disabled_by" not in data["changes"]:
+                return False
+        elif data["action"] != "create":
             return False
         entity = er.async_get(self._hass).async_get(data["entity_id"])
-        return (
-            entity is not None
-            and entity.disabled_by is not None
-            and entity.config_entry_id == self._runtime.entry.entry_id
-        )
+        return entity is not None and entity.config_entry_id == self._runtime.entry.entry_id
 
     @callback
-    def _on_disabled(self, _: Event[er.EventEntityRegistryUpdatedData]) -> None:
-        self._apply()
+    def _on_registry_change(self, _: Event[er.EventEntityRegistryUpdatedData]) -> None:
+        self._replan.async_schedule_call()
 
     def _ensure_devices(self, devices: Iterable[DeviceSpec]) -> None:
         registry = dr.async_get(self._hass)

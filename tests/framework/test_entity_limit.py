@@ -11,23 +11,34 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+import dataclasses
+from datetime import timedelta
 import logging
 from unittest.mock import patch
 
+from homeassistant.const import EntityCategory, Platform
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_platform, entity_registry as er, issue_registry as ir
+from homeassistant.helpers import (
+    device_registry as dr,
+    entity_platform,
+    entity_registry as er,
+    issue_registry as ir,
+)
 from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 from pytest_homeassistant_custom_component.components.diagnostics import (
     get_diagnostics_for_config_entry,
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.publisher import EntityPublisher, limit_issue_id
+from tests.simulation import setup_in_memory
 
-from .test_publisher_and_entities import Plug
+from .test_publisher_and_entities import HUB, PRESSES, REACHABLE, SWITCH, Plug
 from .test_publisher_slices import PLUGS, ManyPlugs, _setup
 
 
@@ -89,8 +100,9 @@ async def test_over_the_cap_controls_come_first_and_a_repair_says_how_many_wait(
 async def test_room_a_user_makes_is_filled_at_once(
     hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Disabling entities frees places: the waiting binary sensors come, then events, without
-    waiting for the backend to refresh (Hubitat's refreshes only when its devices change)."""
+    """Disabling entities frees places: the waiting binary sensors come, then events, within
+    a second, without waiting for the backend to refresh (Hubitat's refreshes only when its
+    devices change)."""
     _cap(monkeypatch, 20)
     entry = await _setup(hass)
     await hass.async_block_till_done()
@@ -100,8 +112,11 @@ async def test_room_a_user_makes_is_filled_at_once(
         for entity in er.async_entries_for_config_entry(registry, entry.entry_id)
         if entity.domain == "switch"
     ]
+    watching = hass.bus.async_listeners().get(er.EVENT_ENTITY_REGISTRY_UPDATED, 0)
     for entity_id in switches[:10]:
         registry.async_update_entity(entity_id, disabled_by=er.RegistryEntryDisabler.USER)
+    # One plan for a burst of changes, within a second.
+    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=2))
     await hass.async_block_till_done()
 
     assert _registered(hass, entry) == {"switch": PLUGS, "binary_sensor": PLUGS, "event": 6}
@@ -116,6 +131,8 @@ async def test_room_a_user_makes_is_filled_at_once(
     assert _registered(hass, entry) == {"switch": PLUGS, "binary_sensor": PLUGS, "event": PLUGS}
     assert entry.runtime_data.publisher.withheld == 0
     assert _issue(hass, entry) is None
+    # Nothing waits: the registry is no longer watched.
+    assert hass.bus.async_listeners()[er.EVENT_ENTITY_REGISTRY_UPDATED] == watching - 1
 
 
 async def test_registered_entities_always_come_back(
@@ -189,3 +206,82 @@ async def test_a_refresh_while_slicing_is_planned_within_the_cap(
     assert issue.translation_placeholders is not None
     assert issue.translation_placeholders["count"] == str(total - 20)
     assert "Reached the maximum" not in caplog.text
+
+
+DIAGNOSTIC_REACHABLE = dataclasses.replace(REACHABLE, entity_category=EntityCategory.DIAGNOSTIC)
+HIDDEN_PRESSES = dataclasses.replace(
+    PRESSES, key="hidden_button", entity_registry_enabled_default=False
+)
+
+
+class MixedPlugs(ManyPlugs):
+    """Per plug: a switch, a diagnostic binary sensor, an event, and an event disabled by
+    default."""
+
+    def _specs(self) -> list[EntitySpec]:
+        specs = []
+        for plug_id in self.coordinator.data:
+            device = DeviceSpec(key=f"plug_{plug_id}", name=self.plugs[plug_id].name, via=HUB)
+            for platform, description in (
+                (Platform.SWITCH, SWITCH),
+                (Platform.BINARY_SENSOR, DIAGNOSTIC_REACHABLE),
+                (Platform.EVENT, PRESSES),
+                (Platform.EVENT, HIDDEN_PRESSES),
+            ):
+                name = self.plugs[plug_id].name if platform is Platform.SWITCH else None
+                specs.append(self.item_spec(platform, description, device, plug_id, name))
+        return specs
+
+
+async def test_primary_entities_before_diagnostics_and_disabled_ones_take_no_place(
+    hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """26 places: the switches, then the (primary) events before the diagnostic binary
+    sensors; the events disabled by default are registered beside them, taking no place."""
+    _cap(monkeypatch, 2 * PLUGS + 2)
+    entry = await setup_in_memory(hass, MixedPlugs, unique_id="fake-1")
+    await hass.async_block_till_done()
+
+    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    enabled = Counter(entity.domain for entity in entities if entity.disabled_by is None)
+    disabled = Counter(entity.domain for entity in entities if entity.disabled_by is not None)
+    assert enabled == {"switch": PLUGS, "event": PLUGS, "binary_sensor": 2}
+    assert disabled == {"event": PLUGS}
+    assert entry.runtime_data.publisher.withheld == PLUGS - 2
+
+
+async def test_new_entities_added_disabled_wait_for_nothing(
+    hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With "enable newly added entities" off, every new entity is registered disabled and
+    takes no place: nothing waits, however low the cap."""
+    _cap(monkeypatch, 5)
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        data={CONF_BACKEND: ManyPlugs.kind},
+        unique_id="fake-1",
+        pref_disable_new_entities=True,
+    )
+    entry = await setup_in_memory(hass, ManyPlugs, entry)
+    await hass.async_block_till_done()
+
+    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    assert len(entities) == 3 * PLUGS
+    assert all(entity.disabled_by is not None for entity in entities)
+    assert entry.runtime_data.publisher.withheld == 0
+    assert _issue(hass, entry) is None
+
+
+async def test_a_device_whose_entities_all_wait_is_not_registered(
+    hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Room for 10 switches of 12 plugs: two plugs have no entity yet, and no empty device."""
+    _cap(monkeypatch, 10)
+    entry = await _setup(hass)
+    await hass.async_block_till_done()
+
+    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    devices = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
+    plugs = [d for d in devices if (DOMAIN, "fake-1_hub") not in d.identifiers]
+    assert len(entities) == 10
+    assert {d.id for d in plugs} == {entity.device_id for entity in entities}
