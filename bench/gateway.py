@@ -62,16 +62,17 @@ from yarl import URL
 
 from bench import hubitat_simulator, load
 from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
-from demo.ha import REPO, HomeAssistantProcess
+from demo.ha import HomeAssistantProcess
 
 RELAY = Path(__file__).parent / "relay"
 
 SIM_TOKEN = "bench-token"
 # Core's mcp_server is written against its manifest's exact `mcp` pin (1.5.0 in HA 2025.4,
 # 1.28.1 in 2026.10), and newer or older SDKs changed the session internals it uses; the
-# conversation integration it depends on needs its own pins too, which our test venvs may lack.
-# HA runs from a small venv per HA release that holds those pins and borrows every other
-# package from the main venv.
+# conversation integration it depends on needs its own packages too, which our test venvs may
+# lack. HA runs from a small venv per HA release that holds those and borrows every other
+# package from the main venv. Other pins the main venv meets at another version (anyio) are
+# left as they are, and pip may add a newer dependency the `mcp` pin asks for.
 CORE_REQUIREMENTS_OF = ("mcp_server", "conversation")
 HA_COMPONENTS = Path(homeassistant.components.__file__).parent
 BENCH_HOME = Path(
@@ -91,12 +92,9 @@ def core_requirements() -> list[str]:
                 wanted.append(requirement)
     if not _installed("home-assistant-frontend"):
         # Core's mcp_server pulls in the frontend; without scripts/setup --demo the main venv
-        # lacks it, so this venv gets the demo's pin of it.
-        wanted += [
-            line.strip()
-            for line in (REPO / "requirements_demo.txt").read_text().splitlines()
-            if line.startswith("home-assistant-frontend==")
-        ]
+        # lacks it, so this venv gets the release's own pin of it.
+        manifest = json.loads((HA_COMPONENTS / "frontend" / "manifest.json").read_text())
+        wanted += [r for r in manifest["requirements"] if r.startswith("home-assistant-frontend")]
     return wanted
 
 
@@ -282,10 +280,10 @@ async def prepare(ha: HomeAssistantProcess, sim_url: str) -> list[str]:
 
 
 async def add_core_mcp_server(ha: HomeAssistantProcess) -> None:
-    """Core's mcp_server entry, serving the Assist API.
+    """Core's mcp_server entry, serving the Assist API alone.
 
-    HA 2025.4's form asks which LLM API to serve; later releases ask nothing and serve every
-    API, each also at its own URL (core_url), their tools named `<API>__<tool>`.
+    HA 2025.4's form asks which LLM API to serve; 2026.10's asks nothing and serves every API
+    (each also at its own URL, core_url; tools named `<API>__<tool>`) until its options say.
     """
     flows = "/api/config/config_entries/flow"
     form = await ha.api("POST", flows, json={"handler": "mcp_server"})
@@ -294,6 +292,20 @@ async def add_core_mcp_server(ha: HomeAssistantProcess) -> None:
     done = await ha.api("POST", f"{flows}/{form['flow_id']}", json=answer)
     if done.get("type") != "create_entry":
         raise RuntimeError(f"core's mcp_server flow did not finish: {done}")
+    if answer:
+        return
+    # Serving every LLM API would include this integration's own (MCP Gateway): its options
+    # limit it to Assist, like the 2025.4 entry. Unticking "all" shows the API picker first.
+    options = "/api/config/config_entries/options/flow"
+    step = await ha.api("POST", options, json={"handler": done["result"]["entry_id"]})
+    for values in (
+        {"all_llm_apis": False, "require_admin": True},
+        {"all_llm_apis": False, "llm_hass_api": ["assist"], "require_admin": True},
+    ):
+        step = await ha.api("POST", f"{options}/{step['flow_id']}", json=values)
+        if step.get("type") == "create_entry":
+            return
+    raise RuntimeError(f"core's mcp_server options did not take Assist alone: {step}")
 
 
 def core_tool_name(names: Iterable[str], tool: str) -> str | None:
@@ -305,8 +317,8 @@ def core_tool_name(names: Iterable[str], tool: str) -> str | None:
 async def core_url(ha: HomeAssistantProcess) -> tuple[str, bool]:
     """Core's MCP endpoint for the Assist API and whether it speaks Streamable HTTP.
 
-    Releases since 2025.4 serve Streamable HTTP at /api/mcp/<API id> (a GET there is refused
-    with 405); HA 2025.4 only has the SSE endpoint.
+    Current releases (2026.10) serve Streamable HTTP per LLM API at /api/mcp/<API id>; HA
+    2025.4 has only the SSE endpoint, and no route there (404).
     """
     streamable_url = f"{ha.base_url}/api/mcp/assist"
     headers = {"Authorization": f"Bearer {ha.token}"}
@@ -314,7 +326,7 @@ async def core_url(ha: HomeAssistantProcess) -> tuple[str, bool]:
         aiohttp.ClientSession() as session,
         session.get(streamable_url, headers=headers) as probe,
     ):
-        if probe.status == 405:
+        if probe.status != 404:
             return streamable_url, True
     return f"{ha.base_url}/mcp_server/sse", False
 
