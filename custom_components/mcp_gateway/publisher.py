@@ -255,8 +255,7 @@ class EntityPublisher:
         """Add what is new: at once when it is a few hundred, else in slices from a task."""
         if self.pending:
             return  # the running task looks again when it has done its slices
-        self._plan_within_limit()
-        devices, entities = self._pending_devices(), self._pending_entities()
+        devices, entities = self._planned()
         if len(devices) + len(entities) <= AT_ONCE:
             self._ensure_devices(devices)
             self._add_entities(entities)
@@ -286,9 +285,13 @@ class EntityPublisher:
                     break  # a refresh changed the specs: plan what is left again
                 step()
                 await _pause()
-            # A refresh meanwhile may have brought new specs: the cap is planned again too.
-            self._plan_within_limit()
-            devices, entities = self._pending_devices(), self._pending_entities()
+            # A refresh meanwhile may have brought new specs: planned again, the cap too.
+            devices, entities = self._planned()
+
+    def _planned(self) -> tuple[list[DeviceSpec], list[EntitySpec]]:
+        """What to add now: the cap planned first, so nothing it withholds is handed over."""
+        self._plan_within_limit()
+        return self._pending_devices(), self._pending_entities()
 
     def _plan_within_limit(self) -> None:
         """Withhold the entities HA would refuse under its cap, the least needed first.
