@@ -32,7 +32,7 @@ async def setup_http(hass: HomeAssistant) -> None:
 
 
 @pytest.mark.usefixtures("setup_http")
-async def test_user_flow_creates_thegateway_entry(hass: HomeAssistant) -> None:
+async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
     """The menu's gateway step creates the singleton settings entry, once."""
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
     assert result["type"] is FlowResultType.MENU
@@ -157,7 +157,7 @@ async def test_reconfigure_edits_the_settings(hass: HomeAssistant) -> None:
     assert gateway_settings(hass).rate_limit_per_minute == 7
 
 
-async def test_defaults_without_agateway_entry(hass: HomeAssistant) -> None:
+async def test_defaults_without_a_gateway_entry(hass: HomeAssistant) -> None:
     """Without a gateway entry the defaults apply."""
     MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: "hubitat"}).add_to_hass(hass)
     assert gateway_settings(hass) is DEFAULT_SETTINGS
