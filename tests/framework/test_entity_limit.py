@@ -1,10 +1,10 @@
 """Home Assistant 2026.x's cap on an entry's enabled entities: controls first, the rest waits.
 
-HA registers at most `MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY` (10,000) new enabled entities per
-config entry and drops the others with a warning. These tests lower the cap to fit the fake
-backend (12 plugs: a switch, a binary sensor and an event each). On 2025.4, which has no cap,
-the lowered value is ours alone to honour; on the current release HA enforces it too, and must
-never have to drop anything.
+HA refuses a new enabled entity, with a warning, once a config entry has
+`MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY` (10,000) enabled ones. These tests lower the cap to fit
+the fake backend (12 plugs: a switch, a binary sensor and an event each). On 2025.4, which has
+no cap, the lowered value is ours alone to honour; on the current release HA enforces it too,
+and must never have to drop anything.
 """
 
 from __future__ import annotations
@@ -34,11 +34,10 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
-from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.publisher import EntityPublisher, limit_issue_id
 from tests.simulation import setup_in_memory
 
-from .test_publisher_and_entities import HUB, PRESSES, REACHABLE, SWITCH, Plug
+from .test_publisher_and_entities import PRESSES, REACHABLE, SWITCH, Plug
 from .test_publisher_slices import PLUGS, ManyPlugs, _setup
 
 
@@ -48,9 +47,24 @@ def _cap(monkeypatch: pytest.MonkeyPatch, value: int) -> None:
     )
 
 
+async def _setup_capped(
+    hass: HomeAssistant,
+    monkeypatch: pytest.MonkeyPatch,
+    cap: int,
+    runtime: type[ManyPlugs] = ManyPlugs,
+    entry: MockConfigEntry | None = None,
+) -> MockConfigEntry:
+    """The fake backend's entry set up under a cap of `cap` enabled entities."""
+    _cap(monkeypatch, cap)
+    return await setup_in_memory(hass, runtime, entry, unique_id="fake-1")
+
+
+def _entities(hass: HomeAssistant, entry: MockConfigEntry) -> list[er.RegistryEntry]:
+    return er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+
+
 def _registered(hass: HomeAssistant, entry: MockConfigEntry) -> Counter[str]:
-    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-    return Counter(entity.domain for entity in entities)
+    return Counter(entity.domain for entity in _entities(hass, entry))
 
 
 def _issue(hass: HomeAssistant, entry: MockConfigEntry) -> ir.IssueEntry | None:
@@ -69,10 +83,8 @@ async def test_over_the_cap_controls_come_first_and_a_repair_says_how_many_wait(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """20 places for 36 entities: every switch, 8 binary sensors; 16 wait, named in a repair."""
-    _cap(monkeypatch, 20)
     caplog.set_level(logging.WARNING)
-    entry = await _setup(hass)
-    await hass.async_block_till_done()
+    entry = await _setup_capped(hass, monkeypatch, 20)
 
     assert _registered(hass, entry) == {"switch": PLUGS, "binary_sensor": 8}
     publisher: EntityPublisher = entry.runtime_data.publisher
@@ -103,15 +115,9 @@ async def test_room_a_user_makes_is_filled_at_once(
     """Disabling entities frees places: the waiting binary sensors come, then events, within
     a second, without waiting for the backend to refresh (Hubitat's refreshes only when its
     devices change)."""
-    _cap(monkeypatch, 20)
-    entry = await _setup(hass)
-    await hass.async_block_till_done()
+    entry = await _setup_capped(hass, monkeypatch, 20)
     registry = er.async_get(hass)
-    switches = [
-        entity.entity_id
-        for entity in er.async_entries_for_config_entry(registry, entry.entry_id)
-        if entity.domain == "switch"
-    ]
+    switches = [entity.entity_id for entity in _entities(hass, entry) if entity.domain == "switch"]
     watching = hass.bus.async_listeners().get(er.EVENT_ENTITY_REGISTRY_UPDATED, 0)
     for entity_id in switches[:10]:
         registry.async_update_entity(entity_id, disabled_by=er.RegistryEntryDisabler.USER)
@@ -139,8 +145,7 @@ async def test_registered_entities_always_come_back(
     hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The cap counts new entities only: a reload keeps every registered one, with no repair."""
-    entry = await _setup(hass)
-    await hass.async_block_till_done()
+    entry = await setup_in_memory(hass, ManyPlugs, unique_id="fake-1")
     assert _registered(hass, entry).total() == 3 * PLUGS
 
     _cap(monkeypatch, 10)
@@ -151,7 +156,7 @@ async def test_registered_entities_always_come_back(
     assert _registered(hass, entry).total() == 3 * PLUGS
     states = [
         entity.entity_id
-        for entity in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+        for entity in _entities(hass, entry)
         if hass.states.get(entity.entity_id) is not None
     ]
     assert len(states) == 3 * PLUGS
@@ -163,9 +168,7 @@ async def test_unloading_withdraws_the_repair(
     hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The notice belongs to the loaded entry: gone when it unloads."""
-    _cap(monkeypatch, 20)
-    entry = await _setup(hass)
-    await hass.async_block_till_done()
+    entry = await _setup_capped(hass, monkeypatch, 20)
     assert _issue(hass, entry) is not None
 
     assert await hass.config_entries.async_unload(entry.entry_id)
@@ -218,19 +221,12 @@ class MixedPlugs(ManyPlugs):
     """Per plug: a switch, a diagnostic binary sensor, an event, and an event disabled by
     default."""
 
-    def _specs(self) -> list[EntitySpec]:
-        specs = []
-        for plug_id in self.coordinator.data:
-            device = DeviceSpec(key=f"plug_{plug_id}", name=self.plugs[plug_id].name, via=HUB)
-            for platform, description in (
-                (Platform.SWITCH, SWITCH),
-                (Platform.BINARY_SENSOR, DIAGNOSTIC_REACHABLE),
-                (Platform.EVENT, PRESSES),
-                (Platform.EVENT, HIDDEN_PRESSES),
-            ):
-                name = self.plugs[plug_id].name if platform is Platform.SWITCH else None
-                specs.append(self.item_spec(platform, description, device, plug_id, name))
-        return specs
+    descriptions = (
+        (Platform.SWITCH, SWITCH),
+        (Platform.BINARY_SENSOR, DIAGNOSTIC_REACHABLE),
+        (Platform.EVENT, PRESSES),
+        (Platform.EVENT, HIDDEN_PRESSES),
+    )
 
 
 async def test_primary_entities_before_diagnostics_and_disabled_ones_take_no_place(
@@ -238,11 +234,9 @@ async def test_primary_entities_before_diagnostics_and_disabled_ones_take_no_pla
 ) -> None:
     """26 places: the switches, then the (primary) events before the diagnostic binary
     sensors; the events disabled by default are registered beside them, taking no place."""
-    _cap(monkeypatch, 2 * PLUGS + 2)
-    entry = await setup_in_memory(hass, MixedPlugs, unique_id="fake-1")
-    await hass.async_block_till_done()
+    entry = await _setup_capped(hass, monkeypatch, 2 * PLUGS + 2, MixedPlugs)
 
-    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    entities = _entities(hass, entry)
     enabled = Counter(entity.domain for entity in entities if entity.disabled_by is None)
     disabled = Counter(entity.domain for entity in entities if entity.disabled_by is not None)
     assert enabled == {"switch": PLUGS, "event": PLUGS, "binary_sensor": 2}
@@ -255,17 +249,15 @@ async def test_new_entities_added_disabled_wait_for_nothing(
 ) -> None:
     """With "enable newly added entities" off, every new entity is registered disabled and
     takes no place: nothing waits, however low the cap."""
-    _cap(monkeypatch, 5)
     entry = MockConfigEntry(
         domain=DOMAIN,
         data={CONF_BACKEND: ManyPlugs.kind},
         unique_id="fake-1",
         pref_disable_new_entities=True,
     )
-    entry = await setup_in_memory(hass, ManyPlugs, entry)
-    await hass.async_block_till_done()
+    entry = await _setup_capped(hass, monkeypatch, 5, entry=entry)
 
-    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    entities = _entities(hass, entry)
     assert len(entities) == 3 * PLUGS
     assert all(entity.disabled_by is not None for entity in entities)
     assert entry.runtime_data.publisher.withheld == 0
@@ -276,11 +268,9 @@ async def test_a_device_whose_entities_all_wait_is_not_registered(
     hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Room for 10 switches of 12 plugs: two plugs have no entity yet, and no empty device."""
-    _cap(monkeypatch, 10)
-    entry = await _setup(hass)
-    await hass.async_block_till_done()
+    entry = await _setup_capped(hass, monkeypatch, 10)
 
-    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    entities = _entities(hass, entry)
     devices = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
     plugs = [d for d in devices if (DOMAIN, "fake-1_hub") not in d.identifiers]
     assert len(entities) == 10

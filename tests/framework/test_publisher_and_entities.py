@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
@@ -20,6 +20,7 @@ from homeassistant.helpers import (
     entity_registry as er,
     issue_registry as ir,
 )
+from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.entity_platform import async_get_platforms
 from homeassistant.helpers.update_coordinator import UpdateFailed
 import pytest
@@ -77,6 +78,12 @@ class FakeRuntime(InMemoryRuntime):
 
     kind = "fake"
     platforms = (Platform.SWITCH, Platform.BINARY_SENSOR, Platform.EVENT)
+    # Each plug's entities; variants of this backend change only these.
+    descriptions: ClassVar[tuple[tuple[Platform, EntityDescription], ...]] = (
+        (Platform.SWITCH, SWITCH),
+        (Platform.BINARY_SENSOR, REACHABLE),
+        (Platform.EVENT, PRESSES),
+    )
     plugs: dict[str, Plug]
     fail_with: Exception | None = None
     poll_error: Exception | None = None
@@ -100,11 +107,7 @@ class FakeRuntime(InMemoryRuntime):
                 name=self.plugs.get(plug_id, Plug(plug_id, "?")).name,
                 via=HUB,
             )
-            for platform, description in (
-                (Platform.SWITCH, SWITCH),
-                (Platform.BINARY_SENSOR, REACHABLE),
-                (Platform.EVENT, PRESSES),
-            ):
+            for platform, description in self.descriptions:
                 name = self.plugs[plug_id].name if platform is Platform.SWITCH else None
                 specs.append(self.item_spec(platform, description, device, plug_id, name))
         return specs
