@@ -28,11 +28,12 @@ from homeassistant.components.auth import indieauth, login_flow
 from homeassistant.helpers.http import KEY_HASS
 
 from ..const import GATEWAY_URL
+from ..mcp.server import parse_json
 from .cors import CorsView
 from .limits import RateLimiter
-from .origins import check_origin, is_loopback_host, public_base
+from .origins import check_origin, is_loopback_host, public_base, request_host
 from .settings import gateway_settings
-from .view import json_response
+from .view import json_response, malformed_host
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -68,6 +69,8 @@ class AuthorizationServerMetadataView(CorsView):
     async def get(self, request: web.Request) -> web.Response:
         """The document, with absolute URLs on HA's trusted base for this request."""
         hass = request.app[KEY_HASS]
+        if request_host(request) is None:
+            return malformed_host()
         if (base := public_base(hass, request)) is None:
             return json_response({"error": "no_url_available"}, HTTPStatus.NOT_FOUND)
         document: dict[str, Any] = {
@@ -171,7 +174,9 @@ async def _read_metadata(request: web.Request) -> dict[str, Any]:
         if len(body) > MAX_REGISTRATION_BYTES:
             raise _too_large()
     try:
-        metadata = json.loads(body)
+        # The gateway's own decoder: a lone surrogate, bad UTF-8 or deep nesting is a
+        # malformed body, as on the gateway endpoint, not text to fail on later.
+        metadata = parse_json(bytes(body))
     except ValueError as err:
         raise RegistrationError("invalid_client_metadata", "Body is not JSON") from err
     if not isinstance(metadata, dict):

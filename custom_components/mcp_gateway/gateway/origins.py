@@ -34,6 +34,26 @@ def is_loopback_host(host: str | None) -> bool:
         return False
 
 
+def request_host(request: web.Request) -> str | None:
+    """The host the request names, or None when its Host header is no host at all.
+
+    Anyone can send a Host such as `localhost@evil.com` or `127.0.0.1:1/x?`: aiohttp's
+    `request.url` reads the first as a user at evil.com and refuses others, and HA's own URL
+    lookup (`get_url`, which reads the raw header up to its port) raises ValueError for both.
+    Such a request is a client error to answer, never an exception to log.
+    """
+    raw = request.headers.get(hdrs.HOST)
+    try:
+        host = request.url.host
+        if raw is not None:
+            # As helpers/network.py's _get_request_host cuts it, then as get_url builds it.
+            name = raw.partition("[")[2].partition("]")[0] if "[" in raw else raw.partition(":")[0]
+            URL.build(scheme="http", host=name)
+    except ValueError:
+        return None
+    return host
+
+
 def own_origins(hass: HomeAssistant) -> set[str]:
     """Origins of Home Assistant's own configured URLs (internal, external, cloud)."""
     origins: set[str] = set()
@@ -58,7 +78,8 @@ def check_origin(hass: HomeAssistant, request: web.Request, settings: GatewaySet
     if origin is None:
         return True
     normalized = normalize_origin(origin)
-    if normalized and is_loopback_host(request.url.host) and is_loopback_host(URL(normalized).host):
+    host = request_host(request)
+    if normalized and is_loopback_host(host) and is_loopback_host(URL(normalized).host):
         return True
     return origin_allowed(origin, (*own_origins(hass), *settings.allowed_origins))
 
@@ -68,9 +89,13 @@ def public_base(hass: HomeAssistant, request: web.Request) -> str | None:
 
     The request's own origin when its host is loopback; else the configured URL whose host the
     request used (`get_url(require_current_request=True)`); else a configured URL, external
-    first (a foreign Host gets HA's real address, which the client can compare).
+    first (a foreign Host gets HA's real address, which the client can compare). None too for a
+    malformed Host: HA's own URL lookup would parse it again and fail.
     """
-    if is_loopback_host(request.url.host):
+    host = request_host(request)
+    if host is None:
+        return None
+    if is_loopback_host(host):
         return normalize_origin(str(request.url.origin()))
     for kwargs in ({"require_current_request": True}, {"prefer_external": True}):
         try:

@@ -120,6 +120,14 @@ def json_response(
     )
 
 
+def malformed_host() -> web.Response:
+    """400 for a Host header that names no host: no document can be published for it."""
+    return json_response(
+        {"error": "invalid_request", "error_description": "Malformed Host header"},
+        HTTPStatus.BAD_REQUEST,
+    )
+
+
 def resource_metadata_url(hass: HomeAssistant, request: web.Request) -> str | None:
     """Where this request's client finds our RFC 9728 document (on a trusted base URL)."""
     if (base := public_base(hass, request)) is None:

@@ -15,8 +15,8 @@ from homeassistant.helpers.http import KEY_HASS
 
 from ..const import GATEWAY_URL
 from .cors import CorsView
-from .origins import public_base
-from .view import RESOURCE_METADATA_PATH, json_response
+from .origins import public_base, request_host
+from .view import RESOURCE_METADATA_PATH, json_response, malformed_host
 
 RESOURCE_NAME: Final = "Home Assistant MCP Gateway"
 # Home Assistant access tokens carry no scopes; permissions follow the HA user instead.
@@ -37,6 +37,8 @@ class ProtectedResourceMetadataView(CorsView):
         RFC 9728 section 3.3: the resource must match the URL the client asked about, so a
         client that came through a host HA does not know gets HA's real one and stops there.
         """
+        if request_host(request) is None:
+            return malformed_host()
         if (base := public_base(request.app[KEY_HASS], request)) is None:
             return json_response({"error": "no_url_available"}, HTTPStatus.NOT_FOUND)
         document = {
