@@ -11,9 +11,9 @@ and the bytes it sent and received (JSON-RPC bodies), for our gateway and, where
 can do the task, for core's server on the same Home Assistant. Each of our answers is checked
 against Home Assistant's REST API: an answer that claims what did not happen is "MISLEADING".
 
-Targets (issue 15): every task within 2 round trips after tools/list; the first six tasks
-(the issue's) receive at most half the bytes they did before (2.2 + 9.7 + 21.3 + 0.9 + 56.6 +
-10.2 KB); no misleading answer. Needs Home Assistant's frontend in the bench venv (the core
+Targets: every task within 2 round trips after tools/list; the first six tasks receive at
+most half the bytes of the reference measurement in REFERENCE_KB (2.2 + 9.7 + 21.3 + 0.9 + 56.6
++ 10.2 KB); no misleading answer. Needs Home Assistant's frontend in the bench venv (the core
 mcp_server venv of bench/gateway.py; it is installed there on first use).
 """
 
@@ -40,8 +40,8 @@ from demo.__main__ import DEMO_YAML, add_backends
 from demo.ha import HomeAssistantProcess
 from demo.home import demo_home
 
-# Bytes received per task before issue 15 (Claude Desktop via mcp-remote, same demo).
-BEFORE_KB: Mapping[str, float] = {
+# Reference bytes received per task (Claude Desktop via mcp-remote, same demo home).
+REFERENCE_KB: Mapping[str, float] = {
     "living-room lights on": 2.2,
     "bedroom temperature": 9.7,
     "alarm 6:45 on weekdays": 21.3,
@@ -600,11 +600,11 @@ def report(
             missed.append(f"{task.name}: {mine.trips} round trips")
         if mine.truthful is not True:
             missed.append(f"{task.name}: answer not confirmed")
-        if task.name in BEFORE_KB:
-            before += BEFORE_KB[task.name]
+        if task.name in REFERENCE_KB:
+            before += REFERENCE_KB[task.name]
             after += mine.received / 1024
     print(
-        f"the issue's six tasks: {after:.1f} KB received now, {before:.1f} KB before "
+        f"the six reference tasks: {after:.1f} KB received, {before:.1f} KB in the reference "
         f"(ratio {after / before:.2f}, target ≤ 0.50)"
     )
     if after > before / 2:

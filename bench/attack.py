@@ -1,11 +1,11 @@
-"""The issue-13 attacks against a real Home Assistant: does HA stay responsive and bounded?
+"""Attacks by a read-only user against a real Home Assistant: does HA stay responsive and bounded?
 
 usage: .venv/bin/python -m bench.attack [--devices N] [--seconds S] [--keep]
 
 Starts a real Home Assistant (loopback, demo/ha.py) with the gateway at its default settings
 and a simulated Hubitat hub of N devices (so `get_state` answers are large), creates a
 read-only user, and runs as that user:
-- batch: the issue's 1,000-item `get_state` batch without MCP-Protocol-Version, then the
+- batch: a 1,000-item `get_state` batch without MCP-Protocol-Version, then the
   largest batches the gateway takes (20 items), back to back from 4 connections for S seconds;
 - rate: single `get_state` calls as fast as 8 connections can send them for S seconds (the
   owner's calls in between must keep working);
@@ -38,7 +38,7 @@ from demo.ha import HomeAssistantProcess
 
 LATENCY_BOUND = 1.0  # seconds, for HA's own GET /api/ under attack
 # Memory "back to baseline": within this much of the baseline once the attack is over (the
-# Python allocator keeps some freed arenas; the issue saw +190 MiB that stayed).
+# Python allocator keeps some freed arenas; an unbounded queue would keep +190 MiB).
 MEMORY_SLACK_MIB = 25.0
 PROBE_INTERVAL = 0.1
 LEGACY_HEADERS = {"Accept": "application/json", "Content-Type": "application/json"}

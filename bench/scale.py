@@ -2,10 +2,10 @@
 
     .venv/bin/python -m bench.scale [--rounds 200] [--soak 60] [--full-soak] [--floor-slice 50]
 
-Prints issue 17's table, each row measured in one Home Assistant (in this process, simulators
-on 127.0.0.1) and, where two things are compared, interleaved (A, B, A, B, …) so that the load
-of a shared machine weighs on both alike. The machine load (/proc/loadavg) is printed first and
-last.
+Prints the scale table of docs/PERFORMANCE.md, each row measured in one Home Assistant (in this
+process, simulators on 127.0.0.1) and, where two things are compared, interleaved (A, B, A, B,
+…) so that the load of a shared machine weighs on both alike. The machine load (/proc/loadavg)
+is printed first and last.
 
 1. `get_state` of one entity with the gateway exposing ~100, ~1,000 and ~5,000 entities (one
    Hubitat hub of each size is loaded; the gateway exposes one of them per call, in turn).

@@ -218,7 +218,7 @@ async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: Tes
     assert (await response.json())["issuer"] == f"{base_url(anon)}/api/mcp_gateway"
 
 
-# --- Trusted URLs (issue 13, item 7) ----------------------------------------------------------
+# --- Trusted URLs ------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -294,7 +294,7 @@ async def test_without_any_url_nothing_is_published(anon: TestClient) -> None:
             assert await response.json() == {"error": "no_url_available"}
 
 
-# --- Origin (issue 13, item 9) ----------------------------------------------------------------
+# --- Origin ------------------------------------------------------------------------------------
 
 
 async def _status(client: TestClient, **headers: str) -> int:

@@ -349,8 +349,8 @@ async def test_one_deadline_bounds_catalog_refresh_and_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The backend's configured timeout bounds the whole gateway call: a catalog refresh and
-    a call that each stay within it, but not together, time out (the issue: two 10 s waits
-    in a row answered after 21 s)."""
+    a call that each stay within it, but not together, time out (two 10 s waits in a row must
+    not answer after 21 s)."""
     runtime: FakeRuntime = fake_entry.runtime_data
     bound = 0.2
     monkeypatch.setattr(runtime.client, "timeout", bound)

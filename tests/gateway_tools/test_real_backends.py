@@ -292,7 +292,7 @@ async def test_get_state_spans_backends(
     assert all("backend" not in item for item in result_data(clock)["entities"])
 
 
-# The issue's classification, written out independently of the backends' own tables.
+# The tier classification, written out independently of the backends' own tables.
 ROBINE_READ = {"get_state", "list_alarms", "list_sounds", "preview_alarm"}
 ROBINE_CONTROL = {
     "create_alarm",
@@ -336,7 +336,7 @@ async def test_real_backend_matrix(
     hass_read_only_user: MockUser,
     role: str,
 ) -> None:
-    """Each role's catalog of each backend follows the issue's table; the rest is refused."""
+    """Each role's catalog of each backend follows the classification above; the rest is refused."""
     user = {"admin": hass_admin_user, "user": hass_user, "read_only": hass_read_only_user}[role]
     handler = GatewayHandler(hass)
     catalogs: dict[str, set[str]] = {}
@@ -390,7 +390,7 @@ async def test_real_backend_matrix(
         ("switch a device on", "hub_call_device_command", 4),
         ("read a file", "hub_read_file", 1),
         ("device temperature history", "get_history", 4),
-        # The issue's plain requests: the obvious tool first.
+        # Plain requests: the obvious tool first.
         ("set an alarm for 6:45", "create_alarm", 1),
         ("set an alarm for 6:45 on weekdays", "create_alarm", 1),
         ("which devices are offline", "get_state", 1),

@@ -1,1 +1,1 @@
-"""The security suite: every path, every kind of caller, every attack the issue found."""
+"""The security suite: every path, every kind of caller, every attack known to work before."""

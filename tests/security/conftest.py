@@ -140,7 +140,7 @@ async def home(
     gateway_entry({CONF_RATE_LIMIT: MAX_RATE_LIMIT, CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
     sims = await start_simulators(loopback_servers)
     hc_sim = sims.homecast
-    # Two accessories of the same name in two rooms (the two "Ceiling Light"s).
+    # Two accessories of the same name in two rooms (two "Ceiling Light"s).
     state = hc_sim.state
     followed = state.homes[0]
     living = homecast.device_of(hc_sim, "light", nth=0)

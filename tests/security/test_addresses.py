@@ -27,7 +27,7 @@ async def _set_state(home: SecurityHome, kind: str, update: dict[str, Any]) -> s
 
 
 async def test_set_state_in_a_home_the_entry_does_not_follow(home: SecurityHome) -> None:
-    """The issue: a user allowed to control nothing switched a light in another home."""
+    """A user allowed to control nothing cannot switch a light in another home."""
     other = home.homecast.homes[1]
     light = next(a for a in other.all_accessories() if a.kind == "light")
     room = other.room_of(light)
@@ -39,8 +39,8 @@ async def test_set_state_in_a_home_the_entry_does_not_follow(home: SecurityHome)
 
 
 async def test_set_state_by_name_never_reaches_the_namesake(home: SecurityHome) -> None:
-    """The issue: with two "Ceiling Light"s, a user allowed only the living-room one switched
-    the kitchen one by naming it."""
+    """With two "Ceiling Light"s, a user allowed only the living-room one cannot switch the
+    kitchen one by naming it."""
     followed = home.homecast.homes[0]
     hc_sim = home.sims.homecast
     living = homecast_helpers.device_of(hc_sim, "light", nth=0)

@@ -1,7 +1,7 @@
 """Work one caller can make Home Assistant do is bounded: batches, SSE sessions, rate, input.
 
-Each test reproduces an attack from the issue against the real gateway and checks it is now
-refused (or bounded), and that other callers are unaffected.
+Each test runs an attack against the real gateway and checks it is refused (or bounded), and
+that other callers are unaffected.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ async def test_a_long_batch_is_refused_before_anything_runs(home: SecurityHome) 
     assert status == 400
     assert body["error"]["code"] == -32600
     assert body["error"]["data"] == {"maxBatchItems": MAX_BATCH_ITEMS}
-    # The issue's 1,000-item batch: refused just the same.
+    # A 1,000-item batch: refused just the same.
     status, _, _ = await _post(home, "admin", [_ping(i) for i in range(1000)])
     assert status == 400
     await home.hass.async_block_till_done()
@@ -72,7 +72,7 @@ async def test_a_long_batch_is_refused_before_anything_runs(home: SecurityHome) 
 
 
 async def test_batch_items_are_charged_one_by_one(home: SecurityHome) -> None:
-    """The issue: a read-only user ran 72,500 calls against a 60/minute limit in batches."""
+    """A read-only user cannot run 72,500 calls against a 60/minute limit in batches."""
     _set_rate_limit(home, 30)
     status, body, _ = await _post(home, "read_only", [_ping(i) for i in range(20)])
     assert status == 200
@@ -105,7 +105,7 @@ async def test_the_rate_limit_is_on_by_default(home: SecurityHome) -> None:
 
 
 async def test_a_batch_reply_is_bounded(home: SecurityHome) -> None:
-    """The issue: 1,000 get_state calls gave a 54 MB answer; now the batch's answer is capped
+    """1,000 get_state calls would give a 54 MB answer: the batch's answer is capped
     and the items beyond the cap are not even run."""
     runtime = home.hass.data[DATA_GATEWAY]
     runtime.server.max_batch_reply_bytes = 16 * 1024
@@ -139,7 +139,7 @@ async def test_a_batch_reply_is_bounded(home: SecurityHome) -> None:
 async def test_a_lone_surrogate_is_invalid_input(
     home: SecurityHome, body: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The issue: "\\ud800" anywhere gave HTTP 500 and a traceback."""
+    """A "\\ud800" anywhere is a parse error, not HTTP 500 and a traceback."""
     with caplog.at_level(logging.WARNING):
         status, answer, _ = await _post(home, "read_only", body)
     assert status == 400
@@ -157,7 +157,7 @@ async def test_a_surrogate_pair_is_text(home: SecurityHome) -> None:
 
 
 async def test_an_unread_sse_session_is_bounded_and_freed(home: SecurityHome) -> None:
-    """The issue: 300 x 512 KiB messages queued on an unread session grew HA by 190 MiB."""
+    """300 x 512 KiB messages posted to an unread session do not grow HA by 190 MiB."""
     client = home.clients["read_only"]
     stream = await client.get(f"{URL}/sse")
     assert stream.status == 200
@@ -203,8 +203,8 @@ async def test_an_unread_sse_session_is_bounded_and_freed(home: SecurityHome) ->
 async def test_a_hung_backend_costs_one_timeout(
     home: SecurityHome, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The issue: a hung hub answered after about 21 s, a catalog refresh and a call each
-    waiting their full timeout. Now one deadline covers both: the call is never even sent."""
+    """A hung hub must not answer after about 21 s, a catalog refresh and a call each waiting
+    their full timeout: one deadline covers both, and the call is never even sent."""
     runtime = home.hubitat_entry.runtime_data
     args = {"tool": "hub_get_info", "args": {}}
     assert error_code(await home.call("admin", HUBITAT, args)) is None

@@ -1,8 +1,9 @@
 """Simulated Hubitat Elevation hub running the MCP Rule Server app.
 
-Faithful to /work/shared/reference/hubitat.md: gateway catalog, best-practice key gate, write cap,
--32602 validation errors, size guards, query-token or bearer auth, and a generated population of
-devices whose commands land after a delay. Use `create_app(**options)` and `app[HUB]`.
+Follows the app's public source (kingpanther13/Hubitat-local-MCP-server): gateway catalog,
+best-practice key gate, write cap, -32602 validation errors, size guards, query-token or bearer
+auth, and a generated population of devices whose commands land after a delay. Use
+`create_app(**options)` and `app[HUB]`.
 """
 
 from __future__ import annotations
