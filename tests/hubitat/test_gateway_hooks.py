@@ -165,6 +165,7 @@ async def test_every_catalog_tool_is_classified(runtime: HubitatRuntime) -> None
 
 async def test_exports_are_writes_with_the_key(runtime: HubitatRuntime, sim: Sim) -> None:
     """hub_export_custom_rule saves a file: it is a write, so the key goes with it."""
+    sim.tools.engine.enabled = True  # exports need the custom rule engine (off by default)
     rule_id = next(iter(sim.hub.custom_rules))
     result = await runtime.async_call_tool("hub_export_custom_rule", {"ruleId": rule_id})
     assert result.is_error is False

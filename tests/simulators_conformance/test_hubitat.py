@@ -1201,8 +1201,16 @@ async def test_native_rules(sim: Sim) -> None:
     custom = await sim.call("hub_get_custom_rule")
     assert custom["count"] == 1
     rule_id = custom["rules"][0]["id"]
+    # The engine is off by default (read-only mode): only `enabled` may change, and the write
+    # key the gate asks for counts as a structural field there (toolUpdateRule).
+    refused = await sim.error(
+        "hub_update_custom_rule", {"ruleId": rule_id, "enabled": False, **KEY}
+    )
+    assert refused["code"] == -32602
+    assert "Structural fields provided: bestPracticeKey" in refused["message"]
+    sim.client.server.app[TOOLS].engine.enabled = True
     updated = await sim.call("hub_update_custom_rule", {"ruleId": rule_id, "enabled": False, **KEY})
-    assert updated["enabled"] is False
+    assert updated["success"] is True
     assert (await sim.call("hub_get_custom_rule", {"ruleId": rule_id}))["enabled"] is False
 
 

@@ -443,6 +443,8 @@ TOOLS: tuple[ToolDef, ...] = (
             "triggers": _a("Triggers.", {}),
             "conditions": _a("Conditions.", {}),
             "actions": _a("Actions.", {}),
+            "enabled": _b("Start enabled (default true)."),
+            "description": _s("Rule description."),
             "testRule": _b("Skip the backup on delete."),
         },
         "name",
@@ -462,7 +464,11 @@ TOOLS: tuple[ToolDef, ...] = (
     _w(
         "hub_delete_custom_rule",
         "Delete a custom-engine rule (a backup file is written first).",
-        {"ruleId": _s("Rule id."), "skipBackupCheck": _b("Skip the backup.")},
+        {
+            "ruleId": _s("Rule id."),
+            "confirm": _b("REQUIRED: Set to true to confirm deletion."),
+            "skipBackupCheck": _b("Skip the backup."),
+        },
         "ruleId",
     ),
     _r(

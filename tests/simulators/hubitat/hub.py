@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone as fixed_zone, tzinfo
 import random
@@ -70,6 +71,13 @@ class CustomRule:
     actions: list[dict[str, Any]]
     test_rule: bool = False
     last_triggered: datetime | None = None
+    description: str = ""
+    conditions: list[dict[str, Any]] = field(default_factory=list)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    execution_count: int = 0
+    # hubitat-mcp-rule.groovy atomicState.recentExecutions (the loop guard's window).
+    recent_runs: list[datetime] = field(default_factory=list)
 
 
 @dataclass
@@ -153,6 +161,8 @@ class Hub:
         self.custom_rules: dict[str, CustomRule] = {}
         self.variables: dict[str, Variable] = {}
         self.variable_changes: deque[dict[str, Any]] = deque(maxlen=200)
+        # Apps subscribed to every event (the custom rule engine): (device or None, event).
+        self.event_listeners: list[Callable[[Device | None, Event], None]] = []
         self.files: dict[str, str] = {}
         self.admin_calls: list[tuple[str, dict[str, Any]]] = []
         self.log_level = "info"
@@ -349,12 +359,16 @@ class Hub:
         attr.value, attr.date = value, when
         event = self._store_event(device, attr, value, when, True)
         self.notify()
+        for listener in self.event_listeners:
+            listener(device, event)
         return event
 
     def location_event(self, name: str, value: Any, description: str) -> Event:
         event = Event(name, str(value), None, description, self.now(), True)
         self.location_events.append(event)
         self.notify()
+        for listener in self.event_listeners:
+            listener(None, event)
         return event
 
     def notify(self) -> None:

@@ -88,6 +88,7 @@ def create_app(
     hub_security_blocks: bool = False,
     has_hsm: bool = True,
     realistic_devices: bool = False,
+    custom_rule_engine: bool = False,
 ) -> web.Application:
     """A simulated hub serving `/apps/api/<app_id>/mcp`.
 
@@ -119,13 +120,19 @@ def create_app(
         best_practice_gate=best_practice_gate,
         write_cap=write_cap,
         app_id=str(app_id),
+        custom_rule_engine=custom_rule_engine,
     )
+    app.on_cleanup.append(_close_engine)
     app[OPTIONS] = Options(token, str(app_id), structured_content, enforce_origin)
     app.router.add_route("*", "/apps/api/{app_id}/mcp", _handle)
     # The cloud relay's shape: /api/<hubUid>/apps/<appId>/mcp (same app behind it).
     app.router.add_route("*", "/api/{hub_uid}/apps/{app_id}/mcp", _handle)
     app.router.add_route("*", "/_sim/hubitat/{action}", _control)
     return app
+
+
+async def _close_engine(app: web.Application) -> None:
+    await app[TOOLS].engine.close()
 
 
 def mcp_path(app_id: str | int = "42") -> str:
@@ -453,6 +460,7 @@ async def _control(request: web.Request) -> web.Response:
     attribute {deviceId, attribute, value} | button {deviceId, button, action} |
     pair {kind, label, room?} | remove {deviceId} | mode {mode} | hsm {status} |
     hsm_alert {alert} | hub_security {blocks} |
+    settings {enableCustomRuleEngine?, loopGuardMax?} |
     advance {seconds} | activity {count} (random changes) | apply (queued commands) ;
     GET /_sim/hubitat/state.
     """
@@ -497,6 +505,14 @@ async def _control(request: web.Request) -> web.Response:
         if action == "hsm_alert":
             hub.trigger_hsm_alert(body["alert"])
             return web.json_response({"alert": hub.hsm_alert})
+        if action == "settings":
+            # What the user sets on the app's page (hubitat-mcp-server.groovy mainPage).
+            engine = request.app[TOOLS].engine
+            if "enableCustomRuleEngine" in body:
+                engine.enabled = bool(body["enableCustomRuleEngine"])
+            if "loopGuardMax" in body:
+                engine.loop_guard_max = int(body["loopGuardMax"])
+            return web.json_response({"enableCustomRuleEngine": engine.enabled})
         if action == "hub_security":
             hub.hub_security_blocks = bool(body["blocks"])
             return web.json_response({"blocks": hub.hub_security_blocks})

@@ -29,7 +29,8 @@ from .catalog import (
     search_tools,
 )
 from .devices import CommandFailed, Device, Event
-from .hub import CustomRule, Hub, Mode, Room, Rule, Variable, epoch_ms, event_time, hub_time
+from .hub import Hub, Mode, Room, Rule, Variable, epoch_ms, event_time, hub_time
+from .rule_engine import RuleEngine
 
 SERVER_VERSION = "4.0.3"
 FIRMWARE = "2.4.3.149"
@@ -156,6 +157,7 @@ class Tools:
         best_practice_gate: bool = True,
         write_cap: int = 2,
         app_id: str = "42",
+        custom_rule_engine: bool = False,
     ) -> None:
         self.hub = hub
         self.gateways = gateways
@@ -164,6 +166,7 @@ class Tools:
         self.app_id = app_id
         self.leases: dict[str, Lease] = {}
         self.running: list[tuple[str, int]] = []
+        self.engine = RuleEngine(hub, enabled=custom_rule_engine)
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
             name[len("_t_") :]: getattr(self, name) for name in dir(self) if name.startswith("_t_")
         }
@@ -332,6 +335,8 @@ class Tools:
         return payload, is_error
 
     async def _run(self, tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
+        if tool.name.endswith("_custom_rule"):
+            self.engine.gate(tool.name)
         for key in tool.required:
             if args.get(key) is None or args.get(key) == "":
                 raise invalid(f"Missing required parameter: {key}")
@@ -1372,76 +1377,34 @@ class Tools:
             out.append({**self._rule_json(rule), "healthy": not missing, "missingDevices": missing})
         return {"rules": out, "count": len(out)}
 
-    # ---- custom-engine rules ----
-
-    def _custom(self, ref: Any) -> CustomRule:
-        rule = self.hub.custom_rules.get(str(ref))
-        if rule is None:
-            raise invalid(f"Custom rule not found: {ref}")
-        return rule
-
-    def _custom_json(self, rule: CustomRule) -> dict[str, Any]:
-        return {
-            "id": rule.id,
-            "name": rule.name,
-            "enabled": rule.enabled,
-            "testRule": rule.test_rule,
-            "triggers": rule.triggers,
-            "actions": rule.actions,
-            "lastTriggered": hub_time(rule.last_triggered, self.hub.tz)
-            if rule.last_triggered
-            else None,
-        }
+    # ---- custom-engine rules (rule_engine.py follows upstream) ----
 
     async def _t_get_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
+        if args.get("detailed") is True and args.get("ruleId") is None:
+            raise invalid(
+                "detailed=true requires a ruleId (it returns per-rule diagnostics). Omit "
+                "detailed to list all rules."
+            )
         if args.get("ruleId") in (None, ""):
-            rules = [self._custom_json(r) for r in self.hub.custom_rules.values()]
-            return {"rules": rules, "count": len(rules)}
-        return self._custom_json(self._custom(args["ruleId"]))
+            return self.engine.list_rules()
+        return self.engine.rule_data(self.engine.rule(args["ruleId"]))
 
     async def _t_create_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
-        rule_id = str(max((int(k) for k in self.hub.custom_rules), default=0) + 1)
-        rule = CustomRule(
-            rule_id,
-            str(args["name"]),
-            True,
-            list(args.get("triggers") or []),
-            list(args.get("actions") or []),
-            _bool(args.get("testRule", False)),
-        )
-        self.hub.custom_rules[rule_id] = rule
-        return {"success": True, "ruleId": rule_id, "rule": self._custom_json(rule)}
+        return self.engine.create(args)
 
     async def _t_update_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
-        rule = self._custom(args["ruleId"])
-        updated = []
-        for key, attr in (
-            ("enabled", "enabled"),
-            ("name", "name"),
-            ("triggers", "triggers"),
-            ("actions", "actions"),
-        ):
-            if args.get(key) is not None:
-                setattr(rule, attr, _bool(args[key]) if key == "enabled" else args[key])
-                updated.append(key)
-        return {"success": True, "ruleId": rule.id, "updated": updated, "enabled": rule.enabled}
+        return self.engine.update(args)
 
     async def _t_delete_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
-        rule = self._custom(args["ruleId"])
-        del self.hub.custom_rules[rule.id]
-        backup = None
-        if not rule.test_rule and not _bool(args.get("skipBackupCheck", False)):
-            backup = f"mcp_rule_backup_{rule.name.replace(' ', '_')}_{int(time.time())}.json"
-            self.hub.files[backup] = json.dumps(self._custom_json(rule))
-        return {"success": True, "ruleId": rule.id, "backupFile": backup}
+        return self.engine.delete(args)
 
     async def _t_test_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
-        rule = self._custom(args["ruleId"])
+        rule = self.engine.rule(args["ruleId"])
         return {"ruleId": rule.id, "wouldRun": rule.enabled, "actions": rule.actions}
 
     async def _t_export_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
-        rule = self._custom(args["ruleId"])
-        return {"exportVersion": 1, "rule": self._custom_json(rule)}
+        rule = self.engine.rule(args["ruleId"])
+        return {"exportVersion": 1, "rule": self.engine.rule_data(rule)}
 
     # ---- variables ----
 
@@ -1520,7 +1483,7 @@ class Tools:
             "hubSecurityConfigured": False,
             "readEnabled": True,
             "writeEnabled": True,
-            "customRuleEngineEnabled": False,
+            "customRuleEngineEnabled": self.engine.enabled,
             "developerModeEnabled": False,
         }
         uptime = info["uptimeSeconds"]
