@@ -15,7 +15,7 @@ from typing import Any, Final
 from homeassistant.auth.permissions.const import POLICY_CONTROL
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import Context, ServiceCall, ServiceResponse, SupportsResponse
-from homeassistant.exceptions import ServiceValidationError, Unauthorized
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError, Unauthorized
 from homeassistant.helpers.typing import VolSchemaType
 
 from ..const import CONF_BACKEND, DOMAIN
@@ -26,6 +26,7 @@ from ..gateway.policy import (
     describe_tiers,
     require_backend_call,
 )
+from ..gateway.view import charge_user
 from .base import BackendRuntime
 
 ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
@@ -109,7 +110,8 @@ async def async_authorize(
     The same function decides gateway tool calls (policy.require_backend_call): the tool's
     tier from the backend's table, then HA's entity permissions on what it addresses. A call
     without a user (automations, scripts, HA itself) runs with HA's own trust, as core's
-    actions do; an unknown or deactivated user is refused.
+    actions do; an unknown or deactivated user is refused. A user's call is charged to their
+    gateway rate limit, the budget every door to the backends shares.
     """
     user_id = call.context.user_id
     if user_id is None:
@@ -118,6 +120,12 @@ async def async_authorize(
     user = await call.hass.auth.async_get_user(user_id)
     if user is None or not user.is_active:
         raise ActionUnauthorized(call.context, "action_unknown_user", {"action": action})
+    if (wait := charge_user(call.hass, user)) is not None:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="action_rate_limited",
+            translation_placeholders={"action": action, "seconds": str(wait)},
+        )
     try:
         require_backend_call(
             call.hass,

@@ -29,6 +29,8 @@ import voluptuous as vol
 
 from ..const import DOMAIN
 from ..mcp.server import LEGACY_VERSIONS, RequestContext, ServerHandler
+from .catalog import ToolFailure
+from .view import charge_user
 
 LLM_API_ID: Final = DOMAIN
 LLM_API_NAME: Final = "MCP Gateway"
@@ -84,6 +86,17 @@ def _value(schema: Mapping[str, Any]) -> Any:
     return base
 
 
+def rate_limited_result(wait: int) -> dict[str, Any]:
+    """The tool result of a call refused by the rate limit (the gateway's ToolFailure shape)."""
+    failure = ToolFailure(
+        f"Rate limit exceeded; retry in {wait} s", code="rate_limited", retry_after=wait
+    )
+    return {
+        "content": [{"type": "text", "text": json.dumps(failure.as_structured())}],
+        "isError": True,
+    }
+
+
 class GatewayLlmTool(llm.Tool):
     """One gateway tool (core or a backend's gateway tool), run as the conversation's user."""
 
@@ -106,7 +119,11 @@ class GatewayLlmTool(llm.Tool):
         it, else the answer's dict.
         """
         ctx = await self.api.request_context(llm_context)
-        result = await self.api.handler().call_tool(ctx, self.name, dict(tool_input.tool_args))
+        if (wait := charge_user(hass, ctx.user)) is not None:
+            # The gateway's per-user limit, as over HTTP: a model in a loop cannot outrun it.
+            result = rate_limited_result(wait)
+        else:
+            result = await self.api.handler().call_tool(ctx, self.name, dict(tool_input.tool_args))
         data = self._answer(result)
         if _TOOL_RESULT is None:
             return data

@@ -100,6 +100,17 @@ class GatewayRuntime:
         return self._limiter.acquire(user.id, cost)
 
 
+def charge_user(hass: HomeAssistant, user: User, cost: int = 1) -> int | None:
+    """Charge the user's gateway rate limit from a door that is no gateway view (HA's LLM
+    API, the integration's actions): seconds to wait when over it, else None.
+
+    The same budget as the HTTP endpoints, so no door multiplies what one user may do.
+    """
+    if (runtime := hass.data.get(DATA_GATEWAY)) is None:
+        return None
+    return runtime.retry_after(user, gateway_settings(hass), cost)
+
+
 def dumps(value: Any) -> bytes:
     """JSON bytes with Home Assistant's fast encoder, or the standard one for what it refuses.
 

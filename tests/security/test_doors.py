@@ -1,0 +1,122 @@
+"""The same limits on every door: HA's LLM API and the integration's actions share the
+gateway's per-user rate limit with its HTTP endpoints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from homeassistant.core import Context
+from homeassistant.helpers import llm
+import pytest
+
+from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
+from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY, CONF_RATE_LIMIT
+from custom_components.mcp_gateway.gateway.view import DATA_GATEWAY
+
+from .conftest import SIGNED_IN, SecurityHome
+
+LIMIT = 120
+
+
+def llm_context(user_id: str | None) -> llm.LLMContext:
+    """An LLMContext on any HA version (2025.4 has user_prompt, later ones do not)."""
+    values: dict[str, Any] = {
+        "platform": "attack",
+        "context": Context(user_id=user_id),
+        "user_prompt": "read the lights",
+        "language": "en",
+        "assistant": "conversation",
+        "device_id": None,
+    }
+    return llm.LLMContext(**{f.name: values[f.name] for f in fields(llm.LLMContext)})
+
+
+def answer_data(answer: Any) -> dict[str, Any]:
+    """What the model reads: an llm.ToolResult's data (HA 2026.x) or the dict (2025.4)."""
+    data = getattr(answer, "data", answer)
+    assert isinstance(data, dict)
+    return data
+
+
+def frozen_limit(home: SecurityHome, per_minute: int) -> None:
+    """The rate limit at `per_minute`, on a stopped clock (nothing refills during the test)."""
+    home.hass.data[DATA_GATEWAY].clock = lambda: 1000.0
+    home.hass.config_entries.async_update_entry(
+        home.settings_entry(), options={CONF_RATE_LIMIT: per_minute, CONF_EXPOSED_ONLY: False}
+    )
+
+
+def rate_limited(data: dict[str, Any]) -> bool:
+    error = data.get("error")
+    return isinstance(error, dict) and error.get("code") == "rate_limited"
+
+
+@pytest.mark.parametrize("kind", SIGNED_IN)
+async def test_an_llm_api_flood_is_held_to_the_rate_limit(home: SecurityHome, kind: str) -> None:
+    """The issue: a read-only user made 300 calls in 0.4 s through HA's LLM tool path
+    against a limit of 120 a minute. Every user kind now gets the limit, and it is the same
+    budget as the HTTP endpoint's."""
+    frozen_limit(home, LIMIT)
+    user = home.users[kind]
+    instance = await llm.async_get_api(home.hass, LLM_API_ID, llm_context(user.id))
+    tool = next(t for t in instance.tools if t.name == "get_state")
+    read = llm.ToolInput("get_state", {"entity_ids": [home.policy_light]})
+    answers = [
+        answer_data(await tool.async_call(home.hass, read, instance.llm_context))
+        for _ in range(300)
+    ]
+    refused = [data for data in answers if rate_limited(data)]
+    assert len(answers) - len(refused) == LIMIT
+    assert len(refused) == 300 - LIMIT
+    assert refused[0]["error"]["details"]["retry_after"] >= 1
+    # One budget across doors: the HTTP endpoint refuses this user too, and no one else.
+    status, body = await home.rpc(kind, "ping")
+    assert status == 429, body
+    other = next(k for k in SIGNED_IN if k != kind)
+    assert (await home.rpc(other, "ping"))[0] == 200
+
+
+async def test_http_use_counts_against_the_llm_api(home: SecurityHome) -> None:
+    """The other way round: what a user spent over HTTP is gone for their assistant too."""
+    frozen_limit(home, 10)
+    for _ in range(10):
+        assert (await home.rpc("user", "ping"))[0] == 200
+    instance = await llm.async_get_api(home.hass, LLM_API_ID, llm_context(home.users["user"].id))
+    tool = next(t for t in instance.tools if t.name == "get_state")
+    answer = await tool.async_call(home.hass, llm.ToolInput("get_state", {}), instance.llm_context)
+    assert rate_limited(answer_data(answer))
+
+
+async def test_actions_are_charged_to_the_same_limit(home: SecurityHome) -> None:
+    """The integration's actions run backend tools too: over the websocket (and REST) they
+    spend the caller's gateway budget, and are refused past it without running."""
+    frozen_limit(home, 3)
+    assert home.ws_factory is not None
+    ws = await home.ws_factory(home.hass, access_token=home.tokens["read_only"])
+    data = {
+        "config_entry_id": home.robine_entry.entry_id,
+        "label": "Flood",
+        "time": "07:00",
+    }
+    outcomes = []
+    for _ in range(5):
+        await ws.send_json_auto_id(
+            {
+                "type": "call_service",
+                "domain": DOMAIN,
+                "service": "preview_alarm",
+                "service_data": data,
+                "return_response": True,
+            }
+        )
+        outcomes.append(await ws.receive_json())
+    await ws.close()
+    assert [message["success"] for message in outcomes] == [True] * 3 + [False] * 2
+    error = outcomes[-1]["error"]
+    assert error["translation_key"] == "action_rate_limited"
+    assert "rate limit" in error["message"]
+    # The HTTP endpoint is out of budget for this user as well.
+    assert (await home.rpc("read_only", "ping"))[0] == 429
