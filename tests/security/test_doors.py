@@ -1,10 +1,12 @@
-"""The same limits on every door: HA's LLM API and the integration's actions share the
-gateway's per-user rate limit with its HTTP endpoints.
+"""The same rules on every door: HA's LLM API and the integration's actions share the
+gateway's per-user rate limit with its HTTP endpoints, and the websocket refuses an action as
+Home Assistant's `unauthorized`.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
+import logging
 from typing import Any
 
 from homeassistant.core import Context
@@ -17,6 +19,7 @@ from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY, CO
 from custom_components.mcp_gateway.gateway.view import DATA_GATEWAY
 
 from .conftest import SIGNED_IN, SecurityHome
+from .test_actions import ALLOWED, _ws, closed_websocket_heartbeats  # noqa: F401 - a fixture
 
 LIMIT = 120
 
@@ -120,3 +123,27 @@ async def test_actions_are_charged_to_the_same_limit(home: SecurityHome) -> None
     assert "rate limit" in error["message"]
     # The HTTP endpoint is out of budget for this user as well.
     assert (await home.rpc("read_only", "ping"))[0] == 429
+
+
+@pytest.mark.parametrize("action", sorted(ALLOWED))
+@pytest.mark.usefixtures("closed_websocket_heartbeats")
+async def test_a_refused_action_is_unauthorized_over_the_websocket(
+    home: SecurityHome, action: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The issue: refusals answered `home_assistant_error`, with about 2.3 KB of traceback
+    logged each. Now HA's `unauthorized`, with the translated reason and nothing logged
+    above debug; allowed callers are unaffected."""
+    for kind in SIGNED_IN:
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            message = await _ws(home, kind, action)
+        if kind in ALLOWED[action]:
+            assert message["success"] or message["error"]["code"] != "unauthorized", message
+            continue
+        assert not message["success"], (kind, action)
+        error = message["error"]
+        assert error["code"] == "unauthorized", (kind, action, error)
+        assert error["translation_key"].startswith("action_"), error
+        assert error["message"].startswith(f"{DOMAIN}.{action}"), error
+        noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+        assert not noisy, [r.getMessage()[:200] for r in noisy]

@@ -32,6 +32,7 @@ from .base import BackendRuntime
 ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
 
 type ActionHandler = Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]
+type ActionCheck = Callable[[ServiceCall], Coroutine[Any, Any, None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,18 @@ class BackendAction:
     schema: VolSchemaType
     handler: ActionHandler
     supports_response: SupportsResponse
+    # The caller's permission alone, as the handler checks it first (nothing charged or run):
+    # services.py asks it before a websocket call, to refuse as HA's `unauthorized`.
+    check: ActionCheck
+
+
+def permission_check(runtime: Callable[[ServiceCall], BackendRuntime], tool: str) -> ActionCheck:
+    """The `check` of an action that runs `tool` on the entry `runtime` finds for the call."""
+
+    async def check(call: ServiceCall) -> None:
+        await async_authorize(call, runtime(call), tool, call.data, charge=False)
+
+    return check
 
 
 def entry_runtime(
@@ -103,7 +116,12 @@ class ActionUnauthorized(Unauthorized):
 
 
 async def async_authorize(
-    call: ServiceCall, runtime: BackendRuntime, tool: str, arguments: Mapping[str, Any]
+    call: ServiceCall,
+    runtime: BackendRuntime,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    charge: bool = True,
 ) -> None:
     """Refuse the call unless its user may run `tool` with `arguments` through the gateway.
 
@@ -111,7 +129,8 @@ async def async_authorize(
     tier from the backend's table, then HA's entity permissions on what it addresses. A call
     without a user (automations, scripts, HA itself) runs with HA's own trust, as core's
     actions do; an unknown or deactivated user is refused. A user's call is charged to their
-    gateway rate limit, the budget every door to the backends shares.
+    gateway rate limit, the budget every door to the backends shares (unless `charge` is
+    False: a check ahead of the call that will be charged).
     """
     user_id = call.context.user_id
     if user_id is None:
@@ -120,7 +139,7 @@ async def async_authorize(
     user = await call.hass.auth.async_get_user(user_id)
     if user is None or not user.is_active:
         raise ActionUnauthorized(call.context, "action_unknown_user", {"action": action})
-    if (wait := charge_user(call.hass, user)) is not None:
+    if charge and (wait := charge_user(call.hass, user)) is not None:
         raise HomeAssistantError(
             translation_domain=DOMAIN,
             translation_key="action_rate_limited",

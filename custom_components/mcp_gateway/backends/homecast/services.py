@@ -24,6 +24,7 @@ from ..actions import (
     BackendAction,
     async_authorize,
     entry_runtime,
+    permission_check,
 )
 
 if TYPE_CHECKING:
@@ -236,7 +237,9 @@ def _action(
     supports_response: SupportsResponse = SupportsResponse.OPTIONAL,
     kind: str = "write",
 ) -> BackendAction:
-    return BackendAction(name, schema, _handler(tool, kind), supports_response)
+    return BackendAction(
+        name, schema, _handler(tool, kind), supports_response, permission_check(_runtime, tool)
+    )
 
 
 ACTIONS: Final = (

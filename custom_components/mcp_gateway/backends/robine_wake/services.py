@@ -14,7 +14,13 @@ import voluptuous as vol
 
 from ...const import BACKEND_ROBINE_WAKE, DOMAIN
 from ...entity import backend_errors
-from ..actions import ATTR_CONFIG_ENTRY_ID, BackendAction, async_authorize, entry_runtime
+from ..actions import (
+    ATTR_CONFIG_ENTRY_ID,
+    BackendAction,
+    async_authorize,
+    entry_runtime,
+    permission_check,
+)
 from . import model
 from .api import RevisionConflict, RobineDomainError
 
@@ -198,9 +204,39 @@ async def _preview(call: ServiceCall) -> ServiceResponse:
 
 
 ACTIONS: Final = (
-    BackendAction(SERVICE_CREATE_ALARM, CREATE_SCHEMA, _create, SupportsResponse.OPTIONAL),
-    BackendAction(SERVICE_UPDATE_ALARM, UPDATE_SCHEMA, _update, SupportsResponse.OPTIONAL),
-    BackendAction(SERVICE_DELETE_ALARM, DELETE_SCHEMA, _delete, SupportsResponse.OPTIONAL),
-    BackendAction(SERVICE_TRIGGER_ALARM, TRIGGER_SCHEMA, _trigger, SupportsResponse.OPTIONAL),
-    BackendAction(SERVICE_PREVIEW_ALARM, PREVIEW_SCHEMA, _preview, SupportsResponse.ONLY),
+    BackendAction(
+        SERVICE_CREATE_ALARM,
+        CREATE_SCHEMA,
+        _create,
+        SupportsResponse.OPTIONAL,
+        permission_check(_runtime, model.TOOL_CREATE_ALARM),
+    ),
+    BackendAction(
+        SERVICE_UPDATE_ALARM,
+        UPDATE_SCHEMA,
+        _update,
+        SupportsResponse.OPTIONAL,
+        permission_check(_runtime, model.TOOL_UPDATE_ALARM),
+    ),
+    BackendAction(
+        SERVICE_DELETE_ALARM,
+        DELETE_SCHEMA,
+        _delete,
+        SupportsResponse.OPTIONAL,
+        permission_check(_runtime, model.TOOL_DELETE_ALARM),
+    ),
+    BackendAction(
+        SERVICE_TRIGGER_ALARM,
+        TRIGGER_SCHEMA,
+        _trigger,
+        SupportsResponse.OPTIONAL,
+        permission_check(_runtime, model.TOOL_TRIGGER_ALARM),
+    ),
+    BackendAction(
+        SERVICE_PREVIEW_ALARM,
+        PREVIEW_SCHEMA,
+        _preview,
+        SupportsResponse.ONLY,
+        permission_check(_runtime, model.TOOL_PREVIEW_ALARM),
+    ),
 )
