@@ -347,3 +347,35 @@ async def test_enabled_that_is_not_a_boolean(
     assert hass.states.get(_switch("Weekend")).state == STATE_UNKNOWN
     assert hass.states.get(_next_ring("Weekend")).state != STATE_UNAVAILABLE
     assert hass.states.get(_switch("Weekdays")).state == "on"
+
+
+@pytest.mark.parametrize(
+    ("zone", "shown"),
+    [
+        ("Europe", "Europe"),  # a directory of tzdata, not a zone
+        ("Europe/" + "x" * 293, None),  # longer than any file name or HA state
+        ("../../etc/passwd", "../../etc/passwd"),
+    ],
+)
+async def test_a_time_zone_that_is_no_zone(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, zone: str, shown: str | None
+) -> None:
+    """settings.timezone is free text: a name that is no zone degrades that value only.
+
+    Times keep their offsets, so they stay right; the entry loads and keeps polling.
+    """
+    sim.device.timezone = zone
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    assert entry.state is ConfigEntryState.LOADED
+    coordinator = entry.runtime_data.coordinator
+    # The time zone sensor (disabled by default) shows the text, or unknown when too long.
+    assert coordinator.data.state.settings.timezone == shown
+    assert entry.runtime_data.api.clock_tz is None  # times shown in Home Assistant's zone
+    assert hass.states.get(_next_ring("Weekdays")).state == "2026-11-30T05:45:00+00:00"
+    assert hass.states.get(SESSION).state == "idle"
+    sim.device.timezone = "Europe/Berlin"
+    await advance(hass, frozen, sim, 5)
+    assert coordinator.last_update_success
+    assert coordinator.data.state.settings.timezone == "Europe/Berlin"
+    assert entry.runtime_data.api.clock_tz is not None

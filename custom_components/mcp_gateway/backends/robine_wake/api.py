@@ -140,7 +140,9 @@ class RobineWakeApi:
         if name is not None:
             try:
                 zone = await dt_util.async_get_time_zone(name)
-            except ValueError:  # not even a well-formed zone key
+            except (ValueError, OSError):
+                # Free text: not a well-formed key, a tzdata directory ("Europe"), a name
+                # longer than a file name. Times carry offsets, so only this value degrades.
                 zone = None
             if zone is None:
                 reading = Reading(self.tz)

@@ -361,11 +361,24 @@ def _kind(value: Any) -> str:
     return _JSON_KINDS.get(type(value), f"a {type(value).__name__}")
 
 
+# Home Assistant refuses a state longer than this; a longer text is shown as unknown.
+STATE_TEXT_LIMIT: Final = 255
+
+
 def _text(
-    reading: Reading, data: Mapping[str, Any], key: str, where: str, *, expected: bool = False
+    reading: Reading,
+    data: Mapping[str, Any],
+    key: str,
+    where: str,
+    *,
+    expected: bool = False,
+    limit: int | None = None,
 ) -> str | None:
     value = data.get(key)
     if isinstance(value, str) and value:
+        if limit is not None and len(value) > limit:
+            reading.problem(where, f"{key} is longer than {limit} characters")
+            return None
         return value
     if value is not None or expected:
         reading.problem(where, f"{key} is {_kind(value)}, not a text")
@@ -610,7 +623,7 @@ def parse_state(reading: Reading, value: Any) -> DeviceState:
             status=_text(reading, health, "status", "health", expected=True),
             uptime_s=_integer(reading, health, "uptime_s", "health"),
             time_synced=_boolean(reading, health, "time_synced", "health"),
-            firmware=_text(reading, health, "firmware", "health"),
+            firmware=_text(reading, health, "firmware", "health", limit=STATE_TEXT_LIMIT),
             storage_ok=_boolean(reading, health, "storage_ok", "health"),
         ),
         settings=Settings(
@@ -618,7 +631,7 @@ def parse_state(reading: Reading, value: Any) -> DeviceState:
                 reading, settings, "smartphone_dismissal_enabled", "settings"
             ),
             max_volume=_integer(reading, settings, "max_volume", "settings"),
-            timezone=_text(reading, settings, "timezone", "settings"),
+            timezone=_text(reading, settings, "timezone", "settings", limit=STATE_TEXT_LIMIT),
         ),
         alarms=alarms,
         active_session=active,
