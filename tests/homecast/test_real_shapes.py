@@ -144,7 +144,7 @@ async def test_real_capture_climate_and_raw_names(
 async def test_unreachable_switches_are_unavailable(
     hass: HomeAssistant, sim: Sim, freezer: FrozenDateTimeFactory
 ) -> None:
-    """Switches, outlets and virtual switches follow their accessory's reachability."""
+    """Switches, outlets and virtual switches with no value are unavailable (never read)."""
     entry = token_entry(sim)
     await setup_entry(hass, entry)
     home = sim.state.homes[0]
@@ -156,12 +156,13 @@ async def test_unreachable_switches_are_unavailable(
         entity_id(hass, entry, sim, guest, "switch"),
         entity_id(hass, entry, sim, outlet, "outlet"),
     ]
+    saved = [dict(acc.values) for acc in (switch, guest, outlet)]
     for acc in (switch, guest, outlet):
-        sim.state.set_reachable(home.slug, acc.slug, False)
+        acc.values.clear()
     await entry.runtime_data.coordinator.async_refresh()
     assert [hass.states.get(t).state for t in targets] == [STATE_UNAVAILABLE] * 3
-    for acc in (switch, guest, outlet):
-        sim.state.set_reachable(home.slug, acc.slug, True)
+    for acc, values in zip((switch, guest, outlet), saved, strict=True):
+        acc.values.update(values)
     await entry.runtime_data.coordinator.async_refresh()
     assert all(hass.states.get(t).state in ("on", "off") for t in targets)
 

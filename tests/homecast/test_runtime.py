@@ -295,14 +295,21 @@ async def test_per_home_failure_is_an_error_for_that_home_only(
 
 
 async def test_unreachable_accessory_write(hass: HomeAssistant, sim: Sim) -> None:
-    """An accessory that stopped answering: the error names it, nothing else fails."""
+    """An accessory that stopped answering: the error names it, nothing else fails.
+
+    The relay answers once its per-write bound ran out (10 s; shortened here).
+    """
     entry = await _loaded(hass, sim)
+    sim.state.relay_write_timeout = 0.05
     home = sim.state.homes[0].slug
-    acc = device_of(sim, "switch")
+    acc, other = device_of(sim, "switch"), device_of(sim, "outlet")
     target = entity_id(hass, entry, sim, acc, "switch")
     sim.state.set_reachable(home, acc.slug, False)
-    with pytest.raises(HomeAssistantError, match="not responding"):
+    with pytest.raises(HomeAssistantError, match="did not confirm the write"):
         await hass.services.async_call("switch", "turn_on", {ATTR_ENTITY_ID: target}, blocking=True)
+    other_id = entity_id(hass, entry, sim, other, "outlet")
+    await hass.services.async_call("switch", "turn_off", {ATTR_ENTITY_ID: other_id}, blocking=True)
+    assert sim.state.values(home, other.slug)["on"] is False
 
 
 # --- gateway hooks, diagnostics -------------------------------------------------------------

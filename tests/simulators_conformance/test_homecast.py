@@ -718,17 +718,19 @@ async def test_generation_is_deterministic_and_scales(make_hc: Any) -> None:
     assert len({(h, r, k) for h, r, k, _ in _accessories(state)}) == len(_accessories(state))
 
 
-async def test_unreachable_accessory_has_no_values_and_fails_writes(hc: Hc) -> None:
-    """An unreachable accessory shows no values and its writes fail."""
+async def test_unreachable_accessory_keeps_cached_values_and_fails_writes(hc: Hc) -> None:
+    """An unreachable accessory shows HomeKit's cached values; a write fails after the bound."""
     room, acc = hc.find("light")
+    before = (await hc.state())[hc.home][room][acc]
     hc.sim.set_reachable(hc.home, acc, False)
-    shown = (await hc.state())[hc.home][room][acc]
-    assert set(shown) == {"type", "name"}
+    hc.sim.relay_write_timeout = 0.01
+    assert (await hc.state())[hc.home][room][acc] == before
     result = await hc.ok(
         "set_state", {"updates": [{"home": hc.home, "room": room, "accessory": acc, "on": True}]}
     )
     assert result["updated"] == 0
     assert "ACCESSORY_UNREACHABLE" in result["errors"][0]
+    assert "did not confirm the write within 10s" in result["errors"][0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -791,7 +793,7 @@ async def test_set_state_accepts_names_and_reports_failures_per_home(hc: Hc) -> 
                 {"home": h.name, "room": room.name, "accessory": acc.name, "on": True},
                 {"home": "Atlantis", "room": "x", "accessory": "y", "on": True},
                 {"home": hc.home, "room": sensor_room, "accessory": sensor, "motion": True},
-                {"home": hc.home, "room": light_room, "accessory": light, "brightness": 140},
+                {"home": hc.home, "room": light_room, "accessory": light, "brightness": "lots"},
                 {"home": hc.home, "room": light_room, "accessory": "ghost_0000", "on": True},
             ]
         },
@@ -806,6 +808,45 @@ async def test_set_state_accepts_names_and_reports_failures_per_home(hc: Hc) -> 
     assert "CHARACTERISTIC_NOT_WRITABLE" in mine
     assert "INVALID_VALUE" in mine
     assert "ghost_0000" in mine
+
+
+async def test_set_state_clamps_out_of_range_values(hc: Hc) -> None:
+    """The relay clamps a number to the characteristic's range (convertValue, clampToRange)."""
+    room, light = hc.find("light")
+    result = await hc.ok(
+        "set_state",
+        {"updates": [{"home": hc.home, "room": room, "accessory": light, "brightness": 140}]},
+    )
+    assert (result["updated"], result["failed"]) == (1, 0)
+    assert hc.sim.values(hc.home, light)["brightness"] == 100
+
+
+async def test_community_set_state_counts_every_update_applied(
+    make_hc: Callable[..., Awaitable[Hc]],
+) -> None:
+    """local-rest.ts handleSetState ignores the relay's failed list: no error per accessory.
+
+    Only a home it cannot find (or a relay call that throws) fails, for the whole home.
+    """
+    hc = await make_hc(community=True)
+    hc.sim.relay_write_timeout = 0.01
+    h = hc.sim.homes[0]
+    switch = next(a for a in h.devices() if a.kind == "switch")
+    _, sensor = hc.find("motion")
+    sensor_room = h.room_of(hc.sim.accessory(hc.home, sensor)).slug
+    hc.sim.set_reachable(hc.home, switch.slug, False)
+    result = await hc.ok_community(
+        "set_state",
+        {
+            "updates": [
+                {"home": hc.home, "room": h.room_of(switch).slug, "accessory": switch.slug},
+                {"home": hc.home, "room": sensor_room, "accessory": sensor, "on": True},
+                {"home": "atlantis_0000", "room": "x", "accessory": "y", "on": True},
+            ]
+        },
+    )
+    assert (result["updated"], result["failed"]) == (2, 1)
+    assert result["errors"] == ["atlantis_0000: HOME_NOT_FOUND: no home matches 'atlantis_0000'"]
 
 
 async def test_set_state_rejects_malformed_updates(hc: Hc) -> None:

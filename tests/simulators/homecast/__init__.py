@@ -10,6 +10,11 @@ Options: seed, homes, accessories_per_home, vocabulary ("current" | "legacy" | "
 state_file, sse, sessions, strict_accept, session_ttl, write_delay, token, analytics, clock,
 community, community_auth.
 
+Failure switches on HomecastSim, each as upstream fails: relay_write_timeout (a write to an
+unreachable accessory is answered after it, as HomeKitManager.swift's writeTimeoutSeconds),
+absent_tools (an older server without these tools), failing_tools (tool -> message, an isError
+result as local-mcp.ts handleJsonRpc answers a throwing tool).
+
 Test helpers on HomecastSim: home(), accessory(), values(), external_change(), press(),
 set_reachable(), set_relay_online(), pair_accessory(), remove_accessory(), rename_accessory(),
 add_scene(), rename_scene(), remove_scene(), add_home(), flush(), pending_writes, listeners,

@@ -18,8 +18,16 @@ import uuid as uuidlib
 CURRENT = "current"
 LEGACY = "legacy"
 COMMUNITY = "community"
-# Names the community server's get_state keeps raw (getSimpleName passes them through).
-COMMUNITY_NAMES = {"speed": "rotation_speed", "target": "target_position"}
+# Names the community server's get_state keeps raw (getSimpleName passes them through). The
+# relay names the heater-cooler states by CharacteristicMapper.swift's friendly names
+# (target_heater_cooler_state, ...), not by the UUIDs local-rest.ts's UUID_TO_SIMPLE maps to
+# hvac_mode / hvac_state, so they arrive raw, as HomeKit's integers.
+COMMUNITY_NAMES = {
+    "speed": "rotation_speed",
+    "target": "target_position",
+    "hvac_mode": "target_heater_cooler_state",
+    "hvac_state": "current_heater_cooler_state",
+}
 
 TYPES = (
     "light",
@@ -681,7 +689,11 @@ def render_values(
                 out[name] = value
         return out
     if vocabulary == COMMUNITY:
-        return {COMMUNITY_NAMES.get(k, k): v for k, v in values.items()}
+        out = {COMMUNITY_NAMES.get(k, k): v for k, v in values.items()}
+        for key, codes in (("hvac_mode", HVAC_MODES), ("hvac_state", HVAC_STATES)):
+            if COMMUNITY_NAMES[key] in out:
+                out[COMMUNITY_NAMES[key]] = codes.get(out[COMMUNITY_NAMES[key]], 0)
+        return out
     if vocabulary != LEGACY:
         return dict(values)
     out: dict[str, Any] = {}
@@ -721,10 +733,9 @@ def render_accessory(
         out["name"] = acc.served_name
     else:
         out["name"] = f"{home.slug}.{room.slug}.{acc.slug}"
-    if not source.reachable:
-        # HomeKit reads of an unreachable accessory come back empty: the relay drops null
-        # values, and a key is only listed as settable when it has a value.
-        return out
+    # An unreachable accessory is shown like any other: the relay lists HomeKit's cached
+    # values (HomeKitBridge.swift listAccessories: char.rawValue), and isReachable, which
+    # accessories.list carries, is not passed on by simplifyAccessory (local-rest.ts).
     out |= render_values(source.values, vocabulary, source.wire)
     settable = [
         served_key(k, vocabulary, source.wire)
@@ -766,8 +777,9 @@ def _bool(key: str, value: Any) -> bool:
 def _number(key: str, value: Any, low: float, high: float, *, integer: bool) -> float | int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise WriteError("INVALID_VALUE", f"{key} expects a number, got {value!r}")
-    if not low <= value <= high:
-        raise WriteError("INVALID_VALUE", f"{key}={value} is outside {low:g}-{high:g}")
+    # The relay clamps to the characteristic's range rather than refusing
+    # (CharacteristicMapper.swift convertValue -> clampToRange).
+    value = min(max(value, low), high)
     return round(value) if integer else round(float(value), 1)
 
 

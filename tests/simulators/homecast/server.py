@@ -201,10 +201,14 @@ async def _community_post(request: web.Request) -> web.Response:
     elif method == "tools/call":
         name = params.get("name")
         tool = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
+        if name in sim.absent_tools:
+            tool = None
         arguments = params.get("arguments") or {}
         try:
             if tool is None:
                 raise ToolError(f"Unknown tool: {name}")
+            if tool.name in sim.failing_tools:
+                raise ToolError(sim.failing_tools[tool.name])
             data = await tool.handler(sim, grant, arguments if isinstance(arguments, dict) else {})
         except ToolError as err:
             result = {"content": [{"type": "text", "text": f"Error: {err}"}], "isError": True}
@@ -392,7 +396,7 @@ def _initialize(params: dict[str, Any]) -> tuple[dict[str, Any], str]:
 async def _call_tool(sim: HomecastSim, grant: Grant, params: dict[str, Any]) -> dict[str, Any]:
     name = params.get("name")
     tool = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
-    if tool is None:
+    if tool is None or name in sim.absent_tools:
         raise RpcFailure(INVALID_PARAMS, f"Unknown tool: {name}")
     arguments = params.get("arguments") or {}
     if not isinstance(arguments, dict):
@@ -400,6 +404,8 @@ async def _call_tool(sim: HomecastSim, grant: Grant, params: dict[str, Any]) -> 
     try:
         if not scope_allows(grant, tool):
             raise ToolError(f"Insufficient scope: {tool.name} requires {WRITE_SCOPE}")
+        if tool.name in sim.failing_tools:
+            raise ToolError(sim.failing_tools[tool.name])
         data = await tool.handler(sim, grant, arguments)
     except ToolError as err:
         return {"content": [{"type": "text", "text": f"Error: {err}"}], "isError": True}

@@ -45,6 +45,9 @@ ADMIN_SCOPE = "mcp:admin"
 VIEW = "view"
 CONTROL = "control"
 ACCESS_TOKEN_LIFETIME = 3600.0
+# How long the relay waits for one accessory write before reporting it failed
+# (HomeKitManager.swift writeTimeoutSeconds; the writes of a set_state run concurrently).
+RELAY_WRITE_TIMEOUT = 10.0
 
 # get_state key -> characteristic type the history store records it under.
 HISTORY_CHARS = {
@@ -161,6 +164,16 @@ class HomecastSim:
         # Writes accepted but not applied yet, in order, each with its timer.
         self._pending: list[tuple[Callable[[], None], asyncio.TimerHandle]] = []
         self.listeners: list[Callable[[Home, Accessory, dict[str, Any]], None]] = []
+        # Failure switches, each the way upstream fails:
+        # - relay_write_timeout: a write to an unreachable accessory is answered after it
+        #   (tests shorten it; the real relay waits 10 s);
+        # - absent_tools: an older server without these tools (not listed; a call is answered
+        #   as an unknown tool: local-mcp.ts callTool's default case on the community server);
+        # - failing_tools: tool -> message, answered as a tool error ("Error: <message>",
+        #   local-mcp.ts handleJsonRpc's catch), as when the relay's HomeKit call throws.
+        self.relay_write_timeout = RELAY_WRITE_TIMEOUT
+        self.absent_tools: set[str] = set()
+        self.failing_tools: dict[str, str] = {}
 
     # ------------------------------------------------------------------ lookup
 

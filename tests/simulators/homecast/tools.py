@@ -6,6 +6,7 @@ Handlers raise `ToolError` for a failure the service reports as a tool result wi
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,6 +35,7 @@ from .state import (
     HISTORY_CHARS,
     NUMERIC_CHARS,
     READ_SCOPE,
+    RELAY_WRITE_TIMEOUT,
     WRITE_SCOPE,
     Grant,
     HomecastSim,
@@ -244,7 +246,13 @@ COMMUNITY_SETTABLE = frozenset(
 
 
 async def set_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Apply updates; each update succeeds or fails alone, failures grouped by home."""
+    """Apply updates; each update succeeds or fails alone, failures grouped by home.
+
+    The relay (HomeKitManager.swift setState) writes every property at once and reports a
+    write an accessory did not confirm within writeTimeoutSeconds in its `failed` list. The
+    cloud passes those on per home; the community server (local-rest.ts handleSetState)
+    counts every update of a home as applied once the relay answered, whatever it failed.
+    """
     updates = args.get("updates")
     if not isinstance(updates, list) or not updates:
         raise ToolError("'updates' must be a non-empty array")
@@ -257,18 +265,16 @@ async def set_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
     updated = failed = 0
     changes: list[str] = []
     errors: dict[str, list[str]] = {}
+    waited = False  # a write the relay waits for until its timeout
     for update in updates:
         ref = update["home"]
         props = {k: v for k, v in update.items() if k not in ("home", "room", "accessory")}
         if sim.community:
-            # src/server/local-rest.ts handleSetState keeps only its settableProps: virtual
-            # values, thermostat keys and the rest are dropped without a word, and the
-            # accessory still counts as updated.
+            # handleSetState keeps only its settableProps: virtual values, thermostat keys
+            # and the rest are dropped without a word, and the accessory still counts.
             props = {k: v for k, v in props.items() if k in COMMUNITY_SETTABLE and v is not None}
-            if not props:
-                updated += 1
-                changes.append(f"{ref}/{update['room']}/{update['accessory']}: ")
-                continue
+        shown = ", ".join(f"{k}={format_value(v)}" for k, v in props.items())
+        line = f"{ref}/{update['room']}/{update['accessory']}: {shown}"
         try:
             home = _home(sim, grant, ref, write=True)
         except ToolError as err:
@@ -285,23 +291,35 @@ async def set_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
                     "ACCESSORY_NOT_FOUND", f"'{update['accessory']}' not found in {room.slug}"
                 )
             if not props:
+                if sim.community:
+                    raise WriteError("NOTHING", "")  # the relay is sent no property for it
                 raise WriteError("INVALID_VALUE", f"nothing to set on {acc.slug}")
             targets = acc.members if acc.members else [acc]
-            if any(not t.reachable for t in targets):
-                raise WriteError("ACCESSORY_UNREACHABLE", f"{acc.name} is not responding")
             accepted: dict[str, Any] = {}
             for key, value in props.items():
                 norm_key, norm_value = normalize_key(key, value)
                 for target in targets:
                     accepted[norm_key] = check_value(target, norm_key, norm_value)
+            if any(not t.reachable for t in targets):
+                waited = True
+                raise WriteError(
+                    "ACCESSORY_UNREACHABLE",
+                    f"{acc.name} did not confirm the write within "
+                    f"{RELAY_WRITE_TIMEOUT:.0f}s — it may be unreachable.",
+                )
         except WriteError as err:
-            failed += 1
-            errors.setdefault(home.slug, []).append(str(err))
+            if sim.community:
+                updated += 1
+                changes.append(line)
+            else:
+                failed += 1
+                errors.setdefault(home.slug, []).append(str(err))
             continue
         sim.write(home, acc, accepted)
         updated += 1
-        shown = ", ".join(f"{k}={format_value(v)}" for k, v in props.items())
         changes.append(f"{home.slug}/{room.slug}/{acc.slug}: {shown}")
+    if waited:
+        await asyncio.sleep(sim.relay_write_timeout)
     message = f"Updated {updated} of {len(updates)} accessories"
     if failed:
         message += f"; {failed} failed"
@@ -1445,6 +1463,7 @@ def list_tools(sim: HomecastSim, grant: Grant) -> list[dict[str, Any]]:
             },
         }
         for tool in TOOLS
+        if tool.name not in sim.absent_tools
     ]
 
 

@@ -61,6 +61,10 @@ _META_KEYS: Final = frozenset(
 NO_ROOM: Final = "unknown_0000"
 # Value keys an event (doorbell / button) reports a press with.
 EVENT_KEY: Final = "programmable_switch_event"
+# How long a write may take. The relay waits up to 10 s for each accessory (HomeKitManager.swift
+# writeTimeoutSeconds) and the cloud up to 30 s for the relay: only a longer wait hears which
+# accessories answered when one of a batch does not.
+WRITE_TIMEOUT: Final = 35.0
 
 
 class HomecastReplyError(McpProtocolError):
@@ -152,10 +156,11 @@ class Accessory:
 
     @property
     def reachable(self) -> bool:
-        """Unreachable accessories come back with no values at all.
+        """Whether there is anything to show: an accessory HomeKit never read has no values.
 
-        The relay reads nothing from them, and get_state drops null values
-        (homecast-web src/server/local-rest.ts simplifyAccessory / formatValue).
+        get_state drops null values (homecast-web src/server/local-rest.ts simplifyAccessory /
+        formatValue). An accessory that stopped answering is not recognisable: the relay lists
+        HomeKit's cached values for it and get_state carries no reachability.
         """
         return bool(self.values) or self.type in ("doorbell", "button") or self.group
 
@@ -609,7 +614,8 @@ class HomecastApi:
     async def _call(self, name: str, args: Mapping[str, Any], kind: str = "read") -> Any:
         if self._before_call is not None:
             await self._before_call()
-        return await self.client.call(name, args, kind=kind)
+        timeout = WRITE_TIMEOUT if kind == "write" else None
+        return await self.client.call(name, args, kind=kind, timeout=timeout)
 
     async def async_get_state_raw(self, home: str | None = None) -> Any:
         """get_state as the server answered it (optionally for one home key)."""

@@ -183,5 +183,9 @@ class HomecastCoordinator(BackendCoordinator[HomecastState]):
 
 def _unknown_tool(err: Exception) -> bool:
     """A server without the tool (older or community servers): stop asking for it."""
-    # MCP answers an unknown tool with invalid params (-32602); some servers say -32601.
+    # MCP answers an unknown tool with invalid params (-32602); some servers say -32601. The
+    # community server answers a tool result with isError, "Error: Unknown tool: <name>"
+    # (homecast-web src/server/local-mcp.ts, callTool's default case).
+    if isinstance(err, McpToolError):
+        return str(err).removeprefix("Error:").strip().startswith("Unknown tool:")
     return isinstance(err, McpRpcError) and err.code in (-32601, -32602)

@@ -20,7 +20,7 @@ from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
-from .api import Home, HomecastApi, HomecastState
+from .api import WRITE_TIMEOUT, Home, HomecastApi, HomecastState
 from .const import (
     AUTH_OAUTH,
     CONF_ACCESS_TOKEN,
@@ -209,7 +209,8 @@ class HomecastRuntime(BackendRuntime):
         await self._ensure_token()
         tool_class = TOOL_CLASSES.get(name)
         kind = "read" if tool_class is not None and tool_class.tier == "read" else "write"
-        result = await self.client.call_tool(name, arguments, kind=kind)
+        timeout = WRITE_TIMEOUT if kind == "write" else None
+        result = await self.client.call_tool(name, arguments, kind=kind, timeout=timeout)
         if kind == "write" and not result.is_error:
             self.api.note_success(name, arguments)
             await self.coordinator.async_request_refresh()
