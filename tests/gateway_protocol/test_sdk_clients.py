@@ -16,6 +16,7 @@ from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
 from mcp.shared.exceptions import McpError
+from mcp.types import LATEST_PROTOCOL_VERSION
 import pytest
 
 from .conftest import FakeHandler, base_url, make_token
@@ -58,7 +59,7 @@ async def test_list_call_and_errors(
     """The official SDK client initializes, lists, calls and gets tool errors as results."""
     async with connect(base_url(client), hass_access_token) as session:
         init = await session.initialize()
-        assert init.protocolVersion == "2025-06-18"  # what SDK 1.12 asks for, echoed
+        assert init.protocolVersion == LATEST_PROTOCOL_VERSION  # what the SDK asks for, echoed
         assert init.serverInfo.name == "home-assistant-mcp-gateway"
         assert init.capabilities.tools is not None
 

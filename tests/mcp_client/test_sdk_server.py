@@ -8,6 +8,7 @@ from typing import Any
 import aiohttp
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from mcp.types import LATEST_PROTOCOL_VERSION
 import pytest
 
 from custom_components.mcp_gateway.mcp.client import McpClient
@@ -32,7 +33,7 @@ async def test_sessionful_sse_server(sdk_sse_url: str) -> None:
     async with session:
         client = McpClient(session, sdk_sse_url)
         await client.connect()
-        assert client.protocol_version == "2025-06-18"  # SDK 1.12.4's newest
+        assert client.protocol_version == LATEST_PROTOCOL_VERSION  # the SDK server's newest
         assert client.modern is False
         assert client.session_id
         assert client.server_info["name"] == "sdk-test-server"
@@ -64,7 +65,7 @@ async def test_sessionful_sse_server(sdk_sse_url: str) -> None:
     after_init = [headers for _, headers in sent[2:]]  # past discover and initialize
     assert after_init
     assert all(h.get("Mcp-Session-Id") == session_id for h in after_init)
-    assert all(h.get("MCP-Protocol-Version") == "2025-06-18" for h in after_init)
+    assert all(h.get("MCP-Protocol-Version") == LATEST_PROTOCOL_VERSION for h in after_init)
 
 
 async def test_sdk_session_expiry_reinitializes(
@@ -114,7 +115,7 @@ async def test_stateless_json_server(sdk_json_url: str, http: aiohttp.ClientSess
     client = McpClient(http, sdk_json_url)
     tools = await client.list_tools()
     assert client.session_id is None
-    assert client.protocol_version == "2025-06-18"
+    assert client.protocol_version == LATEST_PROTOCOL_VERSION
     assert {t["name"] for t in tools} == {"add", "echo", "fail", "info"}
     assert await client.call("add", {"a": -3, "b": 5}) == {"result": 2}
     assert (await client.call_tool("info", {"name": "ab"})).data == {"name": "ab", "length": 2}
