@@ -3,14 +3,19 @@
 Prints the HA URL and login, the MCP URL and a token, and ready-to-paste client configurations,
 then `MCP gateway ready: <url>`. Ctrl-C or SIGTERM stops everything it started.
 
-A second run keeps the first one's configuration and history (.demo/config); `--fresh` starts
-over. Settings → Restart restarts Home Assistant inside the demo; the simulators keep running.
+Home Assistant listens on 127.0.0.1:8123 and the Hubitat, Homecast and Robine Wake simulators
+on the three ports after it; `MCP_GATEWAY_DEMO_PORT` moves all four (HA on that port).
+
+A second run keeps the first one's configuration and history (in .demo/, or .demo-current/ for
+`--ha current`), its entries repointed when the ports moved; `--fresh` starts over.
+Settings → Restart restarts Home Assistant inside the demo; the simulators keep running.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -18,15 +23,21 @@ import sys
 import time
 from typing import Any
 
-from .ha import REPO, HomeAssistantProcess
-from .home import DemoHome, demo_home
+from yarl import URL
 
-# scripts/demo --ha current keeps its own (a newer HA migrates storage the older cannot read).
-DEMO_DIR = REPO / os.environ.get("MCP_GATEWAY_DEMO_DIR", ".demo")
+from .dashboard import create_dashboard
+from .ha import HomeAssistantError, HomeAssistantProcess, port_in_use
+from .home import DemoHome, demo_home
+from .paths import DEMO_DIR, shown
+
 # What `hass` exits with when a user restarts it (homeassistant.const.RESTART_EXIT_CODE).
 RESTART_EXIT_CODE = 100
 # The order add_backends adds them in.
 BACKENDS = ("hubitat", "homecast", "robine_wake")
+# What listens where: HA on the base port, each simulator on one of the next three.
+SERVICES = ("Home Assistant", "Hubitat simulator", "Homecast simulator", "Robine Wake simulator")
+# How long a kept configuration's entries may take to load before the demo says which did not.
+LOAD_SECONDS = 60
 # What the demo shows besides the base configuration: history, automations, scripts, scenes.
 DEMO_YAML = """\
 history:
@@ -116,21 +127,56 @@ def client_configs(mcp_url: str, token: str) -> str:
     )
 
 
+def demo_ports() -> tuple[int, ...]:
+    """HA's port (MCP_GATEWAY_DEMO_PORT, 8123 by default) and the simulators' after it."""
+    base = int(os.environ.get("MCP_GATEWAY_DEMO_PORT", "8123"))
+    if not 1024 <= base <= 65535 - len(SERVICES):
+        raise ValueError(base)
+    return tuple(range(base, base + len(SERVICES)))
+
+
+def busy_port(ports: tuple[int, ...]) -> str | None:
+    """A one-line error for the first port something else holds; None when all are free."""
+    for name, port in zip(SERVICES, ports, strict=True):
+        if port_in_use(port):
+            return (
+                f"scripts/demo: port {port} ({name}) is in use; stop what holds it or set "
+                "MCP_GATEWAY_DEMO_PORT to another port (the demo takes it and the three after it)"
+            )
+    return None
+
+
 async def run(fresh: bool = False) -> int:
     """Start everything, print how to connect, and wait for Ctrl-C / SIGTERM."""
     started = time.monotonic()
+    try:
+        ports = demo_ports()
+    except ValueError:
+        print(
+            "scripts/demo: MCP_GATEWAY_DEMO_PORT must be a port number from 1024 to 65532",
+            file=sys.stderr,
+        )
+        return 2
+    if message := busy_port(ports):
+        print(message, file=sys.stderr)
+        return 1
+    print("Ports: " + ", ".join(f"{n} {p}" for n, p in zip(SERVICES, ports, strict=True)))
     DEMO_DIR.mkdir(exist_ok=True)
-    port = int(os.environ.get("MCP_GATEWAY_DEMO_PORT", "8123"))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
 
-    # Fixed simulator ports beside HA's, so a kept configuration's entries still reach them.
-    async with demo_home(ports=(port + 1, port + 2, port + 3)) as home:
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            # Fixed simulator ports beside HA's, so a kept configuration's entries reach them.
+            home = await stack.enter_async_context(demo_home(ports=ports[1:]))
+        except OSError as err:  # taken between the check and now
+            print(f"scripts/demo: a simulator port is in use: {err.strerror}", file=sys.stderr)
+            return 1
         ha = HomeAssistantProcess(
             config_dir=DEMO_DIR / "config",
-            port=port,
+            port=ports[0],
             name="MCP Gateway demo",
             owner_name="Demo Owner",
             automations=[],
@@ -140,13 +186,13 @@ async def run(fresh: bool = False) -> int:
         token_file = DEMO_DIR / "token"
         keep = not fresh and ha.onboarded and token_file.exists()
         try:
-            print(f"Starting Home Assistant on {ha.base_url} (log: .demo/hass.log) …", flush=True)
+            print(f"Starting Home Assistant on {ha.base_url} (log: {shown(ha.log)}) …", flush=True)
             await ha.start(keep_state=keep)
             if keep:
                 print("Keeping the last demo's configuration and history (--fresh starts over)")
                 ha.long_lived_token = token_file.read_text().strip()
-                entries = await ha.get("/api/config/config_entries/entry?domain=mcp_gateway")
-                titles = [entry["title"] for entry in entries]
+                await _repoint(ha, home)
+                titles = await _loaded_titles(ha)
             else:
                 titles = await _first_run(ha, home)
             token = ha.long_lived_token or ""
@@ -156,29 +202,73 @@ async def run(fresh: bool = False) -> int:
             print(f"Backends added: {', '.join(titles)}")
             print(f"MCP endpoint:   {mcp_url}")
             print(f"Access token:   {token}")
-            print("                (also in .demo/token; .demo/mcp_url has the URL)")
+            print(
+                f"                (also in {shown(token_file)}; "
+                f"{shown(DEMO_DIR / 'mcp_url')} has the URL)"
+            )
             print()
             print(client_configs(mcp_url, token))
             print()
             print(f"(ready in {time.monotonic() - started:.0f} s; Ctrl-C stops everything)")
             print(f"MCP gateway ready: {mcp_url}", flush=True)
             return await _serve_until_stopped(ha, stop)
+        except HomeAssistantError as err:
+            print(f"scripts/demo: {err}", file=sys.stderr)
+            return 1
         finally:
             print("Stopping …", flush=True)
             await ha.stop()
+    return 1  # not reached: the body returns
 
 
 async def _first_run(ha: HomeAssistantProcess, home: DemoHome) -> list[str]:
-    """Onboard the owner and add the three backends; write what clients need to .demo/."""
+    """Onboard the owner, add the three backends and the demo's dashboard; write what clients
+    need to the demo's folder."""
     await ha.onboard()
     entries = await add_backends(ha, home)
     await expose_to_assistants(ha)
     kinds = {e["result"]["entry_id"]: kind for e, kind in zip(entries, BACKENDS, strict=True)}
+    await create_dashboard(ha, kinds)
     (DEMO_DIR / "entries.json").write_text(json.dumps(kinds) + "\n")
     (DEMO_DIR / "mcp_url").write_text(f"{ha.base_url}/api/mcp_gateway\n")
     (DEMO_DIR / "token").write_text(f"{ha.long_lived_token}\n")
     (DEMO_DIR / "login").write_text(f"{ha.username}\n{ha.password}\n")
     return [entry["title"] for entry in entries]
+
+
+async def _repoint(ha: HomeAssistantProcess, home: DemoHome) -> None:
+    """A kept configuration started on other ports: point its entries at the simulators' new
+    addresses through each entry's Reconfigure, as a user would, and remember the new URL."""
+    url_file = DEMO_DIR / "mcp_url"
+    before = URL(url_file.read_text().strip()).port if url_file.exists() else None
+    if before == ha.port:
+        return
+    kinds: dict[str, str] = json.loads((DEMO_DIR / "entries.json").read_text())
+    urls = {
+        "hubitat": {"url": home.hubitat_url},
+        "homecast": {"url": home.homecast_url},
+        "robine_wake": {"url": home.robine_url},
+    }
+    for entry_id, kind in kinds.items():
+        await ha.reconfigure("mcp_gateway", entry_id, urls[kind])
+    url_file.write_text(f"{ha.base_url}/api/mcp_gateway\n")
+    print(f"Moved from port {before} to {ha.port}: the backends' entries follow the simulators")
+
+
+async def _loaded_titles(ha: HomeAssistantProcess) -> list[str]:
+    """The entries' titles once all have loaded; an error naming those that do not in time."""
+    path = "/api/config/config_entries/entry?domain=mcp_gateway"
+    for _ in range(LOAD_SECONDS * 2):
+        entries = await ha.get(path)
+        waiting = [e for e in entries if e["state"] != "loaded"]
+        if not waiting:
+            return [entry["title"] for entry in entries]
+        await asyncio.sleep(0.5)  # a process we do not control
+    raise HomeAssistantError(
+        "not loaded: "
+        + ", ".join(f"{e['title']} ({e['state']})" for e in waiting)
+        + f"; see {shown(ha.log)}"
+    )
 
 
 async def _serve_until_stopped(ha: HomeAssistantProcess, stop: asyncio.Event) -> int:
@@ -193,7 +283,7 @@ async def _serve_until_stopped(ha: HomeAssistantProcess, stop: asyncio.Event) ->
                 exited.cancel()
                 return 0
             if exited.result() != RESTART_EXIT_CODE:
-                print("Home Assistant exited; see .demo/hass.log", file=sys.stderr)
+                print(f"Home Assistant exited; see {shown(ha.log)}", file=sys.stderr)
                 return 1
             print("Home Assistant is restarting (Settings → Restart) …", flush=True)
             restart = asyncio.create_task(ha.start(keep_state=True))

@@ -15,6 +15,8 @@ import asyncio
 from collections.abc import Mapping, Sequence
 import contextlib
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -45,18 +47,47 @@ homeassistant:
   elevation: 34
   external_url: "{base_url}"
   internal_url: "{base_url}"
-http:
-  server_host: 127.0.0.1
-  server_port: {port}
-frontend:
+{http}frontend:
 config:
 api:
 {extra}
 """
 
 
+# Where HA 2025 reads its listening address from.
+HTTP_YAML = """\
+http:
+  server_host: 127.0.0.1
+  server_port: {port}
+"""
+
+
+def http_settings_stored() -> bool:
+    """Whether this HA keeps its HTTP settings in storage (2026.x).
+
+    It migrates YAML once, as a trial that reverts (restarting HA on port 8123) unless the user
+    confirms it within five minutes, and ignores YAML after. There the settings are stored as
+    confirmed ones on every start, so a demo moved to another port follows it. Looked up
+    without importing Home Assistant.
+    """
+    spec = importlib.util.find_spec("homeassistant")
+    if spec is None or spec.origin is None:
+        return False
+    return (Path(spec.origin).parent / "components" / "http" / "config.py").exists()
+
+
 class HomeAssistantError(RuntimeError):
     """Home Assistant did not do what we asked."""
+
+
+def port_in_use(port: int) -> bool:
+    """Whether something already listens on the loopback port (or it cannot be bound)."""
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
 
 
 def free_port() -> int:
@@ -198,11 +229,17 @@ class HomeAssistantProcess:
             # JSON is valid YAML, and it keeps the automations exactly as the caller wrote them.
             (config_dir / "automations.yaml").write_text(json.dumps(self.automations, indent=2))
             extra = f"automation: !include automations.yaml\n{extra}"
+        stored_http = http_settings_stored()
         (config_dir / "configuration.yaml").write_text(
             BASE_CONFIGURATION.format(
-                name=self.name, base_url=self.base_url, port=self.port, extra=extra
+                name=self.name,
+                base_url=self.base_url,
+                http="" if stored_http else HTTP_YAML.format(port=self.port),
+                extra=extra,
             )
         )
+        if stored_http:
+            self._write_http_store()
         if keep_state and self.onboarded:
             return
         # Mark every onboarding step but the owner's as done: the location, analytics and
@@ -221,12 +258,43 @@ class HomeAssistantProcess:
             )
         )
 
+    def _write_http_store(self) -> None:
+        """HA 2026.x's stored HTTP settings: loopback and our port, confirmed."""
+        settings = {
+            "server_host": ["127.0.0.1"],
+            "server_port": self.port,
+            "cors_allowed_origins": ["https://cast.home-assistant.io"],
+            "login_attempts_threshold": -1,
+            "ip_ban_enabled": True,
+            "ssl_profile": "modern",
+            "use_x_frame_options": True,
+            "created_at": datetime.now(UTC).isoformat(),
+            "error": None,
+            "error_message": None,
+        }
+        storage = self.directory / ".storage"
+        storage.mkdir(exist_ok=True)
+        (storage / "http").write_text(
+            json.dumps(
+                {
+                    "version": 2,
+                    "minor_version": 2,
+                    "key": "http",
+                    "data": {"stable": settings, "pending": None, "yaml_migration_done": True},
+                },
+                indent=2,
+            )
+        )
+
     async def start(self, wait_seconds: float = 180.0, *, keep_state: bool = False) -> None:
         """Write the configuration, start `hass` and wait until its HTTP API answers.
 
         With `keep_state`, what an earlier run of this configuration directory stored (users,
         entries, history) is kept: a restart, or the demo run again.
         """
+        if port_in_use(self.port):
+            # hass would fall back to its default port or wait in recovery mode: say it now.
+            raise HomeAssistantError(f"port {self.port} is already in use")
         self.write_configuration(keep_state=keep_state)
         self.log.parent.mkdir(parents=True, exist_ok=True)
         # A kept configuration's log goes on (a restart's reason stays readable).
@@ -361,13 +429,27 @@ class HomeAssistantProcess:
         multi-select takes every option, as a user adding all homes would); returns the
         created entry.
         """
-        flows = "/api/config/config_entries/flow"
-        result = await self.api(
-            "POST", flows, json={"handler": handler, "show_advanced_options": False}
+        return await self._run_flow({"handler": handler}, menu_choice, values, "create_entry")
+
+    async def reconfigure(
+        self, handler: str, entry_id: str, values: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Reconfigure an entry as a user does from its menu, answering its forms from
+        `values`; the flow's final result (an abort with reason reconfigure_successful)."""
+        return await self._run_flow(
+            {"handler": handler, "entry_id": entry_id}, "", values, "reconfigure_successful"
         )
+
+    async def _run_flow(
+        self, start: Mapping[str, Any], menu_choice: str, values: Mapping[str, Any], done: str
+    ) -> dict[str, Any]:
+        """Start a flow, answer its menus and forms; its result once of type or reason `done`."""
+        handler = start["handler"]
+        flows = "/api/config/config_entries/flow"
+        result = await self.api("POST", flows, json={**start, "show_advanced_options": False})
         for _ in range(10):  # no flow of ours has more steps; a loop here is a bug
             kind = result.get("type")
-            if kind == "create_entry":
+            if done in (kind, result.get("reason")):
                 return dict(result)
             if kind == "menu":
                 answer: dict[str, Any] = {"next_step_id": menu_choice}

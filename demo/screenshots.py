@@ -1,42 +1,25 @@
 """Screenshots of the running demo, taken the way a person sees it.
 
-Run `scripts/demo` first, then `scripts/demo-screenshots`. Logs in through Home Assistant's own
-login page in headless Chromium (Debian's `chromium` package), saves `.demo/integrations.png`
-(the integration page with its three entries) and `.demo/dashboard.png` (a dashboard with
-entities of all three backends, which this script creates through the websocket API).
+Run `scripts/demo` first, then `scripts/demo-screenshots` (both with `--ha current` for the
+current release). Logs in through Home Assistant's own login page in headless Chromium (Debian's
+`chromium` package) and saves, in the demo's folder, `integrations.png` (the integration page
+with its three entries), `dashboard.png` (the demo's dashboard with entities of all three
+backends) and `assist.png` (Assist's settings: conversation and assist_pipeline set up).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
 import json
 from pathlib import Path
 import shutil
 import sys
-from typing import Any
 
 from playwright.async_api import async_playwright
 
-from .ha import REPO, HomeAssistantProcess
-
-DEMO_DIR = REPO / ".demo"
-DASHBOARD_URL_PATH = "mcp-demo"
-# Per backend, which entity domains the dashboard shows first (a few of each tells the story).
-SHOWCASE = {
-    "hubitat": [
-        "alarm_control_panel",
-        "select",
-        "light",
-        "cover",
-        "lock",
-        "binary_sensor",
-        "sensor",
-    ],
-    "homecast": ["light", "climate", "lock", "select", "switch", "sensor"],
-    "robine_wake": ["sensor", "switch", "button", "binary_sensor", "event"],
-}
-PER_CARD = 8
+from .dashboard import DASHBOARD_URL_PATH, create_dashboard
+from .ha import HomeAssistantProcess
+from .paths import DEMO_DIR, shown
 
 
 def _running_demo() -> HomeAssistantProcess:
@@ -50,51 +33,12 @@ def _running_demo() -> HomeAssistantProcess:
     return ha
 
 
-async def create_dashboard(ha: HomeAssistantProcess) -> None:
-    """A dashboard with one card per backend, listing a few entities of each."""
-    kinds: dict[str, str] = json.loads((DEMO_DIR / "entries.json").read_text())
-    entries = await ha.websocket_command({"type": "config_entries/get", "domain": "mcp_gateway"})
-    registry = await ha.websocket_command({"type": "config/entity_registry/list"})
-    by_entry: dict[str, list[str]] = defaultdict(list)
-    for entity in registry:
-        if entity["platform"] == "mcp_gateway" and not entity.get("disabled_by"):
-            by_entry[entity["config_entry_id"]].append(entity["entity_id"])
-    cards: list[dict[str, Any]] = []
-    for entry in entries:
-        order = SHOWCASE.get(kinds.get(entry["entry_id"], ""), [])
-        entity_ids = by_entry.get(entry["entry_id"], [])
-        if entity_ids:
-            picked = sorted(entity_ids, key=lambda e: (_rank(e, order), e))[:PER_CARD]
-            cards.append({"type": "entities", "title": entry["title"], "entities": picked})
-    dashboards = await ha.websocket_command({"type": "lovelace/dashboards/list"})
-    if not any(d["url_path"] == DASHBOARD_URL_PATH for d in dashboards):
-        await ha.websocket_command(
-            {
-                "type": "lovelace/dashboards/create",
-                "url_path": DASHBOARD_URL_PATH,
-                "title": "MCP demo",
-                "icon": "mdi:home-assistant",
-                "show_in_sidebar": True,
-                "require_admin": False,
-                "mode": "storage",
-            }
-        )
-    await ha.websocket_command(
-        {
-            "type": "lovelace/config/save",
-            "url_path": DASHBOARD_URL_PATH,
-            "config": {"views": [{"title": "Home", "type": "masonry", "cards": cards}]},
-        }
-    )
-
-
-def _rank(entity_id: str, order: list[str]) -> int:
-    domain = entity_id.split(".", 1)[0]
-    return order.index(domain) if domain in order else len(order)
+def _logged_in(url: str) -> bool:
+    return "/auth/" not in url and "auth_callback" not in url and url.count("/") > 3
 
 
 async def take_screenshots(ha: HomeAssistantProcess) -> list[Path]:
-    """Log in through the login page and capture the two pages."""
+    """Log in through the login page and capture the pages."""
     browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser_path is None:
         raise SystemExit("Chromium is needed: apt-get install chromium")
@@ -117,10 +61,14 @@ async def take_screenshots(ha: HomeAssistantProcess) -> list[Path]:
         await page.locator('input[name="username"]').fill(ha.username)
         await page.locator('input[name="password"]').fill(ha.password)
         await page.keyboard.press("Enter")
-        await page.wait_for_url(f"{ha.base_url}/lovelace/**", timeout=30_000)
+        # The default dashboard after login: /lovelace/0 on HA 2025, /home/overview on 2026.
+        await page.wait_for_url(_logged_in, timeout=30_000)
         for name, path in (
             ("integrations", "/config/integrations/integration/mcp_gateway"),
             ("dashboard", f"/{DASHBOARD_URL_PATH}/0"),
+            # Assist's settings page lists the assistant only where conversation and
+            # assist_pipeline set up.
+            ("assist", "/config/voice-assistants/assistants"),
         ):
             await page.goto(f"{ha.base_url}{path}")
             await page.wait_for_load_state("networkidle")
@@ -135,9 +83,9 @@ async def take_screenshots(ha: HomeAssistantProcess) -> list[Path]:
 async def run() -> None:
     """Create the dashboard, then capture both pages."""
     ha = _running_demo()
-    await create_dashboard(ha)
+    await create_dashboard(ha, json.loads((DEMO_DIR / "entries.json").read_text()))
     for shot in await take_screenshots(ha):
-        print(f"saved {shot.relative_to(REPO)}")
+        print(f"saved {shown(shot)}")
 
 
 if __name__ == "__main__":
@@ -145,5 +93,5 @@ if __name__ == "__main__":
         asyncio.run(run())
     except FileNotFoundError:
         sys.exit(
-            "Start scripts/demo first: .demo/mcp_url, .demo/token and .demo/login are missing."
+            f"Start scripts/demo first: {shown(DEMO_DIR)}/mcp_url, token and login are missing."
         )

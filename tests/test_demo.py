@@ -1,14 +1,27 @@
-"""The demo keeps what a user did: across Settings → Restart and across a second scripts/demo."""
+"""The demo keeps what a user did: across Settings → Restart and across a second scripts/demo,
+follows a move to other ports, and says at once when a port it needs is taken."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from pathlib import Path
+import socket
 from typing import Any
 
-from demo.__main__ import RESTART_EXIT_CODE, _serve_until_stopped
-from demo.ha import HomeAssistantProcess
+import pytest
+
+import demo.__main__ as demo_main
+from demo.__main__ import (
+    RESTART_EXIT_CODE,
+    _loaded_titles,
+    _repoint,
+    _serve_until_stopped,
+    busy_port,
+    demo_ports,
+)
+from demo.ha import HomeAssistantError, HomeAssistantProcess, http_settings_stored
+from demo.home import DemoHome
 
 
 def _onboarded(config: Path) -> HomeAssistantProcess:
@@ -32,7 +45,30 @@ def test_kept_configuration_keeps_users_entries_and_history(tmp_path: Path) -> N
     assert (config / "home-assistant_v2.db").read_text() == "history"
     assert "user" in (config / ".storage" / "onboarding").read_text()  # not reset
     assert (config / "custom_components" / "mcp_gateway").is_symlink()
-    assert "18999" in (config / "configuration.yaml").read_text()
+    assert _listening_port(config) == 18999
+
+
+def _listening_port(config: Path) -> int:
+    """The port this Home Assistant will listen on, read where it reads it."""
+    yaml = (config / "configuration.yaml").read_text()
+    if not http_settings_stored():
+        assert "server_host: 127.0.0.1" in yaml
+        return int(yaml.split("server_port: ")[1].split()[0])
+    # HA 2026.x: YAML http would be a trial reverted after five minutes, then ignored.
+    assert "\nhttp:" not in yaml
+    stored = json.loads((config / ".storage" / "http").read_text())["data"]
+    assert stored["pending"] is None
+    assert stored["yaml_migration_done"] is True
+    assert stored["stable"]["server_host"] == ["127.0.0.1"]
+    return int(stored["stable"]["server_port"])
+
+
+def test_a_kept_configuration_listens_on_the_new_port(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    _onboarded(config)
+    moved = HomeAssistantProcess(config_dir=config, port=18990)
+    moved.write_configuration(keep_state=True)
+    assert _listening_port(config) == 18990
 
 
 def test_fresh_configuration_starts_over(tmp_path: Path) -> None:
@@ -67,6 +103,7 @@ class _Ha:
         self.starts: list[bool] = []
         self.started = asyncio.Event()
         self.base_url = "http://127.0.0.1:18999"
+        self.log = Path(".demo/hass.log")
 
     async def start(self, *, keep_state: bool = False) -> None:
         self.starts.append(keep_state)
@@ -89,3 +126,101 @@ async def test_hass_ending_on_its_own_ends_the_demo() -> None:
     ha = _Ha(1)
     assert await _serve_until_stopped(ha, asyncio.Event()) == 1  # type: ignore[arg-type]
     assert ha.starts == []
+
+
+@pytest.fixture
+def held_port(socket_enabled: None) -> Any:
+    """A loopback port something else listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def test_demo_ports_follow_the_base_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_GATEWAY_DEMO_PORT", "18900")
+    assert demo_ports() == (18900, 18901, 18902, 18903)
+    monkeypatch.delenv("MCP_GATEWAY_DEMO_PORT")
+    assert demo_ports() == (8123, 8124, 8125, 8126)
+    for wrong in ("http", "80", "65534"):
+        monkeypatch.setenv("MCP_GATEWAY_DEMO_PORT", wrong)
+        with pytest.raises(ValueError):
+            demo_ports()
+
+
+def test_a_held_port_is_named_with_what_needed_it(held_port: int) -> None:
+    message = busy_port((held_port, held_port + 1, held_port + 2, held_port + 3))
+    assert message is not None
+    assert message.startswith(f"scripts/demo: port {held_port} (Home Assistant) is in use")
+    assert "MCP_GATEWAY_DEMO_PORT" in message
+    assert "\n" not in message
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        unused = free.getsockname()[1]  # free once this socket closes, held by nothing else
+    message = busy_port((unused, held_port, unused, unused))
+    assert message is not None
+    assert f"port {held_port} (Hubitat simulator)" in message
+
+
+async def test_hass_is_not_started_on_a_held_port(held_port: int, tmp_path: Path) -> None:
+    ha = HomeAssistantProcess(config_dir=tmp_path / "config", port=held_port)
+    with pytest.raises(HomeAssistantError, match=f"port {held_port} is already in use"):
+        await ha.start(wait_seconds=180)
+    assert ha.process is None  # nothing started, nothing waited for
+
+
+class _Flows:
+    """The parts of HomeAssistantProcess that _repoint and _loaded_titles use."""
+
+    def __init__(self, port: int, states: list[str]) -> None:
+        self.port = port
+        self.base_url = f"http://127.0.0.1:{port}"
+        self.log = Path("hass.log")
+        self.reconfigured: list[tuple[str, dict[str, Any]]] = []
+        self.states = states
+
+    async def reconfigure(
+        self, handler: str, entry_id: str, values: dict[str, Any]
+    ) -> dict[str, Any]:
+        assert handler == "mcp_gateway"
+        self.reconfigured.append((entry_id, values))
+        return {"type": "abort", "reason": "reconfigure_successful"}
+
+    async def get(self, path: str) -> list[dict[str, Any]]:
+        return [{"title": f"entry {n}", "state": s} for n, s in enumerate(self.states)]
+
+
+HOME = DemoHome(
+    hubitat_url="http://127.0.0.1:18911/apps/api/1/mcp?access_token=t",
+    homecast_url="http://127.0.0.1:18912/mcp",
+    homecast_token="hc",
+    robine_url="http://127.0.0.1:18913/mcp",
+    robine_password="pw",
+)
+
+
+async def test_a_move_repoints_every_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(demo_main, "DEMO_DIR", tmp_path)
+    (tmp_path / "mcp_url").write_text("http://127.0.0.1:8123/api/mcp_gateway\n")
+    kinds = {"a": "hubitat", "b": "homecast", "c": "robine_wake"}
+    (tmp_path / "entries.json").write_text(json.dumps(kinds))
+    ha = _Flows(18910, [])
+    await _repoint(ha, HOME)  # type: ignore[arg-type]
+    assert ha.reconfigured == [
+        ("a", {"url": HOME.hubitat_url}),
+        ("b", {"url": HOME.homecast_url}),
+        ("c", {"url": HOME.robine_url}),
+    ]
+    assert (tmp_path / "mcp_url").read_text() == "http://127.0.0.1:18910/api/mcp_gateway\n"
+    ha.reconfigured.clear()
+    await _repoint(ha, HOME)  # type: ignore[arg-type]
+    assert ha.reconfigured == []  # the same ports again: nothing to do
+
+
+async def test_ready_waits_for_the_entries_and_names_those_that_do_not_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(demo_main, "LOAD_SECONDS", 1)
+    assert await _loaded_titles(_Flows(1, ["loaded", "loaded"])) == ["entry 0", "entry 1"]  # type: ignore[arg-type]
+    with pytest.raises(HomeAssistantError, match=r"entry 1 \(setup_retry\)"):
+        await _loaded_titles(_Flows(1, ["loaded", "setup_retry"]))  # type: ignore[arg-type]
