@@ -138,9 +138,19 @@ class Hub:
         # location.hub.zigbeeId: tests may set None or "unavailable" (hubs that do not give it).
         self.zigbee_id: str | None = self.hub_id
         self.temperature_scale = "F"
-        # Hub Security on without credentials in the app: the hub's internal endpoints
-        # (/logs/eventsJson behind location events) refuse the app's requests.
+        # Failure switches, each as upstream fails (all off by default, as on a hub with Hub
+        # Security off, the app's default, and Rule Machine answering):
+        # Hub Security on without credentials in the app (hubitat-mcp-server.groovy
+        # getHubSecurityCookie gives none): the hub's internal endpoints refuse the app, so
+        # location events fail (mcp-devices-lib.groovy toolGetDeviceHistory) and rules have
+        # status "unknown" (mcp-native-rules-lib.groovy _rmAnnotateRuleStatus).
         self.hub_security_blocks = False
+        # RMUtils.getRuleList throws for 4.x and 5.x (mcp-native-rules-lib.groovy
+        # toolListRmRules answers success: false).
+        self.rm_fails = False
+        # Devices whose eventsSince throws (mcp-devices-lib.groovy toolGetDeviceHistory,
+        # device branch: success: false).
+        self.history_fails: set[int] = set()
         self.mac = ":".join(f"{self.rng.getrandbits(8):02X}" for _ in range(2))
         self.mac = "34:E1:D1:80:" + self.mac
         self.command_delay = command_delay
@@ -464,8 +474,10 @@ class Hub:
     def set_hsm_status(self, status: str) -> None:
         if status != self.hsm_status:
             self.hsm_status = status
-            if status in ("disarmed", "allDisarmed"):
-                self.hsm_alert = None
+            if status in ("disarmed", "allDisarmed") and self.hsm_alert not in (None, "cancel"):
+                # Disarming cancels the alert: location.hsmAlert keeps "cancel" as the last one.
+                self.hsm_alert = "cancel"
+                self.location_event("hsmAlert", "cancel", "HSM alert: cancel")
             self.location_event("hsmStatus", status, f"HSM status is {status}")
 
     def arm_hsm(self, command: str) -> None:

@@ -26,7 +26,7 @@ from ..base import (
     rpc_error,
     rpc_result,
 )
-from .catalog import list_tools
+from .catalog import CORE_TOOLS, list_tools
 from .hub import Hub
 from .tools import SERVER_VERSION, ToolError, Tools
 
@@ -381,7 +381,12 @@ async def _call_tool(
             payload = await app[TOOLS].call(name, args)
         except ToolError as err:
             payload, is_error = err.payload, True
-    result = _tool_result(payload, is_error, structured=app[OPTIONS].structured_content)
+    # _advertisesOutputSchema: with publishOutputSchemas on (structured_content here) and
+    # gateways on, core tools advertise their output schema (every core tool declares one);
+    # gateways and the tools behind them never do.
+    schema = app[OPTIONS].structured_content and app[TOOLS].gateways and name in CORE_TOOLS
+    # _renderToolResult: structuredContent only on a result that is not an error.
+    result = _tool_result(payload, is_error, structured=schema and not is_error)
     # hubitat-mcp-server.groovy _renderToolResult: the whole JSON-RPC response as it would go
     # on the wire (the result's JSON escaped inside its text) is measured against the limit.
     wire = len(json.dumps({"jsonrpc": "2.0", "id": 0, "result": result}).encode())
@@ -396,7 +401,7 @@ async def _call_tool(
             "such as changedSince, roomFilter or capabilityFilter.",
         }
         result = {"content": [{"type": "text", "text": json.dumps(notice)}]}
-        if is_error:
+        if is_error or schema:
             result["isError"] = True
     return result
 
@@ -459,7 +464,7 @@ async def _control(request: web.Request) -> web.Response:
 
     attribute {deviceId, attribute, value} | button {deviceId, button, action} |
     pair {kind, label, room?} | remove {deviceId} | mode {mode} | hsm {status} |
-    hsm_alert {alert} | hub_security {blocks} |
+    hsm_alert {alert} | hub_security {blocks} | rm_fails {fails} | history_fails {deviceIds} |
     settings {enableCustomRuleEngine?, loopGuardMax?} |
     advance {seconds} | activity {count} (random changes) | apply (queued commands) ;
     GET /_sim/hubitat/state.
@@ -516,6 +521,12 @@ async def _control(request: web.Request) -> web.Response:
         if action == "hub_security":
             hub.hub_security_blocks = bool(body["blocks"])
             return web.json_response({"blocks": hub.hub_security_blocks})
+        if action == "rm_fails":
+            hub.rm_fails = bool(body["fails"])
+            return web.json_response({"fails": hub.rm_fails})
+        if action == "history_fails":
+            hub.history_fails = {int(device_id) for device_id in body["deviceIds"]}
+            return web.json_response({"deviceIds": sorted(hub.history_fails)})
         if action == "advance":
             hub.clock.advance(float(body["seconds"]))
             return web.json_response({"now": hub.now().isoformat()})

@@ -32,7 +32,8 @@ from .devices import CommandFailed, Device, Event
 from .hub import Hub, Mode, Room, Rule, Variable, epoch_ms, event_time, hub_time
 from .rule_engine import RuleEngine
 
-SERVER_VERSION = "4.0.3"
+# The newest release (a385ffd1, "chore(release): 4.0.2").
+SERVER_VERSION = "4.0.2"
 FIRMWARE = "2.4.3.149"
 SUMMARY_STATES = ("switch", "level", "motion", "contact", "temperature", "humidity", "battery")
 PAGE_SIZE = 50
@@ -800,6 +801,16 @@ class Tools:
         if device_id not in (None, ""):
             device = self.device(device_id)
             source = device.events
+            if history and device.id in hub.history_fails:
+                # mcp-devices-lib.groovy toolGetDeviceHistory: device.eventsSince threw.
+                return {
+                    "success": False,
+                    "error": "eventsSince not supported or failed: java.lang.NullPointerException",
+                    "device": device.display,
+                    "deviceId": device_id,
+                    "note": "Retry; if persistent, drop hoursBack/attribute to read the "
+                    "most-recent events instead, or check the device's Events page in the hub UI.",
+                }
         else:
             if hub.hub_security_blocks:
                 return {
@@ -1270,27 +1281,46 @@ class Tools:
         return rule
 
     def _rule_json(self, rule: Rule) -> dict[str, Any]:
-        """toolListRmRules + _rmAnnotateRuleStatus: integer ids and a live status."""
-        status = "disabled" if rule.disabled else "paused" if rule.paused else "active"
-        if rule.stopped and status == "active":
-            status = "stopped"
-        return {
+        """toolListRmRules + _rmAnnotateRuleStatus: integer ids and a live status.
+
+        The status comes from the hub's /hub2/appsList (_collectLiveApps), which Hub Security
+        guards: unreadable to the app, every rule is status "unknown" without paused/disabled.
+        """
+        base = {
             "id": rule.id,
             "label": rule.name,
             "name": rule.name,
             "type": rule.app_type,
             "rmVersion": "5.x",
-            "status": status,
-            "disabled": rule.disabled,
-            "paused": rule.paused,
         }
+        if self.hub.hub_security_blocks:
+            return {**base, "status": "unknown"}
+        status = "disabled" if rule.disabled else "paused" if rule.paused else "active"
+        if rule.stopped and status == "active":
+            status = "stopped"
+        return {**base, "status": status, "disabled": rule.disabled, "paused": rule.paused}
 
     async def _t_list_rules(self, args: dict[str, Any]) -> dict[str, Any]:
-        """libraries/mcp-native-rules-lib.groovy toolListRmRules: pages only with a cursor."""
-        rules = sorted(self.hub.rules.values(), key=lambda r: r.name)
+        """libraries/mcp-native-rules-lib.groovy toolListRmRules: pages only with a cursor.
+
+        With `hub.rm_fails` both RMUtils.getRuleList calls throw (not the "class missing" of a
+        hub without Rule Machine): `{rules: [], count: 0, success: false, error, note}`.
+        """
         cursor = args.get("cursor")
+        if self.hub.rm_fails:
+            failure = "java.util.concurrent.TimeoutException: Rule Machine did not answer"
+            return {
+                "rules": [],
+                "count": 0,
+                **({"total": 0} if cursor is not None else {}),
+                "success": False,
+                "error": f"RMUtils calls failed: v4={failure} v5={failure}",
+                "note": "Rule Machine may not be installed on this hub.",
+            }
+        rules = sorted(self.hub.rules.values(), key=lambda r: r.name)
         if cursor is None:
-            return {"rules": [self._rule_json(r) for r in rules], "count": len(rules)}
+            out = {"rules": [self._rule_json(r) for r in rules], "count": len(rules)}
+            return self._status_note(out)
         start = self._cursor(cursor, len(rules), "hub_list_rules")
         page = rules[start : start + PAGE_SIZE]
         out: dict[str, Any] = {
@@ -1300,6 +1330,16 @@ class Tools:
         }
         if start + PAGE_SIZE < len(rules):
             out["nextCursor"] = str(start + PAGE_SIZE)
+        return self._status_note(out)
+
+    def _status_note(self, out: dict[str, Any]) -> dict[str, Any]:
+        """toolListRmRules: the note that comes with status "unknown" (tree unreadable)."""
+        if self.hub.hub_security_blocks and self.hub.rules:
+            out["statusNote"] = (
+                '/hub2/appsList was unreadable, so each rule\'s status is "unknown" '
+                "(enabled/paused/stopped/disabled could not be determined). Retry; if it "
+                "persists the hub's internal API may need Hub Security credentials."
+            )
         return out
 
     @staticmethod
