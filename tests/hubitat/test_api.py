@@ -210,7 +210,8 @@ async def test_ids_rules_modes_events() -> None:
         {"rules": [{"id": 2, "label": "B", "paused": True}], "count": 1, "total": 2},
     )
     rules = await hub.list_rules()
-    assert [(r.id, r.name, r.paused) for r in rules] == [("1", "A", False), ("2", "B", True)]
+    # A rule without a status is one whose paused state the hub did not tell.
+    assert [(r.id, r.name, r.paused) for r in rules] == [("1", "A", None), ("2", "B", True)]
     assert [call[1]["args"] for call in client.calls] == [{"cursor": ""}, {"cursor": "1"}]
     hub, _ = api({"nope": 1})
     with pytest.raises(McpProtocolError):

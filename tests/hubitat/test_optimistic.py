@@ -19,7 +19,7 @@ from homeassistant.components.select import (
     DOMAIN as SELECT_DOMAIN,
     SERVICE_SELECT_OPTION,
 )
-from homeassistant.const import ATTR_ENTITY_ID, SERVICE_OPEN_COVER
+from homeassistant.const import ATTR_ENTITY_ID, SERVICE_OPEN_COVER, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 import pytest
 
@@ -270,7 +270,8 @@ async def test_confirmed_mode_costs_no_extra_read(
 async def test_pending_value_outlives_a_failed_read(
     hass: HomeAssistant, sim: Sim, manual_runtime: HubitatRuntime
 ) -> None:
-    """A poll that fails at the HSM read leaves the value pending: the poll after reads it."""
+    """A failed HSM read leaves the value pending (the panel unavailable meanwhile, the rest of
+    the hub polled): the poll after reads it."""
     panel = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
     hold, action = await _answer_held(
         sim,
@@ -288,7 +289,8 @@ async def test_pending_value_outlives_a_failed_read(
 
     with patch.dict(sim.tools._handlers, {"get_hsm_status": refuse}):
         await refresh(manual_runtime)
-    assert not manual_runtime.coordinator.last_update_success
+    assert manual_runtime.coordinator.last_update_success
+    assert hass.states.get(panel).state == STATE_UNAVAILABLE
     await refresh(manual_runtime)
     assert manual_runtime.coordinator.last_update_success
     assert hass.states.get(panel).state == "disarmed"

@@ -191,17 +191,20 @@ async def test_malformed_replies_make_entities_unavailable(
 async def test_wrong_shape_is_a_failed_update(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, runtime: HubitatRuntime
 ) -> None:
-    """Valid MCP with a result of the wrong shape (no devices list) counts as a failure."""
+    """Valid MCP with a result of the wrong shape (no devices list) fails what it feeds: the
+    devices go unavailable, the mode (another read) does not."""
     mode = entity_id(hass, sim, "hub_mode", "select")
+    switch = entity_id(hass, sim, f"{first(sim, 'switch').id}_switch", "switch")
 
     async def broken(args: dict) -> dict:
         return {"unexpected": True}
 
     with patch.dict(sim.tools._handlers, {"list_devices": broken}):
         await poll(hass, freezer)
-        assert hass.states.get(mode).state == STATE_UNAVAILABLE
+        assert hass.states.get(switch).state == STATE_UNAVAILABLE
+        assert hass.states.get(mode).state == "Day"
     await poll(hass, freezer)
-    assert hass.states.get(mode).state != STATE_UNAVAILABLE
+    assert hass.states.get(switch).state != STATE_UNAVAILABLE
 
 
 async def test_timeouts_make_entities_unavailable(hass: HomeAssistant, sim: Sim) -> None:

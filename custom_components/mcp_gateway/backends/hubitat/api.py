@@ -130,6 +130,8 @@ class HubitatDevice:
     temperature_scale: str | None = None
     # Recent button events, oldest first (the newest _EVENTS_KEPT).
     events: tuple[DeviceEvent, ...] = ()
+    # True while reading the device's events fails (its event entities are unavailable).
+    events_failed: bool = False
 
     @property
     def display_name(self) -> str:
@@ -198,7 +200,8 @@ class HubitatRule:
 
     id: str
     name: str
-    paused: bool
+    # None when the hub could not tell (status "unknown": its app tree was unreadable).
+    paused: bool | None
     disabled: bool = False
     type: str | None = None
 
@@ -358,16 +361,22 @@ def parse_event(item: Any) -> DeviceEvent | None:
 
 
 def parse_rule(item: Any) -> HubitatRule | None:
-    """A rule listing item, or None when it has no id."""
+    """A rule listing item, or None when it has no id.
+
+    libraries/mcp-native-rules-lib.groovy _rmAnnotateRuleStatus: `paused` and `disabled` are
+    only there when the hub's app tree was readable; otherwise `status` is "unknown" (Hub
+    Security on without the hub's login in the app) and so is whether the rule is paused.
+    """
     if not isinstance(item, dict) or item.get("id") is None:
         return None
     paused = item.get("paused")
-    if paused is None and isinstance(item.get("status"), str):
-        paused = item["status"].lower() == "paused"
+    if not isinstance(paused, bool):
+        status = str(item.get("status") or "unknown").lower()
+        paused = None if status == "unknown" else status == "paused"
     return HubitatRule(
         id=str(item["id"]),
         name=str(item.get("label") or item.get("name") or f"Rule {item['id']}"),
-        paused=paused is True,
+        paused=paused,
         disabled=item.get("disabled") is True,
         type=_opt_str(item.get("type") or item.get("appType")),
     )
@@ -443,16 +452,18 @@ class HubitatApi:
     @staticmethod
     def _data(tool: str, result: ToolResult) -> Any:
         data = result.data
+        # hubitat-mcp-server.groovy _renderToolResult: the notice comes with isError when the
+        # owner turned publishOutputSchemas on (tools advertising an output schema); it asks
+        # for less either way.
+        if isinstance(data, dict) and data.get("response_too_large") is True:
+            raise HubitatTooLargeError(f"{tool}: the hub's answer was too large")
         if result.is_error:
             if isinstance(data, dict) and data.get("status") == BUSY_STATUS:
                 raise HubitatBusyError(tool, result, data)
             message = data.get("error") if isinstance(data, dict) else None
             raise McpToolError(f"{tool}: {message or result.text or 'failed'}", result)
-        if isinstance(data, dict):
-            if data.get("response_too_large") is True:
-                raise HubitatTooLargeError(f"{tool}: the hub's answer was too large")
-            if data.get("success") is False and "results" not in data:
-                raise HubitatUnavailableError(f"{tool}: {data.get('error') or 'failed'}", result)
+        if isinstance(data, dict) and data.get("success") is False and "results" not in data:
+            raise HubitatUnavailableError(f"{tool}: {data.get('error') or 'failed'}", result)
         return data
 
     # -- hub ---------------------------------------------------------------------------------

@@ -53,6 +53,8 @@ COALESCE_WINDOW: Final = 0.005
 
 ISSUE_KEY_REFUSED: Final = "hubitat_key_refused"
 ISSUE_LOCATION_EVENTS: Final = "hubitat_location_events"
+ISSUE_RULES_FAILED: Final = "hubitat_rules_failed"
+ISSUE_RULE_STATUS: Final = "hubitat_rule_status"
 
 # Device keys (EntitySpec.device.key) of the hub itself and of rules; devices use their id.
 HUB_DEVICE_KEY: Final = "hub"

@@ -18,15 +18,27 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryError
-from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers import (
+    device_registry as dr,
+    entity_registry as er,
+    issue_registry as ir,
+)
 from homeassistant.util import dt as dt_util
 
 from ...const import DOMAIN
-from ...mcp.errors import McpRpcError, McpToolError
+from ...entity import device_identifier, entry_uid
+from ...mcp.errors import (
+    McpError,
+    McpProtocolError,
+    McpRpcError,
+    McpTimeoutError,
+    McpToolError,
+)
 from ..coordinator import BackendCoordinator
 from .api import (
     HsmStatus,
@@ -34,12 +46,18 @@ from .api import (
     HubitatApi,
     HubitatDevice,
     HubitatRule,
-    HubitatUnavailableError,
     Modes,
     newest,
     parse_time,
 )
-from .const import HUB_DEVICE_KEY, ISSUE_LOCATION_EVENTS, SWEEP_INTERVAL, rule_device_key
+from .const import (
+    HUB_DEVICE_KEY,
+    ISSUE_LOCATION_EVENTS,
+    ISSUE_RULE_STATUS,
+    ISSUE_RULES_FAILED,
+    SWEEP_INTERVAL,
+    rule_device_key,
+)
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry
@@ -61,6 +79,21 @@ _SECOND_COMPLETE = 3.0
 # Keys of the location values a command can show before the hub confirms them.
 _MODE = "mode"
 _HSM = "hsm"
+# The key of the HSM panel entity (entities.py derives it).
+HSM_KEY: Final = "hub_hsm"
+# What one read feeds (`HubitatData.failed` names those whose last read failed).
+FEED_DEVICES: Final = "devices"
+FEED_RULES: Final = "rules"
+FEED_MODES: Final = "modes"
+FEED_HSM: Final = "hsm"
+FEED_HUB: Final = "hub"
+# A read failing so takes down only what it feeds: the hub answered, but not this (a tool
+# error or `{success: false}`, a refused argument, a malformed or too large answer) or
+# this read alone ran out of time. Anything else (unreachable, refused credentials) fails
+# the whole poll.
+_ONE_READ: Final = (McpToolError, McpRpcError, McpProtocolError, McpTimeoutError)
+# The poll's first read tells whether the hub answers at all: a timeout there is the hub's.
+_FIRST_READ: Final = (McpToolError, McpRpcError, McpProtocolError)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -80,6 +113,8 @@ class HubitatData:
     hsm: HsmStatus
     # False on a hub without HSM (an optional hub app): no alarm panel then.
     hsm_supported: bool
+    # The feeds (FEED_*) whose last read failed: their entities are unavailable meanwhile.
+    failed: frozenset[str] = frozenset()
     # Changes only when entities must be re-derived (devices or rules came, went or changed
     # capabilities).
     structure: int = 1
@@ -127,6 +162,8 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         self._unconfirmed_location: dict[str, int] = {}
         # Reads of mode and HSM so far, to tell whether a poll already read one.
         self._location_reads: dict[str, int] = {_MODE: 0, _HSM: 0}
+        # Button devices whose events failed, with the bookmark to read them from again.
+        self._events_retry: dict[str, str] = {}
         self._applied = 0
 
     # -- listeners ---------------------------------------------------------------------------
@@ -237,19 +274,24 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
                 translation_placeholders={"found": hub.id},
             )
         devices = await self._full_inventory(hub)
-        modes = await self._read_modes()
-        hsm = await self._read_hsm()
-        rules = await self._read_rules()
-        await self._bookmark_location()
-        self._last_sweep = dt_util.utcnow()
-        return HubitatData(
+        # Identity and devices are what the entry is: without them set-up fails (and is
+        # retried). Each read after them takes down only what it feeds.
+        self.data = HubitatData(
             hub=hub,
             devices=devices,
-            rules=rules,
-            modes=modes,
-            hsm=hsm,
-            hsm_supported=hsm.status is not None,
+            rules={},
+            modes=Modes(current=None, names=()),
+            hsm=HsmStatus(status=None),
+            hsm_supported=False,
         )
+        await self._reread_location(modes=True, hsm=True, probe=True)
+        if FEED_HSM in self.data.failed and self._registered(Platform.ALARM_CONTROL_PANEL, HSM_KEY):
+            self._set(hsm_supported=True)  # its panel stays, unavailable, until HSM reads
+        rules = await self._read_rules()
+        self._set(rules=self._remembered_rules() if rules is None else rules)
+        await self._bookmark_location()
+        self._last_sweep = dt_util.utcnow()
+        return self.data
 
     async def _poll(self) -> bool:
         """What changed since the last poll; a sweep now and then. True: structure changed."""
@@ -257,8 +299,17 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         # so far; one applied while this poll is on the wire waits for the next poll.
         settle = dict(self._unconfirmed_location)
         reads = dict(self._location_reads)
-        structural = await self._poll_devices()
+        try:
+            structural = await self._poll_devices()
+        except _FIRST_READ as err:
+            self._failed(FEED_DEVICES, err)
+            structural = False
+        else:
+            self._recovered(FEED_DEVICES)
         await self._poll_location()
+        if retry := self.data.failed & {FEED_MODES, FEED_HSM}:
+            # A failed read of mode or HSM is tried again on every poll, not only on events.
+            await self._reread_location(modes=FEED_MODES in retry, hsm=FEED_HSM in retry)
         now = dt_util.utcnow()
         if self._last_sweep is None or now - self._last_sweep >= SWEEP_INTERVAL:
             structural = await self._sweep() or structural
@@ -266,7 +317,11 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         if keys := [key for key in settle if self._location_reads[key] == reads[key]]:
             await self._reread_location(modes=_MODE in keys, hsm=_HSM in keys)
         for key, order in settle.items():
-            if self._unconfirmed_location.get(key) == order:
+            # Confirmed only by a read that succeeded: after a failed one it stays pending.
+            if (
+                self._unconfirmed_location.get(key) == order
+                and self._location_reads[key] > reads[key]
+            ):
                 del self._unconfirmed_location[key]
         return structural
 
@@ -297,8 +352,10 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         ]
         structural = self._take(page.devices, adopt_new=True)
         if since is not None:
-            for device_id in buttons:
-                await self._read_button_events(device_id, since)
+            # Devices whose events failed before are read from where they failed.
+            windows = dict.fromkeys(buttons, since) | self._events_retry
+            for device_id, window in windows.items():
+                await self._read_button_events(device_id, window)
         newest = self._newest_activity
         self._advance_bookmark(device.last_activity for device in page.devices)
         if completes and newest is not None and self._newest_activity == newest:
@@ -360,7 +417,24 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         return structural
 
     async def _read_button_events(self, device_id: str, since: str) -> None:
-        events = await self.api.list_events(device_id=device_id, since=since)
+        """New button events of one device; a failure takes down only its event entities.
+
+        libraries/mcp-devices-lib.groovy toolGetDeviceHistory answers `{success: false}` when
+        the device's eventsSince fails; the window is read again by the next poll.
+        """
+        if (device := self.data.devices.get(device_id)) is None:
+            self._events_retry.pop(device_id, None)
+            return
+        try:
+            events = await self.api.list_events(device_id=device_id, since=since)
+        except _ONE_READ as err:
+            if device_id not in self._events_retry:
+                _LOGGER.warning("The events of device %s could not be read: %s", device_id, err)
+            self._events_retry.setdefault(device_id, since)
+            self._events_readable(device_id, False)
+            return
+        self._events_retry.pop(device_id, None)
+        self._events_readable(device_id, True)
         if (device := self.data.devices.get(device_id)) is None:
             return
         known = {event.marker for event in device.events}
@@ -369,6 +443,12 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         ]
         if added:
             self._set_devices({device_id: device.with_events(added)})
+            self.mark(device_id)
+
+    def _events_readable(self, device_id: str, readable: bool) -> None:
+        device = self.data.devices.get(device_id)
+        if device is not None and device.events_failed == readable:
+            self._set_devices({device_id: replace(device, events_failed=not readable)})
             self.mark(device_id)
 
     async def _poll_location(self) -> None:
@@ -382,7 +462,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
                 events = await self.api.list_events(limit=10)
             else:
                 events = await self.api.list_events(since=self._location_since)
-        except HubitatUnavailableError as err:
+        except _ONE_READ as err:
             self._location_events_failed(err)
             # Read mode and HSM themselves (two small reads instead of one event read).
             await self._reread_location(modes=True, hsm=True)
@@ -399,18 +479,19 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         HSM is read only on a hub that has it, unless `probe` (it may have been installed).
         """
         before = self.data
-        if modes:
-            self._set(modes=await self._read_modes())
+        if modes and (read := await self._read_modes()) is not None:
+            self._set(modes=read)
         if hsm and (probe or self.data.hsm_supported):
             status = await self._read_hsm()
-            self._set(hsm=status, hsm_supported=status.status is not None)
+            if status is not None:
+                self._set(hsm=status, hsm_supported=status.status is not None)
         if (before.modes, before.hsm) != (self.data.modes, self.data.hsm):
             self.mark(HUB_DEVICE_KEY)
 
     async def _bookmark_location(self) -> None:
         try:
             events = await self.api.list_events(limit=10)
-        except HubitatUnavailableError as err:
+        except _ONE_READ as err:
             self._location_events_failed(err)
             return
         self._location_since = newest(event.date for event in events)
@@ -423,7 +504,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
     def _location_issue_id(self) -> str:
         return f"{ISSUE_LOCATION_EVENTS}_{self.config_entry.entry_id}"
 
-    def _location_events_failed(self, err: HubitatUnavailableError) -> None:
+    def _location_events_failed(self, err: McpError) -> None:
         """Location events failed ({success: false}): devices go on, mode and HSM are polled.
 
         The hub reads them from its internal /logs/eventsJson, which Hub Security guards; the
@@ -448,6 +529,49 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
 
     async def _sweep(self) -> bool:
         """Additions/removals by id, rules, modes, HSM and hub facts; True: structure changed."""
+        try:
+            structural = await self._sweep_devices()
+        except _ONE_READ as err:
+            # Additions and removals wait for the next sweep; the devices known go on.
+            _LOGGER.debug("The hub's device ids could not be read: %s", err)
+            structural = False
+
+        before = self.data
+        rules = await self._read_rules()
+        if rules is not None:
+            self._set(rules=rules)
+            names = {r.id: r.name for r in rules.values()}
+            if {r.id: r.name for r in before.rules.values()} != names:
+                structural = True
+            if before.rules != rules:
+                self.mark(*(rule_device_key(rule_id) for rule_id in rules))
+
+        before = self.data
+        await self._reread_location(modes=True, hsm=True, probe=True)
+        if (before.modes.names, before.hsm_supported) != (
+            self.data.modes.names,
+            self.data.hsm_supported,
+        ):
+            structural = True
+        if not self.location_events_ok:
+            await self._bookmark_location()  # back to events once the hub reads them again
+
+        try:
+            hub = await self.api.get_info()
+        except _ONE_READ as err:
+            self._failed(FEED_HUB, err)
+            return structural
+        self._recovered(FEED_HUB)
+        old = self.data.hub
+        if hub.raw != old.raw:
+            self.mark(HUB_DEVICE_KEY)
+        if (hub.name, hub.firmware) != (old.name, old.firmware):
+            structural = True
+        self._set(hub=hub)
+        return structural
+
+    async def _sweep_devices(self) -> bool:
+        """Devices added or removed since the last sweep; True when there were any."""
         ids = await self.api.list_device_ids()
         known = self.data.devices
         gone = set(known) - ids
@@ -461,57 +585,121 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         else:
             added: dict[str, HubitatDevice] = {}
             for device_id in sorted(new):
-                device = await self.api.get_device(device_id)
+                try:
+                    device = await self.api.get_device(device_id)
+                except (McpToolError, McpRpcError) as err:
+                    # Gone again, or not readable yet: the next sweep looks again.
+                    _LOGGER.debug("New device %s could not be read: %s", device_id, err)
+                    continue
                 added[device.id] = _adopted(device, self.data.hub)
             self._set_devices(added)
-        structural = bool(gone or new)
+        return bool(gone or new)
 
-        before = self.data
-        rules = await self._read_rules()
-        self._set(rules=rules)
-        if {r.id: r.name for r in before.rules.values()} != {r.id: r.name for r in rules.values()}:
-            structural = True
-        if before.rules != rules:
-            self.mark(*(rule_device_key(rule_id) for rule_id in rules))
-
-        before = self.data
-        await self._reread_location(modes=True, hsm=True, probe=True)
-        if (before.modes.names, before.hsm_supported) != (
-            self.data.modes.names,
-            self.data.hsm_supported,
-        ):
-            structural = True
-        if not self.location_events_ok:
-            await self._bookmark_location()  # back to events once the hub reads them again
-
-        hub = await self.api.get_info()
-        old = self.data.hub
-        if hub.raw != old.raw:
-            self.mark(HUB_DEVICE_KEY)
-        if (hub.name, hub.firmware) != (old.name, old.firmware):
-            structural = True
-        self._set(hub=hub)
-        return structural
-
-    async def _read_modes(self) -> Modes:
-        modes = await self.api.list_modes()
+    async def _read_modes(self) -> Modes | None:
+        """The modes; None when the read failed (the mode select is unavailable meanwhile)."""
+        try:
+            modes = await self.api.list_modes()
+        except _ONE_READ as err:
+            self._failed(FEED_MODES, err)
+            return None
+        self._recovered(FEED_MODES)
         self._location_reads[_MODE] += 1
         return modes
 
-    async def _read_hsm(self) -> HsmStatus:
-        """HSM's state; a status of None on a hub without HSM."""
+    async def _read_hsm(self) -> HsmStatus | None:
+        """HSM's state (a status of None on a hub without HSM); None when the read failed.
+
+        libraries/mcp-system-lib.groovy toolGetHsmStatus answers a null status without HSM (an
+        optional hub app), never an error: a failure leaves the panel, unavailable.
+        """
         try:
             hsm = await self.api.get_hsm()
-        except McpToolError as err:
-            _LOGGER.debug("HSM is not available on this hub: %s", err)
-            # libraries/mcp-system-lib.groovy toolGetHsmStatus: status null without HSM (an
-            # optional hub app); then there is no alarm panel to show.
-            return HsmStatus(status=None)
+        except _ONE_READ as err:
+            self._failed(FEED_HSM, err)
+            return None
+        self._recovered(FEED_HSM)
         self._location_reads[_HSM] += 1
         return hsm
 
-    async def _read_rules(self) -> dict[str, HubitatRule]:
-        return {rule.id: rule for rule in await self.api.list_rules()}
+    async def _read_rules(self) -> dict[str, HubitatRule] | None:
+        """The rules; None when the read failed (rule entities are unavailable meanwhile).
+
+        libraries/mcp-native-rules-lib.groovy toolListRmRules answers `{rules: [], success:
+        false, error: "RMUtils calls failed…"}` when Rule Machine does not answer.
+        """
+        try:
+            rules = {rule.id: rule for rule in await self.api.list_rules()}
+        except _ONE_READ as err:
+            self._failed(FEED_RULES, err)
+            self._issue(ISSUE_RULES_FAILED, active=True)
+            return None
+        self._recovered(FEED_RULES)
+        self._issue(ISSUE_RULES_FAILED, active=False)
+        # _rmAnnotateRuleStatus: "unknown" while the hub's app tree is unreadable to the app.
+        self._issue(ISSUE_RULE_STATUS, active=any(r.paused is None for r in rules.values()))
+        return rules
+
+    def _remembered_rules(self) -> dict[str, HubitatRule]:
+        """The rules this entry showed before (from its devices), their state unknown.
+
+        When the first read of the rules fails, their entities stay (unavailable) instead of
+        being removed with the customizations a user made to them.
+        """
+        uid = entry_uid(self.config_entry)
+        prefix = device_identifier(uid, rule_device_key(""))
+        rules: dict[str, HubitatRule] = {}
+        registry = dr.async_get(self.hass)
+        for device in dr.async_entries_for_config_entry(registry, self.config_entry.entry_id):
+            for identifier in device.identifiers:
+                if identifier[0] == prefix[0] and identifier[1].startswith(prefix[1]):
+                    rule_id = identifier[1].removeprefix(prefix[1])
+                    name = device.name or f"Rule {rule_id}"
+                    rules[rule_id] = HubitatRule(
+                        id=rule_id, name=name, paused=None, type=device.model
+                    )
+        return rules
+
+    def _registered(self, platform: Platform, key: str) -> bool:
+        """Whether this entry had the entity of this key before."""
+        unique_id = f"{entry_uid(self.config_entry)}_{key}"
+        return er.async_get(self.hass).async_get_entity_id(platform, DOMAIN, unique_id) is not None
+
+    # -- failed reads ------------------------------------------------------------------------
+
+    def _failed(self, feed: str, err: McpError) -> None:
+        """A read failed: what it feeds is unavailable until it reads again."""
+        if feed in self.data.failed:
+            return
+        _LOGGER.warning(
+            "Reading the hub's %s failed (%s); they are unavailable until a read succeeds",
+            feed,
+            err,
+        )
+        self.data = replace(self.data, failed=self.data.failed | {feed})
+        self.mark_all()
+
+    def _recovered(self, feed: str) -> None:
+        if feed not in self.data.failed:
+            return
+        _LOGGER.info("The hub's %s read again", feed)
+        self.data = replace(self.data, failed=self.data.failed - {feed})
+        self.mark_all()
+
+    def _issue(self, key: str, *, active: bool) -> None:
+        """Raise or clear one of this hub's repair issues."""
+        issue_id = f"{key}_{self.config_entry.entry_id}"
+        if not active:
+            ir.async_delete_issue(self.hass, DOMAIN, issue_id)
+            return
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            issue_id,
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=key,
+            translation_placeholders={"name": self.config_entry.title},
+        )
 
     def _advance_bookmark(self, dates: Any) -> None:
         for date in dates:

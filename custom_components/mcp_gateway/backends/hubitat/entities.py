@@ -60,7 +60,17 @@ from ...switch import GatewaySwitchDescription
 from ...valve import GatewayValveDescription
 from .api import HubInfo, HubitatDevice, HubitatRule
 from .const import HUB_DEVICE_KEY, rule_device_key
-from .coordinator import BUTTON_CAPABILITIES, HubitatCoordinator, HubitatData
+from .coordinator import (
+    BUTTON_CAPABILITIES,
+    FEED_DEVICES,
+    FEED_HSM,
+    FEED_HUB,
+    FEED_MODES,
+    FEED_RULES,
+    HSM_KEY,
+    HubitatCoordinator,
+    HubitatData,
+)
 
 if TYPE_CHECKING:
     from .runtime import HubitatRuntime
@@ -606,10 +616,26 @@ HSM_COMMANDS: Final = {
 }
 
 
+# hsmAlert values that mean HSM is sounding (smoke and water whatever the arm state). The
+# alert read is the hub's last one (libraries/mcp-system-lib.groovy toolGetHsmStatus reads
+# location.hsmAlert), so "cancel", "cancelRuleAlerts" and anything else are no alarm.
+HSM_ALARMS: Final = frozenset({"smoke", "water"})
+HSM_INTRUSIONS: Final = frozenset({"intrusion", "intrusion-home", "intrusion-night"})
+# An intrusion counting its entry delay down: the alarm is pending.
+HSM_ENTRY_DELAYS: Final = frozenset({f"{alert}-delay" for alert in HSM_INTRUSIONS})
+
+
 def _hsm_state(data: HubitatData) -> AlarmControlPanelState | None:
-    if data.hsm.alert:
+    alert, state = data.hsm.alert, HSM_STATES.get(str(data.hsm.status))
+    if alert in HSM_ALARMS:
         return AlarmControlPanelState.TRIGGERED
-    return HSM_STATES.get(str(data.hsm.status))
+    # A last intrusion alert outlives the disarm that ended it only if no "cancel" followed.
+    armed = state not in (None, AlarmControlPanelState.DISARMED)
+    if armed and alert in HSM_INTRUSIONS:
+        return AlarmControlPanelState.TRIGGERED
+    if armed and alert in HSM_ENTRY_DELAYS:
+        return AlarmControlPanelState.PENDING
+    return state
 
 
 async def _set_hsm(
@@ -691,7 +717,8 @@ HUB_SENSORS: Final = (
 RULE_SWITCH: Final = GatewaySwitchDescription[HubitatRule](
     key="rule",
     name=None,
-    is_on_fn=lambda rule: not rule.paused,
+    # Unknown while the hub cannot tell whether the rule is paused.
+    is_on_fn=lambda rule: None if rule.paused is None else not rule.paused,
     set_fn=lambda runtime, rule, on: runtime.async_set_rule_paused(rule.id, not on),
     attributes_fn=lambda rule: {"rule_id": rule.id, "type": rule.type},
 )
@@ -979,15 +1006,20 @@ def derive_specs(
             available_fn=available_fn,
         )
 
-    def hub_source() -> HubitatData:
-        return coordinator.data
+    # A source is None (its entities unavailable) while the read that feeds it fails.
+    def hub_source() -> HubitatData | None:
+        return None if FEED_HUB in coordinator.data.failed else coordinator.data
+
+    def mode_source() -> HubitatData | None:
+        return None if FEED_MODES in coordinator.data.failed else coordinator.data
 
     def hsm_source() -> HubitatData | None:
-        return coordinator.data if coordinator.data.hsm_supported else None
+        data = coordinator.data
+        return data if data.hsm_supported and FEED_HSM not in data.failed else None
 
-    yield spec(Platform.SELECT, "hub_mode", hub, MODE, hub_source)
+    yield spec(Platform.SELECT, "hub_mode", hub, MODE, mode_source)
     if data.hsm_supported:
-        yield spec(Platform.ALARM_CONTROL_PANEL, "hub_hsm", hub, HSM, hsm_source)
+        yield spec(Platform.ALARM_CONTROL_PANEL, HSM_KEY, hub, HSM, hsm_source)
     for description in HUB_SENSORS:
         yield spec(Platform.SENSOR, f"hub_{description.key}", hub, description, hub_source)
 
@@ -1067,7 +1099,8 @@ class _DeviceSource:
     device_id: str
 
     def __call__(self) -> HubitatDevice | None:
-        return self.coordinator.data.devices.get(self.device_id)
+        data = self.coordinator.data
+        return None if FEED_DEVICES in data.failed else data.devices.get(self.device_id)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -1079,8 +1112,11 @@ class _ButtonSource:
     number: int
 
     def __call__(self) -> ButtonView | None:
-        device = self.coordinator.data.devices.get(self.device_id)
-        return None if device is None else ButtonView(device, self.number)
+        data = self.coordinator.data
+        device = data.devices.get(self.device_id)
+        if device is None or device.events_failed or FEED_DEVICES in data.failed:
+            return None
+        return ButtonView(device, self.number)
 
 
 def _rule_specs(
@@ -1099,7 +1135,8 @@ def _rule_specs(
     )
 
     def source() -> HubitatRule | None:
-        return coordinator.data.rules.get(rule_id)
+        data = coordinator.data
+        return None if FEED_RULES in data.failed else data.rules.get(rule_id)
 
     yield spec(Platform.SWITCH, f"rule_{rule_id}", info, RULE_SWITCH, source)
     yield spec(Platform.BUTTON, f"rule_{rule_id}_run", info, RULE_RUN, source)
