@@ -34,6 +34,7 @@ from tests.simulators.hubitat import (
     Hub,
     create_app,
 )
+from tests.simulators.hubitat.hub import Mode
 
 KEY = {"bestPracticeKey": BEST_PRACTICE_KEY}
 NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
@@ -1561,3 +1562,114 @@ async def test_multi_round_trip_refusals(sim: Sim) -> None:
     multi = {"ruleId": [101, 102], "action": "stop", **KEY}
     assert (await _modern(sim, "hub_call_rule", multi))["result"]["resultType"] == "input_required"
     assert (await _modern(sim, "hub_call_rule", single, "mrtr-x"))["error"]["code"] == -32602
+
+
+# ---------------------------------------------------------------- failing as upstream fails
+
+
+async def test_the_newest_release(sim: Sim) -> None:
+    """The app's newest release is 4.0.2 (a385ffd1): serverInfo and hub_get_info say so."""
+    status, body = await sim.rpc("initialize", {"protocolVersion": "2025-11-25"})
+    assert status == 200
+    assert body["result"]["serverInfo"]["version"] == "4.0.2"
+    assert (await sim.call("hub_get_info"))["mcpServerVersion"] == "4.0.2"
+
+
+async def test_rule_machine_not_answering(sim: Sim) -> None:
+    """mcp-native-rules-lib.groovy toolListRmRules: both RMUtils calls throwing (not the
+    class-missing of a hub without Rule Machine) is success: false with an empty list."""
+    sim.hub.rm_fails = True
+    for args in ({}, {"cursor": ""}):
+        rules = await sim.gw("hub_read_rules", "hub_list_rules", args)
+        assert rules["rules"] == []
+        assert rules["count"] == 0
+        assert rules["success"] is False
+        assert rules["error"].startswith("RMUtils calls failed: v4=")
+        assert " v5=" in rules["error"]
+        assert rules["note"] == "Rule Machine may not be installed on this hub."
+    assert "total" in rules  # paged form (a cursor given) carries the total
+
+
+async def test_rule_status_unknown_without_hub_login(
+    make_sim: Callable[..., Awaitable[Sim]],
+) -> None:
+    """_rmAnnotateRuleStatus: /hub2/appsList unreadable (Hub Security on, no login in the app)
+    gives every rule status "unknown" and neither paused nor disabled, with a statusNote."""
+    sim = await make_sim(hub_security_blocks=True)
+    rules = await sim.gw("hub_read_rules", "hub_list_rules", {"cursor": ""})
+    assert rules["rules"]
+    for rule in rules["rules"]:
+        assert rule["status"] == "unknown"
+        assert "paused" not in rule
+        assert "disabled" not in rule
+    assert "Hub Security credentials" in rules["statusNote"]
+    assert "success" not in rules
+    sim.hub.hub_security_blocks = False
+    rules = await sim.gw("hub_read_rules", "hub_list_rules", {})
+    assert {rule["status"] for rule in rules["rules"]} >= {"active", "paused"}
+    assert "statusNote" not in rules
+
+
+async def test_one_devices_history_failing(sim: Sim) -> None:
+    """mcp-devices-lib.groovy toolGetDeviceHistory, device branch: eventsSince throwing is
+    {success: false, error, device, deviceId, note}; other devices and recent-N still read."""
+    first_id, second_id = (
+        int(device["id"])
+        for device in (await sim.gw("hub_read_devices", "hub_list_devices", {"limit": 2}))[
+            "devices"
+        ]
+    )
+    sim.hub.history_fails = {first_id}
+    failed = await sim.gw(
+        "hub_read_devices", "hub_list_device_events", {"deviceId": str(first_id), "since": "0"}
+    )
+    assert failed["success"] is False
+    assert failed["error"].startswith("eventsSince not supported or failed: ")
+    assert failed["deviceId"] == str(first_id)
+    assert failed["device"]
+    assert failed["note"]
+    other = await sim.gw(
+        "hub_read_devices", "hub_list_device_events", {"deviceId": str(second_id), "since": "0"}
+    )
+    assert "success" not in other
+    assert isinstance(other["events"], list)
+    # Without a window the app reads device.events (toolGetDeviceEvents), which does not fail.
+    recent = await sim.gw("hub_read_devices", "hub_list_device_events", {"deviceId": first_id})
+    assert "success" not in recent
+
+
+async def test_disarming_leaves_cancel_as_the_last_alert(sim: Sim) -> None:
+    """hub_get_hsm_status.alert is location.hsmAlert, the last alert: "cancel" after a disarm."""
+    sim.hub.set_hsm_status("armedAway")
+    sim.hub.trigger_hsm_alert("intrusion")
+    assert (await sim.call("hub_get_hsm_status"))["alert"] == "intrusion"
+    sim.hub.set_hsm_status("disarmed")
+    status = await sim.call("hub_get_hsm_status")
+    assert status["status"] == "disarmed"
+    assert status["alert"] == "cancel"
+    last = [(event.name, event.value) for event in sim.hub.location_events][-2:]
+    assert set(last) == {("hsmStatus", "disarmed"), ("hsmAlert", "cancel")}
+
+
+async def test_published_output_schemas(make_sim: Callable[..., Awaitable[Sim]]) -> None:
+    """hubitat-mcp-server.groovy _renderToolResult with publishOutputSchemas on: core tools
+    carry structuredContent, and their response_too_large comes with isError; gateways (and
+    the tools behind them) neither; with the setting off, no isError either."""
+    for publish in (True, False):
+        sim = await make_sim(structured_content=publish, devices=1000)
+        sim.hub.modes.extend(Mode(n, f"Mode {n} " + "x" * 200) for n in range(5, 700))
+        body = await sim.call_raw("hub_list_modes")
+        result = body["result"]
+        assert json.loads(result["content"][0]["text"])["response_too_large"] is True
+        assert result.get("isError", False) is publish
+        assert "structuredContent" not in result
+        body = await sim.call_raw(
+            "hub_read_devices", {"tool": "hub_list_devices", "args": {"limit": 1000}}
+        )
+        result = body["result"]
+        assert json.loads(result["content"][0]["text"])["response_too_large"] is True
+        assert "isError" not in result
+        small = (await sim.call_raw("hub_read_rooms", {"tool": "hub_list_rooms", "args": {}}))[
+            "result"
+        ]
+        assert "structuredContent" not in small
