@@ -21,7 +21,13 @@ from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpda
 
 from .backends.coordinator import BackendCoordinator
 from .const import DOMAIN
-from .mcp.errors import McpAuthError, McpConnectionError, McpError, McpRateLimitError
+from .mcp.errors import (
+    McpAuthError,
+    McpConnectionError,
+    McpError,
+    McpRateLimitError,
+    McpResponseTooLargeError,
+)
 
 if TYPE_CHECKING:
     from .backends.base import BackendRuntime
@@ -276,6 +282,12 @@ def backend_errors(runtime: BackendRuntime) -> Iterator[None]:
             translation_domain=DOMAIN,
             translation_key="communication_error",
             translation_placeholders={"error": str(err)},
+        ) from err
+    except McpResponseTooLargeError as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="answer_too_large",
+            translation_placeholders={"limit": str(err.limit // (1024 * 1024))},
         ) from err
     except McpError as err:  # tool results with isError, JSON-RPC errors, bad replies
         raise HomeAssistantError(

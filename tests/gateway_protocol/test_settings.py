@@ -14,7 +14,9 @@ from custom_components.mcp_gateway.gateway.settings import (
     CONF_ALLOW_NON_ADMIN,
     CONF_ALLOWED_ORIGINS,
     CONF_EXPOSED_ONLY,
+    CONF_MAX_ANSWER_MIB,
     CONF_RATE_LIMIT,
+    DEFAULT_MAX_ANSWER_MIB,
     DEFAULT_RATE_LIMIT,
     DEFAULT_SETTINGS,
     GatewaySettings,
@@ -77,6 +79,7 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
         CONF_RATE_LIMIT: 30,
         CONF_ALLOW_NON_ADMIN: False,
         CONF_EXPOSED_ONLY: False,
+        CONF_MAX_ANSWER_MIB: DEFAULT_MAX_ANSWER_MIB,
     }
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED

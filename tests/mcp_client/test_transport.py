@@ -17,6 +17,7 @@ from custom_components.mcp_gateway.mcp.errors import (
     McpConnectionError,
     McpProtocolError,
     McpRateLimitError,
+    McpResponseTooLargeError,
     McpRpcError,
     McpTimeoutError,
 )
@@ -693,3 +694,84 @@ async def test_notification_answered_with_json_body(
     await client.connect()
     assert fake.seen[-1].rpc_method == "notifications/initialized"
     assert client.session_id is not None
+
+
+# -- the answer cap -----------------------------------------------------------------------------
+
+
+async def test_an_endless_event_stream_is_cut_at_the_cap(
+    fake: FakeMcp, http: aiohttp.ClientSession
+) -> None:
+    """Events that never answer (or one huge event) stop being read past the cap."""
+    sent = 0
+
+    async def handler(request: web.Request, body: Any) -> web.StreamResponse:
+        nonlocal sent
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        progress = data_event({"jsonrpc": "2.0", "method": "notifications/progress"}).encode()
+        try:
+            for _ in range(100_000):
+                await resp.write(progress * 100)
+                sent += len(progress) * 100
+        except (ConnectionResetError, RuntimeError):
+            pass
+        return resp
+
+    answer_calls(fake, handler)
+    client = McpClient(http, fake.url, max_response_bytes=256 * 1024)
+    with pytest.raises(McpResponseTooLargeError) as caught:
+        await client.call_tool("x")
+    assert caught.value.limit == 256 * 1024
+    assert "262144 bytes" in str(caught.value)
+    assert client.stats.bytes_received <= 256 * 1024 + 64 * 1024 + 4096
+
+
+@pytest.mark.parametrize("declared", [True, False])
+async def test_a_json_answer_past_the_cap_is_refused(
+    fake: FakeMcp, http: aiohttp.ClientSession, declared: bool
+) -> None:
+    """With a Content-Length it is refused before reading; without, once the cap is crossed."""
+    message = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {"content": [{"type": "text", "text": "x" * 300_000}]},
+        }
+    ).encode()
+
+    async def handler(request: web.Request, body: Any) -> web.StreamResponse:
+        if declared:
+            return web.Response(body=message, content_type="application/json")
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        await resp.write(message)
+        await resp.write_eof()
+        return resp
+
+    answer_calls(fake, handler)
+    limits = iter([10**9, 10**9, 100_000])  # the handshake passes; the call meets the cap
+    client = McpClient(http, fake.url, max_response_bytes=lambda: next(limits, 100_000))
+    with pytest.raises(McpResponseTooLargeError):
+        await client.call_tool("x")
+    assert client.stats.bytes_received < 300_000
+
+
+async def test_an_answer_within_the_cap_is_read_whole(
+    fake: FakeMcp, http: aiohttp.ClientSession
+) -> None:
+    """The cap refuses only what exceeds it."""
+    big = "y" * 200_000
+
+    async def handler(request: web.Request, body: Any) -> web.StreamResponse:
+        message = {
+            "jsonrpc": "2.0",
+            "id": body["id"],
+            "result": {"content": [{"type": "text", "text": big}]},
+        }
+        return web.json_response(message)
+
+    answer_calls(fake, handler)
+    client = McpClient(http, fake.url, max_response_bytes=256 * 1024)
+    assert (await client.call_tool("x")).text == big

@@ -98,6 +98,12 @@ class Faults:
     hang: bool = False  # never answer (the client's timeout must fire)
     revoked: bool = False  # every credential is refused (401)
     offline: bool = False  # close the connection without an answer
+    # A tools/call runs, then the connection drops before its answer (a write that happened
+    # but that the client never hears of).
+    drop_answer: bool = False
+    # Answer every tools/call with a valid JSON-RPC result this many bytes long, streamed
+    # without a length (a spoofed or faulty server on a plain-HTTP LAN); 0 is off.
+    huge_answer: int = 0
 
     def update(self, values: dict[str, Any]) -> None:
         """Set switches from a dict (unknown names are an error, to catch typos in tests)."""
@@ -168,10 +174,50 @@ async def fault_middleware(request: web.Request, handler: Handler) -> web.Stream
         return web.Response(status=500, text="Internal Server Error")
     if faults.malformed:
         return web.Response(status=200, text="{not json", content_type="application/json")
+    call = await _tool_call(request) if faults.huge_answer or faults.drop_answer else None
+    if call is not None and faults.huge_answer:
+        return await _huge_answer(request, call.get("id"), faults.huge_answer)
     response = await handler(request)
+    if call is not None and faults.drop_answer:
+        if (transport := request.transport) is not None:
+            transport.close()
+        raise web.HTTPServiceUnavailable
     if isinstance(response, web.Response) and response.body is not None:
         body = response.body
         stats.bytes_out += len(body) if isinstance(body, bytes | bytearray) else 0
+    return response
+
+
+async def _tool_call(request: web.Request) -> dict[str, Any] | None:
+    """The JSON-RPC tools/call a POST carries, if it is one (the body stays readable)."""
+    if request.method != "POST":
+        return None
+    try:
+        message = json.loads(await request.read())
+    except ValueError:
+        return None
+    if isinstance(message, dict) and message.get("method") == "tools/call":
+        return message
+    return None
+
+
+async def _huge_answer(request: web.Request, request_id: Any, size: int) -> web.StreamResponse:
+    """A tools/call result `size` bytes long, chunked, produced as it is sent (never held)."""
+    response = web.StreamResponse(headers={"Content-Type": "application/json"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode()
+    head += b',"result":{"content":[{"type":"text","text":"'
+    tail = b'"}]}}'
+    chunk = b"x" * 65536
+    try:
+        await response.write(head)
+        for _ in range(max(0, size - len(head) - len(tail)) // len(chunk)):
+            await response.write(chunk)
+        await response.write(tail)
+        await response.write_eof()
+    except (ConnectionResetError, RuntimeError):
+        pass  # the client stopped reading: what a capped client does
     return response
 
 

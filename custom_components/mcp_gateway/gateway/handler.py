@@ -23,6 +23,7 @@ from ..mcp.errors import (
     McpConnectionError,
     McpError,
     McpRateLimitError,
+    McpResponseTooLargeError,
     McpRpcError,
     McpTimeoutError,
     McpToolError,
@@ -474,6 +475,14 @@ class GatewayHandler:
             )
         except McpConnectionError as err:
             return error_result(f"{title} is unreachable: {err}", code="unavailable")
+        except McpResponseTooLargeError as err:
+            return error_result(
+                f"{title} answered {name} with more than {err.limit // (1024 * 1024)} MiB, the "
+                "most the gateway settings let it read; the answer was dropped, but the tool "
+                "ran. Ask for less at once (a filter, a smaller page).",
+                code="answer_too_large",
+                limit_bytes=err.limit,
+            )
         except McpRpcError as err:
             return error_result(
                 f"{title} rejected {name}: {err.message}",

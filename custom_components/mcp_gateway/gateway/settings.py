@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,12 +30,18 @@ CONF_ALLOWED_ORIGINS: Final = "allowed_origins"
 CONF_RATE_LIMIT: Final = "rate_limit_per_minute"
 CONF_ALLOW_NON_ADMIN: Final = "allow_non_admin"
 CONF_EXPOSED_ONLY: Final = "exposed_only"
+CONF_MAX_ANSWER_MIB: Final = "max_backend_answer_mib"
 
 # The options form's upper bound; a higher rate is no limit worth having.
 MAX_RATE_LIMIT: Final = 10_000
 # Requests (batch items counted) per user and minute unless the settings say otherwise: an
 # assistant rarely needs more than a couple a second, and one user can never flood HA.
 DEFAULT_RATE_LIMIT: Final = 120
+# The most one backend answer may hold (MiB) before it is refused unread. The Hubitat app caps
+# its own answers at 128 KiB (hubitat-mcp-server.groovy, hubResponseCapBytes); a HomeKit home's
+# whole state is a few hundred KiB. Far below what would strain Home Assistant's memory.
+DEFAULT_MAX_ANSWER_MIB: Final = 4
+MAX_MAX_ANSWER_MIB: Final = 64
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
@@ -53,6 +59,13 @@ class GatewaySettings:
     # Only entities exposed to assistants (Settings → Voice assistants → Expose) are reachable,
     # as through HA's own MCP server and Assist; off makes every entity of our backends reachable.
     exposed_only: bool = True
+    # The cap on one answer of a backend (its MCP client reads no further), in MiB.
+    max_backend_answer_mib: int = DEFAULT_MAX_ANSWER_MIB
+
+    @property
+    def max_backend_answer_bytes(self) -> int:
+        """The cap on one backend answer, in bytes."""
+        return self.max_backend_answer_mib * 1024 * 1024
 
 
 DEFAULT_SETTINGS: Final = GatewaySettings()
@@ -76,12 +89,19 @@ def gateway_settings(hass: HomeAssistant) -> GatewaySettings:
     return DEFAULT_SETTINGS
 
 
+def backend_answer_cap(hass: HomeAssistant) -> Callable[[], int]:
+    """A backend client's `max_response_bytes`: the settings' cap at each read, so a change
+    applies without reloading the backends."""
+    return lambda: gateway_settings(hass).max_backend_answer_bytes
+
+
 def settings_from_options(options: Mapping[str, Any]) -> GatewaySettings:
     """Read stored options leniently: a malformed value falls back to its default."""
     origins = options.get(CONF_ALLOWED_ORIGINS, ())
     if isinstance(origins, str):
         origins = split_origins(origins)
     rate = options.get(CONF_RATE_LIMIT)
+    answer_mib = options.get(CONF_MAX_ANSWER_MIB)
     return GatewaySettings(
         allowed_origins=tuple(
             normalized
@@ -94,6 +114,9 @@ def settings_from_options(options: Mapping[str, Any]) -> GatewaySettings:
         else DEFAULT_RATE_LIMIT,
         allow_non_admin=bool(options.get(CONF_ALLOW_NON_ADMIN, True)),
         exposed_only=bool(options.get(CONF_EXPOSED_ONLY, True)),
+        max_backend_answer_mib=min(answer_mib, MAX_MAX_ANSWER_MIB)
+        if isinstance(answer_mib, int) and not isinstance(answer_mib, bool) and answer_mib > 0
+        else DEFAULT_MAX_ANSWER_MIB,
     )
 
 
@@ -165,6 +188,17 @@ def settings_schema(options: Mapping[str, Any]) -> vol.Schema:
             ),
             vol.Optional(CONF_ALLOW_NON_ADMIN, default=current.allow_non_admin): BooleanSelector(),
             vol.Optional(CONF_EXPOSED_ONLY, default=current.exposed_only): BooleanSelector(),
+            vol.Optional(
+                CONF_MAX_ANSWER_MIB, default=current.max_backend_answer_mib
+            ): NumberSelector(
+                NumberSelectorConfig(
+                    min=1,
+                    max=MAX_MAX_ANSWER_MIB,
+                    step=1,
+                    mode=NumberSelectorMode.BOX,
+                    unit_of_measurement="MiB",
+                )
+            ),
         }
     )
 
@@ -187,5 +221,8 @@ def options_from_input(user_input: Mapping[str, Any]) -> tuple[dict[str, Any], d
         CONF_RATE_LIMIT: int(user_input.get(CONF_RATE_LIMIT) or DEFAULT_RATE_LIMIT),
         CONF_ALLOW_NON_ADMIN: bool(user_input.get(CONF_ALLOW_NON_ADMIN, True)),
         CONF_EXPOSED_ONLY: bool(user_input.get(CONF_EXPOSED_ONLY, True)),
+        CONF_MAX_ANSWER_MIB: min(
+            int(user_input.get(CONF_MAX_ANSWER_MIB) or DEFAULT_MAX_ANSWER_MIB), MAX_MAX_ANSWER_MIB
+        ),
     }
     return options, {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from base64 import b64encode
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -33,6 +33,7 @@ from .errors import (
     McpInputRequiredError,
     McpProtocolError,
     McpRateLimitError,
+    McpResponseTooLargeError,
     McpRpcError,
     McpTimeoutError,
     McpToolError,
@@ -47,6 +48,11 @@ SUPPORTED_LEGACY_VERSIONS: Final = frozenset(
     {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 )
 DEFAULT_TIMEOUT: Final = 10.0
+# The most one answer (a JSON body, or one request's event stream) may hold before it is
+# refused unread: far above what MCP servers send (the Hubitat app caps its own answers at
+# 128 KiB), far below what would strain the host's memory.
+DEFAULT_MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
+_READ_CHUNK: Final = 64 * 1024
 DEFAULT_CLIENT_VERSION: Final = "0.1.0"
 
 HEADER_SESSION: Final = "Mcp-Session-Id"
@@ -259,8 +265,11 @@ class McpClient:
         limits: Mapping[str, int] | None = None,
         prefer_modern: bool = True,
         headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | Callable[[], int] = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
+        """`max_response_bytes` caps each answer read (a callable is asked at every read)."""
         self._session = session
+        self._max_response = max_response_bytes
         self._url = URL(url)
         self._auth = auth
         self._timeout = timeout
@@ -284,6 +293,12 @@ class McpClient:
     def timeout(self) -> float:
         """The configured seconds one request may take."""
         return self._timeout
+
+    @property
+    def max_response_bytes(self) -> int:
+        """The most one answer may hold now, in bytes."""
+        cap = self._max_response
+        return cap() if callable(cap) else cap
 
     @property
     def url(self) -> str:
@@ -651,7 +666,7 @@ class McpClient:
                 if request_id is None:
                     if resp.content_type == "application/json":
                         # Nothing to use, but reading it lets the connection be reused.
-                        self.stats.bytes_received += len(await resp.read())
+                        self.stats.bytes_received += len(await self._read_body(resp, label))
                     return _Exchange({}, resp.headers)
                 message = await self._read_response(resp, request_id, label, state, deadline)
                 return _Exchange(message, resp.headers)
@@ -660,6 +675,26 @@ class McpClient:
         except aiohttp.ClientError as err:
             detail = self._redact(f"{err.__class__.__name__}: {err}")
             raise McpConnectionError(f"{label}: {detail}") from err
+
+    async def _read_body(self, resp: aiohttp.ClientResponse, label: str) -> bytes:
+        """The whole body, read in chunks and refused (connection dropped) past the cap."""
+        cap = self.max_response_bytes
+        if resp.content_length is not None and resp.content_length > cap:
+            resp.close()
+            raise self._too_large(label, cap)
+        body = bytearray()
+        async for chunk in resp.content.iter_chunked(_READ_CHUNK):
+            body += chunk
+            if len(body) > cap:
+                resp.close()
+                raise self._too_large(label, cap)
+        return bytes(body)
+
+    @staticmethod
+    def _too_large(label: str, cap: int) -> McpResponseTooLargeError:
+        return McpResponseTooLargeError(
+            f"{label}: the answer exceeds {cap} bytes and was not read", limit=cap
+        )
 
     async def _check_status(
         self, resp: aiohttp.ClientResponse, label: str, state: _State | None
@@ -679,7 +714,7 @@ class McpClient:
             raise McpRateLimitError(f"{label}: HTTP 429", retry_after=retry_after)
         if status == 404 and state is not None and state.session_id is not None:
             raise _SessionExpired(state.session_id)
-        raw = await resp.read()
+        raw = await self._read_body(resp, label)
         self.stats.bytes_received += len(raw)
         error = _rpc_error_in(raw)
         if error is not None:
@@ -700,7 +735,7 @@ class McpClient:
             raise McpProtocolError(f"{label}: HTTP {resp.status} without a response")
         ctype = resp.content_type
         if ctype == "application/json":
-            raw = await resp.read()
+            raw = await self._read_body(resp, label)
             self.stats.bytes_received += len(raw)
             try:
                 message = codec.loads(raw)
@@ -727,11 +762,19 @@ class McpClient:
         decoder = SseDecoder()
         current = resp
         resumes = 0
+        cap = self.max_response_bytes
+        # Every event of this request's stream counts, skipped ones and resumed ones included:
+        # a server that never answers cannot make us read without end.
+        received = 0
         while True:
             broken: aiohttp.ClientError | None = None
             try:
                 async for chunk in current.content.iter_any():
                     self.stats.bytes_received += len(chunk)
+                    received += len(chunk)
+                    if received > cap:
+                        current.close()
+                        raise self._too_large(label, cap)
                     for event in decoder.feed(chunk):
                         if event.event != "message":
                             _LOGGER.debug("%s: skipping SSE event %r", label, event.event)

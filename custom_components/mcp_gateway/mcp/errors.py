@@ -55,6 +55,17 @@ class McpProtocolError(McpError):
         self.status = status
 
 
+class McpResponseTooLargeError(McpProtocolError):
+    """The server's answer grew past the client's cap (`limit` bytes) and was not read on.
+
+    The server did answer: a tool it was asked to run has run.
+    """
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 class McpRpcError(McpError):
     """The server answered with a JSON-RPC error object."""
 

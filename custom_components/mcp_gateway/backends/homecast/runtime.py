@@ -16,6 +16,7 @@ from homeassistant.helpers.config_entry_oauth2_flow import LocalOAuth2Implementa
 from yarl import URL
 
 from ...const import DOMAIN
+from ...gateway.settings import backend_answer_cap
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
@@ -114,6 +115,7 @@ class HomecastRuntime(BackendRuntime):
             auth=auth,
             client_name="mcp_gateway",
             limits={"write": 2},
+            max_response_bytes=backend_answer_cap(hass),
         )
         return cls(hass, entry, client, auth)
 

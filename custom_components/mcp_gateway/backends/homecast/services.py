@@ -17,7 +17,12 @@ import voluptuous as vol
 
 from ...const import BACKEND_HOMECAST, DOMAIN
 from ...entity import backend_errors
-from ...mcp.errors import McpAuthError, McpConnectionError, McpError
+from ...mcp.errors import (
+    McpAuthError,
+    McpConnectionError,
+    McpError,
+    McpResponseTooLargeError,
+)
 from ..actions import (
     ATTR_CONFIG_ENTRY_ID,
     ActionHandler,
@@ -206,8 +211,8 @@ def _handler(tool: str, kind: str) -> ActionHandler:
         with backend_errors(runtime):
             try:
                 data = await runtime.api.async_tool(tool, args, kind)
-            except McpAuthError:
-                raise  # the shared boundary starts the reauth
+            except (McpAuthError, McpResponseTooLargeError):
+                raise  # the shared boundary starts the reauth, or names the cap
             except McpConnectionError as err:
                 raise HomeAssistantError(
                     translation_domain=DOMAIN,

@@ -17,6 +17,7 @@ from homeassistant.helpers.selector import SelectOptionDict
 
 from ...const import BACKEND_HUBITAT, DOMAIN
 from ...entity import EntitySpec
+from ...gateway.settings import backend_answer_cap
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
 from ...mcp.errors import McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
@@ -81,6 +82,7 @@ class HubitatRuntime(BackendRuntime):
             auth=QueryTokenAuth(entry.data[CONF_TOKEN]),
             timeout=const.REQUEST_TIMEOUT,
             limits={"write": MAX_WRITES_IN_FLIGHT},
+            max_response_bytes=backend_answer_cap(hass),
         )
         return cls(hass, entry, client)
 

@@ -14,6 +14,7 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from yarl import URL
 
 from ...const import BACKEND_ROBINE_WAKE, DOMAIN
+from ...gateway.settings import backend_answer_cap
 from ...localtime import localize_json, localize_text
 from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpRateLimitError
@@ -71,6 +72,7 @@ def make_client(
         prefer_modern=model.PREFER_MODERN_PROTOCOL,
         # The clock applies one write at a time anyway; queue ours instead of piling them up.
         limits={"write": 1},
+        max_response_bytes=backend_answer_cap(hass),
     )
 
 
