@@ -5,20 +5,26 @@ Home Assistant's `unauthorized`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import fields
 import logging
 from typing import Any
 
+from aiohttp import ClientResponse
+from aiohttp.test_utils import TestClient
+from homeassistant.auth.const import GROUP_ID_ADMIN, GROUP_ID_USER
 from homeassistant.core import Context
 from homeassistant.helpers import llm
 import pytest
+from pytest_homeassistant_custom_component.common import MockUser
 
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
 from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY, CONF_RATE_LIMIT
+from custom_components.mcp_gateway.gateway.sse import MAX_SESSIONS, MAX_SESSIONS_PER_USER
 from custom_components.mcp_gateway.gateway.view import DATA_GATEWAY
 
-from .conftest import SIGNED_IN, SecurityHome
+from .conftest import CLIENT_ID, SIGNED_IN, URL, SecurityHome
 from .test_actions import ALLOWED, _ws, closed_websocket_heartbeats  # noqa: F401 - a fixture
 
 LIMIT = 120
@@ -147,3 +153,49 @@ async def test_a_refused_action_is_unauthorized_over_the_websocket(
         assert error["message"].startswith(f"{DOMAIN}.{action}"), error
         noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
         assert not noisy, [r.getMessage()[:200] for r in noisy]
+
+
+async def test_no_group_of_users_locks_the_owner_out_of_sse(
+    home: SecurityHome, hass_client: Callable[..., Awaitable[TestClient]]
+) -> None:
+    """The issue: eight ordinary users with 4 SSE streams each filled the global cap and the
+    owner got 503. Ordinary users now stop short of the cap by the administrators' reserve,
+    and administrators by the owner's share."""
+    hass = home.hass
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    streams: list[ClientResponse] = []
+
+    async def open_streams(user: MockUser, count: int) -> list[int]:
+        user.add_to_hass(hass)
+        refresh = await hass.auth.async_create_refresh_token(user, CLIENT_ID)
+        client = await hass_client(hass.auth.async_create_access_token(refresh))
+        statuses = []
+        for _ in range(count):
+            response = await client.get(f"{URL}/sse")
+            statuses.append(response.status)
+            if response.status == 200:
+                streams.append(response)
+            else:
+                assert response.headers["Retry-After"]
+                await response.read()
+        return statuses
+
+    try:
+        crowd = [
+            await open_streams(MockUser(name=f"Crowd {n}", groups=[group]), MAX_SESSIONS_PER_USER)
+            for n in range(8)
+        ]
+        opened = sum(status == 200 for statuses in crowd for status in statuses)
+        assert opened == MAX_SESSIONS - 2 * MAX_SESSIONS_PER_USER
+        assert {status for statuses in crowd for status in statuses} == {200, 503}
+        # Administrators still get in, but leave the owner's share.
+        admin_group = await hass.auth.async_get_group(GROUP_ID_ADMIN)
+        assert await open_streams(MockUser(name="Admin 2", groups=[admin_group]), 4) == [200] * 4
+        assert await open_streams(MockUser(name="Admin 3", groups=[admin_group]), 1) == [503]
+        # The owner's share is always there.
+        owner = MockUser(name="Owner", is_owner=True)
+        assert await open_streams(owner, MAX_SESSIONS_PER_USER) == [200] * MAX_SESSIONS_PER_USER
+        assert len(hass.data[DATA_GATEWAY].sessions.sessions) == MAX_SESSIONS
+    finally:
+        for stream in streams:
+            stream.close()

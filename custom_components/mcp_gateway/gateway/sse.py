@@ -4,7 +4,9 @@
 messages POSTed there are answered over that stream. Same admission as the main endpoint
 (Origin, HA auth, rate limit) on both, and a session belongs to the user who opened it.
 Sessions are bounded in number (per user and overall) and in idle time, and end when the
-token that opened them is revoked.
+token that opened them is revoked. The overall bound is shared so that no group of users can
+lock out the owner: ordinary users together stop short of it by the administrators' reserve,
+administrators other than the owner by the owner's (one user's share each).
 """
 
 from __future__ import annotations
@@ -126,13 +128,24 @@ class SseSessionManager:
         self.clock = clock
         self.sessions: dict[str, SseSession] = {}
 
+    def ceiling(self, user: User) -> int:
+        """How many sessions may be open in all for `user` to open one more.
+
+        The owner may fill every slot; other administrators leave the owner's share, ordinary
+        users the administrators' reserve. Each user keeps to their own share as well.
+        """
+        if user.is_owner:
+            return self.max_sessions
+        reserve = self.max_per_user if user.is_admin else 2 * self.max_per_user
+        return max(0, self.max_sessions - reserve)
+
     def open(self, user: User, refresh_token_id: str | None) -> SseSession | None:
-        """A new session for the user, or None when the server is full."""
+        """A new session for the user, or None when the server is full for them."""
         mine = [s for s in self.sessions.values() if s.user_id == user.id]
         if len(mine) >= self.max_per_user:
             # A client that lost its connection reconnects before we notice: make room.
             self.close(min(mine, key=lambda session: session.last_active))
-        elif len(self.sessions) >= self.max_sessions:
+        elif len(self.sessions) >= self.ceiling(user):
             return None
         session = SseSession(
             id=secrets.token_urlsafe(24),
