@@ -4,7 +4,8 @@
 a throw-away Home Assistant, adds the three backends through their config flows, then over the
 gateway's HTTP endpoint: initialize, tools/list, get_state, set_state (a switch, read back), and
 one backend tool call. Prints each step; exits non-zero on the first failure. Also fails when
-HA's log has a deprecation warning that names mcp_gateway.
+HA's log has an error (a traceback through our code included) or a deprecation warning that
+names mcp_gateway.
 """
 
 from __future__ import annotations
@@ -145,15 +146,31 @@ async def smoke() -> None:
             await ha.stop()
             log = ha.log.read_text(errors="replace") if ha.log.exists() else ""
             shutil.rmtree(ha.directory, ignore_errors=True)
-    warnings = [
-        line
-        for line in log.splitlines()
-        # Our domain, or our issue tracker (HA names it when an entity of ours misbehaves).
-        if re.search(r"mcp[_-]gateway", line) and DEPRECATION.search(line) and "WARNING" in line
-    ]
-    if warnings:
-        raise SmokeError("HA warns about mcp_gateway:\n" + "\n".join(warnings))
-    step("no deprecation warning names mcp_gateway", started)
+    if complaints := complaints_about_us(log):
+        raise SmokeError("HA's log names mcp_gateway:\n" + "\n\n".join(complaints))
+    step("no error or deprecation warning names mcp_gateway", started)
+
+
+# Where a log record starts: "2026-11-05 10:00:00.123 ERROR (MainThread) [logger] ...".
+RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (\w+) ", re.MULTILINE)
+# Our domain, our package, or our issue tracker (HA names it when an entity of ours misbehaves).
+OURS = re.compile(r"mcp[_-]gateway")
+
+
+def complaints_about_us(log: str) -> list[str]:
+    """Every error record (its traceback included) and every deprecation warning that names
+    this integration."""
+    starts = [m.start() for m in RECORD.finditer(log)] + [len(log)]
+    found: list[str] = []
+    for start, end in itertools.pairwise(starts):
+        record = log[start:end].rstrip()
+        match = RECORD.match(record)
+        if match is None or not OURS.search(record):
+            continue
+        level = match.group(1)
+        if level in ("ERROR", "CRITICAL") or (level == "WARNING" and DEPRECATION.search(record)):
+            found.append(record)
+    return found
 
 
 async def _wait_for_state(ha: HomeAssistantProcess, entity_id: str, wanted: str) -> None:
