@@ -23,6 +23,7 @@ from syrupy.assertion import SnapshotAssertion
 from custom_components.mcp_gateway.backends.homecast.const import PLATFORMS
 from custom_components.mcp_gateway.backends.homecast.runtime import HomecastRuntime
 from tests.simulation import snapshot_one_platform
+from tests.simulators.homecast import tools as sim_tools
 from tests.simulators.homecast.model import Virtual, add_virtual
 
 from .conftest import (
@@ -238,8 +239,27 @@ async def test_heater_cooler_action_and_humidity(hass: HomeAssistant, sim: Sim) 
     assert float(humidity.state) == ac.values["relative_humidity"]
 
 
-async def test_thermostat(hass: HomeAssistant, sim: Sim) -> None:
-    """Raw HomeKit thermostat characteristics: heating_cooling_target and target_temp."""
+async def test_thermostat_keys_the_server_does_not_declare(hass: HomeAssistant, sim: Sim) -> None:
+    """set_state's schema (as Homecast documents it) has no heating_cooling_target: not sent."""
+    home = sim.state.homes[0].slug
+    stat = device_of(sim, "climate", heating_cooling_target=None)
+    entry = await _loaded(hass, sim)
+    target = entity_id(hass, entry, sim, stat, "climate")
+    sim.stats.reset()
+    with pytest.raises(HomeAssistantError, match="takes no heating_cooling_target"):
+        await _call(hass, "climate", "set_hvac_mode", target, hvac_mode=HVACMode.OFF)
+    assert sim.stats.tools["set_state"] == 0
+    assert sim.state.values(home, stat.slug)["heating_cooling_target"] != 0
+
+
+async def test_thermostat(hass: HomeAssistant, sim: Sim, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Raw HomeKit thermostat characteristics: heating_cooling_target and target_temp.
+
+    Written where the server's set_state schema declares them.
+    """
+    declared = sim_tools.TOOLS_BY_NAME["set_state"].schema["properties"]["updates"]["items"]
+    monkeypatch.setitem(declared["properties"], "heating_cooling_target", {"type": "integer"})
+    monkeypatch.setitem(declared["properties"], "target_temp", {"type": "number"})
     home = sim.state.homes[0].slug
     stat = device_of(sim, "climate", heating_cooling_target=None)
     # One that lists its valid values, cooling among them: HA 2026 refuses a mode the entity

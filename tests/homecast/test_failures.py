@@ -167,3 +167,68 @@ async def test_community_heater_cooler_raw_integers(
     assert sim.state.values(home.slug, ac.slug)["hvac_mode"] == "heat"
     await entry.runtime_data.coordinator.async_refresh()
     assert hass.states.get(climate).state == "heat"
+
+
+@pytest.mark.parametrize("camel", [False, True])
+async def test_writes_spelled_as_the_server_declares(
+    hass: HomeAssistant, sim_factory: SimFactory, camel: bool
+) -> None:
+    """Argument names come from the server's own tools/list: camelCase or snake_case.
+
+    The camelCase surface (the cloud's graphql-mcp) ignores a field it does not declare, so a
+    snake_case `heat_target` would be dropped there without a word.
+    """
+    sim = await sim_factory()
+    sim.state.camel_case = camel
+    entry = await _loaded(hass, sim)
+    home = sim.state.homes[0]
+    ac = device_of(sim, "climate", hvac_mode=None)
+    climate = entity_id(hass, entry, sim, ac, "climate")
+    await hass.services.async_call(
+        "climate", "set_hvac_mode", {ATTR_ENTITY_ID: climate, "hvac_mode": "heat"}, blocking=True
+    )
+    await hass.services.async_call(
+        "climate", "set_temperature", {ATTR_ENTITY_ID: climate, "temperature": 21}, blocking=True
+    )
+    values = sim.state.values(home.slug, ac.slug)
+    assert (values["hvac_mode"], values["heat_target"]) == ("heat", 21.0)
+    mode = next(a for a in home.virtuals() if a.virtual is not None and a.virtual.kind == "mode")
+    option = next(o for o in mode.virtual.options if o != mode.values["virtual_mode"])
+    runtime = entry.runtime_data
+    acc = runtime.coordinator.data.homes[home.uuid.lower()].find(mode.slug)
+    assert acc is not None
+    await runtime.api.async_set(acc, {"virtual_mode": option})
+    assert mode.values["virtual_mode"] == option
+    raw = await runtime.api.async_get_state_raw(home.slug)
+    assert list(raw["_homes"]) == [home.slug]  # filter_by_home / filterByHome was understood
+
+
+async def test_community_snake_case_and_what_it_does_not_take(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    """The community server's schema (local-mcp.ts) is snake_case and has no thermostat keys.
+
+    A key it does not declare is never sent; the caller hears why.
+    """
+    sim = await sim_factory(community=True)
+    entry = await _loaded(hass, sim)
+    home = sim.state.homes[0]
+    ac = device_of(sim, "climate", hvac_mode=None)
+    climate = entity_id(hass, entry, sim, ac, "climate")
+    await hass.services.async_call(
+        "climate", "set_temperature", {ATTR_ENTITY_ID: climate, "temperature": 20}, blocking=True
+    )
+    assert (
+        sim.state.values(home.slug, ac.slug)[
+            "heat_target" if ac.values["hvac_mode"] == "heat" else "cool_target"
+        ]
+        == 20.0
+    )
+    stat = device_of(sim, "climate", heating_cooling_target=None)
+    runtime = entry.runtime_data
+    acc = runtime.coordinator.data.homes[home.uuid.lower()].find(stat.slug)
+    assert acc is not None
+    sim.stats.reset()
+    with pytest.raises(api.HomecastArgumentError, match="takes no heating_cooling_target"):
+        await runtime.api.async_set(acc, {"heating_cooling_target": 1})
+    assert sim.stats.tools["set_state"] == 0

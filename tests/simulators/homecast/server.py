@@ -41,7 +41,7 @@ from .state import (
     HomecastSim,
     Session,
 )
-from .tools import TOOLS_BY_NAME, ToolError, list_tools, scope_allows
+from .tools import TOOLS_BY_NAME, ToolError, from_camel, list_tools, scope_allows
 
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # Answer for a version we do not know: the one whose session rules this server follows.
@@ -406,6 +406,8 @@ async def _call_tool(sim: HomecastSim, grant: Grant, params: dict[str, Any]) -> 
             raise ToolError(f"Insufficient scope: {tool.name} requires {WRITE_SCOPE}")
         if tool.name in sim.failing_tools:
             raise ToolError(sim.failing_tools[tool.name])
+        if sim.camel_case:
+            arguments = from_camel(tool.schema, arguments)
         data = await tool.handler(sim, grant, arguments)
     except ToolError as err:
         return {"content": [{"type": "text", "text": f"Error: {err}"}], "isError": True}

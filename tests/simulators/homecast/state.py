@@ -172,6 +172,10 @@ class HomecastSim:
         # - failing_tools: tool -> message, answered as a tool error ("Error: <message>",
         #   local-mcp.ts handleJsonRpc's catch), as when the relay's HomeKit call throws.
         self.relay_write_timeout = RELAY_WRITE_TIMEOUT
+        # The cloud's MCP surface as graphql-mcp builds it: argument names camelCased in the
+        # schemas (homecast-web commit bbd2446 names `virtualMode`, `filterByHome`), and a
+        # field a schema does not declare ignored without a word.
+        self.camel_case = False
         self.absent_tools: set[str] = set()
         self.failing_tools: dict[str, str] = {}
 

@@ -1448,13 +1448,52 @@ def describe(sim: HomecastSim, grant: Grant, tool: Tool) -> str:
     return tool.summary
 
 
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def camel_schema(schema: Any) -> Any:
+    """A schema with its property names camelCased (graphql-mcp keeps GraphQL field names)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {_camel(k): camel_schema(v) for k, v in schema["properties"].items()}
+    if isinstance(schema.get("required"), list):
+        out["required"] = [_camel(k) for k in schema["required"]]
+    if "items" in schema:
+        out["items"] = camel_schema(schema["items"])
+    return out
+
+
+def from_camel(schema: Any, args: Any) -> Any:
+    """Arguments sent to a camelCase surface, as the handlers read them (snake_case).
+
+    A field the schema does not declare is dropped: the typed input never sees it.
+    """
+    if isinstance(args, list) and isinstance(schema, dict):
+        return [from_camel(schema.get("items"), item) for item in args]
+    if not isinstance(args, dict) or not isinstance(schema, dict):
+        return args
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return args
+    by_camel = {_camel(k): k for k in properties}
+    return {
+        by_camel[k]: from_camel(properties[by_camel[k]], v)
+        for k, v in args.items()
+        if k in by_camel
+    }
+
+
 def list_tools(sim: HomecastSim, grant: Grant) -> list[dict[str, Any]]:
     """tools/list entries for this credential."""
     return [
         {
             "name": tool.name,
             "description": describe(sim, grant, tool),
-            "inputSchema": tool.schema,
+            "inputSchema": camel_schema(tool.schema) if sim.camel_case else tool.schema,
             "annotations": {
                 "readOnlyHint": tool.read_only,
                 "destructiveHint": tool.destructive,

@@ -75,6 +75,35 @@ class HomecastWriteError(McpToolError):
     """set_state reported a failure for the accessory (per-home error from the relay)."""
 
 
+class HomecastArgumentError(HomecastWriteError):
+    """The server's input schema declares no such argument: nothing was sent."""
+
+
+def camel_case(name: str) -> str:
+    """`heat_target` → `heatTarget`: how a GraphQL-backed server names an argument."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def schema_properties(schema: Any) -> Mapping[str, Any] | None:
+    """The properties an object schema declares; None when it declares none (nothing known)."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return properties if isinstance(properties, Mapping) else None
+
+
+def spell(properties: Mapping[str, Any] | None, key: str) -> str | None:
+    """Our argument `key` as the server's schema spells it; None when it declares no such key.
+
+    The community server's schemas are snake_case (homecast-web src/server/local-mcp.ts); the
+    cloud's MCP surface keeps GraphQL's camelCase names (graphql-mcp, graphql_mcp/server.py).
+    A schema without properties tells nothing, and the key goes as we know it.
+    """
+    if properties is None or key in properties:
+        return key
+    camel = camel_case(key)
+    return camel if camel in properties else None
+
+
 def uuid_tail(value: str) -> str:
     """The last four hex digits of a UUID or of a slug key (lowercase)."""
     return value.replace("-", "")[-4:].lower()
@@ -606,6 +635,9 @@ class HomecastApi:
         self.client = client
         self._before_call = before_call
         self.batcher = SetStateBatcher(self._send_set_state)
+        # Each tool's input schema, from the server's tools/list (None: not read yet).
+        self._schemas: dict[str, Any] | None = None
+        self._schemas_read: asyncio.Task[None] | None = None
         # Options of virtual modes, as seen: get_state lists none (see remember_modes).
         self.modes_seen: dict[tuple[str, str], list[str]] = {}
         # Scene renames made through us, oldest first, until a poll has followed them.
@@ -617,9 +649,60 @@ class HomecastApi:
         timeout = WRITE_TIMEOUT if kind == "write" else None
         return await self.client.call(name, args, kind=kind, timeout=timeout)
 
+    def learn_tools(self, tools: list[dict[str, Any]]) -> None:
+        """The input schemas of the server's tools (from a tools/list read elsewhere)."""
+        self._schemas = {
+            str(tool["name"]): tool.get("inputSchema")
+            for tool in tools
+            if isinstance(tool, Mapping) and "name" in tool
+        }
+
+    async def _schema(self, tool: str) -> Any:
+        """`tool`'s input schema as the server declares it (its tools/list is read once)."""
+        if self._schemas is None:
+            # One read for every caller waiting: they resume together, so simultaneous writes
+            # still reach the batcher in the same loop iteration.
+            if self._schemas_read is None or self._schemas_read.done():
+                self._schemas_read = asyncio.get_running_loop().create_task(
+                    self._read_schemas(), name="homecast tools/list"
+                )
+            await asyncio.shield(self._schemas_read)
+        assert self._schemas is not None
+        return self._schemas.get(tool)
+
+    async def _read_schemas(self) -> None:
+        if self._before_call is not None:
+            await self._before_call()
+        self.learn_tools(await self.client.list_tools())
+
+    async def _args(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """`args` spelled as the server's schema for `tool` declares them.
+
+        A key the schema does not declare is never sent: the server would drop it without a
+        word (or refuse the call), so the caller hears it instead.
+        """
+        if not args:
+            return {}
+        properties = schema_properties(await self._schema(tool))
+        out: dict[str, Any] = {}
+        for key, value in args.items():
+            spelled = spell(properties, key)
+            if spelled is None:
+                raise HomecastArgumentError(f"this Homecast server's {tool} takes no {key}")
+            out[spelled] = value
+        return out
+
+    async def _update_properties(self) -> tuple[str, Mapping[str, Any] | None]:
+        """set_state's `updates` argument as the server spells it, and what an update declares."""
+        properties = schema_properties(await self._schema("set_state"))
+        key = spell(properties, "updates") or "updates"
+        items = properties.get(key) if properties is not None else None
+        return key, schema_properties(items.get("items") if isinstance(items, Mapping) else None)
+
     async def async_get_state_raw(self, home: str | None = None) -> Any:
         """get_state as the server answered it (optionally for one home key)."""
-        return await self._call("get_state", {"filter_by_home": home} if home else {})
+        args = await self._args("get_state", {"filter_by_home": home}) if home else {}
+        return await self._call("get_state", args)
 
     async def async_get_state(self, wanted: set[str] | None = None) -> HomecastState:
         """The homes in `wanted` (UUIDs; None: all), from one unfiltered call.
@@ -660,34 +743,47 @@ class HomecastApi:
         return parse_automations(await self._call("get_hc_automations", {}))
 
     async def _send_set_state(self, updates: list[dict[str, Any]]) -> Any:
-        return await self._call("set_state", {"updates": updates}, kind="write")
+        key, _ = await self._update_properties()
+        return await self._call("set_state", {key: updates}, kind="write")
 
     async def async_set(self, acc: Accessory, props: Mapping[str, Any]) -> SetStateResult:
-        """Write properties of one accessory (coalesced with simultaneous writes)."""
-        wire = {acc.wire.get(key, key): value for key, value in props.items()}
+        """Write properties of one accessory (coalesced with simultaneous writes).
+
+        Each property goes under the name the server's set_state schema declares for it; one
+        it does not declare fails this write before anything is sent.
+        """
+        _, declared = await self._update_properties()
+        wire: dict[str, Any] = {}
+        for key, value in props.items():
+            ours = acc.wire.get(key, key)
+            spelled = spell(declared, ours)
+            if spelled is None:
+                raise HomecastArgumentError(f"this Homecast server's set_state takes no {ours}")
+            wire[spelled] = value
         return await self.batcher.submit(AccessoryUpdate(acc.home_key, acc.room_key, acc.key, wire))
 
     async def async_run_scene(self, home: str, name: str) -> Any:
         """Run a scene by name."""
-        return await self._call("run_scene", {"home": home, "name": name}, kind="write")
+        args = await self._args("run_scene", {"home": home, "name": name})
+        return await self._call("run_scene", args, kind="write")
 
     async def async_update_automation(self, home: str, automation_id: str, enabled: bool) -> Any:
         """Enable or disable a HomeKit automation."""
+        args = {"home": home, "id": automation_id, "enabled": enabled}
         return await self._call(
-            "update_automation", {"home": home, "id": automation_id, "enabled": enabled}, "write"
+            "update_automation", await self._args("update_automation", args), "write"
         )
 
     async def async_update_hc_automation(self, home: str, automation_id: str, enabled: bool) -> Any:
         """Enable or disable a Homecast automation."""
+        args = {"home": home, "id": automation_id, "enabled": enabled}
         return await self._call(
-            "update_hc_automation",
-            {"home": home, "id": automation_id, "enabled": enabled},
-            "write",
+            "update_hc_automation", await self._args("update_hc_automation", args), "write"
         )
 
     async def async_tool(self, name: str, args: Mapping[str, Any], kind: str = "write") -> Any:
         """Any other tool (actions with response data); raises McpToolError on isError."""
-        data = await self._call(name, args, kind)
+        data = await self._call(name, await self._args(name, args), kind)
         self.note_success(name, args)
         return data
 

@@ -204,6 +204,7 @@ class HomecastRuntime(BackendRuntime):
             await self._ensure_token()
             self._tools = await self.client.list_tools()
             self._tools_signature = self._catalog_signature()
+            self.api.learn_tools(self._tools)
         return self._tools
 
     async def async_call_tool(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
