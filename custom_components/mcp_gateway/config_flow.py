@@ -15,7 +15,14 @@ from .backends.homecast.config_flow import HomecastFlowMixin
 from .backends.hubitat.config_flow import HubitatFlowMixin
 from .backends.registry import BACKENDS, backend
 from .backends.robine_wake.config_flow import RobineWakeFlowMixin
-from .const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
+from .const import (
+    BACKEND_HOMECAST,
+    BACKEND_HUBITAT,
+    BACKEND_ROBINE_WAKE,
+    CONF_BACKEND,
+    CONF_GATEWAY_EXPOSED,
+    DOMAIN,
+)
 from .gateway.settings import (
     GATEWAY_TITLE,
     GATEWAY_UNIQUE_ID,
@@ -114,17 +121,42 @@ class McpGatewayOptionsFlow(OptionsFlow):
     """One options form: the backend's fields first, then whether the gateway exposes it."""
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Show and store the options."""
-        if self.config_entry.data[CONF_BACKEND] == KIND_GATEWAY:
+        """Show the entry's own form: each kind has its step, so its help speaks of it alone."""
+        kind = self.config_entry.data[CONF_BACKEND]
+        if kind == KIND_GATEWAY:
             return await self.async_step_gateway()
+        return await self._backend_options(kind, user_input)
+
+    async def async_step_hubitat(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """A Hubitat hub's options."""
+        return await self._backend_options(BACKEND_HUBITAT, user_input)
+
+    async def async_step_homecast(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """A Homecast account's options."""
+        return await self._backend_options(BACKEND_HOMECAST, user_input)
+
+    async def async_step_robine_wake(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """A Robine Wake clock's options."""
+        return await self._backend_options(BACKEND_ROBINE_WAKE, user_input)
+
+    async def _backend_options(
+        self, kind: str, user_input: dict[str, Any] | None
+    ) -> ConfigFlowResult:
+        """Show and store a backend's options: its own fields, then the gateway's exposure."""
         if user_input is not None:
             return self.async_create_entry(data=user_input)
         options = self.config_entry.options
-        fields = backend(self.config_entry.data[CONF_BACKEND]).options_schema(self.config_entry)
+        fields = backend(kind).options_schema(self.config_entry)
         fields[
             vol.Optional(CONF_GATEWAY_EXPOSED, default=options.get(CONF_GATEWAY_EXPOSED, True))
         ] = bool
-        return self.async_show_form(step_id="init", data_schema=vol.Schema(fields))
+        return self.async_show_form(step_id=kind, data_schema=vol.Schema(fields))
 
     async def async_step_gateway(
         self, user_input: dict[str, Any] | None = None

@@ -120,16 +120,26 @@ async def test_user_connection_errors_then_success(
     sim.faults.malformed = False
 
     sim.faults.offline = True
-    result = await hass.config_entries.flow.async_configure(
-        flow_id, {CONF_URL: f"{sim.url}?access_token={TOKEN}"}
-    )
+    pasted = f"{sim.url}?access_token={TOKEN}"
+    result = await hass.config_entries.flow.async_configure(flow_id, {CONF_URL: pasted})
     assert result["errors"] == {"base": "cannot_connect"}
+    # The pasted URL is offered again as typed, so the user need not find and paste it anew.
+    assert _suggested(result) == {CONF_URL: pasted}
     sim.faults.offline = False
 
     result = await hass.config_entries.flow.async_configure(
         flow_id, {CONF_URL: sim.url, CONF_TOKEN: TOKEN}
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
+
+
+def _suggested(result: Any) -> dict[str, Any]:
+    """The values a form is refilled with (its fields' suggested values)."""
+    return {
+        str(key): key.description["suggested_value"]
+        for key in result["data_schema"].schema
+        if (key.description or {}).get("suggested_value") is not None
+    }
 
 
 @pytest.mark.parametrize(

@@ -469,6 +469,8 @@ async def test_options_change_the_poll_interval(hass: HomeAssistant, sim: Sim) -
     assert entry.runtime_data.coordinator.update_interval.total_seconds() == 5
     result = await hass.config_entries.options.async_init(entry.entry_id)
     assert result["type"] is FlowResultType.FORM
+    # The clock's own form, whose help text speaks of the clock alone.
+    assert result["step_id"] == "robine_wake"
     schema = {str(key): key for key in result["data_schema"].schema}
     assert schema["scan_interval"].default() == 5
     result = await hass.config_entries.options.async_configure(

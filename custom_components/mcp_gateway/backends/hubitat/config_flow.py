@@ -194,13 +194,12 @@ def _endpoint_schema() -> vol.Schema:
 
 
 def _without_secrets(user_input: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Refill a form after an error, minus the token (and a URL carrying one)."""
+    """Refill a form after an error with what was typed, minus the token field (as the Robine
+    Wake form keeps its address, not its password). A pasted URL stays whole, its access_token
+    included: it goes back only to the person who pasted it, who should not paste it again."""
     if user_input is None:
         return None
-    kept = {k: v for k, v in user_input.items() if k in (CONF_HOST, CONF_APP_ID)}
-    if (url := user_input.get(CONF_URL)) and "access_token" not in url:
-        kept[CONF_URL] = url
-    return kept
+    return {k: v for k, v in user_input.items() if k in (CONF_URL, CONF_HOST, CONF_APP_ID)}
 
 
 def hubitat_options_schema(entry: ConfigEntry) -> dict[Any, Any]:

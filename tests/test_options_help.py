@@ -1,0 +1,20 @@
+"""Each backend's options form has its own texts: its poll help names no other backend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+STRINGS = Path(__file__).parent.parent / "custom_components" / "mcp_gateway" / "strings.json"
+NAMES = {"hubitat": "Hubitat", "homecast": "Homecast", "robine_wake": "Robine"}
+
+
+@pytest.mark.parametrize("kind", sorted(NAMES))
+def test_poll_interval_help_speaks_of_its_own_backend(kind: str) -> None:
+    step = json.loads(STRINGS.read_text())["options"]["step"][kind]
+    help_text = step["data_description"]["scan_interval"]
+    assert "default" in help_text
+    assert not [name for other, name in NAMES.items() if other != kind and name in help_text]
+    assert set(step["data"]) == set(step["data_description"])
