@@ -37,6 +37,15 @@ HSM_ALERTS = (
     "cancel",
     "cancelRuleAlerts",
 )
+# Reads that can throw where nothing in the app catches it (handleToolsCallLegacy: isError,
+# "Tool error: …").
+READS = (
+    "hub_list_devices",
+    "hub_list_modes",
+    "hub_get_hsm_status",
+    "hub_get_info",
+    "hub_list_rules",
+)
 HA_ARMED = {
     "disarmed": "disarmed",
     "armedAway": "armed_away",
@@ -60,6 +69,8 @@ class Hub:
     hub_security_blocks: bool
     # toolGetDeviceHistory, device branch: eventsSince failed (success: false).
     history_fails: tuple[bool, ...]
+    # Reads that throw.
+    throws: frozenset[str]
 
 
 def _hsm_expected(status: str, alert: str | None) -> str:
@@ -86,6 +97,7 @@ def _hubs(switches: int, rules: int, buttons: int, modes: list[str]) -> st.Searc
         rule_machine_fails=st.booleans(),
         hub_security_blocks=st.booleans(),
         history_fails=st.tuples(*[st.booleans()] * buttons),
+        throws=st.frozensets(st.sampled_from(READS)),
     )
 
 
@@ -106,6 +118,7 @@ async def test_failures_degrade_what_they_feed_never_the_entry(
     rule_entities = [entity_id(hass, sim, f"rule_{rule.id}", "switch") for rule in rules]
     mode_entity = entity_id(hass, sim, "hub_mode", "select")
     panel = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
+    temperature = entity_id(hass, sim, "hub_hub_temperature", "sensor")
     loop = asyncio.get_running_loop()
     seen: set[str] = set()
 
@@ -116,6 +129,7 @@ async def test_failures_degrade_what_they_feed_never_the_entry(
 
     async def poll(moment: Hub) -> None:
         hub.rm_fails = moment.rule_machine_fails
+        hub.tools_throw = dict.fromkeys(moment.throws, "java.lang.NullPointerException")
         hub.hub_security_blocks = moment.hub_security_blocks
         hub.history_fails = {
             button.id for button, fails in zip(buttons, moment.history_fails, strict=True) if fails
@@ -136,12 +150,20 @@ async def test_failures_degrade_what_they_feed_never_the_entry(
     def check_moment(moment: Hub) -> None:
         assert coordinator.last_update_success, moment
         assert entry.state is ConfigEntryState.LOADED
+        throws = moment.throws
+        devices_fail = "hub_list_devices" in throws
         for entity, on in zip(plug_entities, moment.switches, strict=True):
-            assert state(entity) == ("on" if on else "off"), (entity, moment)
-        assert state(mode_entity) == moment.mode, moment
-        assert state(panel) == _hsm_expected(moment.hsm_status, moment.hsm_alert), moment
+            expected = STATE_UNAVAILABLE if devices_fail else "on" if on else "off"
+            assert state(entity) == expected, (entity, moment)
+        expected = STATE_UNAVAILABLE if "hub_list_modes" in throws else moment.mode
+        assert state(mode_entity) == expected, moment
+        expected = _hsm_expected(moment.hsm_status, moment.hsm_alert)
+        if "hub_get_hsm_status" in throws:
+            expected = STATE_UNAVAILABLE
+        assert state(panel) == expected, moment
+        assert (state(temperature) == STATE_UNAVAILABLE) == ("hub_get_info" in throws), moment
         for entity, paused in zip(rule_entities, moment.paused, strict=True):
-            if moment.rule_machine_fails:
+            if moment.rule_machine_fails or "hub_list_rules" in throws:
                 expected = STATE_UNAVAILABLE
             elif moment.hub_security_blocks:
                 expected = STATE_UNKNOWN
@@ -150,7 +172,7 @@ async def test_failures_degrade_what_they_feed_never_the_entry(
             assert state(entity) == expected, (entity, moment)
             seen.add(expected)
         for entity, fails in zip(button_entities, moment.history_fails, strict=True):
-            if fails:
+            if fails or devices_fail:
                 assert state(entity) == STATE_UNAVAILABLE, (entity, moment)
             else:
                 assert state(entity) not in (STATE_UNAVAILABLE, STATE_UNKNOWN), (entity, moment)

@@ -1673,3 +1673,28 @@ async def test_published_output_schemas(make_sim: Callable[..., Awaitable[Sim]])
             "result"
         ]
         assert "structuredContent" not in small
+
+
+async def test_a_tool_throwing(sim: Sim) -> None:
+    """handleToolsCallLegacy's catch-all: a read whose exception nothing caught is isError with
+    the plain text "Tool error: <message>" (not JSON), through a gateway or not."""
+    sim.hub.tools_throw = {"hub_list_modes": "java.lang.NullPointerException"}
+    for name, args in (
+        ("hub_list_modes", {}),
+        ("hub_read_devices", {"tool": "hub_list_devices", "args": {}}),
+    ):
+        result = (await sim.call_raw(name, args))["result"]
+        if name == "hub_list_modes":
+            assert result["content"] == [
+                {"type": "text", "text": "Tool error: java.lang.NullPointerException"}
+            ]
+            assert result["isError"] is True
+            assert "structuredContent" not in result
+        else:
+            assert "isError" not in result
+    sim.hub.tools_throw = {"hub_list_devices": "boom"}
+    result = (await sim.call_raw("hub_read_devices", {"tool": "hub_list_devices", "args": {}}))[
+        "result"
+    ]
+    assert result["content"][0]["text"] == "Tool error: boom"
+    assert result["isError"] is True

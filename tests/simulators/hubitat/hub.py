@@ -151,6 +151,9 @@ class Hub:
         # Devices whose eventsSince throws (mcp-devices-lib.groovy toolGetDeviceHistory,
         # device branch: success: false).
         self.history_fails: set[int] = set()
+        # Tools (leaf names) that throw an exception their own code does not catch, with its
+        # message: hubitat-mcp-server.groovy handleToolsCallLegacy answers "Tool error: …".
+        self.tools_throw: dict[str, str] = {}
         self.mac = ":".join(f"{self.rng.getrandbits(8):02X}" for _ in range(2))
         self.mac = "34:E1:D1:80:" + self.mac
         self.command_delay = command_delay

@@ -28,7 +28,7 @@ from ..base import (
 )
 from .catalog import CORE_TOOLS, list_tools
 from .hub import Hub
-from .tools import SERVER_VERSION, ToolError, Tools
+from .tools import SERVER_VERSION, ToolError, Tools, ToolThrew
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -371,16 +371,20 @@ async def _call_tool(
             INVALID_PARAMS,
             f"Invalid params: requestState requires MCP-Protocol-Version {MODERN}.",
         )
-    if modern:
-        outcome = await app[TOOLS].call_modern(name, args, request_state)
-        if isinstance(outcome, dict):
-            return outcome  # input_required: nothing ran
-        payload, is_error = outcome
-    else:
-        try:
-            payload = await app[TOOLS].call(name, args)
-        except ToolError as err:
-            payload, is_error = err.payload, True
+    try:
+        if modern:
+            outcome = await app[TOOLS].call_modern(name, args, request_state)
+            if isinstance(outcome, dict):
+                return outcome  # input_required: nothing ran
+            payload, is_error = outcome
+        else:
+            try:
+                payload = await app[TOOLS].call(name, args)
+            except ToolError as err:
+                payload, is_error = err.payload, True
+    except ToolThrew as err:
+        # handleToolsCallLegacy's catch-all: plain text, not JSON, and no size guard.
+        return {"content": [{"type": "text", "text": f"Tool error: {err}"}], "isError": True}
     # _advertisesOutputSchema: with publishOutputSchemas on (structured_content here) and
     # gateways on, core tools advertise their output schema (every core tool declares one);
     # gateways and the tools behind them never do.
@@ -465,6 +469,7 @@ async def _control(request: web.Request) -> web.Response:
     attribute {deviceId, attribute, value} | button {deviceId, button, action} |
     pair {kind, label, room?} | remove {deviceId} | mode {mode} | hsm {status} |
     hsm_alert {alert} | hub_security {blocks} | rm_fails {fails} | history_fails {deviceIds} |
+    throws {tool, message} (message null: it no longer throws) |
     settings {enableCustomRuleEngine?, loopGuardMax?} |
     advance {seconds} | activity {count} (random changes) | apply (queued commands) ;
     GET /_sim/hubitat/state.
@@ -527,6 +532,12 @@ async def _control(request: web.Request) -> web.Response:
         if action == "history_fails":
             hub.history_fails = {int(device_id) for device_id in body["deviceIds"]}
             return web.json_response({"deviceIds": sorted(hub.history_fails)})
+        if action == "throws":
+            if body.get("message") is None:
+                hub.tools_throw.pop(str(body["tool"]), None)
+            else:
+                hub.tools_throw[str(body["tool"])] = str(body["message"])
+            return web.json_response({"throws": hub.tools_throw})
         if action == "advance":
             hub.clock.advance(float(body["seconds"]))
             return web.json_response({"now": hub.now().isoformat()})

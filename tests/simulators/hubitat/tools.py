@@ -76,6 +76,15 @@ class ToolError(Exception):
         self.payload = payload
 
 
+class ToolThrew(Exception):
+    """A tool threw an exception no handler of its own caught (`hub.tools_throw`).
+
+    hubitat-mcp-server.groovy handleToolsCallLegacy (every call outside MRTR, so every read)
+    answers it with isError and the plain text "Tool error: <message>"; handleToolsCall's MRTR
+    path renders {success: false, isError: true, error: "Tool error: <message>", tool}.
+    """
+
+
 def invalid(message: str, data: Any = None) -> RpcFailure:
     return RpcFailure(INVALID_PARAMS, message, data)
 
@@ -328,6 +337,16 @@ class Tools:
             raise
         except ToolError as err:
             payload, is_error = err.payload, True
+        except ToolThrew as err:
+            payload, is_error = (
+                {
+                    "success": False,
+                    "isError": True,
+                    "error": f"Tool error: {err}",
+                    "tool": leaf,
+                },
+                True,
+            )
         finally:
             self.hub.writes_in_flight -= 1
             self.hub.notify()
@@ -336,6 +355,8 @@ class Tools:
         return payload, is_error
 
     async def _run(self, tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
+        if (thrown := self.hub.tools_throw.get(tool.name)) is not None:
+            raise ToolThrew(thrown)
         if tool.name.endswith("_custom_rule"):
             self.engine.gate(tool.name)
         for key in tool.required:
