@@ -78,7 +78,7 @@ async def test_rules_failing_on_a_running_entry(
 ) -> None:
     """The rule entities go unavailable while the rules fail; devices, mode and HSM go on."""
     entry = make_entry(sim)
-    await setup_entry(hass, entry)
+    runtime = await setup_entry(hass, entry)
     rule = entity_id(hass, sim, "rule_101", "switch")
     run = entity_id(hass, sim, "rule_101_run", "button")
     mode = entity_id(hass, sim, "hub_mode", "select")
@@ -90,6 +90,7 @@ async def test_rules_failing_on_a_running_entry(
     assert _state(hass, rule) == STATE_UNAVAILABLE
     assert _state(hass, run) == STATE_UNAVAILABLE
     assert _issue(hass, ISSUE_RULES_FAILED, entry.entry_id) is not None
+    assert runtime.diagnostics()["failed_reads"] == ["rules"]
     plug = first(sim, "switch")
     plug_entity = entity_id(hass, sim, f"{plug.id}_switch", "switch")
     target = "off" if plug.value("switch") == "on" else "on"
@@ -149,6 +150,16 @@ async def test_unknown_rule_status_is_not_running(
     assert _state(hass, paused) == "off"
     assert _state(hass, running) == "on"
     assert _issue(hass, ISSUE_RULE_STATUS, entry.entry_id) is None
+
+
+async def test_one_rule_of_unknown_status(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim
+) -> None:
+    """A rule whose app-tree node lacks its data is "unknown" alone (_rmAnnotateRuleStatus)."""
+    sim.hub.rule_nodes_incomplete = {104}
+    await setup_entry(hass, make_entry(sim))
+    assert _state(hass, entity_id(hass, sim, "rule_104", "switch")) == STATE_UNKNOWN
+    assert _state(hass, entity_id(hass, sim, "rule_101", "switch")) == "on"
 
 
 async def test_one_devices_events_failing(

@@ -1608,6 +1608,13 @@ async def test_rule_status_unknown_without_hub_login(
     rules = await sim.gw("hub_read_rules", "hub_list_rules", {})
     assert {rule["status"] for rule in rules["rules"]} >= {"active", "paused"}
     assert "statusNote" not in rules
+    # One rule's node lacking its data: that rule alone is unknown, and no note.
+    sim.hub.rule_nodes_incomplete = {101}
+    rules = await sim.gw("hub_read_rules", "hub_list_rules", {})
+    unknown = [rule["id"] for rule in rules["rules"] if rule["status"] == "unknown"]
+    assert unknown == [101]
+    assert "paused" not in next(rule for rule in rules["rules"] if rule["id"] == 101)
+    assert "statusNote" not in rules
 
 
 async def test_one_devices_history_failing(sim: Sim) -> None:

@@ -151,6 +151,9 @@ class Hub:
         # Devices whose eventsSince throws (mcp-devices-lib.groovy toolGetDeviceHistory,
         # device branch: success: false).
         self.history_fails: set[int] = set()
+        # Rules whose /hub2/appsList node lacks its name or data.disabled: status "unknown"
+        # for that rule alone (mcp-native-rules-lib.groovy _rmAnnotateRuleStatus).
+        self.rule_nodes_incomplete: set[int] = set()
         # Tools (leaf names) that throw an exception their own code does not catch, with its
         # message: hubitat-mcp-server.groovy handleToolsCallLegacy answers "Tool error: …".
         self.tools_throw: dict[str, str] = {}

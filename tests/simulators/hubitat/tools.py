@@ -1314,7 +1314,7 @@ class Tools:
             "type": rule.app_type,
             "rmVersion": "5.x",
         }
-        if self.hub.hub_security_blocks:
+        if self.hub.hub_security_blocks or rule.id in self.hub.rule_nodes_incomplete:
             return {**base, "status": "unknown"}
         status = "disabled" if rule.disabled else "paused" if rule.paused else "active"
         if rule.stopped and status == "active":

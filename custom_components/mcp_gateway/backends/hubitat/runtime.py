@@ -322,6 +322,9 @@ class HubitatRuntime(BackendRuntime):
             "rules": len(data.rules),
             "modes": list(data.modes.names),
             "hsm_supported": data.hsm_supported,
+            # The reads whose last attempt failed (their entities are unavailable).
+            "failed_reads": sorted(data.failed),
+            "events_failed": sorted(d.id for d in data.devices.values() if d.events_failed),
             "changed_since": coordinator.changed_since,
             "full_inventories": coordinator.full_inventories,
             "client": {
