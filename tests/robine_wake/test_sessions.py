@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -11,7 +13,7 @@ from homeassistant.core import Event, EventStateChangedData, HomeAssistant, call
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.event import async_track_state_change_event
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from custom_components.mcp_gateway.const import DOMAIN
 
@@ -199,27 +201,96 @@ async def test_scheduled_ring_is_read_when_due(
     await _press(hass, SNOOZE)
     sim.stats.reset()
     await advance(hass, frozen, sim, 9 * 60 + 2)  # the snooze ends: read again at once
-    assert sim.stats.tools["get_state"] == 1
+    assert sim.stats.tools["get_state"] >= 1
     assert hass.states.get(SESSION).state == "ringing"
 
 
-async def test_ring_check_skipped_while_polling_rate_limited_or_unloaded(
+async def test_ring_check_never_dropped_only_deferred(
     hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
-    """The ring check is skipped while polling, rate limited or unloaded."""
+    """A ring check during a poll runs right after it; while rate limited, when that ends."""
     entry = make_entry(sim, options={"scan_interval": 300})
     await setup_entry(hass, entry)
     coordinator = entry.runtime_data.coordinator
     sim.stats.reset()
-    coordinator._polling = True
+    poll = hass.async_create_task(coordinator.async_refresh())
+    await asyncio.sleep(0)  # the poll is under way
+    assert coordinator._polling
+    coordinator._due_check(frozen())
+    await poll
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert sim.stats.tools["get_state"] == 2  # the poll, then the check it held back
+    sim.stats.reset()
+    coordinator.note_rate_limited(300)
     coordinator._due_check(frozen())
     await hass.async_block_till_done(wait_background_tasks=True)
-    assert sim.stats.http_requests == 0
-    coordinator._polling = False
-    coordinator.note_rate_limited(30)
-    coordinator._due_check(frozen())
-    await hass.async_block_till_done(wait_background_tasks=True)
-    assert sim.stats.http_requests == 0
+    assert sim.stats.http_requests == 0  # the clock's Retry-After wins
+    await advance(hass, frozen, sim, 301)
+    assert sim.stats.tools["get_state"] == 2  # the regular poll, then the check
+    sim.stats.reset()
     assert await hass.config_entries.async_unload(entry.entry_id)
     await advance(hass, frozen, sim, 46 * 60)  # past 06:45 with the entry unloaded
     assert sim.stats.http_requests == 0
+
+
+async def test_polls_faster_while_a_session_rings_or_snoozes(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
+) -> None:
+    """A snooze or dismissal made on the clock shows within a second; idle, the interval again."""
+    coordinator = entry.runtime_data.coordinator
+    assert coordinator.update_interval == timedelta(seconds=5)
+    sim.device.trigger(sim.alarm_id("Weekend"))
+    await advance(hass, frozen, sim, 5)
+    assert hass.states.get(SESSION).state == "ringing"
+    assert coordinator.update_interval == timedelta(seconds=1)
+    sim.device.press_snooze()
+    await advance(hass, frozen, sim, 1)
+    assert hass.states.get(SESSION).state == "snoozed"
+    assert coordinator.update_interval == timedelta(seconds=1)
+    sim.device.press_dismiss()
+    await advance(hass, frozen, sim, 1)
+    assert hass.states.get(SESSION).state == "idle"
+    assert coordinator.update_interval == timedelta(seconds=5)
+
+
+async def test_fast_polling_yields_to_the_rate_limit(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
+) -> None:
+    """While the clock asks for quiet, a ringing session does not speed the polls up."""
+    coordinator = entry.runtime_data.coordinator
+    sim.device.trigger(sim.alarm_id("Weekend"))
+    await advance(hass, frozen, sim, 5)
+    assert coordinator.update_interval == timedelta(seconds=1)
+    coordinator.note_rate_limited(30)
+    assert coordinator.update_interval == timedelta(seconds=30)
+    await coordinator.async_apply_session(coordinator.data.state.active_session)
+    assert coordinator.update_interval == timedelta(seconds=30)
+
+
+async def test_a_ring_the_clock_is_late_with_is_looked_at_again(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory
+) -> None:
+    """The clock still announces a moment that has passed: read again each second, a few times.
+
+    Then only the regular poll follows it (no loop of reads against a clock that is off).
+    """
+    entry = make_entry(sim, options={"scan_interval": 300})
+    await setup_entry(hass, entry)
+    await advance(hass, frozen, sim, 44 * 60)  # 06:44
+    late = sim.device.clock.now()
+
+    def not_yet(tool: str, data: Any) -> Any:
+        # The clock's ring is late: it keeps its 06:45 alarm ahead, and is not ringing.
+        sim.device.clock.set(late)
+        return data
+
+    sim.device.reshape = not_yet
+    sim.stats.reset()
+    frozen.tick(timedelta(seconds=62))  # 06:45:02 for Home Assistant only
+    for _ in range(8):
+        frozen.tick(timedelta(seconds=1))
+        async_fire_time_changed(hass)
+        await hass.async_block_till_done(wait_background_tasks=True)
+    # The due check, then five looks one second apart, then nothing more until the poll.
+    assert sim.stats.tools["get_state"] == 6
+    sim.device.reshape = None

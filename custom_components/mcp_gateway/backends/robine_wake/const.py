@@ -27,6 +27,10 @@ ADDRESS_UID_PREFIX: Final = "address:"
 DEFAULT_SCAN_INTERVAL: Final = 5
 # At the fastest allowed interval polls take 30 of the device's 120 requests a minute.
 MIN_SCAN_INTERVAL: Final = 2
+# While a session rings or snoozes the clock is read this often (its spec has no push: GET /mcp
+# is 405), so a snooze or dismissal made on the clock shows within about a second. A minute of
+# it is 60 reads, half the device's default budget, and only while someone is being woken.
+SESSION_SCAN_INTERVAL: Final = 1.0
 MAX_SCAN_INTERVAL: Final = 300
 # Without a Retry-After the device's window is one minute.
 RATE_LIMIT_FALLBACK_WAIT: Final = 60.0

@@ -25,6 +25,7 @@ from .const import (
     EVENT_ENDED,
     RATE_LIMIT_FALLBACK_WAIT,
     SESSION_IDLE,
+    SESSION_SCAN_INTERVAL,
     is_address_uid,
     password_issue_id,
 )
@@ -42,6 +43,10 @@ EVENT_LOG_SIZE = 50
 # covers the device's own evaluation and small clock differences; the regular poll stays the
 # safety net when the clocks disagree more.
 DUE_CHECK_MARGIN = timedelta(seconds=1)
+# A due moment the clock has not acted on yet (its ring still ahead of it in the reply) is looked
+# at again this soon, this many times, before the regular poll alone follows it.
+DUE_RETRY = timedelta(seconds=1)
+DUE_RETRIES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +113,9 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
         self._primed = False
         self._unsub_due: CALLBACK_TYPE | None = None
         self._polling = False
+        # A due check that fell during a poll: run right after it, never dropped.
+        self._due_deferred = False
+        self._overdue_checks = 0
 
     @property
     def latest(self) -> RobineWakeData | None:
@@ -122,6 +130,10 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
             return await super()._async_update_data()
         finally:
             self._polling = False
+            if self._due_deferred:
+                # The poll under way may have started before the moment it was due for.
+                self._due_deferred = False
+                self._run_due_check()
 
     def _on_auth_failed(self, err: McpAuthError) -> None:
         self._raise_password_issue()
@@ -169,7 +181,6 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
             )
         if self.rate_limited_until is not None:
             self.rate_limited_until = None
-            self.update_interval = self.interval
         ir.async_delete_issue(self.hass, DOMAIN, password_issue_id(self.config_entry))
         return self._build(state)
 
@@ -226,9 +237,22 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
             unread = self._alarm_ids - alarms.keys()
         self._derive_events(state)
         self._schedule_due_check(state)
+        self._pace(state)
         return RobineWakeData(
             state=state, alarms=alarms, events=tuple(self._events), unread_alarm_ids=unread
         )
+
+    def _pace(self, state: DeviceState) -> None:
+        """Poll faster while a session rings or snoozes; the clock's Retry-After always wins."""
+        if self.rate_limited_until is not None:
+            return
+        session = state.active_session if state.session_known else None
+        waking = session is not None and session.state in (
+            SessionState.RINGING,
+            SessionState.SNOOZED,
+        )
+        fast = timedelta(seconds=SESSION_SCAN_INTERVAL)
+        self.update_interval = min(self.interval, fast) if waking else self.interval
 
     def _schedule_due_check(self, state: DeviceState) -> None:
         """Read the clock again just after the next moment it will ring."""
@@ -241,17 +265,40 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
             moments.append(session.snooze_until)
         if not moments or self._shutdown_requested:
             return
-        self._unsub_due = async_track_point_in_utc_time(
-            self.hass, self._due_check, min(moments) + DUE_CHECK_MARGIN
-        )
+        now = dt_util.utcnow()
+        upcoming = [moment for moment in moments if moment + DUE_CHECK_MARGIN > now]
+        if len(upcoming) < len(moments) and self._overdue_checks < DUE_RETRIES:
+            # The clock still announces a moment that has passed: it has not rung yet.
+            self._overdue_checks += 1
+            when = now + DUE_RETRY
+        elif upcoming:
+            if len(upcoming) == len(moments):
+                self._overdue_checks = 0
+            when = min(upcoming) + DUE_CHECK_MARGIN
+        else:
+            return  # the regular poll follows what the clock keeps announcing
+        self._unsub_due = async_track_point_in_utc_time(self.hass, self._due_check, when)
 
     @callback
     def _due_check(self, _now: datetime) -> None:
         self._unsub_due = None
+        self._run_due_check()
+
+    @callback
+    def _run_due_check(self) -> None:
+        if self._shutdown_requested:
+            return
         if self._polling:
-            return  # a read is under way; the next regular poll follows within the interval
+            self._due_deferred = True  # read again as soon as this poll is done
+            return
         if self.rate_limited_until is not None and dt_util.utcnow() < self.rate_limited_until:
-            return  # the clock asked for quiet; its Retry-After wins over promptness
+            # The clock asked for quiet: its Retry-After wins, then the check runs.
+            if self._unsub_due is not None:
+                self._unsub_due()
+            self._unsub_due = async_track_point_in_utc_time(
+                self.hass, self._due_check, self.rate_limited_until
+            )
+            return
         self.config_entry.async_create_background_task(
             self.hass, self.async_refresh(), "robine_wake ring check"
         )
