@@ -8,7 +8,8 @@ Run it alone with `python -m tests.simulators.homecast --port 8766` (`--communit
 
 Options: seed, homes, accessories_per_home, vocabulary ("current" | "legacy" | "community"),
 state_file, sse, sessions, strict_accept, session_ttl, write_delay, token, analytics, clock,
-community, community_auth.
+community, community_auth, push (the edition's live-update WebSocket, push.py; on by
+default), push_api_tokens.
 
 Failure switches on HomecastSim, each as upstream fails: relay_write_timeout (a write to an
 unreachable accessory is answered after it, as HomeKitManager.swift's writeTimeoutSeconds),
@@ -27,6 +28,7 @@ revoke,token,flush} with a JSON body.
 from __future__ import annotations
 
 from .model import CURRENT, LEGACY, Accessory, Home, Virtual, WriteError, slug
+from .push import PUSH, PushHub
 from .server import HOMECAST, TRANSPORT, Transport, create_app
 from .state import CONTROL, READ_SCOPE, VIEW, WRITE_SCOPE, Grant, HomecastSim
 from .tools import TOOLS, TOOLS_BY_NAME
@@ -36,6 +38,7 @@ __all__ = [
     "CURRENT",
     "HOMECAST",
     "LEGACY",
+    "PUSH",
     "READ_SCOPE",
     "TOOLS",
     "TOOLS_BY_NAME",
@@ -46,6 +49,7 @@ __all__ = [
     "Grant",
     "Home",
     "HomecastSim",
+    "PushHub",
     "Transport",
     "Virtual",
     "WriteError",

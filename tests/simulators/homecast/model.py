@@ -28,6 +28,10 @@ COMMUNITY_NAMES = {
     "hvac_mode": "target_heater_cooler_state",
     "hvac_state": "current_heater_cooler_state",
 }
+# Keys the community server never shows: the relay names ProgrammableSwitchEvent by its raw UUID
+# (CharacteristicMapper.swift has no name for it) and local-rest.ts getSimpleName drops
+# UUID-like names, so a doorbell or button carries no press value there.
+COMMUNITY_UNNAMED = frozenset({"programmable_switch_event"})
 
 TYPES = (
     "light",
@@ -689,7 +693,9 @@ def render_values(
                 out[name] = value
         return out
     if vocabulary == COMMUNITY:
-        out = {COMMUNITY_NAMES.get(k, k): v for k, v in values.items()}
+        out = {
+            COMMUNITY_NAMES.get(k, k): v for k, v in values.items() if k not in COMMUNITY_UNNAMED
+        }
         for key, codes in (("hvac_mode", HVAC_MODES), ("hvac_state", HVAC_STATES)):
             if COMMUNITY_NAMES[key] in out:
                 out[COMMUNITY_NAMES[key]] = codes.get(out[COMMUNITY_NAMES[key]], 0)

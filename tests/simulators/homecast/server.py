@@ -32,6 +32,7 @@ from tests.simulators.base import (
     rpc_result,
 )
 
+from .push import PUSH, community_ws_port, install
 from .state import (
     CONTROL,
     READ_SCOPE,
@@ -85,11 +86,15 @@ def create_app(
     clock: SimClock | None = None,
     community: bool = False,
     community_auth: bool = True,
+    push: bool = True,
+    push_api_tokens: bool = False,
 ) -> web.Application:
     """A Homecast cloud endpoint at /mcp with its OAuth server; state at `app[HOMECAST]`.
 
     `community=True` serves the Homecast Mac app's community server instead (see
     `_community_post`); `community_auth` is its "require authentication" setting.
+    `push` serves the edition's live-update WebSocket (push.py; False: none listens);
+    `push_api_tokens` lets the cloud socket take `hc_` tokens (unknown upstream).
     """
     app = make_app(clock)
     app[HOMECAST] = HomecastSim(
@@ -104,9 +109,13 @@ def create_app(
         analytics=analytics,
         community=community,
     )
+    if push:
+        hub = install(app, app[HOMECAST], community=community, api_tokens=push_api_tokens)
+        hub.auth_enabled = community and community_auth
     if community:
         app[COMMUNITY_AUTH] = community_auth
         app[TRANSPORT] = Transport(sse=False, sessions=False, strict_accept=False)
+        app.router.add_get("/health", _community_health)
         app.router.add_post("/mcp", _community_post)
         # Only POST /mcp reaches handleMCP; anything else falls through to "Not found".
         app.router.add_get("/mcp", _community_not_found)
@@ -130,6 +139,24 @@ def create_app(
     app.router.add_route("*", "/_sim/homecast/{action}", _control)
     app.on_shutdown.append(_close_streams)
     return app
+
+
+async def _community_health(request: web.Request) -> web.Response:
+    """LocalHTTPServer.swift `/health` (answered by the app itself, no authentication)."""
+    app = request.app
+    port = request.url.port or 0
+    return web.json_response(
+        {
+            "status": "ok",
+            "mode": "community",
+            "name": "Homecast simulator",
+            "port": port,
+            "wsPort": community_ws_port(app),
+            "authEnabled": app[COMMUNITY_AUTH],
+            "wsClients": len(app[PUSH].clients) if PUSH in app else 0,
+            "bridgeAttached": True,
+        }
+    )
 
 
 async def _close_streams(app: web.Application) -> None:
