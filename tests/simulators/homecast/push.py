@@ -43,7 +43,6 @@ from .model import ALARM_TARGETS, HVAC_MODES, HVAC_STATES, Accessory, Home
 from .state import HomecastSim
 
 
-
 def _number(value: Any) -> Any:
     """A number as the web app's JSON.stringify writes it: 120.0 is `120`."""
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -19,6 +19,7 @@ from .scenes import SceneRenameFollower
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry
+    from .push import HomecastPush
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -53,6 +54,34 @@ class HomecastCoordinator(BackendCoordinator[HomecastState]):
         self.automations_supported = True
         self.hc_automations_supported = True
         self.scene_renames = SceneRenameFollower()
+        # The live-update socket, when the entry runs one (push.py); None: polling only.
+        self.push: HomecastPush | None = None
+        self._changed: frozenset[str] | None = None
+
+    def changed_devices(self) -> frozenset[str] | None:
+        """The devices a pushed update concerns; None (every entity) after a poll."""
+        return self._changed
+
+    def notify_push(self, device_keys: set[str]) -> None:
+        """A push changed these devices in place: tell their entities, no poll, no new timer."""
+        self._changed = frozenset(device_keys)
+        try:
+            self.async_update_listeners()
+        finally:
+            self._changed = None
+
+    async def _async_update_data(self) -> HomecastState:
+        push = self.push
+        if push is None:
+            return await super()._async_update_data()
+        started = push.poll_started()
+        state: HomecastState | None = None
+        try:
+            state = await super()._async_update_data()
+        finally:
+            # Pushes that arrived while this poll ran are newer than what it read.
+            push.poll_finished(started, state)
+        return state
 
     async def _async_fetch(self) -> HomecastState:
         # Wait for all three even when one fails, so no call is left running unobserved.

@@ -62,6 +62,7 @@ from ...switch import GatewaySwitchDescription
 from ...text import GatewayTextDescription
 from ...valve import GatewayValveDescription
 from .api import EVENT_KEY, NO_ROOM, Accessory, Home, HomecastState
+from .const import CONF_SERVER, SERVER_COMMUNITY
 from .scenes import home_device_key, scene_key
 
 if TYPE_CHECKING:
@@ -840,6 +841,12 @@ BUTTON_EVENT = GatewayEventDescription[Accessory](
     events_fn=_press_reader(_PRESS_TYPES),
 )
 
+# The community server never reports a press, polled or pushed: the relay names HomeKit's
+# ProgrammableSwitchEvent by its raw UUID, local-rest.ts getSimpleName drops UUID-like names,
+# and the relay does not observe it (HomeKitManager.swift keyCharacteristicTypes). An event
+# entity there could never fire, so community entries get none.
+_PRESS_EVENTS = (DOORBELL, BUTTON_EVENT)
+
 
 # ---------------------------------------------------------------------------------------------
 # Virtual accessories
@@ -1243,6 +1250,7 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
     data: HomecastState | None = coordinator.data
     if data is None:
         return specs
+    community = coordinator.config_entry.data.get(CONF_SERVER) == SERVER_COMMUNITY
     for home_uuid, home in data.homes.items():
         home_device = DeviceSpec(
             key=home_device_key(home),
@@ -1262,6 +1270,8 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
             )
             source = _accessory_source(coordinator, home_uuid, acc.uid)
             for platform, description in (*_main(acc), *_extras(acc)):
+                if community and description in _PRESS_EVENTS:
+                    continue
                 specs.append(
                     EntitySpec(
                         platform=platform,

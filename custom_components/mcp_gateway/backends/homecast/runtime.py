@@ -30,12 +30,15 @@ from .const import (
     CONF_OAUTH_CLIENT,
     CONF_OAUTH_ENDPOINTS,
     CONF_SCAN_INTERVAL,
+    CONF_SERVER,
     DEFAULT_SCAN_INTERVAL,
     PLATFORMS,
+    SERVER_COMMUNITY,
 )
 from .coordinator import HomecastCoordinator
 from .entities import accessory_device_key, derive_specs
 from .oauth import HomecastOAuth2Implementation
+from .push import HomecastPush
 from .scenes import home_device_key
 from .tools import TOOL_CLASSES, classify
 
@@ -134,6 +137,27 @@ class HomecastRuntime(BackendRuntime):
             )
         await self.coordinator.async_config_entry_first_refresh()
         self.entry.async_on_unload(self.coordinator.async_add_listener(self._on_update))
+        self._start_push()
+
+    def _start_push(self) -> None:
+        """Follow the server's WebSocket; polling stays the fallback (push.py)."""
+        push = HomecastPush(
+            self.hass,
+            self.entry,
+            self.coordinator,
+            mcp_url=self.entry.data[CONF_URL],
+            community=self.entry.data.get(CONF_SERVER) == SERVER_COMMUNITY,
+            token=self._current_token,
+            poll_interval=float(self.entry.options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL)),
+        )
+        self.coordinator.push = push
+        push.async_start()
+        self.entry.async_on_unload(push.async_stop)
+
+    async def _current_token(self) -> str:
+        """The credential the socket presents: the MCP bearer, refreshed when it is OAuth."""
+        await self._ensure_token()
+        return self._auth.token
 
     async def _oauth_implementation(
         self,
@@ -283,6 +307,11 @@ class HomecastRuntime(BackendRuntime):
                 "homes": len(data.homes) if data else 0,
                 "accessories": sum(len(h.accessories) for h in data.homes.values()) if data else 0,
                 "set_state_calls": self.api.batcher.calls,
+                "live_updates": (
+                    self.coordinator.push.status.mode
+                    if self.coordinator.push is not None
+                    else "polling"
+                ),
             },
         )
 
@@ -312,6 +341,11 @@ class HomecastRuntime(BackendRuntime):
             "server_info": self.client.server_info,
             "protocol_version": self.client.protocol_version,
             "polls": self.coordinator.polls,
+            "live_updates": (
+                self.coordinator.push.status.as_dict()
+                if self.coordinator.push is not None
+                else {"mode": "polling", "reason": "not started"}
+            ),
             "fetched_at": data.fetched_at if data else None,
             "homes": homes,
             "set_state_calls": self.api.batcher.calls,
