@@ -42,8 +42,10 @@ class Sim(SimServer):
 
 async def start(servers: LoopbackServers, **options: Any) -> Sim:
     """A simulator with options; by default two homes of 24 accessories, current vocabulary,
-    SSE sessions, writes taking effect at once."""
+    SSE sessions, writes taking effect at once, and no live-update socket (`push=True` serves
+    it: the entries then follow it, as they would the real server's)."""
     options.setdefault("write_delay", 0)
+    options.setdefault("push", False)
     return Sim(await servers.start(create_app(**options)))
 
 

@@ -34,6 +34,12 @@ def _fast_reconnect(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(push_module, "RECONNECT_MAX", 0.05)
 
 
+@pytest.fixture
+async def sim(sim_factory: SimFactory) -> Sim:
+    """The default simulator, with its live-update socket."""
+    return await sim_factory(push=True)
+
+
 def _hub(sim: Sim) -> PushHub:
     return sim.app[PUSH]
 
@@ -105,6 +111,8 @@ async def test_cloud_oauth_subscribes_and_applies_each_change(
     # The safety poll while the socket runs; the entry's own interval otherwise.
     assert _coordinator(entry).update_interval == timedelta(seconds=300)
 
+    # Set-up's read, then the one that follows each subscription.
+    await _until(hass, lambda: _coordinator(entry).polls >= 2)
     light = _light(sim)
     light_id = entity_id(hass, entry, sim, light, "light")
     seen = _states(hass, light_id)
@@ -151,7 +159,7 @@ async def test_accepted_api_token_clears_the_notice(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
     """A server that takes the hc_ token gives push; no notice is left behind."""
-    sim = await sim_factory(push_api_tokens=True)
+    sim = await sim_factory(push=True, push_api_tokens=True)
     entry = token_entry(sim)
     await setup_entry(hass, entry)
     push = _push(entry)
@@ -292,7 +300,7 @@ async def test_community_pushes_without_authentication(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
     """The Mac app broadcasts to every client: push works with the hc_ token unused."""
-    sim = await sim_factory(community=True)
+    sim = await sim_factory(community=True, push=True)
     entry = token_entry(sim, **{CONF_SERVER: SERVER_COMMUNITY})
     await setup_entry(hass, entry)
     push = _push(entry)
@@ -313,7 +321,7 @@ async def test_community_authenticate_refuses_an_api_token(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
     """The app's authenticate takes its own JWTs only: an hc_ token is AUTH_FAILED."""
-    sim = await sim_factory(community=True)
+    sim = await sim_factory(community=True, push=True)
     async with ClientSession() as http:
         async with http.get(f"{sim.origin}/health") as resp:
             health = await resp.json()
@@ -346,7 +354,7 @@ async def test_community_entries_have_no_press_entities(
     hass: HomeAssistant, sim_factory: SimFactory
 ) -> None:
     """The community server never reports a press: no doorbell or button event entity there."""
-    sim = await sim_factory(community=True)
+    sim = await sim_factory(community=True, push=True)
     button = device_of(sim, "button")
     sim.state.press(sim.state.homes[0].slug, button.slug, 0)
     raw = await _community_state(sim)

@@ -80,6 +80,9 @@ _RELAY: dict[str, tuple[str, Any]] = {
 # Never broadcast: the relay does not observe it (see the module docstring).
 _UNOBSERVED = frozenset({"programmable_switch_event"})
 
+# Seconds a closing socket waits for the peer's close frame (NWConnection.cancel waits none).
+_CLOSE_WAIT = 0.5
+
 CONFIG_MESSAGE = {
     "type": "broadcast",
     "action": "config",
@@ -182,7 +185,7 @@ class PushHub:
     # -- cloud: GET /ws ---------------------------------------------------------------------
 
     async def cloud_socket(self, request: web.Request) -> web.StreamResponse:
-        ws = web.WebSocketResponse(autoping=True)
+        ws = web.WebSocketResponse(autoping=True, timeout=_CLOSE_WAIT)
         await ws.prepare(request)
         token = request.query.get("token", "")
         grant = self.sim.grant_for(token) if token else None
@@ -272,7 +275,7 @@ class PushHub:
 
     async def community_socket(self, request: web.Request) -> web.StreamResponse:
         # NWProtocolWebSocket.Options autoReplyPing = true.
-        ws = web.WebSocketResponse(autoping=True)
+        ws = web.WebSocketResponse(autoping=True, timeout=_CLOSE_WAIT)
         await ws.prepare(request)
         client = Client(ws)
         self.clients.append(client)
