@@ -278,6 +278,13 @@ def backend_errors(runtime: BackendRuntime) -> Iterator[None]:
     except McpRateLimitError as err:
         raise HomeAssistantError(translation_domain=DOMAIN, translation_key="rate_limited") from err
     except McpConnectionError as err:
+        if err.may_have_run:
+            # Sent, then cut off: saying it failed would invite a second, duplicate command.
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="outcome_unknown",
+                translation_placeholders={"error": str(err)},
+            ) from err
         raise HomeAssistantError(
             translation_domain=DOMAIN,
             translation_key="communication_error",

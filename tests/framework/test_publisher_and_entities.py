@@ -192,6 +192,7 @@ async def test_action_applies_optimistically_and_translates_errors(
     cases: list[tuple[Exception, type[Exception], str]] = [
         (ValueError("bad level"), ServiceValidationError, "invalid_value"),
         (McpConnectionError("down"), HomeAssistantError, "communication_error"),
+        (McpConnectionError("cut", may_have_run=True), HomeAssistantError, "outcome_unknown"),
         (McpToolError("refused"), HomeAssistantError, "command_failed"),
     ]
     for error, expected, key in cases:

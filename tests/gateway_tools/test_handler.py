@@ -373,7 +373,8 @@ async def test_one_deadline_bounds_catalog_refresh_and_call(
     args = {"tool": "set_mode", "args": {"mode": "away"}}
     result = await handler.call_tool(ctx(hass_admin_user), GATEWAY, args)
     assert listed  # the first call fetched the catalog, then called
-    assert _data(result)["error"]["code"] == "timeout"
+    # set_mode is a write the deadline cut off in flight: it may be with the backend already.
+    assert _data(result)["error"]["code"] == "outcome_unknown"
     monkeypatch.setattr(runtime, "async_list_tools", list_tools)
     result = await handler.call_tool(ctx(hass_admin_user), GATEWAY, args)
     assert result["isError"] is False, result  # a slow call alone fits in the bound

@@ -724,7 +724,8 @@ async def test_an_endless_event_stream_is_cut_at_the_cap(
         await client.call_tool("x")
     assert caught.value.limit == 256 * 1024
     assert "262144 bytes" in str(caught.value)
-    assert client.stats.bytes_received <= 256 * 1024 + 64 * 1024 + 4096
+    # The chunk that crossed the cap is whatever aiohttp had buffered: far from the stream.
+    assert client.stats.bytes_received < 1024 * 1024
 
 
 @pytest.mark.parametrize("declared", [True, False])

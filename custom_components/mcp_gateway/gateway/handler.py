@@ -355,7 +355,8 @@ class GatewayHandler:
             return tool_result(err.as_structured(), is_error=True)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
-        result = await self._execute(backend, runtime, call.name, call.args, deadline)
+        write = call.tool_class.tier is not ToolTier.READ
+        result = await self._execute(backend, runtime, call.name, call.args, deadline, write=write)
         return self._record(ctx, user, backend, call, result)
 
     async def _connect(
@@ -448,8 +449,14 @@ class GatewayHandler:
         name: str,
         args: dict[str, Any],
         deadline: float,
+        *,
+        write: bool,
     ) -> dict[str, Any]:
-        """Call the backend; every failure becomes an `isError` result that says what happened."""
+        """Call the backend; every failure becomes an `isError` result that says what happened.
+
+        A write whose request may have reached the backend before the connection failed or
+        the time ran out is reported as of unknown outcome, never as not run.
+        """
         title = backend.entry.title
         try:
             async with asyncio.timeout_at(deadline):
@@ -459,7 +466,9 @@ class GatewayHandler:
                 tool = err.result
                 return _passthrough(tool.content, tool.structured, True)
             return error_result(f"{title} failed on {name}: {err}", code="backend_error")
-        except (TimeoutError, McpTimeoutError):
+        except (TimeoutError, McpTimeoutError) as err:
+            if write and getattr(err, "may_have_run", True):
+                return _outcome_unknown(title, name, "did not answer it in time")
             return error_result(f"{title} did not answer {name} in time.", code="timeout")
         except McpAuthError:
             return error_result(
@@ -474,6 +483,8 @@ class GatewayHandler:
                 code="rate_limited",
             )
         except McpConnectionError as err:
+            if write and err.may_have_run:
+                return _outcome_unknown(title, name, f"lost the connection ({err})")
             return error_result(f"{title} is unreachable: {err}", code="unavailable")
         except McpResponseTooLargeError as err:
             return error_result(
@@ -496,6 +507,16 @@ class GatewayHandler:
             _LOGGER.exception("Calling %s on %s failed", name, backend.gateway_name)
             return error_result(f"{title} failed on {name} (see the Home Assistant log).")
         return _passthrough(result.content, result.structured, result.is_error)
+
+
+def _outcome_unknown(title: str, name: str, what: str) -> dict[str, Any]:
+    """The result of a write sent to the backend whose answer never came."""
+    return error_result(
+        f"{name} was sent to {title}, which then {what}: it may have run. Read the state "
+        "before trying again.",
+        code="outcome_unknown",
+        may_have_run=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 Each update becomes service calls (service_calls.py) run under the caller's context, so HA's
 own entity permissions apply; its result says what really happened: done once the state shows
-it, in progress, sent but not confirmed, or failed, and the write goes into the logbook.
+it, in progress, sent but not confirmed, of unknown outcome (sent, then the backend's answer was
+lost: it may have run), or failed, and the write goes into the logbook.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from homeassistant.exceptions import HomeAssistantError, Unauthorized
 from homeassistant.helpers.event import async_track_state_change_event
 import voluptuous as vol
 
+from ..const import DOMAIN
 from ..localtime import local_state
 from .catalog import ToolFailure
 from .policy import async_record_write
@@ -36,6 +38,8 @@ DONE: Final = "done"
 IN_PROGRESS: Final = "in_progress"  # the device reports it is getting there (opening, locking)
 NOT_CONFIRMED: Final = "sent_not_confirmed"  # HA accepted it; the state has not followed
 FAILED: Final = "failed"
+# Sent to the backend, whose answer was lost (connection dropped, time ran out): it may have run.
+UNKNOWN: Final = "outcome_unknown"
 # How long a sent update may take to show in the state before it is "not confirmed".
 CONFIRM_SECONDS: Final = 3.0
 
@@ -80,7 +84,7 @@ async def async_set_state(
     results = await asyncio.gather(
         *(_apply_update(hass, ctx, known, update, context) for update in args["updates"])
     )
-    counts = dict.fromkeys((DONE, IN_PROGRESS, NOT_CONFIRMED, FAILED), 0)
+    counts = dict.fromkeys((DONE, IN_PROGRESS, NOT_CONFIRMED, UNKNOWN, FAILED), 0)
     for result in results:
         counts[result["status"]] += 1
     summary: dict[str, Any] = {
@@ -89,12 +93,23 @@ async def async_set_state(
     }
     if pending := counts[IN_PROGRESS] + counts[NOT_CONFIRMED]:
         summary["not_confirmed"] = pending
+    if counts[UNKNOWN]:
+        summary["may_have_run"] = counts[UNKNOWN]
     summary["results"] = results
     if counts[FAILED] == len(results):
         first = next(result["error"] for result in results)
         raise ToolFailure(
             f"No update was applied: {first}" if len(results) == 1 else "No update was applied.",
             code="failed",
+            **summary,
+        )
+    if counts[FAILED] + counts[UNKNOWN] == len(results):
+        # Never "not applied": a retry of what did run would repeat it.
+        first = next(result["error"] for result in results if result["status"] == UNKNOWN)
+        raise ToolFailure(
+            f"No update is known to have been applied, but {counts[UNKNOWN]} may have run: "
+            f"{first}. Read the state with get_state before trying again.",
+            code=UNKNOWN,
             **summary,
         )
     return summary
@@ -127,8 +142,7 @@ async def _apply_update(
     changed = asyncio.Event()
     unsub = async_track_state_change_event(hass, entity_id, lambda _event: changed.set())
     try:
-        done, error = await _run_calls(hass, entity_id, calls, context)
-        status = FAILED
+        done, error, status = await _run_calls(hass, entity_id, calls, context)
         if error is None:
             status = await _await_state(hass, entity_id, expect, changed)
     finally:
@@ -139,14 +153,20 @@ async def _apply_update(
         client_name=ctx.client_name,
         tool="set_state",
         summary=f"set_state {_name(before, entity_id)}: {_describe(update)}"
-        + ("" if status in (DONE, FAILED) else " (sent, not confirmed)"),
+        + {DONE: "", FAILED: "", UNKNOWN: " (sent, outcome unknown)"}.get(
+            status, " (sent, not confirmed)"
+        ),
         success=error is None,
         backend=ref.backend.gateway_name,
         entity_id=entity_id,
         context=context,
     )
     if error is not None:
-        return {**_failed(entity_id, error), "done": ", ".join(done) if done else "nothing"}
+        return {
+            **_failed(entity_id, error),
+            "status": status,
+            "done": ", ".join(done) if done else "nothing",
+        }
     state = hass.states.get(entity_id)
     result: dict[str, Any] = {
         "entity_id": entity_id,
@@ -176,8 +196,9 @@ def _name(state: State | None, entity_id: str) -> str:
 
 async def _run_calls(
     hass: HomeAssistant, entity_id: str, calls: Sequence[ServiceCall], context: Context
-) -> tuple[list[str], str | None]:
-    """The service calls in order until one fails: (what ran, the error or None)."""
+) -> tuple[list[str], str | None, str]:
+    """The service calls in order until one fails: (what ran, the error or None, FAILED or
+    UNKNOWN for a call that may have run before its answer was lost)."""
     done: list[str] = []
     for domain, service, data in calls:
         try:
@@ -190,13 +211,19 @@ async def _run_calls(
                     context=context,
                 )
         except Unauthorized:
-            return done, f"Permission denied: this Home Assistant user may not control {entity_id}"
+            error = f"Permission denied: this Home Assistant user may not control {entity_id}"
+            return done, error, FAILED
         except TimeoutError:
-            return done, f"{entity_id}: {domain}.{service} timed out"
-        except (HomeAssistantError, vol.Invalid) as err:
-            return done, f"{entity_id}: {domain}.{service} failed: {err}"
+            error = f"{entity_id}: {domain}.{service} timed out; it may have run"
+            return done, error, UNKNOWN
+        except HomeAssistantError as err:
+            if err.translation_domain == DOMAIN and err.translation_key == UNKNOWN:
+                return done, f"{entity_id}: {domain}.{service}: {err}", UNKNOWN
+            return done, f"{entity_id}: {domain}.{service} failed: {err}", FAILED
+        except vol.Invalid as err:
+            return done, f"{entity_id}: {domain}.{service} failed: {err}", FAILED
         done.append(f"{domain}.{service}")
-    return done, None
+    return done, None, DONE
 
 
 async def _await_state(

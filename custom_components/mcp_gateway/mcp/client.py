@@ -658,10 +658,15 @@ class McpClient:
         deadline = asyncio.get_running_loop().time() + wait
         self.stats.requests += 1
         self.stats.bytes_sent += len(payload)
+        # Once the server has answered with a status, it has the request: whatever fails after
+        # that leaves the outcome unknown. Before, only a failure to connect proves it never
+        # arrived.
+        answered = False
         try:
             async with self._session.post(
                 url, data=payload, headers=headers, timeout=client_timeout
             ) as resp:
+                answered = True
                 await self._check_status(resp, label, state)
                 if request_id is None:
                     if resp.content_type == "application/json":
@@ -671,10 +676,16 @@ class McpClient:
                 message = await self._read_response(resp, request_id, label, state, deadline)
                 return _Exchange(message, resp.headers)
         except TimeoutError as err:
-            raise McpTimeoutError(f"{label}: no answer in time") from err
+            raise McpTimeoutError(
+                f"{label}: no answer in time",
+                may_have_run=answered or not isinstance(err, aiohttp.ConnectionTimeoutError),
+            ) from err
         except aiohttp.ClientError as err:
             detail = self._redact(f"{err.__class__.__name__}: {err}")
-            raise McpConnectionError(f"{label}: {detail}") from err
+            raise McpConnectionError(
+                f"{label}: {detail}",
+                may_have_run=answered or not isinstance(err, aiohttp.ClientConnectorError),
+            ) from err
 
     async def _read_body(self, resp: aiohttp.ClientResponse, label: str) -> bytes:
         """The whole body, read in chunks and refused (connection dropped) past the cap."""
@@ -720,7 +731,10 @@ class McpClient:
         if error is not None:
             raise error
         if status >= 500 or status == 404:
-            raise McpConnectionError(f"{label}: HTTP {status}", status=status)
+            # A proxy's 502 or 504 may come after it passed the request on.
+            raise McpConnectionError(
+                f"{label}: HTTP {status}", status=status, may_have_run=status in (502, 504)
+            )
         raise McpProtocolError(f"{label}: HTTP {status}", status=status)
 
     async def _read_response(
@@ -796,7 +810,9 @@ class McpClient:
                     current.release()
             if decoder.last_event_id is None:
                 if broken is not None:
-                    raise McpConnectionError(f"{label}: the event stream broke") from broken
+                    raise McpConnectionError(
+                        f"{label}: the event stream broke", may_have_run=True
+                    ) from broken
                 raise McpProtocolError(f"{label}: the event stream ended without a response")
             if resumes >= _MAX_RESUMES:
                 raise McpProtocolError(f"{label}: no response after {resumes} stream resumptions")

@@ -13,11 +13,17 @@ class McpConnectionError(McpError):
     """The server could not be reached, or the transport failed mid-call.
 
     `status` is the HTTP status when the server did answer (a 5xx, or a 404 for the endpoint).
+    `may_have_run` is True when the request may have reached the server before the transport
+    failed (a dropped connection, a timeout after connecting): its outcome is unknown, and a
+    write may have happened. False means it surely never arrived (no connection was made).
     """
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, may_have_run: bool = False
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.may_have_run = may_have_run
 
 
 class McpTimeoutError(McpConnectionError):

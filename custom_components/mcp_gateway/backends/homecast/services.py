@@ -214,6 +214,8 @@ def _handler(tool: str, kind: str) -> ActionHandler:
             except (McpAuthError, McpResponseTooLargeError):
                 raise  # the shared boundary starts the reauth, or names the cap
             except McpConnectionError as err:
+                if err.may_have_run:
+                    raise  # the shared boundary: its outcome is unknown, not "unreachable"
                 raise HomeAssistantError(
                     translation_domain=DOMAIN,
                     translation_key="homecast_unreachable",
