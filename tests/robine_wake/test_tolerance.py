@@ -74,6 +74,7 @@ CLOCK_PARTS: dict[str, set[str]] = {
     "active_session": {SESSION, EVENT},
     "recent_sessions": {EVENT},
 }
+FAILURES = ("domain", "rpc")
 ALARM_FIELDS = ("enabled", "next_occurrence", "revision", "label", "days", "time", "vibration")
 
 # Values of any JSON type, but never a usable id (a different id is a different alarm).
@@ -201,7 +202,12 @@ async def calm_sim(sim_factory: SimFactory) -> Sim:
 async def test_variations_degrade_values_never_the_entry(
     hass: HomeAssistant, calm_sim: Sim, frozen: FrozenDateTimeFactory
 ) -> None:
-    """Variations of the clock's replies degrade values, never the entry."""
+    """Variations of the clock's replies, and failing reads, degrade values, never the entry.
+
+    A failing list_alarms takes down only what it feeds (the alarms, when get_state's own list
+    is unreadable too); a failing get_state, which feeds everything, every entity until the
+    next poll.
+    """
     sim = calm_sim
     entry = make_entry(sim)
     await setup_entry(hass, entry)
@@ -217,14 +223,18 @@ async def test_variations_degrade_values_never_the_entry(
     assert baseline[_switch("Weekdays")] == "on"
     seen: list[tuple[str, str]] = []
 
-    async def poll(bends: list[Bend]) -> tuple[bool, ConfigEntryState, dict[str, str | None]]:
+    async def poll(
+        bends: list[Bend], failure: tuple[str, str] | None
+    ) -> tuple[bool, ConfigEntryState, dict[str, str | None]]:
         sim.device.reshape = _reshape(bends)
+        sim.device.failing_tools = dict([failure]) if failure else {}
         try:
             await coordinator.async_refresh()
             await hass.async_block_till_done()
             return coordinator.last_update_success, entry.state, states()
         finally:
             sim.device.reshape = None
+            sim.device.failing_tools = {}
 
     async def restore() -> dict[str, str | None]:
         await coordinator.async_refresh()
@@ -237,12 +247,28 @@ async def test_variations_degrade_values_never_the_entry(
     @given(
         state_bend=st.none() | _bends("get_state"),
         list_bend=st.none() | _bends("list_alarms"),
+        # Which read fails, in which of 50-002's two failure shapes.
+        failure=st.none()
+        | st.tuples(st.sampled_from(["get_state", "list_alarms"]), st.sampled_from(FAILURES)),
     )
-    def check(state_bend: Bend | None, list_bend: Bend | None) -> None:
+    def check(
+        state_bend: Bend | None, list_bend: Bend | None, failure: tuple[str, str] | None
+    ) -> None:
         bends = [bend for bend in (state_bend, list_bend) if bend is not None]
-        ok, entry_state, now = asyncio.run_coroutine_threadsafe(poll(bends), loop).result()
-        assert ok, bends
+        result = asyncio.run_coroutine_threadsafe(poll(bends, failure), loop).result()
+        ok, entry_state, now = result
         assert entry_state is ConfigEntryState.LOADED
+        if failure is not None and failure[0] == "get_state":
+            # get_state feeds every entity: all unavailable, none removed, back on the next poll.
+            assert not ok
+            assert set(now.values()) == {STATE_UNAVAILABLE}, (failure, now)
+            assert asyncio.run_coroutine_threadsafe(restore(), loop).result() == baseline
+            seen.append(("get_state failed", STATE_UNAVAILABLE))
+            return
+        assert ok, (bends, failure)
+        if failure is not None:
+            # list_alarms failing is its list unreadable: it feeds only the alarms.
+            list_bend = Bend("list_alarms", "", None, _DELETE)
         affected = _affected(state_bend, list_bend)
         for entity_id in ALL:
             assert now[entity_id] is not None, (entity_id, bends)  # never removed

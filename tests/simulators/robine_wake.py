@@ -557,6 +557,9 @@ class RobineWake:
         self.auth_scheme = auth_scheme.lower()
         # A test's variation of tool results: (tool, structuredContent) -> structuredContent.
         self.reshape: Callable[[str, Any], Any] | None = None
+        # Tools that fail, in one of the two shapes 50-002 gives a failure: "domain" (a tool
+        # result with isError, MCP-006) or "rpc" (a JSON-RPC error, -32603 Internal error).
+        self.failing_tools: dict[str, str] = {}
         self.tz = ZoneInfo(timezone)
         self.timezone = timezone
         self.rate_limiter = RateLimiter(rate_limit)
@@ -1020,7 +1023,12 @@ class RobineWake:
             validate_schema(checked, tool["inputSchema"])
         except ValueError as err:
             raise RpcFailure(INVALID_PARAMS, f"Invalid arguments for {name}: {err}") from err
+        failure = self.failing_tools.get(name)
+        if failure == "rpc":
+            raise RpcFailure(-32603, "Internal error")
         try:
+            if failure == "domain":
+                raise DomainError("internal_error", f"{name} could not be completed.")
             if name in MUTATING_TOOLS:
                 # One write at a time, applied after the device's write delay; the revision check
                 # happens inside, so two writers holding the same revision cannot both win.

@@ -16,7 +16,7 @@ from homeassistant.util import dt as dt_util
 
 from ...const import DOMAIN
 from ...event import EventOccurrence
-from ...mcp.errors import McpAuthError, McpRateLimitError
+from ...mcp.errors import McpAuthError, McpError, McpRateLimitError
 from ..coordinator import BackendCoordinator
 from .api import RobineWakeApi
 from .const import (
@@ -29,7 +29,7 @@ from .const import (
     is_address_uid,
     password_issue_id,
 )
-from .model import DISMISS_REASONS, Alarm, DeviceState, Session, SessionState
+from .model import DISMISS_REASONS, Alarm, AlarmList, DeviceState, Session, SessionState
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry
@@ -143,7 +143,7 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
             state = await self.api.get_state()
             summaries = state.alarms
             if summaries is None or not state.alarms_complete or self._details_stale(summaries):
-                listed = await self.api.list_alarms()
+                listed = await self._list_alarms()
                 if listed is not None:
                     self._details = listed.alarms
                     if summaries is None:
@@ -183,6 +183,22 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
             self.rate_limited_until = None
         ir.async_delete_issue(self.hass, DOMAIN, password_issue_id(self.config_entry))
         return self._build(state)
+
+    async def _list_alarms(self) -> AlarmList | None:
+        """list_alarms, or None when it failed: it feeds only the alarms' details.
+
+        get_state was just read, so the clock answers; this read failing (a tool error, a
+        JSON-RPC error, a malformed or late answer) leaves the alarm entities to get_state's
+        list, or unavailable when that was unreadable too. A refused credential or the rate
+        limit concerns every read, so those still fail the poll.
+        """
+        try:
+            return await self.api.list_alarms()
+        except (McpAuthError, McpRateLimitError):
+            raise
+        except McpError as err:
+            _LOGGER.debug("list_alarms failed; the alarms keep what get_state says: %s", err)
+            return None
 
     def _details_stale(self, summaries: dict[str, Alarm]) -> bool:
         """Whether list_alarms must be read again (one extra request, rarely)."""
