@@ -467,8 +467,8 @@ async def test_device_calls_check_entity_control(
     hass_user.mock_policy({"entities": {"entity_ids": {"light.desk_lamp": True}}})
     hidden = _data(await _call(hass, hass_user, GATEWAY, read_plug))
     assert hidden["error"]["message"] == (
-        f"Permission denied: {GATEWAY}/get_thing reads switch.kitchen_plug, which this Home "
-        "Assistant user may not read."
+        f"Permission denied: {GATEWAY}/get_thing reads 1 entity you may not read, which this "
+        "Home Assistant user may not read."
     )
 
     ghost = {"tool": "switch_thing", "args": {"device": "99", "on": True}}

@@ -195,12 +195,15 @@ async def test_exposure_follows_ha_settings(
 
 
 async def test_a_device_is_exposed_through_any_of_its_entities(
-    hass: HomeAssistant, fake_entry: MockConfigEntry
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
 ) -> None:
     """HA exposes entities, not devices: one exposed entity makes its device reachable."""
     assert await async_setup_component(hass, "homeassistant", {})
     async_expose_entity(hass, "conversation", PLUG, False)
     async_expose_entity(hass, "conversation", LAMP, True)
-    require_exposed(hass, [[PLUG, LAMP]], "tool")
+    require_exposed(hass, hass_admin_user, {"1": [PLUG, LAMP]}, "tool")
     with pytest.raises(PermissionDenied, match=f"addresses {PLUG}, not exposed"):
-        require_exposed(hass, [[LAMP], [PLUG]], "tool")
+        require_exposed(hass, hass_admin_user, {"1": [LAMP], "2": [PLUG]}, "tool")
+    # An address no entity stands for has no exposure to consult: refused, admins included.
+    with pytest.raises(PermissionDenied, match="no Home Assistant entity"):
+        require_exposed(hass, hass_admin_user, {"1": [LAMP], "023": []}, "tool")

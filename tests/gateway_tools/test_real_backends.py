@@ -250,7 +250,9 @@ async def test_read_only_user_reads_each_backend(
     tools = await handler.list_tools(_ctx(hass_read_only_user))
     assert "set_state" not in {tool["name"] for tool in tools}
     reads = {
-        "hubitat_home_hub": "hub_list_modes",
+        # hub_list_modes reads the mode select, which HA does not expose to assistants by
+        # default: a room listing instead.
+        "hubitat_home_hub": "hub_list_rooms",
         "homecast": "get_state",
         "robine_wake_bedroom_clock": "list_alarms",
     }

@@ -348,31 +348,41 @@ async def test_gateway_hooks(hass: HomeAssistant, sim: Sim) -> None:
     args = {"updates": [{"home": home.slug, "room": room.slug, "accessory": acc.slug, "on": False}]}
     tail = home_tail(sim)
     assert runtime.device_keys_in_call("set_state", args) == [f"{tail}_{acc.slug[-4:]}"]
+    # Homecast also finds the home, room and accessory by display name (and the accessory by
+    # UUID): the accessory a name reaches is the one checked.
+    by_name = {"home": home.name, "room": room.name.upper(), "accessory": f" {acc.name} "}
+    assert runtime.device_keys_in_call("set_state", {"updates": [by_name]}) == [
+        f"{tail}_{acc.slug[-4:]}"
+    ]
     # Addresses that are no accessory of a followed home come back as themselves, which no
-    # entity stands for (the gateway refuses them to non-admins): another home, a bare name,
-    # the right accessory in another room, a malformed update.
-    by_name = {"home": home.slug, "room": room.slug, "accessory": acc.name}
+    # entity stands for (the gateway refuses them to non-admins and under exposure): another
+    # home, the right accessory in another room, a malformed update.
     other_room = next(r for r in home.rooms if r is not room)
     misplaced = {"home": home.slug, "room": other_room.slug, "accessory": acc.slug}
     assert runtime.device_keys_in_call(
-        "set_state", {"updates": [{"home": "nowhere"}, by_name, misplaced, 3]}
+        "set_state", {"updates": [{"home": "nowhere"}, misplaced, 3]}
     ) == [
         "nowhere//",
-        f"{home.slug}/{room.slug}/{acc.name}",
         f"{home.slug}/{other_room.slug}/{acc.slug}",
         "a malformed update",
     ]
-    # Homecast finds a scene's home by slug only (local-mcp.ts run_scene).
+    # A scene's home by slug or by name: the home device.
     assert runtime.device_keys_in_call("run_scene", {"home": home.slug, "name": "x"}) == [
         f"home_{tail}"
     ]
-    assert runtime.device_keys_in_call("run_scene", {"home": home.name, "name": "x"}) == [
-        f"home {home.name!r}"
+    assert runtime.device_keys_in_call("run_scene", {"home": home.name, "name": "x"})[0] == (
+        f"home_{tail}"
+    )
+    assert runtime.device_keys_in_call("run_scene", {"home": "nowhere", "name": "x"}) == [
+        "home 'nowhere'"
     ]
-    # Account-wide reads cover every accessory of every (here: every followed) home.
-    every = runtime.device_keys_in_call("get_state", {"filter_by_home": home.slug})
+    # History reads cover every accessory of every (here: every followed) home; get_state
+    # addresses nothing: its answer is filtered per caller.
+    every = runtime.device_keys_in_call("get_history", {"accessory": acc.name})
     assert f"{tail}_{acc.slug[-4:]}" in every
     assert len(every) == sum(len(h.accessories) for h in runtime.coordinator.data.homes.values())
+    assert runtime.device_keys_in_call("get_state", {"filter_by_home": home.slug}) == []
+    assert runtime.lists_devices("get_state")
     assert runtime.device_keys_in_call("create_scene", {"home": home.slug}) == []
 
     result = await runtime.async_call_tool("set_state", args)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 import pytest
 
-from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
+from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier, UnknownListing
 from custom_components.mcp_gateway.backends.hubitat.const import ISSUE_KEY_REFUSED
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from custom_components.mcp_gateway.backends.hubitat.tools import (
+    MODE_SELECT,
+    device_keys,
+    filter_listing,
+    resolve_device,
+)
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
@@ -172,21 +180,35 @@ async def test_exports_are_writes_with_the_key(runtime: HubitatRuntime, sim: Sim
 
 
 def test_device_keys_in_call() -> None:
-    """deviceId, deviceIds, commands[].deviceId, and the same inside a gateway's args."""
-    keys = HubitatRuntime.device_keys_in_call
-    assert keys(None, "hub_get_device", {"deviceId": "12"}) == ["12"]  # type: ignore[arg-type]
-    assert keys(None, "x", {"deviceIds": [1, "2", 1]}) == ["1", "2"]  # type: ignore[arg-type]
-    assert keys(  # type: ignore[arg-type]
-        None,
-        "hub_call_device_command",
-        {"commands": [{"deviceId": 3, "command": "on"}, {"command": "off"}, "junk"]},
+    """deviceId, deviceIds, commands[].deviceId, and the same inside a gateway's args, each
+    in the form the app compares (trimmed text, an integral number's digits)."""
+    assert device_keys({"deviceId": "12"}) == ["12"]
+    assert device_keys({"deviceIds": [1, "2", 1, " 2 ", 3.0]}) == ["1", "2", "3"]
+    assert device_keys(
+        {"commands": [{"deviceId": 3, "command": "on"}, {"command": "off"}, "junk"]}
     ) == ["3"]
-    assert keys(  # type: ignore[arg-type]
-        None,
-        "hub_manage_devices",
-        {"tool": "hub_call_device_command", "args": {"deviceId": "7", "command": "on"}},
+    assert device_keys(
+        {"tool": "hub_call_device_command", "args": {"deviceId": "7", "command": "on"}}
     ) == ["7"]
-    assert keys(None, "hub_get_info", {"deviceId": {"bad": 1}}) == []  # type: ignore[arg-type]
+    assert device_keys({"deviceId": {"bad": 1}}) == []
+    # What the app cannot read stays as it was sent (a key no device has).
+    assert device_keys({"deviceId": 2.5}) == ["2.5"]
+    # Java's trim takes control characters and spaces only, not a no-break space.
+    assert device_keys({"deviceId": "\t16\n"}) == ["16"]
+    assert device_keys({"deviceId": "\xa016"}) == ["\xa016"]
+
+
+def test_an_address_reaches_every_device_it_may() -> None:
+    """The app finds a device by its exact id; the hub's own lookup by id reads a number, so
+    "023" and "+23" reach device 23 too. An address that reaches no device of ours stays."""
+    known = {"23", "16"}
+    assert resolve_device(known, "23") == ["23"]
+    assert resolve_device(known, "023") == ["23"]
+    assert resolve_device(known, "+16") == ["16"]
+    assert resolve_device(known, "-0") == ["0"]
+    assert resolve_device(known, "0999") == ["999"]
+    assert resolve_device(known, "lamp") == ["lamp"]
+    assert resolve_device(known, "1_6") == ["1_6"]
 
 
 async def test_health_and_diagnostics(
@@ -244,3 +266,55 @@ async def test_catalog_does_not_ask_the_ai_for_the_write_key(hass: HomeAssistant
         "bestPracticeKey" not in tool.get("inputSchema", {}).get("properties", {})
         for tool in catalog
     )
+
+
+class _Shown:
+    """Devices 1 and 2 shown, the mode select too, the HSM panel not."""
+
+    def device(self, key: str) -> bool:
+        return key in ("1", "2")
+
+    def entities(self, keys: Any) -> bool:
+        return list(keys) == [MODE_SELECT]
+
+
+def test_listings_keep_only_what_is_shown() -> None:
+    """Every shape the app lists devices in is filtered; counts follow; HSM status goes."""
+    rooms = {
+        "rooms": [{"id": "5", "name": "Den", "deviceCount": 3, "deviceIds": ["1", "3", "2"]}],
+        "count": 1,
+    }
+    filtered, withheld = filter_listing(rooms, _Shown())
+    assert filtered["rooms"][0]["deviceIds"] == ["1", "2"]
+    assert filtered["rooms"][0]["deviceCount"] == 2
+    assert withheld == 1
+    assert rooms["rooms"][0]["deviceIds"] == ["1", "3", "2"]  # the answer itself is unchanged
+    health = {
+        "staleDevices": [{"id": "3"}, {"id": "1"}],
+        "unknownDevices": [{"id": "unknown"}],
+        "healthyDevices": [{"id": 2}],
+    }
+    filtered, withheld = filter_listing(health, _Shown())
+    assert filtered == {
+        "staleDevices": [{"id": "1"}],
+        "unknownDevices": [],
+        "healthyDevices": [{"id": 2}],
+    }
+    assert withheld == 2
+    context = {
+        "mode": "Day",
+        "hsmStatus": "armedAway",
+        "summary": "Mode: Day\nHSM: armedAway\nDevices: 3 of 3\n- Lamp (1, Den)\n- Lock (3, Hall)"
+        "\n- Fan (2, Den) - Switch; switch=on",
+        "count": 3,
+    }
+    filtered, withheld = filter_listing(context, _Shown())
+    assert (
+        filtered["summary"]
+        == "Mode: Day\nDevices: 3 of 3\n- Lamp (1, Den)\n- Fan (2, Den) - Switch; switch=on"
+    )
+    assert "hsmStatus" not in filtered
+    assert filtered["mode"] == "Day"
+    assert withheld == 3
+    with pytest.raises(UnknownListing):
+        filter_listing(["1", "2"], _Shown())

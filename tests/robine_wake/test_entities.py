@@ -180,8 +180,14 @@ async def test_gateway_hooks(
         ToolClass(ToolTier.READ)
     )
     assert runtime.tool_class({"name": "x"}) == ToolClass(ToolTier.ADMIN)
-    assert runtime.device_keys_in_call("get_state", {}) == []
+    # Reads read the clock; only the sound list is no device data.
+    assert runtime.device_keys_in_call("get_state", {}) == ["clock"]
+    assert runtime.device_keys_in_call("list_sounds", {}) == []
     assert runtime.device_keys_in_call("trigger_alarm", {"id": "alm_1"}) == ["clock"]
+    # A call naming an alarm names its switch too.
+    assert runtime.entity_keys_in_call("trigger_alarm", {"id": "alm_1"}) == [
+        (Platform.SWITCH, "alarm_alm_1_enabled")
+    ]
 
 
 async def test_gateway_calls_reach_the_clock(

@@ -34,15 +34,16 @@ TIERS = {
     "read_only": {"read"},
     "policy": {"read", "control"},
 }
-# Backend tools that answer with every device of their backend: only a caller who may read
-# every one of those devices may use them (the policy user may read one light only). Homecast's
-# also span the account's home this entry does not follow, so only administrators use them.
-DEVICE_WIDE = {(HUBITAT, "hub_list_devices")}
+# Homecast's history reads span the account's home this entry does not follow, so only
+# administrators use them. Listings (hub_list_devices, hub_get_room, get_state, …) are
+# filtered per caller instead (test_scope.py).
 ACCOUNT_WIDE = {
-    (HOMECAST_GATEWAY, "get_state"),
     (HOMECAST_GATEWAY, "get_history"),
     (HOMECAST_GATEWAY, "query_history"),
 }
+# Reads of one hub-wide entity: the HSM panel, the mode select (the policy user may read
+# neither).
+HUB_ENTITY_READS = {(HUBITAT, "hub_get_hsm_status"), (HUBITAT, "hub_list_modes")}
 
 
 async def _catalogs(home: SecurityHome) -> dict[str, dict[str, dict[str, Any]]]:
@@ -72,14 +73,14 @@ def _expected(kind: str, gateway: str, tool: dict[str, Any]) -> str | None:
     if kind != "admin" and (gateway, tool["name"]) == (HOMECAST_GATEWAY, "run_scene"):
         return "forbidden"
     if kind == "policy":
-        if (gateway, tool["name"]) in DEVICE_WIDE:
-            return "forbidden"
         # hub_set_hsm addresses the HSM panel, which the policy user may not control.
         if (gateway, tool["name"]) == (HUBITAT, "hub_set_hsm"):
             return "forbidden"
-        # Every clock tool that changes something addresses the clock, which the policy
-        # user may not control.
-        if gateway == ROBINE and tool["tier"] != "read":
+        if (gateway, tool["name"]) in HUB_ENTITY_READS:
+            return "forbidden"
+        # Every clock tool but the sound list reads or changes the clock, of which the
+        # policy user may use nothing.
+        if gateway == ROBINE and tool["name"] != "list_sounds":
             return "forbidden"
     return None
 

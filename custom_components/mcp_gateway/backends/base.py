@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
@@ -45,6 +45,21 @@ class BackendHealth:
     protocol_version: str | None
     latency_ms: float | None
     details: dict[str, Any] = field(default_factory=dict)
+
+
+class UnknownListing(Exception):
+    """A listing's answer in a shape its backend cannot filter."""
+
+
+class Shown(Protocol):
+    """What a caller may see of a backend's devices and entities (the gateway decides)."""
+
+    def device(self, key: str) -> bool:
+        """Whether a device (EntitySpec.device.key) may be shown; an unknown one may not."""
+
+    def entities(self, keys: Iterable[tuple[Platform, str]]) -> bool:
+        """Whether the entities (platform, EntitySpec key) standing for one thing (an alarm,
+        the HSM panel) may be shown; none known: not."""
 
 
 class BackendRuntime(ABC):
@@ -110,14 +125,19 @@ class BackendRuntime(ABC):
         """
         return []
 
-    def lists_every_device(self, name: str) -> bool:
-        """Whether the tool answers with every device (so it addresses them all).
+    def lists_devices(self, name: str) -> bool:
+        """Whether the tool's answer lists devices (or rooms, alarms) it was not asked for.
 
-        Such a listing is checked for permission on each device, but not for exposure to
-        assistants: HA's convention hides unexposed entities from assistants; it does not
-        refuse an inventory for holding one.
+        Such an answer is filtered (`filter_listing`) to what the caller may read and what is
+        exposed, instead of refusing the whole answer for one device in it.
         """
         return False
+
+    def filter_listing(self, name: str, data: Any, shown: Shown) -> tuple[Any, int]:
+        """A listing tool's answer with only what `shown` admits, and how many items it
+        withheld. An answer in a shape the backend does not know raises UnknownListing (the
+        gateway then withholds it rather than pass it on unfiltered)."""
+        raise UnknownListing(name)
 
     @abstractmethod
     def health(self) -> BackendHealth:

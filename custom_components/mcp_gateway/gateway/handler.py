@@ -16,7 +16,8 @@ from typing import Any, Final
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
-from ..backends.base import BackendRuntime, ToolClass, ToolTier
+from ..backends.base import BackendRuntime, ToolClass, ToolTier, UnknownListing
+from ..const import CONF_BACKEND
 from ..mcp.client import ToolResult
 from ..mcp.errors import (
     McpAuthError,
@@ -43,9 +44,11 @@ from .catalog import (
     ExposedBackend,
     GatewayCatalog,
     ToolFailure,
+    backend_entries,
     catalog_listing,
+    gateway_tool_names,
 )
-from .exposure import require_exposed
+from .exposure import CallerView, require_exposed
 from .gateway_tool import (
     checked_arguments,
     full_tool_name,
@@ -197,32 +200,56 @@ class GatewayHandler:
             )
         if (core := self.core_tools.get(name)) is not None:
             return await self._call_core(ctx, user, core, arguments)
-        backends = self.catalog.exposed_backends()
-        members = [backend for backend in backends if backend.kind == name]
-        if len(members) < 2:
-            # An entry's own name stays callable when its kind is listed as one tool (for
-            # clients that kept an older list); a kind's name works with its one entry too.
-            for backend in backends:
-                if name in (backend.gateway_name, backend.kind):
-                    arguments = {k: v for k, v in arguments.items() if k != "entry"}
-                    return await self._call_gateway(ctx, user, backend, arguments)
-            raise UnknownToolError(name)
-        entry = arguments.get("entry")
+        backend, refusal = self._entry_of(name, arguments)
+        if backend is None:
+            if refusal is None:
+                raise UnknownToolError(name)
+            return error_result(refusal, code="invalid")
         arguments = {key: value for key, value in arguments.items() if key != "entry"}
-        for backend in members:
-            if isinstance(entry, str) and entry.strip().casefold() in (
-                backend.gateway_name,
-                backend.entry.title.casefold(),
-                backend.entry.entry_id.casefold(),
-            ):
-                return await self._call_gateway(ctx, user, backend, arguments)
-        known = ", ".join(backend.gateway_name for backend in members)
-        return error_result(
-            f'Give "entry", one of: {known}.'
-            if entry is None
-            else f"{name} has no entry {entry!r}; its entries: {known}.",
-            code="invalid",
-        )
+        return await self._call_gateway(ctx, user, backend, arguments)
+
+    def _entry_of(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> tuple[ExposedBackend | None, str | None]:
+        """The one exposed entry a gateway call reaches, else why not (None: no such tool).
+
+        An entry's own name reaches that entry; a kind's name (listed when the kind has several
+        exposed entries, and kept callable for clients with an older list) takes `entry`,
+        resolved exactly as its listing names them. An `entry` naming another, unknown or
+        withdrawn entry is refused, never replaced by a guess; without one, a kind's name
+        reaches its entry only when the kind has no other entry at all.
+        """
+        backends = self.catalog.exposed_backends()
+        entry = arguments.get("entry")
+        own = next((b for b in backends if b.gateway_name == name), None)
+        members = [b for b in backends if b.kind == name] or ([own] if own else [])
+        if not members:
+            return None, None
+        if entry is None:
+            if own is not None and len(members) == 1:
+                return own, None
+            if own is None and len(members) == 1 and len(self._kind_entries(name)) == 1:
+                return members[0], None
+        else:
+            entry_id = _named_entry(self._kind_entries(members[0].kind), entry)
+            found = next((b for b in members if b.entry.entry_id == entry_id), None)
+            if found is not None:
+                return found, None
+        known = ", ".join(b.gateway_name for b in members)
+        if entry is None:
+            return None, f'Give "entry", one of: {known}.'
+        return None, f"{name} has no entry {entry!r} you can reach; its entries: {known}."
+
+    def _kind_entries(self, kind: str) -> dict[str, tuple[str, str]]:
+        """Every entry of a backend kind, exposed or withdrawn, loaded or not: its id →
+        (gateway name, title)."""
+        entries = backend_entries(self.hass)
+        names = gateway_tool_names(entries)
+        return {
+            entry.entry_id: (names[entry.entry_id], entry.title or "")
+            for entry in entries
+            if entry.data.get(CONF_BACKEND) == kind
+        }
 
     async def list_resources(self, ctx: RequestContext) -> list[dict[str, Any]]:
         """The guide and the context snapshot."""
@@ -357,7 +384,38 @@ class GatewayHandler:
             return error_result(str(err), code=err.code)
         write = call.tool_class.tier is not ToolTier.READ
         result = await self._execute(backend, runtime, call.name, call.args, deadline, write=write)
+        if runtime.lists_devices(call.name) and not result.get("isError"):
+            result = self._filtered(user, backend, runtime, call.name, result)
         return self._record(ctx, user, backend, call, result)
+
+    def _filtered(
+        self,
+        user: User,
+        backend: ExposedBackend,
+        runtime: BackendRuntime,
+        name: str,
+        result: dict[str, Any],
+    ) -> dict[str, Any]:
+        """A listing's answer with only what the caller may read and what is exposed, and a
+        note of how much was withheld; an answer the backend cannot filter is refused."""
+        answer = ToolResult(result.get("content", []), result.get("structuredContent"))
+        try:
+            data, withheld = runtime.filter_listing(
+                name, answer.data, CallerView(self.hass, user, runtime)
+            )
+        except UnknownListing:
+            return error_result(
+                f"{backend.entry.title} answered {name} in a form the gateway cannot filter "
+                "for this user's permissions and exposure, so it is withheld.",
+                code="forbidden",
+            )
+        if withheld and isinstance(data, dict):
+            data["_gateway"] = {
+                "withheld": withheld,
+                "note": f"{withheld} item(s) this user may not read, or not exposed to "
+                "assistants, were left out.",
+            }
+        return tool_result(data) if isinstance(data, dict) else tool_result({"result": data})
 
     async def _connect(
         self, backend: ExposedBackend
@@ -410,9 +468,8 @@ class GatewayHandler:
             what=what,
         )
         # Assistants reach only the devices HA exposes to them (actions are not
-        # assistants); an inventory of every device is not refused for holding one hidden.
-        if not runtime.lists_every_device(sub.name):
-            require_exposed(self.hass, addressed.values(), what)
+        # assistants); a listing is filtered after the call instead (_filtered).
+        require_exposed(self.hass, user, addressed, what)
         entity_ids = sorted(e for group in addressed.values() for e in group)
         return AuthorizedCall(sub.name, args, tool_class, what, entity_ids)
 
@@ -528,6 +585,19 @@ class AuthorizedCall:
     tool_class: ToolClass
     what: str
     entity_ids: list[str]
+
+
+def _named_entry(entries: Mapping[str, tuple[str, str]], entry: Any) -> str | None:
+    """The id of the entry `entry` names: by gateway name or entry id, else by a title no
+    other entry of the kind shares (None: it names none, or more than one)."""
+    if not isinstance(entry, str):
+        return None
+    wanted = entry.strip().casefold()
+    for entry_id, (gateway_name, _) in entries.items():
+        if wanted in (gateway_name.casefold(), entry_id.casefold()):
+            return entry_id
+    titled = [entry_id for entry_id, (_, title) in entries.items() if title.casefold() == wanted]
+    return titled[0] if len(titled) == 1 else None
 
 
 def _listing(

@@ -16,6 +16,7 @@ from typing import Any, Final
 from homeassistant.auth.const import GROUP_ID_READ_ONLY
 from homeassistant.auth.models import User
 from homeassistant.auth.permissions.const import POLICY_CONTROL, POLICY_READ
+from homeassistant.const import Platform
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
 
@@ -152,27 +153,39 @@ def can_control_entity(user: User, entity_id: str) -> bool:
     return user.permissions.check_entity(entity_id, POLICY_CONTROL)
 
 
+def readable_subjects(user: User, entity_ids: Iterable[str]) -> list[str]:
+    """Entity ids for a refusal: only those the caller may read; the rest only counted, so
+    a refusal never tells anyone of an entity they may not see."""
+    ids = sorted(entity_ids)
+    named = [eid for eid in ids if can_read_entity(user, eid)]
+    if others := len(ids) - len(named):
+        named.append(f"{others} entit{'y' if others == 1 else 'ies'} you may not read")
+    return named
+
+
 def require_read(user: User, entity_ids: Iterable[str], what: str) -> None:
     """Every addressed entity must be readable by the caller."""
-    denied = sorted(eid for eid in entity_ids if not can_read_entity(user, eid))
+    denied = [eid for eid in entity_ids if not can_read_entity(user, eid)]
     if denied:
+        subjects = readable_subjects(user, denied)
         raise PermissionDenied(
-            f"Permission denied: {what} reads {', '.join(denied)}, which this Home Assistant "
-            "user may not read.",
+            f"Permission denied: {what} reads {', '.join(subjects)}, which this Home "
+            "Assistant user may not read.",
             Refusal.READ,
-            denied,
+            subjects,
         )
 
 
 def require_control(user: User, entity_ids: Iterable[str], what: str) -> None:
     """Every addressed entity must be controllable by the caller."""
-    denied = sorted(eid for eid in entity_ids if not can_control_entity(user, eid))
+    denied = [eid for eid in entity_ids if not can_control_entity(user, eid)]
     if denied:
+        subjects = readable_subjects(user, denied)
         raise PermissionDenied(
-            f"Permission denied: {what} addresses {', '.join(denied)}, which this Home "
+            f"Permission denied: {what} addresses {', '.join(subjects)}, which this Home "
             "Assistant user may not control.",
             Refusal.CONTROL,
-            denied,
+            subjects,
         )
 
 
@@ -218,30 +231,43 @@ def addressed_entities(
 
     A key that is no entity maps to an empty list.
     """
-    registry = er.async_get(hass)
     addressed: dict[str, list[str]] = {}
     for key in runtime.device_keys_in_call(name, args):
-        group = addressed.setdefault(key, [])
-        for spec in runtime.publisher.device_specs(key):
-            entity_id = registry.async_get_entity_id(
-                spec.platform, DOMAIN, runtime.publisher.unique_id(spec)
-            )
-            if entity_id is not None:
-                group.append(entity_id)
-    # Single entities a call acts on (Hubitat's HSM panel and mode select), checked like devices.
+        addressed.setdefault(key, []).extend(device_entity_ids(hass, runtime, key))
+    # Single entities a call acts on (Hubitat's HSM panel and mode select, a clock's alarm),
+    # checked like devices.
     for platform, spec_key in runtime.entity_keys_in_call(name, args):
         group = addressed.setdefault(spec_key, [])
-        entity_spec = runtime.publisher.spec(platform, spec_key)
-        entity_id = (
-            None
-            if entity_spec is None
-            else registry.async_get_entity_id(
-                platform, DOMAIN, runtime.publisher.unique_id(entity_spec)
-            )
-        )
-        if entity_id is not None:
+        if (entity_id := spec_entity_id(hass, runtime, platform, spec_key)) is not None:
             group.append(entity_id)
     return addressed
+
+
+def device_entity_ids(hass: HomeAssistant, runtime: BackendRuntime, key: str) -> list[str]:
+    """The entities of one of the backend's devices (none for a device no entity stands for)."""
+    registry = er.async_get(hass)
+    publisher = runtime.publisher
+    return [
+        entity_id
+        for spec in publisher.device_specs(key)
+        if (
+            entity_id := registry.async_get_entity_id(
+                spec.platform, DOMAIN, publisher.unique_id(spec)
+            )
+        )
+        is not None
+    ]
+
+
+def spec_entity_id(
+    hass: HomeAssistant, runtime: BackendRuntime, platform: Platform, key: str
+) -> str | None:
+    """The entity of one EntitySpec key, if the backend has it and HA registered it."""
+    spec = runtime.publisher.spec(platform, key)
+    if spec is None:
+        return None
+    registry = er.async_get(hass)
+    return registry.async_get_entity_id(platform, DOMAIN, runtime.publisher.unique_id(spec))
 
 
 def classify(

@@ -20,8 +20,15 @@ from ...gateway.settings import backend_answer_cap
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
-from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
-from .api import WRITE_TIMEOUT, Home, HomecastApi, HomecastState
+from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
+from .addresses import (
+    UNFOLLOWED,
+    filter_automations,
+    filter_state,
+    home_keys,
+    update_keys,
+)
+from .api import WRITE_TIMEOUT, HomecastApi, HomecastState
 from .const import (
     AUTH_OAUTH,
     CONF_ACCESS_TOKEN,
@@ -39,23 +46,14 @@ from .coordinator import HomecastCoordinator
 from .entities import accessory_device_key, derive_specs
 from .oauth import HomecastOAuth2Implementation
 from .push import HomecastPush
-from .scenes import home_device_key
 from .tools import TOOL_CLASSES, classify
 
 _LOGGER = logging.getLogger(__name__)
 
-# Tools that read across every home of the account (see device_keys_in_call).
-_ACCOUNT_READS: Final = frozenset({"get_state", "get_history", "query_history"})
-# The device key of what lies outside the followed homes: no entity stands for it.
-_UNFOLLOWED: Final = "homes this entry does not follow"
-
-
-def _home_by_key(data: HomecastState | None, key: str) -> Home | None:
-    """A followed home by its slug, the only reference Homecast's set_state/run_scene take."""
-    for home in data.homes.values() if data is not None else ():
-        if home.key == key and not home.missing:
-            return home
-    return None
+# History reads that span every home of the account (see device_keys_in_call).
+_ACCOUNT_READS: Final = frozenset({"get_history", "query_history"})
+# Reads whose answers are filtered per caller (addresses.filter_state, filter_automations).
+_LISTINGS: Final = frozenset({"get_state", "get_automations"})
 
 
 class MutableBearer(McpAuth):
@@ -247,20 +245,25 @@ class HomecastRuntime(BackendRuntime):
         """Classification from tools.py."""
         return classify(tool)
 
-    def lists_every_device(self, name: str) -> bool:
-        """get_state, get_history and query_history span every home of the account."""
-        return name in _ACCOUNT_READS
+    def lists_devices(self, name: str) -> bool:
+        """get_state and get_automations are filtered to what the caller may see."""
+        return name in _LISTINGS
+
+    def filter_listing(self, name: str, data: Any, shown: Shown) -> tuple[Any, int]:
+        """get_state's accessories and scenes, get_automations' automations, as shown."""
+        state: HomecastState | None = self.coordinator.data
+        if name == "get_automations":
+            return filter_automations(state, data, shown)
+        return filter_state(state, data, shown)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        """The devices a call addresses, by the exact keys Homecast itself resolves.
+        """The devices a call may reach, its addresses resolved as Homecast resolves them.
 
-        set_state: Homecast (local-rest.ts handleSetState) looks homes up by slug and rooms
-        and accessories by key inside them, so an update is this entry's accessory only when
-        home, room and accessory keys all match; anything else (another home, a bare name, a
-        room that does not hold it) is an address no entity stands for. run_scene: the home
-        device. Reads that span homes (get_state, get_history, query_history match names by
-        substring, local-mcp.ts) cover every accessory of the followed homes, and the homes of
-        the account the entry does not follow: checking them all never under-checks.
+        set_state: every accessory an update's home, room and accessory may name (slug,
+        display name or UUID: addresses.update_keys). run_scene: the home device. History
+        reads match accessory names by substring across homes (local-rest.ts), so they cover
+        every accessory of the followed homes, and the homes of the account the entry does
+        not follow: checking them all never under-checks.
         """
         data: HomecastState | None = self.coordinator.data
         if name in _ACCOUNT_READS:
@@ -271,30 +274,17 @@ class HomecastRuntime(BackendRuntime):
                 for acc in home.accessories.values()
             ]
             if data is None or data.account_homes is None or data.account_homes - data.homes.keys():
-                keys.append(_UNFOLLOWED)
+                keys.append(UNFOLLOWED)
             return keys
         if name == "set_state":
             updates = arguments.get("updates")
-            return [
-                self._update_key(data, update)
-                for update in (updates if isinstance(updates, list) else [])
-            ]
+            keys = []
+            for update in updates if isinstance(updates, list) else []:
+                keys.extend(key for key in update_keys(data, update) if key not in keys)
+            return keys
         if name == "run_scene":
-            ref = str(arguments.get("home", ""))
-            home = _home_by_key(data, ref)
-            return [home_device_key(home) if home is not None else f"home {ref!r}"]
+            return home_keys(data, arguments.get("home", ""))
         return []
-
-    @staticmethod
-    def _update_key(data: HomecastState | None, update: Any) -> str:
-        if not isinstance(update, Mapping):
-            return "a malformed update"
-        ref = [str(update.get(part, "")) for part in ("home", "room", "accessory")]
-        if (home := _home_by_key(data, ref[0])) is not None:
-            for acc in home.accessories.values():
-                if acc.room_key == ref[1] and acc.key == ref[2]:
-                    return accessory_device_key(home, acc)
-        return "/".join(ref)
 
     def health(self) -> BackendHealth:
         """Reachability and protocol facts."""

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 import logging
-from typing import Any, ClassVar, Final, Self
+from typing import Any, ClassVar, Self
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
@@ -21,7 +21,7 @@ from ...gateway.settings import backend_answer_cap
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
 from ...mcp.errors import McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
-from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass
+from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
 from . import const
 from .api import Command, HubitatApi, HubitatBusyError, HubitatKeyRefusedError, is_key_refusal
 from .coalescer import WriteCoalescer
@@ -39,12 +39,20 @@ from .const import (
 )
 from .coordinator import HubitatCoordinator, HubitatData
 from .entities import derive_specs, is_light_capable, is_plain_switch
-from .tools import call_class, classify, device_keys, entity_keys, is_write
+from .tools import (
+    LISTINGS,
+    call_class,
+    classify,
+    device_keys,
+    entity_keys,
+    filter_listing,
+    is_write,
+    resolve_device,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
 # The device key of "every device" before the first poll told us which there are.
-_ALL_DEVICES: Final = "every device of the hub"
 
 
 class HubitatRuntime(BackendRuntime):
@@ -265,21 +273,23 @@ class HubitatRuntime(BackendRuntime):
         """hub_set_hsm acts on the HSM panel, mode activation on the mode select."""
         return entity_keys(name, arguments)
 
-    def lists_every_device(self, name: str) -> bool:
-        """hub_list_devices answers with every device the app shares."""
-        return name == "hub_list_devices"
+    def lists_devices(self, name: str) -> bool:
+        """Device lists, rooms and device health answer with devices: filtered per caller."""
+        return name in LISTINGS
+
+    def filter_listing(self, name: str, data: Any, shown: Shown) -> tuple[Any, int]:
+        """The answer's devices (records, ids, context lines), HSM status and mode as shown."""
+        return filter_listing(data, shown)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        """Device keys from deviceId, deviceIds and commands[].deviceId (device key = id).
-
-        hub_list_devices answers with every device the app shares, so it addresses them all:
-        a caller must be able to read each (the check cannot under-count what it lists).
-        """
-        if name == "hub_list_devices":
-            data: HubitatData | None = self.coordinator.data
-            known = data.devices if data is not None else ()
-            return [*known, *device_keys(arguments)] or [_ALL_DEVICES]
-        return device_keys(arguments)
+        """The devices a call addresses (deviceId, deviceIds, commands[].deviceId), resolved
+        as the app resolves them: every device an address may reach (resolve_device)."""
+        data: HubitatData | None = self.coordinator.data
+        known = data.devices if data is not None else {}
+        keys: list[str] = []
+        for address in device_keys(arguments):
+            keys.extend(key for key in resolve_device(known, address) if key not in keys)
+        return keys
 
     def health(self) -> BackendHealth:
         """Reachability and what the hub told us."""

@@ -6,12 +6,14 @@ Read/write follows the app's own read-only list; a tool missing from these table
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+import copy
+import re
 from typing import Any, Final
 
 from homeassistant.const import Platform
 
-from ..base import ToolClass, ToolTier
+from ..base import Shown, ToolClass, ToolTier, UnknownListing
 
 # hubitat-mcp-server.groovy getReadOnlyToolNames(): the union of the libraries'
 # _readOnlyToolNames_part*() lists (release 4.0.2). Every other tool writes (it needs the
@@ -197,26 +199,66 @@ def is_write(tool: Mapping[str, Any]) -> bool:
     return not (isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True)
 
 
+# Reads that answer with devices, rooms or the hub's whole state: the gateway filters them.
+LISTINGS: Final = frozenset(
+    {"hub_list_devices", "hub_get_room", "hub_get_device_health", "hub_list_rooms"}
+)
+HSM_PANEL: Final = (Platform.ALARM_CONTROL_PANEL, "hub_hsm")
+MODE_SELECT: Final = (Platform.SELECT, "hub_mode")
+
+
 def entity_keys(name: str, arguments: Mapping[str, Any]) -> list[tuple[Platform, str]]:
-    """The hub-wide entities a call acts on: the HSM panel, the mode select."""
-    if name == "hub_set_hsm":
-        return [(Platform.ALARM_CONTROL_PANEL, "hub_hsm")]
+    """The hub-wide entities a call acts on or reads: the HSM panel, the mode select."""
+    if name in ("hub_set_hsm", "hub_get_hsm_status"):
+        return [HSM_PANEL]
+    if name == "hub_list_modes":
+        return [MODE_SELECT]
     if name == "hub_manage_mode" and str(arguments.get("action", "")).strip().lower() == "activate":
-        return [(Platform.SELECT, "hub_mode")]
+        return [MODE_SELECT]
     return []
 
 
+# java.lang.String.trim(): every character up to U+0020, and nothing else.
+_JAVA_TRIM: Final = "".join(chr(code) for code in range(0x21))
+# java.lang.Long.parseLong: an optional sign, then ASCII digits.
+_JAVA_LONG: Final = re.compile(r"[+-]?[0-9]+")
+
+
+def canonical_id(value: Any) -> str | None:
+    """A device-id argument as the app compares it (mcp-devices-lib.groovy
+    _canonicalDeviceIdArg): text trimmed, an integral number as its digits, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value.strip(_JAVA_TRIM) or None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return None
+
+
+def numeric_id(text: str) -> str | None:
+    """The device a hub-internal lookup by id reaches (the app's device-allowlist bypass
+    fetches /device/fullJson/<id>, which the hub reads as a number): "023", "+23" → "23"."""
+    return str(int(text)) if _JAVA_LONG.fullmatch(text) else None
+
+
 def device_keys(arguments: Mapping[str, Any]) -> list[str]:
-    """The device ids a call addresses: deviceId, deviceIds, commands[].deviceId.
+    """The device ids a call addresses (deviceId, deviceIds, commands[].deviceId), each in
+    the form the app compares (canonical_id); a value it cannot read stays as it was sent.
 
     A gateway call carries its sub-tool's arguments in `args`, which are searched too.
     """
     keys: list[str] = []
 
     def add(value: Any) -> None:
-        if value is None or isinstance(value, dict | list | bool) or not str(value):
+        if value is None or isinstance(value, dict | list) or value == "":
             return
-        if (key := str(value)) not in keys:
+        key = canonical_id(value)
+        if key is None:
+            key = str(value)
+        if key not in keys:
             keys.append(key)
 
     add(arguments.get("deviceId"))
@@ -234,3 +276,88 @@ def device_keys(arguments: Mapping[str, Any]) -> list[str]:
         for key in device_keys(inner):
             add(key)
     return keys
+
+
+def resolve_device(known: Collection[str], key: str) -> list[str]:
+    """The devices an address may reach: the device the app finds by its canonical id, and
+    the one the hub finds by its number (what no device of ours is comes back as it is)."""
+    reached = [key] if key in known else []
+    number = numeric_id(key)
+    if number is not None and number not in reached:
+        reached.append(number)
+    return reached or [key]
+
+
+# Where the app's answers list devices: lists of device records or ids (hub_get_device_health:
+# mcp-diagnostics-lib.groovy toolDeviceHealthCheck's stale, unknown and healthy devices).
+_DEVICE_LISTS: Final = (
+    "devices",
+    "staleDevices",
+    "unknownDevices",
+    "healthyDevices",
+    "deviceIds",
+)
+# A line of format="context"'s summary: "- Label (id, room) - capabilities; states".
+_CONTEXT_ID: Final = re.compile(r"\((\d+), ")
+
+
+def filter_listing(data: Any, shown: Shown) -> tuple[Any, int]:
+    """A listing's answer with only the devices (and HSM status, mode) `shown` admits."""
+    if not isinstance(data, dict):
+        raise UnknownListing("not an object")
+    answer = copy.deepcopy(data)
+    return answer, _filter_object(answer, shown)
+
+
+def _device_of(item: Any) -> str | None:
+    if isinstance(item, Mapping):
+        item = item.get("id", item.get("deviceId"))
+    return None if isinstance(item, Mapping | list) else canonical_id(item)
+
+
+def _filter_object(node: dict[str, Any], shown: Shown) -> int:
+    withheld = 0
+    for key in _DEVICE_LISTS:
+        items = node.get(key)
+        if not isinstance(items, list):
+            continue
+        kept = [item for item in items if (d := _device_of(item)) is not None and shown.device(d)]
+        withheld += len(items) - len(kept)
+        node[key] = kept
+        for count in ("count", "deviceCount"):
+            if node.get(count) == len(items):
+                node[count] = len(kept)
+    if "hsmStatus" in node and not shown.entities([HSM_PANEL]):
+        del node["hsmStatus"]
+        withheld += 1
+    for key in ("mode", "currentMode"):
+        if key in node and not shown.entities([MODE_SELECT]):
+            del node[key]
+            withheld += 1
+    summary = node.get("summary")
+    if isinstance(summary, str):
+        lines = summary.split("\n")
+        kept_lines = [line for line in lines if _line_shown(line, shown)]
+        withheld += len(lines) - len(kept_lines)
+        node["summary"] = "\n".join(kept_lines)
+    for key, value in node.items():
+        if key in _DEVICE_LISTS:
+            continue
+        if isinstance(value, dict):
+            withheld += _filter_object(value, shown)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, dict):
+                    withheld += _filter_object(item, shown)
+    return withheld
+
+
+def _line_shown(line: str, shown: Shown) -> bool:
+    if line.startswith("HSM:"):
+        return shown.entities([HSM_PANEL])
+    if line.startswith("Mode:"):
+        return shown.entities([MODE_SELECT])
+    if not line.startswith("- "):
+        return True
+    ids = _CONTEXT_ID.findall(line)
+    return bool(ids) and all(shown.device(device_id) for device_id in ids)

@@ -19,7 +19,14 @@ from ...localtime import localize_json, localize_text
 from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpRateLimitError
 from ...publisher import EntityPublisher
-from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, ToolClass, ToolTier
+from ..base import (
+    BackendHealth,
+    BackendRuntime,
+    McpGatewayConfigEntry,
+    Shown,
+    ToolClass,
+    ToolTier,
+)
 from . import model
 from .api import RevisionConflict, RobineWakeApi
 from .const import (
@@ -33,9 +40,9 @@ from .const import (
     password_issue_id,
 )
 from .coordinator import RobineWakeCoordinator
-from .entities import derive_specs
+from .entities import alarm_key, derive_specs
 from .model import Alarm, AuthScheme, Preview, Session
-from .tools import classify
+from .tools import ALARM_TOOLS, classify, filter_alarms
 
 
 def credentials(secret: str | None, scheme: AuthScheme | None) -> McpAuth | None:
@@ -198,8 +205,25 @@ class RobineWakeRuntime(BackendRuntime):
         return classify(tool)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        """Every tool acts on the one clock: control needs permission on its entities."""
-        return [] if classify({"name": name}).tier is ToolTier.READ else [DEVICE_KEY]
+        """Every tool but the sound list reads or acts on the one clock: its entities."""
+        return [] if name == model.TOOL_LIST_SOUNDS else [DEVICE_KEY]
+
+    def entity_keys_in_call(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> list[tuple[Platform, str]]:
+        """The alarm a call names (`id`, or an action's `alarm_id`): its switch."""
+        alarm_id = arguments.get(model.F_ID, arguments.get("alarm_id"))
+        if name in ALARM_TOOLS and alarm_id is not None:
+            return [(Platform.SWITCH, alarm_key(str(alarm_id), "enabled"))]
+        return []
+
+    def lists_devices(self, name: str) -> bool:
+        """get_state and list_alarms list alarms: filtered per caller."""
+        return name in (model.TOOL_GET_STATE, model.TOOL_LIST_ALARMS)
+
+    def filter_listing(self, name: str, data: Any, shown: Shown) -> tuple[Any, int]:
+        """The alarms (and their sessions) whose entities `shown` admits."""
+        return filter_alarms(data, shown)
 
     def health(self) -> BackendHealth:
         """Reachability, protocol and the clock's own health."""

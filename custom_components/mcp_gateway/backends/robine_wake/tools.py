@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+import copy
 from typing import Any, Final
 
-from ..base import ToolClass, ToolTier
+from homeassistant.const import Platform
+
+from ..base import Shown, ToolClass, ToolTier, UnknownListing
 from . import model
+from .entities import alarm_key
 
 _READ = ToolClass(ToolTier.READ)
 _CONTROL = ToolClass(ToolTier.CONTROL)
@@ -37,3 +41,51 @@ def classify(tool: Mapping[str, Any]) -> ToolClass:
         return _READ
     destructive = isinstance(annotations, Mapping) and annotations.get("destructiveHint") is True
     return ToolClass(ToolTier.ADMIN, destructive=destructive)
+
+
+# Tools that name one alarm by its id.
+ALARM_TOOLS: Final = frozenset(
+    {model.TOOL_UPDATE_ALARM, model.TOOL_DELETE_ALARM, model.TOOL_TRIGGER_ALARM}
+)
+
+
+def alarm_entities(alarm_id: str) -> list[tuple[Platform, str]]:
+    """The entities that stand for one alarm."""
+    return [
+        (Platform.SWITCH, alarm_key(alarm_id, "enabled")),
+        (Platform.SENSOR, alarm_key(alarm_id, "next")),
+    ]
+
+
+def filter_alarms(data: Any, shown: Shown) -> tuple[Any, int]:
+    """get_state / list_alarms with only the alarms `shown` admits, and no session of a
+    withheld alarm (a session names its alarm)."""
+    if not isinstance(data, dict):
+        raise UnknownListing("not an object")
+    answer = copy.deepcopy(data)
+    hidden: set[str] = set()
+    alarms = answer.get("alarms")
+    if isinstance(alarms, list):
+        kept = []
+        for alarm in alarms:
+            alarm_id = alarm.get(model.F_ID) if isinstance(alarm, Mapping) else None
+            if isinstance(alarm_id, str) and shown.entities(alarm_entities(alarm_id)):
+                kept.append(alarm)
+            elif isinstance(alarm_id, str):
+                hidden.add(alarm_id)
+        withheld = len(alarms) - len(kept)
+        answer["alarms"] = kept
+    else:
+        withheld = 0
+
+    def of_hidden(session: Any) -> bool:
+        return isinstance(session, Mapping) and session.get("alarm_id") in hidden
+
+    if of_hidden(answer.get("active_session")):
+        answer["active_session"] = None
+        withheld += 1
+    recent = answer.get("recent_sessions")
+    if isinstance(recent, list):
+        answer["recent_sessions"] = [s for s in recent if not of_hidden(s)]
+        withheld += len(recent) - len(answer["recent_sessions"])
+    return answer, withheld

@@ -1,0 +1,187 @@
+"""What a Homecast call reaches, and what of its answers a caller may be shown.
+
+Homecast resolves a set_state update's home by slug, display name or UUID, its room by slug
+or display name and its accessory by slug, display name or UUID inside that room (the cloud's
+api/home.py, as tests/simulators/homecast follows it; the community server's local-rest.ts
+hands the room and accessory on to the relay, which resolves them the same way). Each address
+is resolved here the same way, to every accessory it may reach, so that permission and
+exposure are decided on what the call reaches, however it is spelt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+import copy
+from typing import Any, Final
+
+from ..base import Shown, UnknownListing
+from .api import Accessory, Home, HomecastState
+from .entities import accessory_device_key
+from .scenes import home_device_key
+
+# The device key of what lies outside the followed homes: no entity stands for it.
+UNFOLLOWED: Final = "homes this entry does not follow"
+
+
+def _needle(ref: Any) -> str:
+    return str(ref).strip().lower()
+
+
+def homes_named(data: HomecastState | None, ref: Any) -> tuple[list[Home], bool]:
+    """The followed homes a home reference may mean, and whether it may also mean a home of
+    the account this entry does not follow (whose names we do not know)."""
+    needle = _needle(ref)
+    homes = [
+        home
+        for home in (data.homes.values() if data is not None else ())
+        if not home.missing and needle in (home.key, home.name.lower(), home.uuid.lower())
+    ]
+    unfollowed = (
+        data is None or data.account_homes is None or bool(data.account_homes - data.homes.keys())
+    )
+    # A slug or UUID names one home; a display name may be shared with an unfollowed one.
+    exact = any(needle in (home.key, home.uuid.lower()) for home in homes)
+    return homes, unfollowed and not exact
+
+
+def home_keys(data: HomecastState | None, ref: Any) -> list[str]:
+    """The home devices a home reference (run_scene's `home`) may reach."""
+    homes, other = homes_named(data, ref)
+    keys = [home_device_key(home) for home in homes]
+    if not homes:
+        keys.append(f"home {str(ref)!r}")
+    elif other:
+        keys.append(UNFOLLOWED)
+    return keys
+
+
+def update_keys(data: HomecastState | None, update: Any) -> list[str]:
+    """The accessories one set_state update may reach (a group: itself and its members)."""
+    if not isinstance(update, Mapping):
+        return ["a malformed update"]
+    refs = [update.get(part, "") for part in ("home", "room", "accessory")]
+    homes, other = homes_named(data, refs[0])
+    keys: list[str] = []
+    room, accessory = _needle(refs[1]), _needle(refs[2])
+    for home in homes:
+        for acc in home.accessories.values():
+            in_room = room in (acc.room_key, acc.room_name.lower())
+            if in_room and accessory in (acc.key, acc.name.lower(), acc.uid):
+                keys.extend(_with_members(home, acc))
+    if other or not keys:
+        keys.append("/".join(str(ref) for ref in refs))
+    return list(dict.fromkeys(keys))
+
+
+def _with_members(home: Home, acc: Accessory) -> list[str]:
+    keys = [accessory_device_key(home, acc)]
+    for member in acc.members:
+        found = next((a for a in home.accessories.values() if a.key == member), None)
+        keys.append(accessory_device_key(home, found) if found else f"{home.key}/{member}")
+    return keys
+
+
+def filter_state(data: HomecastState | None, answer: Any, shown: Shown) -> tuple[Any, int]:
+    """get_state's answer ({home: {room: {accessory: state}}, _scenes, _homes, _meta}) with
+    the accessories, scenes and homes `shown` admits; how many it withheld."""
+    if not isinstance(answer, dict):
+        raise UnknownListing("get_state: not an object")
+    answer = copy.deepcopy(answer)
+    withheld = 0
+    hidden_homes: list[str] = []
+    for home_key in [key for key in answer if not key.startswith("_")]:
+        rooms = answer[home_key]
+        home = _followed(data, home_key)
+        if not isinstance(rooms, dict):
+            raise UnknownListing(f"get_state: {home_key} is not an object")
+        for room_key in [key for key in rooms if not key.startswith("_")]:
+            accessories = rooms[room_key]
+            if not isinstance(accessories, dict):
+                raise UnknownListing(f"get_state: {home_key}.{room_key} is not an object")
+            for acc_key in list(accessories):
+                if not _accessory_shown(home, home_key, room_key, acc_key, shown):
+                    del accessories[acc_key]
+                    withheld += 1
+            if not accessories:
+                del rooms[room_key]
+        if "_scenes" in rooms and (home is None or not shown.device(home_device_key(home))):
+            del rooms["_scenes"]
+            withheld += 1
+        if home is None and not any(not key.startswith("_") for key in rooms):
+            del answer[home_key]
+            hidden_homes.append(home_key)
+    if isinstance(homes := answer.get("_homes"), dict):
+        for home_key in hidden_homes:
+            homes.pop(home_key, None)
+    return answer, withheld
+
+
+def _followed(data: HomecastState | None, home_key: str) -> Home | None:
+    for home in data.homes.values() if data is not None else ():
+        if home.key == home_key and not home.missing:
+            return home
+    return None
+
+
+def _accessory_shown(
+    home: Home | None, home_key: str, room_key: str, acc_key: str, shown: Shown
+) -> bool:
+    if home is None:
+        return shown.device(f"{home_key}/{room_key}/{acc_key}")
+    acc = next(
+        (a for a in home.accessories.values() if a.room_key == room_key and a.key == acc_key),
+        None,
+    )
+    if acc is None:
+        return shown.device(f"{home_key}/{room_key}/{acc_key}")
+    return all(shown.device(key) for key in _with_members(home, acc))
+
+
+def filter_automations(data: HomecastState | None, answer: Any, shown: Shown) -> tuple[Any, int]:
+    """get_automations' answer ({home: [automation], _meta}) with the automations whose home
+    and every accessory they trigger on or act on `shown` admits."""
+    if not isinstance(answer, dict):
+        raise UnknownListing("get_automations: not an object")
+    answer = copy.deepcopy(answer)
+    withheld = 0
+    for home_key in [key for key in answer if not key.startswith("_")]:
+        automations = answer[home_key]
+        if not isinstance(automations, list):
+            raise UnknownListing(f"get_automations: {home_key} is not a list")
+        home = _followed(data, home_key)
+        home_shown = home is not None and shown.device(home_device_key(home))
+        kept = [
+            automation
+            for automation in automations
+            if home is not None
+            and home_shown
+            and all(
+                shown.device(key) for ref in _accessory_refs(automation) for key in _acc(home, ref)
+            )
+        ]
+        withheld += len(automations) - len(kept)
+        if home is None:
+            del answer[home_key]
+        else:
+            answer[home_key] = kept
+    return answer, withheld
+
+
+def _acc(home: Home, ref: str) -> list[str]:
+    found = home.find(ref)
+    return _with_members(home, found) if found is not None else [f"{home.key}/{ref}"]
+
+
+def _accessory_refs(node: Any) -> list[str]:
+    """Every `accessory` an automation's trigger, conditions or actions name."""
+    refs: list[str] = []
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key == "accessory" and isinstance(value, str):
+                refs.append(value)
+            else:
+                refs.extend(_accessory_refs(value))
+    elif isinstance(node, list):
+        for item in node:
+            refs.extend(_accessory_refs(item))
+    return refs
