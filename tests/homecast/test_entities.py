@@ -12,7 +12,7 @@ from homeassistant.components.climate import HVACAction, HVACMode
 from homeassistant.const import ATTR_ENTITY_ID, STATE_UNAVAILABLE, Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
@@ -151,6 +151,21 @@ async def test_light(hass: HomeAssistant, sim: Sim) -> None:
     await _call(hass, "light", "turn_off", color_id)
     assert sim.state.values(sim.state.homes[0].slug, color.slug)["on"] is False
     assert hass.states.get(color_id).state == "off"
+
+
+async def test_device_models_read_as_words(hass: HomeAssistant, sim: Sim) -> None:
+    """Homecast's type slugs become readable models: "Climate", "Light sensor", "Accessory"."""
+    entry = await _loaded(hass, sim)
+    models = {
+        device.model
+        for device in dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
+    }
+    assert "Light" in models
+    for model in models:
+        assert model, models
+        assert model[0].isupper(), models
+        assert "_" not in model, models
+        assert model.casefold() != "other", models
 
 
 async def test_switch_outlet_and_speaker(hass: HomeAssistant, sim: Sim) -> None:

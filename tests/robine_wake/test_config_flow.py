@@ -70,16 +70,28 @@ def test_normalize_url_refuses(raw: str) -> None:
         normalize_url(raw)
 
 
+async def test_a_second_unnamed_clock_is_numbered(
+    hass: HomeAssistant, sim: Sim, sim_factory: SimFactory
+) -> None:
+    """Two clocks that name themselves nothing: "Robine Wake", then "Robine Wake 2"."""
+    first = await _submit(hass, await _start(hass), {"url": _host_port(sim)})
+    other = await sim_factory()
+    second = await _submit(hass, await _start(hass), {"url": _host_port(other)})
+    assert (first["title"], second["title"]) == ("Robine Wake", "Robine Wake 2")
+    await hass.async_block_till_done()
+    assert hass.states.get("switch.robine_wake_2_weekdays") is not None
+
+
 async def test_user_flow_without_password(hass: HomeAssistant, sim: Sim) -> None:
     """A clock as 50-002 has it (no device id anywhere) is recognised and keyed by its address."""
     result = await _submit(hass, await _start(hass), {"url": _host_port(sim)})
     assert result["type"] is FlowResultType.CREATE_ENTRY
-    assert result["title"] == "Robine Wake (127.0.0.1)"
+    assert result["title"] == "Robine Wake"  # it names itself nothing
     assert result["data"] == {CONF_BACKEND: BACKEND_ROBINE_WAKE, "url": sim.url}
     assert result["result"].unique_id == f"address:127.0.0.1:{sim.server.port}"
     await hass.async_block_till_done()
     assert result["result"].state is ConfigEntryState.LOADED
-    assert hass.states.get("switch.robine_wake_127_0_0_1_weekdays").state == "on"
+    assert hass.states.get("switch.robine_wake_weekdays").state == "on"
     # The same address again is the same clock.
     result = await _submit(hass, await _start(hass), {"url": sim.url})
     assert result["type"] is FlowResultType.ABORT
@@ -137,7 +149,7 @@ async def test_user_flow_with_a_bearer_token(hass: HomeAssistant, sim_factory: S
     await hass.async_block_till_done()
     entry = result["result"]
     assert entry.state is ConfigEntryState.LOADED
-    assert hass.states.get("switch.robine_wake_127_0_0_1_weekdays").state == "on"
+    assert hass.states.get("switch.robine_wake_weekdays").state == "on"
 
 
 @pytest.mark.parametrize("scheme", ["digest", "negotiate"])

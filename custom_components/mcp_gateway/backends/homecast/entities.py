@@ -1321,11 +1321,12 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
 
 
 def _model(acc: Accessory) -> str:
+    """A readable model from Homecast's type slug ("light_sensor" -> "Light sensor"); "other",
+    its word for an accessory of no simpler kind, reads "Accessory"."""
     if acc.virtual is not None:
-        return f"Virtual {acc.virtual.kind}"
-    if acc.group:
-        return f"{acc.type} group"
-    return acc.type
+        return f"Virtual {acc.virtual.kind.replace('_', ' ')}"
+    kind = "accessory" if acc.type == "other" else acc.type.replace("_", " ")
+    return f"{kind.capitalize()} group" if acc.group else kind.capitalize()
 
 
 # The event key is documented in api; re-exported for tests that press buttons.

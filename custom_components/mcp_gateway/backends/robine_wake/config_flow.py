@@ -243,8 +243,16 @@ class RobineWakeFlowMixin(BackendFlowMixin):
             await self.async_set_unique_id(address_uid(url))
             self._abort_if_unique_id_configured()
         data = _with_credentials({CONF_BACKEND: BACKEND_ROBINE_WAKE, CONF_URL: url}, secret, scheme)
-        title = clock.name or f"{DEFAULT_MODEL} ({URL(url).host})"
-        return self.async_create_entry(title=title, data=data)
+        return self.async_create_entry(title=clock.name or self._unnamed_title(), data=data)
+
+    def _unnamed_title(self) -> str:
+        """A clock that names itself nothing is "Robine Wake", a second one "Robine Wake 2":
+        the title names its device and so its entity ids (an address in them reads as noise)."""
+        taken = {entry.title for entry in self._async_current_entries(include_ignore=False)}
+        number = 1
+        while (title := DEFAULT_MODEL if number == 1 else f"{DEFAULT_MODEL} {number}") in taken:
+            number += 1
+        return title
 
     async def _rw_update(
         self, entry: ConfigEntry, url: str, clock: _Clock, data: Mapping[str, Any]
