@@ -15,6 +15,7 @@ from typing import Any
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import ATTR_ENTITY_ID, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
+from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -22,7 +23,16 @@ from custom_components.mcp_gateway.backends.homecast import api
 from custom_components.mcp_gateway.backends.homecast.api import HomecastWriteError, SetStateResult
 from custom_components.mcp_gateway.backends.homecast.const import SERVER_COMMUNITY
 
-from .conftest import Sim, SimFactory, device_of, entity_id, setup_entry, token_entry
+from .conftest import (
+    Sim,
+    SimFactory,
+    device_of,
+    entity_id,
+    home_entity_id,
+    home_tail,
+    setup_entry,
+    token_entry,
+)
 
 # The relay's bound, shortened for the tests (the real one is 10 s, as the client's default).
 BOUND = 0.3
@@ -232,3 +242,111 @@ async def test_community_snake_case_and_what_it_does_not_take(
     with pytest.raises(api.HomecastArgumentError, match="takes no heating_cooling_target"):
         await runtime.api.async_set(acc, {"heating_cooling_target": 1})
     assert sim.stats.tools["set_state"] == 0
+
+
+async def test_failures_and_values_bent_never_the_entry(
+    hass: HomeAssistant, sim_factory: SimFactory
+) -> None:
+    """Which read fails, in which upstream shape, with values changing meanwhile.
+
+    get_state feeds every entity; each automation list only its engine's switches (which keep
+    their last state); a home whose relay is gone only that home. Every other entity shows
+    the truth after each poll, and the entry stays loaded.
+    """
+    sim = await sim_factory()
+    entry = await _loaded(hass, sim)
+    coordinator = entry.runtime_data.coordinator
+    loop = asyncio.get_running_loop()
+    home0, home1 = sim.state.homes
+    lamp, switch1 = device_of(sim, "light"), device_of(sim, "switch", home=1)
+    hk0, hc0, hk1 = home0.automations[0], home0.hc_automations[0], home1.automations[0]
+    ids = {
+        "lamp": entity_id(hass, entry, sim, lamp, "light"),
+        "switch1": entity_id(hass, entry, sim, switch1, "switch", home=1),
+        "hk0": home_entity_id(
+            hass, entry, "switch", f"home_{home_tail(sim)}_automation_{hk0['id'].lower()}"
+        ),
+        "hc0": home_entity_id(
+            hass, entry, "switch", f"home_{home_tail(sim)}_hc_automation_{hc0['id'].lower()}"
+        ),
+        "hk1": home_entity_id(
+            hass, entry, "switch", f"home_{home_tail(sim, 1)}_automation_{hk1['id'].lower()}"
+        ),
+    }
+
+    def states() -> dict[str, str]:
+        return {name: hass.states.get(eid).state for name, eid in ids.items()}
+
+    def onoff(value: Any) -> str:
+        return "on" if value else "off"
+
+    baseline = states()
+    assert STATE_UNAVAILABLE not in baseline.values()
+    seen: set[str] = set()
+
+    async def poll(
+        failure: str | None, offline: bool, dead: bool, flips: set[str]
+    ) -> dict[str, str]:
+        if failure is not None:
+            sim.state.failing_tools[failure] = "Request timed out"
+        sim.state.set_relay_online(home1.slug, not offline)
+        sim.state.set_reachable(home0.slug, lamp.slug, not dead)
+        if "lamp" in flips and not dead:  # a lamp that does not answer changes nothing
+            sim.state.external_change(home0.slug, lamp.slug, on=not lamp.values["on"])
+        for name, automation in (("hk0", hk0), ("hc0", hc0)):
+            if name in flips:
+                automation["enabled"] = not automation["enabled"]
+        try:
+            await coordinator.async_refresh()
+            await hass.async_block_till_done()
+            return states()
+        finally:
+            sim.state.failing_tools.clear()
+            sim.state.set_relay_online(home1.slug, True)
+            sim.state.set_reachable(home0.slug, lamp.slug, True)
+
+    async def restore() -> dict[str, str]:
+        await coordinator.async_refresh()
+        await hass.async_block_till_done()
+        return states()
+
+    @settings(
+        max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(
+        failure=st.none() | st.sampled_from(["get_state", "get_automations", "get_hc_automations"]),
+        offline=st.booleans(),
+        dead=st.booleans(),  # the lamp stops answering: its cached values are still sent
+        flips=st.sets(st.sampled_from(["lamp", "hk0", "hc0"])),
+    )
+    def check(failure: str | None, offline: bool, dead: bool, flips: set[str]) -> None:
+        before = states()
+        now = asyncio.run_coroutine_threadsafe(poll(failure, offline, dead, flips), loop).result()
+        assert entry.state is ConfigEntryState.LOADED
+        if failure == "get_state":
+            assert set(now.values()) == {STATE_UNAVAILABLE}, now
+            seen.add("all unavailable")
+        else:
+            assert now["lamp"] == onoff(lamp.values["on"])
+            for name, tool, truth in (
+                ("hk0", "get_automations", hk0),
+                ("hc0", "get_hc_automations", hc0),
+            ):
+                expected = before[name] if failure == tool else onoff(truth["enabled"])
+                assert now[name] == expected, (name, failure, flips)
+                if failure == tool and name in flips:
+                    seen.add("kept")
+            if offline:
+                assert now["switch1"] == now["hk1"] == STATE_UNAVAILABLE, now
+                seen.add("home unavailable")
+            else:
+                assert now["switch1"] == onoff(switch1.values["on"])
+        assert asyncio.run_coroutine_threadsafe(restore(), loop).result() == {
+            **baseline,
+            "lamp": onoff(lamp.values["on"]),
+            "hk0": onoff(hk0["enabled"]),
+            "hc0": onoff(hc0["enabled"]),
+        }
+
+    await hass.async_add_executor_job(check)
+    assert seen == {"all unavailable", "kept", "home unavailable"}
