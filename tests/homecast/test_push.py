@@ -183,6 +183,23 @@ async def test_no_socket_keeps_polling(hass: HomeAssistant, sim_factory: SimFact
     assert not push._task.done()  # still trying
 
 
+async def test_socket_unreachable_for_long_says_so(
+    hass: HomeAssistant, sim_factory: SimFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A community app whose socket does not listen: after many attempts a notice says so,
+    and polling goes on."""
+    monkeypatch.setattr(push_module, "UNAVAILABLE_NOTICE_AFTER", 3)
+    sim = await sim_factory(community=True, push=False)
+    entry = token_entry(sim, **{CONF_SERVER: SERVER_COMMUNITY})
+    await setup_entry(hass, entry)
+    issues = ir.async_get(hass)
+    issue_id = f"homecast_push_unavailable_{entry.entry_id}"
+    await _until(hass, lambda: issues.async_get_issue(DOMAIN, issue_id) is not None)
+    push = _push(entry)
+    assert push.status.reason == "unavailable"
+    assert _coordinator(entry).update_interval == timedelta(seconds=30)
+
+
 async def test_drop_and_reconnect_resyncs_without_loss_or_duplicate(
     hass: HomeAssistant, sim: Sim
 ) -> None:
@@ -382,3 +399,28 @@ async def _community_state(sim: Sim) -> Any:
         ) as resp,
     ):
         return await resp.json()
+
+
+async def test_presses_and_unreachable_accessories_are_never_broadcast(
+    hass: HomeAssistant, sim: Sim
+) -> None:
+    """The simulator sends no press (the relay never observes one) and nothing from an
+    accessory HomeKit cannot reach; a reachability change makes the entry read the state."""
+    entry = _oauth_entry(sim)
+    await setup_entry(hass, entry)
+    push = _push(entry)
+    await _until(hass, lambda: push.status.mode == "push")
+    await _until(hass, lambda: _coordinator(entry).polls >= 2)
+    hub = _hub(sim)
+    home = sim.state.homes[0]
+    sent = hub.sent
+    sim.state.press(home.slug, device_of(sim, "button").slug, 0)
+    light = _light(sim)
+    sim.state.set_reachable(home.slug, light.slug, False)
+    _toggle(sim, light)
+    await asyncio.sleep(0.05)
+    assert hub.sent == sent
+
+    polls = _coordinator(entry).polls
+    hub.reachability(home, light, False)
+    await _until(hass, lambda: _coordinator(entry).polls > polls)

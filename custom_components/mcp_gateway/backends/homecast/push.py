@@ -72,6 +72,10 @@ SAFETY_POLL: Final = 300.0  # homecast-hass UPDATE_INTERVAL_WS
 RECONNECT_FIRST: Final = 1.0
 RECONNECT_MAX: Final = 60.0  # pyhomecast _MAX_RECONNECT_DELAY
 CONNECT_TIMEOUT: Final = 10.0
+# Failed attempts in a row (about 8 minutes of backoff) before a repair issue says so.
+UNAVAILABLE_NOTICE_AFTER: Final = 10
+_ISSUE_REFUSED: Final = "homecast_push_refused"
+_ISSUE_UNAVAILABLE: Final = "homecast_push_unavailable"
 # Silence (no message, not even a pong) after which the socket is taken for dead.
 SILENCE_LIMIT: Final = 2 * PING_INTERVAL + 15.0
 # Close code of the cloud socket for a refused credential (websocket.ts onclose: 4001).
@@ -277,6 +281,7 @@ class HomecastPush:
         self._last_seq = 0
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._task: asyncio.Task[None] | None = None
+        self._live = False  # the current connection has subscribed
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -308,27 +313,35 @@ class HomecastPush:
 
     async def _run(self) -> None:
         delay = RECONNECT_FIRST
-        refused = 0
+        refused = failures = 0
         while True:
+            self._live = False
+            outcome: tuple[str, str | None] = ("disconnected", None)
             try:
                 await self._session()
-                delay = RECONNECT_FIRST  # a session that ran resets the backoff
-                refused = 0
             except PushRefused as err:
+                outcome = ("refused", str(err))
+            except PushUnavailable as err:
+                outcome = ("unavailable", str(err))
+            except (aiohttp.ClientError, TimeoutError, OSError, McpError) as err:
+                outcome = ("disconnected", type(err).__name__)
+            if self._live:
+                # The session had subscribed: this is a new outage, not more of the last one.
+                delay = RECONNECT_FIRST
+                refused = failures = 0
+            reason, self.status.last_error = outcome
+            if reason == "refused":
                 refused += 1
-                self.status.last_error = str(err)
                 if refused >= 2:
                     # The second refusal came with a freshly read credential: stop asking.
-                    self._down("refused", issue=True)
+                    self._down(reason, issue=_ISSUE_REFUSED)
                     return
-                self._down("refused")
                 delay = RECONNECT_FIRST
-            except PushUnavailable as err:
-                self.status.last_error = str(err)
-                self._down("unavailable")
-            except (aiohttp.ClientError, TimeoutError, OSError, McpError) as err:
-                self.status.last_error = type(err).__name__
-                self._down("disconnected")
+                self._down(reason)
+            else:
+                failures += 1
+                notice = failures >= UNAVAILABLE_NOTICE_AFTER
+                self._down(reason, issue=_ISSUE_UNAVAILABLE if notice else None)
             await asyncio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX)
 
@@ -420,6 +433,7 @@ class HomecastPush:
                 break
             await self._handle(ws, message)
         self.status.subscribed = homes
+        self._live = True
         self.status.connections += 1
         self.status.connected_since = time.monotonic()
         self.status.last_error = None
@@ -664,23 +678,24 @@ class HomecastPush:
     def _up(self) -> None:
         self.status.mode = "push"
         self.status.reason = "subscribed"
-        ir.async_delete_issue(self.hass, DOMAIN, self._issue_id)
+        for kind in (_ISSUE_REFUSED, _ISSUE_UNAVAILABLE):
+            ir.async_delete_issue(self.hass, DOMAIN, self._issue_id(kind))
         self.coordinator.update_interval = _seconds(max(self.poll_interval, SAFETY_POLL))
 
-    def _down(self, reason: str, *, issue: bool = False) -> None:
+    def _down(self, reason: str, *, issue: str | None = None) -> None:
         was_push = self.status.mode == "push"
         self.status.mode = "polling"
         self.status.reason = reason
         self.status.connected_since = None
         self.coordinator.update_interval = _seconds(self.poll_interval)
-        if issue:
+        if issue is not None:
             ir.async_create_issue(
                 self.hass,
                 DOMAIN,
-                self._issue_id,
+                self._issue_id(issue),
                 is_fixable=False,
                 severity=ir.IssueSeverity.WARNING,
-                translation_key="homecast_push_refused",
+                translation_key=issue,
                 translation_placeholders={
                     "title": self.entry.title,
                     "interval": str(round(self.poll_interval)),
@@ -691,9 +706,8 @@ class HomecastPush:
             self.status.resyncs += 1
             self.hass.async_create_task(self.coordinator.async_request_refresh())
 
-    @property
-    def _issue_id(self) -> str:
-        return f"homecast_push_refused_{self.entry.entry_id}"
+    def _issue_id(self, kind: str) -> str:
+        return f"{kind}_{self.entry.entry_id}"
 
 
 def _error_code(message: Mapping[str, Any]) -> str:
