@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
+from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
+from custom_components.mcp_gateway.gateway.catalog import BackendTool
 from custom_components.mcp_gateway.gateway.presentation import (
     devices_phrase,
     first_line,
     gateway_arguments,
+    rank_hits,
 )
+from custom_components.mcp_gateway.gateway.search import Bm25Index, SearchDocument
 from tests.results import result_data
 
 from .conftest import Ctx
@@ -75,3 +81,52 @@ async def test_search_is_compact(
         await handler.call_tool(ctx, "search_tools", {"query": "turn a device on", "schemas": True})
     )
     assert all("inputSchema" in item for item in full["results"])
+
+
+def _ranked(tools: list[tuple[str, str, ToolTier, bool, dict[str, Any]]], query: str) -> list[str]:
+    """rank_hits over one backend's tools given as (name, description, tier, destructive, hints)."""
+    subs = {
+        ("gw", name): BackendTool.of(
+            name,
+            {"name": name, "description": text, "annotations": hints},
+            ToolClass(tier, destructive),
+        )
+        for name, text, tier, destructive, hints in tools
+    }
+    refs: dict[str, tuple[str | None, str]] = {name: ("gw", name) for _, name in subs}
+    index = Bm25Index(
+        SearchDocument(name, name, "", sub.description) for (_, name), sub in subs.items()
+    )
+    return [name for _, name in rank_hits(index, refs, subs, query, 5, core={})]
+
+
+def test_ranking_follows_what_the_request_means() -> None:
+    """Same words, different wishes: a question reads, a change changes, a removal deletes."""
+    same = "The location mode of the hub."
+    tools = [
+        ("get_mode", same, ToolTier.READ, False, {"readOnlyHint": True}),
+        ("set_mode", same, ToolTier.CONTROL, False, {"readOnlyHint": False}),
+        ("delete_mode", same, ToolTier.ADMIN, True, {"destructiveHint": True}),
+    ]
+    assert _ranked(tools, "which location mode is the hub in")[0] == "get_mode"
+    assert _ranked(tools, "change the hub's location mode")[0] == "set_mode"
+    assert _ranked(tools, "remove the location mode from the hub")[0] == "delete_mode"
+    assert _ranked(tools, "hub location mode")[-1] == "delete_mode"
+
+
+def test_destructive_tools_rank_below_a_safe_one_that_does_it() -> None:
+    """ "arm the security system": an admin tool that rewrites settings is not the answer."""
+    tools = [
+        (
+            "hub_set_system_settings",
+            "Change hub-wide settings such as the security system and the system name.",
+            ToolTier.ADMIN,
+            True,
+            {"destructiveHint": True},
+        ),
+        ("hub_set_hsm", "Arm or disarm the safety monitor.", ToolTier.CONTROL, False, {}),
+    ]
+    assert _ranked(tools, "arm the security system away") == [
+        "hub_set_hsm",
+        "hub_set_system_settings",
+    ]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from custom_components.mcp_gateway.gateway.search import Bm25Index, SearchDocument, tokenize
+from custom_components.mcp_gateway.gateway.search import (
+    Bm25Index,
+    Intent,
+    Request,
+    SearchDocument,
+    tokenize,
+)
 
 
 def _doc(key: str, description: str = "", title: str = "") -> SearchDocument:
@@ -88,3 +94,57 @@ def test_synonyms_help_but_literal_matches_win() -> None:
     assert index.search("set alarm")[0].key == "create_alarm"
     literal = Bm25Index([_doc("create_rule", "New rule."), _doc("set_rule", "Rule values.")])
     assert [hit.key for hit in literal.search("set rule")] == ["set_rule", "create_rule"]
+
+
+def test_request_intent_from_plain_words() -> None:
+    """A question reads; a wish changes; a create or delete word anywhere in a wish decides."""
+    assert Request.parse("what alarms are set").intent is Intent.READ
+    assert Request.parse("is the security system armed?").intent is Intent.READ
+    assert Request.parse("set an alarm for 7").intent is Intent.CHANGE
+    assert Request.parse("make a new scene called Dinner").intent is Intent.CREATE
+    assert Request.parse("get rid of my Saturday alarm").intent is Intent.DELETE
+    assert Request.parse("what did I delete yesterday").intent is Intent.READ
+    assert Request.parse("kitchen lamp").intent is None
+
+
+def test_phrases_and_question_forms() -> None:
+    """Two-word phrases mean one thing; plural questions ask for a list, past ones history."""
+    backup = Request.parse("back up the hub")
+    assert (backup.terms, backup.intent) == (["create", "backup", "hub"], Intent.CREATE)
+    assert Request.parse("wake me up at 6:30").terms[:2] == ["create", "alarm"]
+    listing = Request.parse("what rules do I have")
+    assert listing.terms == ["rule"]
+    assert listing.plural
+    assert not listing.past
+    assert Request.parse("what did the door do this morning").past
+
+
+def test_questions_do_not_ask_for_changes() -> None:
+    """ "what alarms are set" finds the listing, not the tool that sets one."""
+    index = Bm25Index(
+        [
+            _doc("create_alarm", "Store a new alarm."),
+            _doc("list_alarms", "Every stored alarm with its next occurrences."),
+        ]
+    )
+    assert index.search("what alarms are set")[0].key == "list_alarms"
+    assert index.search("set an alarm")[0].key == "create_alarm"
+
+
+def test_everyday_synonyms() -> None:
+    """stop → dismiss, back up → backup, run → call, disarm → HSM."""
+    index = Bm25Index(
+        [
+            _doc("trigger_alarm", "Make an alarm ring now."),
+            _doc("dismiss_session", "End the active wake session."),
+            _doc("hub_create_backup", "Take a full hub database backup now."),
+            _doc("hub_call_device_command", "Send a command to a device, e.g. up or back."),
+            _doc("hub_call_rule", "Trigger one or more Rule Machine rules."),
+            _doc("hub_test_custom_rule", "Dry-run a custom-engine rule."),
+            _doc("hub_set_hsm", "Arm or disarm Hubitat Safety Monitor."),
+        ]
+    )
+    assert index.search("stop the wake session")[0].key == "dismiss_session"
+    assert index.search("back up the hub")[0].key == "hub_create_backup"
+    assert index.search("run the Goodnight rule")[0].key == "hub_call_rule"
+    assert index.search("is the security system armed")[0].key == "hub_set_hsm"

@@ -51,7 +51,8 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         name="get_history",
         title="Get entity history",
         description=(
-            "State changes of entities from Home Assistant's recorder (any backend): same "
+            "What happened over the last hours: state changes of entities (motion, switches, "
+            "lights, temperatures) from Home Assistant's recorder (any backend): same "
             "filters as get_state, plus hours or start/end."
         ),
         input_schema=GET_HISTORY_SCHEMA,

@@ -321,7 +321,7 @@ class GatewayHandler:
             for tool in tools
         }
         limit = args.get("limit") or DEFAULT_SEARCH_LIMIT
-        hits = rank_hits(index, refs, subs, args["query"], limit)
+        hits = rank_hits(index, refs, subs, args["query"], limit, core=self.core_tools)
         results = []
         for position, (gateway, name) in enumerate(hits):
             with_schema = position == 0 or bool(args.get("schemas"))

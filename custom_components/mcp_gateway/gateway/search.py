@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 import math
 import re
 from typing import Final
@@ -26,8 +27,71 @@ _STOP: Final = frozenset(
     {
         *("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it"),
         *("of", "on", "or", "the", "this", "to", "with"),
+        # The words of a question or a wish: they say what kind of tool is asked for (see
+        # `request_intent`), never which one.
+        *("what", "which", "who", "do", "does", "did", "can", "could", "would", "i", "me"),
+        *("my", "you", "your", "please", "so", "that", "there", "some", "any", "was", "were"),
+        *("have", "has", "had", "been", "t", "s", "m", "up", "ll", "re", "ve", "d", "all"),
+        *("every", "called", "named"),
     }
 )
+
+
+class Intent(StrEnum):
+    """What a request means to do, or what a tool does, in the four kinds people ask for."""
+
+    READ = "read"
+    CHANGE = "change"
+    CREATE = "create"
+    DELETE = "delete"
+
+
+# The words that tell what a request wants. The first of READ or CHANGE decides ("what alarms
+# are set" is a question, "set an alarm" a change); a CREATE or DELETE word anywhere in a
+# request that is not a question makes it that ("make a new scene", "get rid of the alarm").
+_INTENT_WORDS: Final[dict[Intent, frozenset[str]]] = {
+    Intent.READ: frozenset(
+        {
+            *("what", "which", "who", "when", "where", "why", "how", "is", "are", "was"),
+            *("were", "did", "does", "do", "has", "have", "show", "list", "tell", "check"),
+            *("see", "find", "get", "any", "whether", "read", "view", "look"),
+        }
+    ),
+    Intent.CHANGE: frozenset(
+        {
+            *("turn", "switch", "set", "change", "run", "start", "stop", "arm", "disarm"),
+            *("lock", "unlock", "open", "close", "dim", "brighten", "pause", "resume", "move"),
+            *("rename", "restart", "reboot", "snooze", "dismiss", "activate", "trigger"),
+            *("play", "make", "put", "update", "edit", "modify", "enable", "disable", "mute"),
+            *("raise", "lower", "execute", "fire", "launch", "end", "silence", "shut"),
+        }
+    ),
+    Intent.CREATE: frozenset({"create", "add", "new", "schedule", "backup", "install"}),
+    Intent.DELETE: frozenset({"delete", "remove", "erase", "cancel", "forget", "uninstall"}),
+}
+
+# The verbs tool names start with: a tool named for the action asked ("stop" → dismiss_session,
+# "run" → hub_call_rule) is the one that does it.
+ACTIONS: Final = frozenset(
+    {
+        *(word for words in _INTENT_WORDS.values() for word in words),
+        *("dismiss", "snooze", "trigger", "call", "preview", "manage", "query", "clone"),
+        *("import", "export", "test"),
+    }
+)
+
+# Everyday phrases, rewritten before anything else: two words that mean one thing.
+PHRASES: Final[dict[tuple[str, str], tuple[str, ...]]] = {
+    ("back", "up"): ("create", "backup"),
+    ("get", "rid"): ("delete",),
+    ("wake", "me"): ("create", "alarm"),
+    ("check", "in"): ("stale",),
+    ("checked", "in"): ("stale",),
+    ("go", "off"): ("ring",),
+    ("went", "off"): ("ring",),
+    ("turn", "off"): ("turn", "off"),
+    ("switch", "off"): ("switch", "off"),
+}
 
 
 # How people ask vs how tools are named: a query word also finds its usual tool words, at
@@ -57,7 +121,40 @@ SYNONYMS: Final[dict[str, tuple[str, ...]]] = {
     "yesterday": ("history",),
     "temperature": ("state",),
     "wake": ("alarm",),
+    "stop": ("dismiss", "end", "cancel"),
+    "off": ("dismiss", "end"),
+    "ringing": ("ring", "session"),
+    "awake": ("dismiss", "end"),
+    "cancel": ("delete", "remove"),
+    "delete": ("remove",),
+    "run": ("call", "trigger", "execute"),
+    "execute": ("call", "run"),
+    "trigger": ("call", "run"),
+    "arm": ("hsm", "security"),
+    "armed": ("arm", "hsm"),
+    "disarm": ("hsm", "arm"),
+    "security": ("hsm", "safety"),
+    "restart": ("reboot",),
+    "reboot": ("restart",),
+    "move": ("update", "change"),
+    "rename": ("update",),
+    "house": ("location", "home"),
+    "home": ("location",),
+    "pause": ("paused",),
+    "lately": ("recent", "stale"),
+    "connected": ("backend", "available"),
+    "integration": ("backend",),
+    "morning": ("event", "history"),
+    "today": ("event", "history"),
+    "busy": ("metric", "cpu", "performance"),
+    "sound": ("audio",),
 }
+# A question about several things asks for a listing; one in the past tense, for history.
+LISTING: Final = ("list",)
+HISTORY: Final = ("history", "event")
+_PAST: Final = frozenset(
+    {"did", "was", "were", "been", "happened", "changed", "ago", "earlier", "yesterday"}
+)
 # The first synonym is the usual meaning ("set an alarm" creates one), later ones weigh less.
 SYNONYM_WEIGHT: Final = 0.5
 SYNONYM_DECAY: Final = 0.5
@@ -65,8 +162,85 @@ SYNONYM_DECAY: Final = 0.5
 
 def tokenize(text: str) -> list[str]:
     """Lowercase words; snake_case, kebab-case and camelCase split into their parts."""
-    words = _WORD.findall(_CAMEL.sub(" ", text).lower())
-    return [_stem(word) for word in words if word not in _STOP]
+    return [_stem(word) for word in _words(text) if word not in _STOP]
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(_CAMEL.sub(" ", text).lower())
+
+
+def _rewrite(words: list[str]) -> list[str]:
+    """The request's words with everyday phrases replaced by what they mean."""
+    out: list[str] = []
+    index = 0
+    while index < len(words):
+        pair = (words[index], words[index + 1] if index + 1 < len(words) else "")
+        if (meaning := PHRASES.get(pair)) is not None:
+            out.extend(meaning)
+            index += 2
+        else:
+            out.append(words[index])
+            index += 1
+    return out
+
+
+def request_intent(words: list[str]) -> Intent | None:
+    """What a request (already rewritten) means to do; None when nothing says it."""
+    first: Intent | None = None
+    for word in words:
+        if word in _INTENT_WORDS[Intent.READ] or word in _INTENT_WORDS[Intent.CHANGE]:
+            first = Intent.READ if word in _INTENT_WORDS[Intent.READ] else Intent.CHANGE
+            break
+    if first is Intent.READ:
+        return first
+    for intent in (Intent.DELETE, Intent.CREATE):
+        if any(word in _INTENT_WORDS[intent] for word in words):
+            return intent
+    return first
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A search request, read: its terms (stemmed, stop words gone) and what it means to do."""
+
+    terms: list[str]
+    intent: Intent | None
+    # A question about many things ("what alarms are set") asks for a listing.
+    plural: bool
+    # A question about the past ("what did the door do") asks for history.
+    past: bool = False
+
+    def actions(self) -> frozenset[str]:
+        """The verbs asked for, said or meant: "stop" also asks to dismiss."""
+        asked = {term for term in self.terms if term in ACTIONS}
+        for term, synonyms in self.expanded():
+            asked.update(word for word in synonyms if word in ACTIONS)
+            if term in ACTIONS:
+                asked.add(term)
+        return frozenset(asked)
+
+    def expanded(self) -> list[tuple[str, tuple[str, ...]]]:
+        """Each term with the tool words it also finds; "" stands for the request's form."""
+        expanded: list[tuple[str, tuple[str, ...]]] = []
+        for term in self.terms:
+            # In a question, a verb of change is not asked for: "what alarms are set" lists.
+            asks = self.intent is not Intent.READ or not _writes(term)
+            expanded.append((term, SYNONYMS.get(term, ()) if asks else ()))
+        if self.intent is Intent.READ and self.plural:
+            expanded.append(("", LISTING))
+        if self.intent is Intent.READ and self.past:
+            expanded.append(("", HISTORY))
+        return expanded
+
+    @classmethod
+    def parse(cls, text: str) -> Request:
+        """The request as the index reads it."""
+        words = _rewrite(_words(text))
+        intent = request_intent(words)
+        kept = [word for word in words if word not in _STOP]
+        terms = [_stem(word) for word in kept]
+        plural = any(term != word for term, word in zip(terms, kept, strict=True))
+        return cls(terms, intent, plural, past=bool(_PAST.intersection(words)))
 
 
 def _stem(word: str) -> str:
@@ -122,18 +296,21 @@ class Bm25Index:
     def __len__(self) -> int:
         return len(self._keys)
 
-    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+    def search(self, query: str | Request, limit: int = 10) -> list[SearchHit]:
         """The best `limit` documents for the query, best first; ties keep index order."""
+        request = query if isinstance(query, Request) else Request.parse(query)
         # term → (weight, idf). A synonym stands in for the word asked, so it weighs as rare as
         # that word: "set" → "create" must not sink because dozens of tools create something.
         weights: dict[str, tuple[float, float]] = {}
         rarest = max(self._idf.values(), default=0.0)
-        for term in tokenize(query):
+        for term, synonyms in request.expanded():
             if term in self._idf:
                 weights[term] = (1.0, self._idf[term])
-            for rank, synonym in enumerate(SYNONYMS.get(term, ())):
+            for rank, synonym in enumerate(synonyms):
                 if synonym in self._idf and synonym not in weights:
-                    idf = max(self._idf.get(term, rarest), self._idf[synonym])
+                    # A signal of the request's form (no word of its own) weighs as its word.
+                    own = self._idf.get(term, rarest) if term else 0.0
+                    idf = max(own, self._idf[synonym])
                     weights[synonym] = (SYNONYM_WEIGHT * SYNONYM_DECAY**rank, idf)
         if not weights or limit <= 0:
             return []
@@ -149,3 +326,7 @@ class Bm25Index:
                 scored.append((score, index))
         scored.sort(key=lambda item: (-item[0], item[1]))
         return [SearchHit(self._keys[index], score) for score, index in scored[:limit]]
+
+
+def _writes(term: str) -> bool:
+    return any(term in _INTENT_WORDS[intent] for intent in Intent if intent is not Intent.READ)
