@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import aiohttp
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import ATTR_ENTITY_ID, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
@@ -64,7 +65,8 @@ async def test_one_dead_accessory_in_a_batch(
     sim = await sim_factory(community=community)
     entry = await _loaded(hass, sim)
     runtime = entry.runtime_data
-    runtime.client._timeout = BOUND
+    runtime.client._timeout = BOUND  # the entry's client, as impatient as the relay
+    runtime.client._client_timeout = aiohttp.ClientTimeout(total=BOUND)
     sim.state.relay_write_timeout = BOUND
     sim.faults.update({"latency": BOUND / 3})  # the way to the relay and back
     home = sim.state.homes[0]
