@@ -6,11 +6,12 @@ from collections.abc import Awaitable, Callable, Mapping
 import logging
 from typing import Any
 
-from homeassistant.config_entries import ConfigEntry, ConfigFlow, ConfigFlowResult, OptionsFlow
+from homeassistant.config_entries import ConfigFlow, ConfigFlowResult, OptionsFlow
 from homeassistant.core import callback
 from homeassistant.helpers import config_entry_oauth2_flow
 import voluptuous as vol
 
+from .backends.base import McpGatewayConfigEntry
 from .backends.homecast.config_flow import HomecastFlowMixin
 from .backends.hubitat.config_flow import HubitatFlowMixin
 from .backends.registry import BACKENDS, backend
@@ -66,8 +67,8 @@ class McpGatewayConfigFlow(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """The singleton entry that holds the gateway-wide settings."""
-        if await self.async_set_unique_id(GATEWAY_UNIQUE_ID) is not None:
-            return self.async_abort(reason="gateway_already_configured")
+        await self.async_set_unique_id(GATEWAY_UNIQUE_ID)
+        self._abort_if_unique_id_configured(error="gateway_already_configured")
         return _settings_step(
             self,
             "gateway",
@@ -112,7 +113,7 @@ class McpGatewayConfigFlow(
 
     @staticmethod
     @callback
-    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+    def async_get_options_flow(config_entry: McpGatewayConfigEntry) -> OptionsFlow:
         """Options: the backend's own, plus whether the gateway exposes it."""
         return McpGatewayOptionsFlow()
 
