@@ -12,6 +12,7 @@ from homeassistant.helpers import llm
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
+import voluptuous as vol
 
 from custom_components.mcp_gateway.backends import BACKENDS as KINDS
 from custom_components.mcp_gateway.const import DOMAIN
@@ -207,3 +208,57 @@ async def test_a_device_is_exposed_through_any_of_its_entities(
     # An address no entity stands for has no exposure to consult: refused, admins included.
     with pytest.raises(PermissionDenied, match="no Home Assistant entity"):
         require_exposed(hass, hass_admin_user, {"1": [LAMP], "023": []}, "tool")
+
+
+async def test_a_backend_failure_reads_as_an_error(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """A backend's plain-text failure reaches the model as an error carrying that text."""
+    instance = await _instance(hass, hass_admin_user.id)
+    answer = await call(instance, GATEWAY, {"tool": "broken_tool"})
+    assert answer == {"error": {"message": "Error: relay offline"}}
+
+
+@pytest.mark.parametrize(
+    ("result", "answer"),
+    [
+        # structuredContent says it all: it is the answer.
+        (
+            {"content": [{"type": "text", "text": "2 alarms"}], "structuredContent": {"n": 2}},
+            {"n": 2},
+        ),
+        # The gateway's own results are one JSON object as text.
+        ({"content": [{"type": "text", "text": '{"ok": true}'}]}, {"ok": True}),
+        # Anything else is wrapped, parsed where it is JSON, so the model reads one object.
+        ({"content": [{"type": "text", "text": "[1, 2]"}]}, {"result": [1, 2]}),
+        ({"content": [{"type": "text", "text": "Done."}]}, {"result": "Done."}),
+        (
+            {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"result": "a\nb"},
+        ),
+        # An error without words still says it failed.
+        ({"content": [], "isError": True}, {"error": {"message": "The tool failed."}}),
+    ],
+)
+def test_answers_are_one_object(result: dict[str, Any], answer: dict[str, Any]) -> None:
+    """HA's assistants take a JSON object: each shape of MCP result becomes one."""
+    assert GatewayLlmTool._answer(result) == answer
+
+
+def test_choices_and_bounds_are_checked_as_declared() -> None:
+    """An enum is a choice and numeric bounds hold, in HA's own validation of tool input."""
+    schema = voluptuous_schema(
+        {
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string", "enum": ["home", "away"]},
+                "level": {"type": "integer", "minimum": 0, "maximum": 10},
+            },
+            "required": ["mode"],
+        }
+    )
+    assert schema({"mode": "away", "level": 3}) == {"mode": "away", "level": 3}
+    for bad in ({"mode": "party"}, {"mode": "home", "level": 11}, {"level": 1}):
+        with pytest.raises(vol.Invalid):
+            schema(bad)
+    assert convert(schema)["properties"]["mode"]["enum"] == ["home", "away"]

@@ -19,6 +19,13 @@ def _obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "additionalProperties": False, **extra}
 
 
+def _nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = _obj({"v": schema})
+    return schema
+
+
 @pytest.mark.parametrize(
     ("schema", "problem"),
     [
@@ -33,6 +40,11 @@ def _obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
         (_obj({}, required=["x"]), "required must list only its properties"),
         ({"type": "string"}, "the root must be an object"),
         (_obj({"v": {"description": "anything"}}), "inputSchema.v: type must be one of"),
+        (_obj({"v": "string"}), "inputSchema.v: a schema must be an object"),
+        (_obj({"v": {"type": "string", "enum": ["a", 1]}}), "enum values must be strings"),
+        (_obj({"v": {"type": "string", "properties": {}}}), "properties/required only on objects"),
+        (_obj({"v": {"type": "string", "items": {"type": "string"}}}), "items only on arrays"),
+        (_nested(12), "nested deeper than 10"),
     ],
 )
 def test_problems_are_named(schema: dict[str, Any], problem: str) -> None:
@@ -122,3 +134,73 @@ def test_restore_parses_only_free_form_text() -> None:
         "broken": "{",
     }
     assert restore_arguments(original, {"extra": "{not json"}) == {"extra": "{not json"}
+
+
+def test_conversion_infers_and_notes_what_it_cannot_declare() -> None:
+    """Types are inferred from what a schema shows; the rest is said in words."""
+    converted = portable_schema(
+        {
+            "type": "object",
+            "title": "Alarm",
+            "properties": {
+                "tags": {"items": {"type": "string"}, "maxLength": 3},
+                "amount": {"anyOf": [{"type": "integer"}, {"type": "number"}]},
+                "count": {"const": 3},
+                "ratio": {"enum": [0.5, 1.5]},
+                "flag": {"enum": [True]},
+                "name": {"enum": ["x"]},
+                "kind": {"type": "string", "const": "alarm"},
+                "short": {"type": "string", "maxLength": 8},
+                "long": {"type": "string", "minLength": 2},
+                "other": {"$ref": "#/$defs/missing", "description": "Gone."},
+            },
+        }
+    )
+    assert converted["title"] == "Alarm"
+    properties = converted["properties"]
+    assert properties["tags"] == {"type": "array", "items": {"type": "string"}}
+    assert properties["amount"] == {"type": "number"}
+    assert properties["count"] == {"type": "integer", "description": "One of 3"}
+    assert properties["ratio"] == {"type": "number", "description": "One of 0.5, 1.5"}
+    assert properties["flag"] == {"type": "boolean", "description": "One of true"}
+    assert properties["name"] == {"type": "string", "enum": ["x"]}
+    assert properties["kind"] == {"type": "string", "enum": ["alarm"]}
+    assert properties["short"] == {"type": "string", "description": "At most 8 characters"}
+    assert properties["long"] == {"type": "string", "description": "At least 2 characters"}
+    # A reference to nothing is a value to give as JSON text, its description kept.
+    assert properties["other"] == {"type": "string", "description": "Gone. (give it as JSON text)"}
+    assert schema_problems(converted) == []
+
+
+def test_restore_follows_every_way_a_schema_names_its_types() -> None:
+    """JSON text is parsed where the original wants structure and cannot take a string."""
+    original = {
+        "type": "object",
+        "properties": {
+            "listed": {"type": ["object", "null"]},
+            "either": {"anyOf": [{"type": "array"}, {"type": "integer"}]},
+            "shaped": {"properties": {"a": {"type": "integer"}}},
+            "anything": {"description": "any value"},
+            "text_or_map": {"type": ["string", "object"]},
+            "number": {"type": "integer"},
+        },
+    }
+    restored = restore_arguments(
+        original,
+        {
+            "listed": '{"a": 1}',
+            "either": "[1]",
+            "shaped": '{"a": 2}',
+            "anything": "true",
+            "text_or_map": '{"kept": 1}',
+            "number": "7",
+        },
+    )
+    assert restored == {
+        "listed": {"a": 1},
+        "either": [1],
+        "shaped": {"a": 2},
+        "anything": True,
+        "text_or_map": '{"kept": 1}',
+        "number": "7",
+    }

@@ -85,6 +85,10 @@ async def test_history_window_and_filters(
     assert naive["start"].startswith("2020-01-01T00:00:00")
     cases: list[tuple[dict[str, Any], str]] = [
         ({"start": "yesterday"}, "start is not an ISO 8601 date-time"),
+        # Well-formed but impossible: month 13.
+        ({"end": "2026-13-01T00:00:00+00:00"}, "end is not an ISO 8601 date-time"),
+        # A window reaching before year 1 cannot be computed.
+        ({"end": "0001-01-01T06:00:00+00:00", "hours": 24}, "end is too early"),
         (
             {"start": now.isoformat(), "end": (now - timedelta(hours=1)).isoformat()},
             "start must be before end",

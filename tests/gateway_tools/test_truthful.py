@@ -102,6 +102,38 @@ async def test_state_that_does_not_follow_is_not_confirmed(
     assert event.data["summary"].endswith("(sent, not confirmed)")
 
 
+async def test_wait_that_ends_without_the_state_is_not_confirmed(
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """set_state waits for the state, and when the wait runs out it says so."""
+    monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 0.05)
+    runtime: FakeRuntime = fake_entry.runtime_data
+    runtime.ignore_writes = True
+    result = await async_set_state(
+        hass, Ctx(user=hass_admin_user), {"updates": [{"entity_id": PLUG, "state": "on"}]}
+    )
+    (item,) = result["results"]
+    assert item["status"] == "sent_not_confirmed"
+    assert item["state"] == "off"
+
+
+async def test_entity_without_a_state_is_sent_nothing(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """An entity HA holds no state for (not yet written) fails by its id; nothing is sent."""
+    runtime: FakeRuntime = fake_entry.runtime_data
+    hass.states.async_remove(PLUG)
+    with pytest.raises(ToolFailure, match=f"{PLUG} is unavailable") as failure:
+        await async_set_state(
+            hass, Ctx(user=hass_admin_user), {"updates": [{"entity_id": PLUG, "state": "on"}]}
+        )
+    assert failure.value.code == "failed"
+    assert runtime.things["1"].on is False
+
+
 async def test_state_that_follows_later_is_confirmed(
     hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
 ) -> None:
@@ -141,6 +173,8 @@ def _state(value: str, **attributes: Any) -> State:
         ("climate", {"temperature": 21}, _state("heat", temperature=21.0), "done"),
         ("climate", {"hvac_mode": "cool"}, _state("heat"), None),
         ("number", {"value": "5"}, _state("5.0"), "done"),
+        ("number", {"value": "5"}, _state("unknown"), None),
+        ("climate", {"temperature": 21}, _state("heat"), None),
         ("select", {"value": "Away"}, _state("Home"), None),
         ("alarm_control_panel", {"state": "armed_away"}, _state("arming"), "in_progress"),
     ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 from unittest.mock import patch
@@ -22,6 +23,7 @@ from homeassistant.components.select import (
 from homeassistant.const import ATTR_ENTITY_ID, SERVICE_OPEN_COVER, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 import pytest
+from pytest_homeassistant_custom_component.common import MockUser
 
 from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_SCAN_INTERVAL,
@@ -29,6 +31,8 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     SWEEP_INTERVAL,
 )
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from custom_components.mcp_gateway.gateway import set_state as set_state_module
+from custom_components.mcp_gateway.gateway.set_state import async_set_state
 from tests.simulators.base import INTERNAL_ERROR, RpcFailure
 from tests.simulators.hubitat.devices import Device
 from tests.simulators.hubitat.hub import epoch_ms
@@ -122,6 +126,38 @@ async def test_command_effect_is_a_new_snapshot(
     assert before.devices[shade_id].attr("windowShade") == "closed"
     assert after.changed == frozenset({shade_id})
     assert hass.states.get(cover).state == "opening"
+
+
+@dataclass(frozen=True)
+class _Caller:
+    """What set_state reads of a gateway request: who asks, through which client."""
+
+    user: MockUser
+    client_name: str = "pytest-client"
+
+
+async def test_set_state_reports_a_shade_on_its_way(
+    hass: HomeAssistant,
+    sim: Sim,
+    manual_runtime: HubitatRuntime,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The gateway's set_state says "in progress" while the shade is still opening."""
+    monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 0.05)
+    shade = first(sim, "shade")
+    cover = entity_id(hass, sim, f"{shade.id}_shade", "cover")
+    sim.hub.set_attribute(shade.id, "windowShade", "closed")
+    await refresh(manual_runtime)
+    result = await async_set_state(
+        hass, _Caller(hass_admin_user), {"updates": [{"entity_id": cover, "state": "open"}]}
+    )
+    (item,) = result["results"]
+    assert item["status"] == "in_progress"
+    assert item["ok"] is False
+    assert item["note"].startswith("Sent; ")
+    assert item["note"].endswith(" is still opening.")
+    assert result["not_confirmed"] == 1
 
 
 async def test_shade_answer_after_a_poll_already_past_its_activity(
