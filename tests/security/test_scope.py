@@ -369,3 +369,32 @@ async def test_refusals_name_only_what_the_caller_may_read(home: SecurityHome) -
         {"tool": "hub_get_hsm_status", "args": {}},
     )
     assert error_code(result) is None
+
+
+@pytest.mark.parametrize("kind", SIGNED_IN)
+async def test_rules_by_id_and_in_lists(home: SecurityHome, kind: str) -> None:
+    """A Rule Machine rule is a device (its switch and button): reading one by any spelling of
+    its id needs the right to read it, and exposure; the rule list leaves hidden ones out."""
+    rules = sorted(home.hub.rules.values(), key=lambda r: r.id)
+    assert len(rules) >= 2
+    hidden, shown = rules[0], rules[1]
+    before = await _data(home, kind, HUBITAT, "hub_list_rules", {})
+    if kind == "policy":
+        assert before["rules"] == []
+        assert before["_gateway"]["withheld"] == len(rules)
+        result = await home.call(
+            kind, HUBITAT, {"tool": "hub_get_rule_health", "args": {"ruleId": str(shown.id)}}
+        )
+        assert error_code(result) == "forbidden", result
+        return
+    assert {str(r["id"]) for r in before["rules"]} == {str(r.id) for r in rules}
+    await _exposure_on(home)
+    _hide(home, _device_entities(home, home.hubitat_entry, f"rule_{hidden.id}"))
+    after = await _data(home, kind, HUBITAT, "hub_list_rules", {})
+    assert {str(r["id"]) for r in after["rules"]} == {str(r.id) for r in rules[1:]}
+    for spelling in (str(hidden.id), f"0{hidden.id}", f" {hidden.id}", f"+{hidden.id}"):
+        for tool in ("hub_get_rule_health", "hub_list_rule_local_variables"):
+            result = await home.call(kind, HUBITAT, {"tool": tool, "args": {"ruleId": spelling}})
+            assert error_code(result) == "forbidden", (tool, spelling, result)
+    health = await _data(home, kind, HUBITAT, "hub_get_rule_health", {"ruleId": str(shown.id)})
+    assert [str(r["id"]) for r in health["rules"]] == [str(shown.id)]

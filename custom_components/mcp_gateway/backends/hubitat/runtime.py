@@ -36,6 +36,7 @@ from .const import (
     ISSUE_KEY_REFUSED,
     MAX_WRITES_IN_FLIGHT,
     PLATFORMS,
+    rule_device_key,
 )
 from .coordinator import HubitatCoordinator, HubitatData
 from .entities import derive_specs, is_light_capable, is_plain_switch
@@ -48,6 +49,7 @@ from .tools import (
     filter_listing,
     is_write,
     resolve_device,
+    rule_keys,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -282,13 +284,17 @@ class HubitatRuntime(BackendRuntime):
         return filter_listing(data, shown)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        """The devices a call addresses (deviceId, deviceIds, commands[].deviceId), resolved
-        as the app resolves them: every device an address may reach (resolve_device)."""
+        """The devices a call addresses (deviceId, deviceIds, commands[].deviceId, a rule
+        read's ruleId), resolved as the app resolves them: every device an address may reach
+        (resolve_device)."""
         data: HubitatData | None = self.coordinator.data
         known = data.devices if data is not None else {}
         keys: list[str] = []
         for address in device_keys(arguments):
             keys.extend(key for key in resolve_device(known, address) if key not in keys)
+        rules = data.rules if data is not None else {}
+        for address in rule_keys(name, arguments):
+            keys.extend(rule_device_key(key) for key in resolve_device(rules, address))
         return keys
 
     def health(self) -> BackendHealth:

@@ -14,6 +14,7 @@ from typing import Any, Final
 from homeassistant.const import Platform
 
 from ..base import Shown, ToolClass, ToolTier, UnknownListing
+from .const import rule_device_key
 
 # hubitat-mcp-server.groovy getReadOnlyToolNames(): the union of the libraries'
 # _readOnlyToolNames_part*() lists (release 4.0.2). Every other tool writes (it needs the
@@ -199,10 +200,19 @@ def is_write(tool: Mapping[str, Any]) -> bool:
     return not (isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True)
 
 
-# Reads that answer with devices, rooms or the hub's whole state: the gateway filters them.
+# Reads that answer with devices, rooms or rules: the gateway filters them.
 LISTINGS: Final = frozenset(
-    {"hub_list_devices", "hub_get_room", "hub_get_device_health", "hub_list_rooms"}
+    {
+        "hub_list_devices",
+        "hub_get_room",
+        "hub_get_device_health",
+        "hub_list_rooms",
+        "hub_list_rules",
+        "hub_get_rule_health",
+    }
 )
+# Reads of one Rule Machine rule by its `ruleId` (a rule is a device of switch and button).
+RULE_READS: Final = frozenset({"hub_get_rule_health", "hub_list_rule_local_variables"})
 HSM_PANEL: Final = (Platform.ALARM_CONTROL_PANEL, "hub_hsm")
 MODE_SELECT: Final = (Platform.SELECT, "hub_mode")
 
@@ -278,6 +288,14 @@ def device_keys(arguments: Mapping[str, Any]) -> list[str]:
     return keys
 
 
+def rule_keys(name: str, arguments: Mapping[str, Any]) -> list[str]:
+    """The rule a rule read names (`ruleId`), in the form the app compares."""
+    if name not in RULE_READS or arguments.get("ruleId") in (None, ""):
+        return []
+    rule_id = canonical_id(arguments["ruleId"])
+    return [str(arguments["ruleId"]) if rule_id is None else rule_id]
+
+
 def resolve_device(known: Collection[str], key: str) -> list[str]:
     """The devices an address may reach: the device the app finds by its canonical id, and
     the one the hub finds by its number (what no device of ours is comes back as it is)."""
@@ -317,6 +335,19 @@ def _device_of(item: Any) -> str | None:
 
 def _filter_object(node: dict[str, Any], shown: Shown) -> int:
     withheld = 0
+    rules = node.get("rules")
+    if isinstance(rules, list):
+        kept_rules = [
+            rule
+            for rule in rules
+            if isinstance(rule, Mapping)
+            and (rule_id := _device_of({"id": rule.get("id", rule.get("ruleId"))})) is not None
+            and shown.device(rule_device_key(rule_id))
+        ]
+        withheld += len(rules) - len(kept_rules)
+        node["rules"] = kept_rules
+        if node.get("count") == len(rules):
+            node["count"] = len(kept_rules)
     for key in _DEVICE_LISTS:
         items = node.get(key)
         if not isinstance(items, list):
@@ -341,7 +372,7 @@ def _filter_object(node: dict[str, Any], shown: Shown) -> int:
         withheld += len(lines) - len(kept_lines)
         node["summary"] = "\n".join(kept_lines)
     for key, value in node.items():
-        if key in _DEVICE_LISTS:
+        if key in _DEVICE_LISTS or key == "rules":
             continue
         if isinstance(value, dict):
             withheld += _filter_object(value, shown)
