@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
+import dataclasses
 from dataclasses import dataclass
+import functools
 import json
 from typing import TYPE_CHECKING, Any, Final
 
@@ -901,10 +903,19 @@ def _button_events(view: ButtonView) -> list[EventOccurrence]:
 
 BUTTON_EVENT: Final = GatewayEventDescription[ButtonView](
     key="button",
+    translation_key="hubitat_button",
     device_class=EventDeviceClass.BUTTON,
     event_types=list(BUTTON_EVENT_TYPES.values()),
     events_fn=_button_events,
 )
+
+
+@functools.lru_cache(maxsize=64)
+def button_event(number: int) -> GatewayEventDescription[ButtonView]:
+    """The description of a device's button `number`: its name ("Button {number}") is a
+    translation, so the number is a placeholder. One per number, shared by every device."""
+    return dataclasses.replace(BUTTON_EVENT, translation_placeholders={"number": str(number)})
+
 
 # ---------------------------------------------------------------------------------------------
 # Deriving specs
@@ -1080,9 +1091,8 @@ def _device_specs(
                 Platform.EVENT,
                 f"{device_id}_button_{number}",
                 info,
-                BUTTON_EVENT,
+                button_event(number),
                 _ButtonSource(coordinator, device_id, number),
-                name=f"Button {number}",
                 available_fn=_button_enabled,
             )
 
