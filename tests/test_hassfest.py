@@ -51,7 +51,7 @@ def test_manifest_keys_order_and_values() -> None:
     assert MANIFEST["config_flow"] is True
     # http serves the gateway; application_credentials backs Homecast's OAuth fallback.
     # auth: the gateway's OAuth metadata and registration use HA's login and token endpoints.
-    assert MANIFEST["dependencies"] == ["application_credentials", "auth", "http"]
+    assert MANIFEST["dependencies"] == ["application_credentials", "auth", "http", "webhook"]
     # recorder: get_history reads it when it runs, and works without it.
     assert MANIFEST["after_dependencies"] == ["recorder"]
     assert MANIFEST["requirements"] == []

@@ -71,6 +71,12 @@ async def async_unload_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) 
     return unloaded
 
 
+async def async_remove_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -> None:
+    """Let the backend delete what the entry made on it (Hubitat's live-update rules)."""
+    if entry.data[CONF_BACKEND] != KIND_GATEWAY:
+        await runtime_class(entry.data[CONF_BACKEND]).async_remove_entry(hass, entry)
+
+
 async def async_remove_config_entry_device(
     hass: HomeAssistant, entry: McpGatewayConfigEntry, device: DeviceEntry
 ) -> bool:

@@ -22,6 +22,7 @@ TO_REDACT = {
     "auth_implementation",
     "client_secret",
     "bestPracticeKey",
+    "webhook_id",
     "latitude",
     "longitude",
 }

@@ -81,6 +81,11 @@ class BackendRuntime(ABC):
     def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
         """Build the runtime (and its MCP client on HA's shared session) from an entry."""
 
+    @classmethod
+    async def async_remove_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> None:
+        """The entry is being removed: delete what it made on the backend (default: nothing)."""
+        return
+
     @abstractmethod
     async def async_setup(self) -> None:
         """Connect and load the first data; raise ConfigEntryNotReady / ConfigEntryAuthFailed."""

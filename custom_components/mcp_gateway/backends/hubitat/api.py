@@ -35,6 +35,10 @@ GATEWAY_OF: Final[dict[str, str]] = {
     "hub_list_rules": "hub_read_rules",
     "hub_call_rule": "hub_manage_native_rules_and_apps",
     "hub_set_rule_paused": "hub_manage_native_rules_and_apps",
+    "hub_get_custom_rule": "hub_read_rules",
+    "hub_create_custom_rule": "hub_manage_custom_rules",
+    "hub_update_custom_rule": "hub_manage_custom_rules",
+    "hub_delete_custom_rule": "hub_manage_custom_rules",
 }
 
 
@@ -661,6 +665,29 @@ class HubitatApi:
     async def set_rule_paused(self, rule_id: str, paused: bool) -> None:
         """Pause or resume a rule."""
         await self._write("hub_set_rule_paused", {"ruleId": _rule_id(rule_id), "paused": paused})
+
+    # -- custom-engine rules (libraries/mcp-custom-rules-lib.groovy) --------------------------
+
+    async def list_custom_rules(self) -> list[dict[str, Any]]:
+        """The app's custom rules as toolListRules summarises them (id, name, enabled, ...)."""
+        data = _require_dict(await self._call("hub_get_custom_rule", {}), "hub_get_custom_rule")
+        items = data.get("rules")
+        if not isinstance(items, list):
+            raise McpProtocolError("hub_get_custom_rule: no 'rules' list")
+        return [item for item in items if isinstance(item, dict) and item.get("id") is not None]
+
+    async def create_custom_rule(self, rule: Mapping[str, Any]) -> str:
+        """Create a custom rule; its id."""
+        data = _require_dict(await self._write("hub_create_custom_rule", rule), "create")
+        return str(data.get("ruleId"))
+
+    async def update_custom_rule(self, rule_id: str, changes: Mapping[str, Any]) -> None:
+        """Change a custom rule (only `enabled` while the hub's engine setting is off)."""
+        await self._write("hub_update_custom_rule", {"ruleId": rule_id, **changes})
+
+    async def delete_custom_rule(self, rule_id: str) -> None:
+        """Delete a custom rule (confirmed; test rules leave no backup file)."""
+        await self._write("hub_delete_custom_rule", {"ruleId": rule_id, "confirm": True})
 
 
 def _rule_id(rule_id: str) -> int | str:

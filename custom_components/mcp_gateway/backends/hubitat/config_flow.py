@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState, ConfigFlowResult
+from homeassistant.core import HomeAssistant
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.network import NoURLAvailableError, get_url
 from homeassistant.helpers.selector import (
     SelectOptionDict,
     SelectSelector,
@@ -33,6 +35,7 @@ from .const import (
     CONF_AS_LIGHT,
     CONF_AS_SWITCH,
     CONF_HOST,
+    CONF_PUSH,
     CONF_SCAN_INTERVAL,
     CONF_SEND_KEY,
     CONF_TOKEN,
@@ -122,14 +125,15 @@ class HubitatFlowMixin(BackendFlowMixin):
             return self.async_create_entry(
                 title=info.name or "Hubitat hub",
                 data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: url, CONF_TOKEN: token},
+                # Push is set up only when the user asked for it here (or in the options).
+                options={CONF_PUSH: bool(user_input.get(CONF_PUSH, False))},
             )
+        schema = _endpoint_schema().extend({vol.Optional(CONF_PUSH, default=False): bool})
         return self.async_show_form(
             step_id="hubitat",
-            data_schema=self.add_suggested_values_to_schema(
-                _endpoint_schema(), _without_secrets(user_input)
-            ),
+            data_schema=self.add_suggested_values_to_schema(schema, _without_secrets(user_input)),
             errors=errors,
-            description_placeholders=_URL_HINTS,
+            description_placeholders={**_URL_HINTS, "ha_url": _ha_url(self.hass)},
         )
 
     async def _hubitat_update(
@@ -182,6 +186,14 @@ class HubitatFlowMixin(BackendFlowMixin):
         )
 
 
+def _ha_url(hass: HomeAssistant) -> str:
+    """The address the hub's rules would call (HA's local one), for the push field's text."""
+    try:
+        return get_url(hass, allow_external=False, allow_cloud=False)
+    except NoURLAvailableError:
+        return "(none set: Settings > System > Network)"
+
+
 def _endpoint_schema() -> vol.Schema:
     return vol.Schema(
         {
@@ -199,11 +211,14 @@ def _without_secrets(user_input: dict[str, Any] | None) -> dict[str, Any] | None
     included: it goes back only to the person who pasted it, who should not paste it again."""
     if user_input is None:
         return None
-    return {k: v for k, v in user_input.items() if k in (CONF_URL, CONF_HOST, CONF_APP_ID)}
+    kept = {k: v for k, v in user_input.items() if k in (CONF_URL, CONF_HOST, CONF_APP_ID)}
+    if user_input.get(CONF_PUSH):
+        kept[CONF_PUSH] = True  # a ticked consent stays ticked
+    return kept
 
 
 def hubitat_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
-    """Poll interval, the write key, and per-device light/switch overrides."""
+    """Poll interval, the write key, live updates, and per-device light/switch overrides."""
     options = entry.options
     lights: list[SelectOptionDict] = []
     switches: list[SelectOptionDict] = []
@@ -221,6 +236,7 @@ def hubitat_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
             CONF_SCAN_INTERVAL, default=options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL)
         ): seconds_field(MIN_SCAN_INTERVAL, MAX_SCAN_INTERVAL),
         vol.Optional(CONF_SEND_KEY, default=options.get(CONF_SEND_KEY, True)): bool,
+        vol.Optional(CONF_PUSH, default=options.get(CONF_PUSH, False)): bool,
         vol.Optional(CONF_AS_SWITCH, default=as_switch): _device_select(lights, as_switch),
         vol.Optional(CONF_AS_LIGHT, default=as_light): _device_select(switches, as_light),
     }

@@ -34,6 +34,10 @@ CONF_APP_ID: Final = "app_id"
 CONF_AS_SWITCH: Final = "hubitat_as_switch"
 CONF_AS_LIGHT: Final = "hubitat_as_light"
 CONF_SEND_KEY: Final = "hubitat_send_key"
+# The user's consent to live updates: rules on the hub that call a webhook (push.py).
+CONF_PUSH: Final = "hubitat_push"
+# Entry data: the secret id of the entry's webhook.
+CONF_WEBHOOK_ID: Final = "webhook_id"
 
 DEFAULT_SCAN_INTERVAL: Final = 15  # seconds
 # Per request; a hub busy with a large inventory page answers well within this.
@@ -55,6 +59,7 @@ ISSUE_KEY_REFUSED: Final = "hubitat_key_refused"
 ISSUE_LOCATION_EVENTS: Final = "hubitat_location_events"
 ISSUE_RULES_FAILED: Final = "hubitat_rules_failed"
 ISSUE_RULE_STATUS: Final = "hubitat_rule_status"
+ISSUE_PUSH: Final = "hubitat_push"
 
 # Device keys (EntitySpec.device.key) of the hub itself and of rules; devices use their id.
 HUB_DEVICE_KEY: Final = "hub"

@@ -13,7 +13,8 @@ polls and by commands' expected effects.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+import asyncio
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 import logging
@@ -41,6 +42,7 @@ from ...mcp.errors import (
 )
 from ..coordinator import BackendCoordinator
 from .api import (
+    DeviceEvent,
     HsmStatus,
     HubInfo,
     HubitatApi,
@@ -165,6 +167,14 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         # Button devices whose events failed, with the bookmark to read them from again.
         self._events_retry: dict[str, str] = {}
         self._applied = 0
+        # Scheduled polls and pushed reads take turns: both move the same bookmarks.
+        self._fetch_lock = asyncio.Lock()
+        # Told the location events each incremental read found (push watches for its own).
+        self.location_listener: Callable[[list[DeviceEvent]], None] | None = None
+        # Told the devices before and after each scheduled poll (push checks what it missed).
+        self.poll_listener: (
+            Callable[[Mapping[str, HubitatDevice], Mapping[str, HubitatDevice]], None] | None
+        ) = None
 
     # -- listeners ---------------------------------------------------------------------------
 
@@ -243,16 +253,35 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
     # -- polling -----------------------------------------------------------------------------
 
     async def _async_fetch(self) -> HubitatData:
-        data: HubitatData | None = self.data
-        if data is None:
-            loaded = await self._load()
-            self.mark_all()
-            return loaded
-        if await self._poll():
-            self.mark_all()
-            self.data = replace(self.data, structure=self.data.structure + 1)
-        # The same snapshot when nothing changed: HA then tells no listener.
-        return self.data
+        async with self._fetch_lock:
+            data: HubitatData | None = self.data
+            if data is None:
+                loaded = await self._load()
+                self.mark_all()
+                return loaded
+            before = data.devices
+            if await self._poll():
+                self.mark_all()
+                self.data = replace(self.data, structure=self.data.structure + 1)
+            if self.poll_listener is not None:
+                self.poll_listener(before, self.data.devices)
+            # The same snapshot when nothing changed: HA then tells no listener.
+            return self.data
+
+    async def async_read_changes(self) -> None:
+        """What changed since the last read, at once (a push told us): no sweep.
+
+        Takes its turn with the scheduled polls, and counts as one: the next scheduled poll
+        waits a full interval from here. Failures propagate; the scheduled polls go on.
+        """
+        async with self._fetch_lock:
+            data: HubitatData | None = self.data
+            if data is None:
+                return
+            if await self._poll(sweep=False):
+                self.mark_all()
+                self.data = replace(self.data, structure=self.data.structure + 1)
+        self.async_set_updated_data(self.data)
 
     async def _load(self) -> HubitatData:
         """Everything, once: tools, hub, full inventory, modes, HSM, rules."""
@@ -293,7 +322,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         self._last_sweep = dt_util.utcnow()
         return self.data
 
-    async def _poll(self) -> bool:
+    async def _poll(self, *, sweep: bool = True) -> bool:
         """What changed since the last poll; a sweep now and then. True: structure changed."""
         # As for devices: only reads sent from here on can confirm mode or HSM values shown
         # so far; one applied while this poll is on the wire waits for the next poll.
@@ -311,7 +340,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             # A failed read of mode or HSM is tried again on every poll, not only on events.
             await self._reread_location(modes=FEED_MODES in retry, hsm=FEED_HSM in retry)
         now = dt_util.utcnow()
-        if self._last_sweep is None or now - self._last_sweep >= SWEEP_INTERVAL:
+        if sweep and (self._last_sweep is None or now - self._last_sweep >= SWEEP_INTERVAL):
             structural = await self._sweep() or structural
             self._last_sweep = now
         if keys := [key for key in settle if self._location_reads[key] == reads[key]]:
@@ -469,6 +498,8 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             return
         if not events:
             return
+        if self.location_listener is not None:
+            self.location_listener(events)
         self._location_since = newest([self._location_since, *(e.date for e in events)])
         names = {event.name for event in events}
         await self._reread_location(modes=bool(names & _MODE_EVENTS), hsm=bool(names & _HSM_EVENTS))

@@ -19,7 +19,7 @@ from ...const import BACKEND_HUBITAT, DOMAIN
 from ...entity import EntitySpec
 from ...gateway.settings import backend_answer_cap
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
-from ...mcp.errors import McpProtocolError, McpRpcError
+from ...mcp.errors import McpError, McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
 from . import const
@@ -32,6 +32,7 @@ from .const import (
     CONF_SEND_KEY,
     CONF_TOKEN,
     CONF_URL,
+    CONF_WEBHOOK_ID,
     DEFAULT_SCAN_INTERVAL,
     ISSUE_KEY_REFUSED,
     MAX_WRITES_IN_FLIGHT,
@@ -39,7 +40,8 @@ from .const import (
     rule_device_key,
 )
 from .coordinator import HubitatCoordinator, HubitatData
-from .entities import derive_specs, is_light_capable, is_plain_switch
+from .entities import derive_specs, hub_device, is_light_capable, is_plain_switch
+from .push import HubitatPush, async_remove_rules
 from .tools import (
     LISTINGS,
     call_class,
@@ -75,6 +77,7 @@ class HubitatRuntime(BackendRuntime):
         self.coalescer = WriteCoalescer(self.api.send_commands)
         self.as_switch = {str(v) for v in options.get(CONF_AS_SWITCH, [])}
         self.as_light = {str(v) for v in options.get(CONF_AS_LIGHT, [])}
+        self.push = HubitatPush(hass, entry, self.coordinator, self.api)
         self.publisher = EntityPublisher(hass, self, self._derive)
         self._published_structure: int | None = None
         self._catalog: list[dict[str, Any]] | None = None
@@ -100,9 +103,34 @@ class HubitatRuntime(BackendRuntime):
         """Full inventory first; then follow the coordinator's updates."""
         await self.coordinator.async_config_entry_first_refresh()
         self.entry.async_on_unload(self.coordinator.async_add_listener(self._on_update))
+        await self.push.async_start()
+
+    @classmethod
+    async def async_remove_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> None:
+        """Delete the entry's live-update rules from the hub (if push was ever set up)."""
+        if CONF_WEBHOOK_ID not in entry.data:
+            return
+        runtime = cls.from_entry(hass, entry)
+        try:
+            remaining = await async_remove_rules(runtime.api, runtime.push.marker)
+        except McpError as err:
+            _LOGGER.warning(
+                "Could not remove the live-update rules from the hub %s: %s", entry.title, err
+            )
+        else:
+            if remaining:
+                _LOGGER.warning(
+                    "The hub %s kept its rules %s (its custom rule engine is off); delete them "
+                    "in the MCP Rule Server app",
+                    entry.title,
+                    ", ".join(remaining),
+                )
+        finally:
+            await runtime.client.close()
 
     async def async_shutdown(self) -> None:
-        """Stop the write queue and end the client."""
+        """Stop push, the write queue and end the client."""
+        await self.push.async_stop()
         await self.coalescer.async_close()
         await super().async_shutdown()
 
@@ -112,9 +140,13 @@ class HubitatRuntime(BackendRuntime):
         self._published_structure = (
             self.coordinator.data.structure if self.coordinator.data else None
         )
-        return derive_specs(
+        specs = derive_specs(
             self.coordinator, self.entry.data[CONF_URL], self.as_switch, self.as_light
         )
+        if not self.push.consented:
+            return specs
+        hub = hub_device(self.coordinator.data.hub, self.entry.data[CONF_URL])
+        return [*specs, self.push.status_spec(hub)]
 
     @callback
     def _on_update(self) -> None:
@@ -312,6 +344,8 @@ class HubitatRuntime(BackendRuntime):
                 "hub_firmware": hub.firmware if hub else None,
                 "server_version": hub.app_version if hub else None,
                 "writes_in_flight": self.coalescer.in_flight,
+                "updates": self.push.mode,
+                "updates_reason": self.push.reason,
             },
         )
 
@@ -342,6 +376,7 @@ class HubitatRuntime(BackendRuntime):
             "failed_reads": sorted(data.failed),
             "events_failed": sorted(d.id for d in data.devices.values() if d.events_failed),
             "changed_since": coordinator.changed_since,
+            "push": self.push.diagnostics(),
             "full_inventories": coordinator.full_inventories,
             "client": {
                 "requests": stats.requests,
