@@ -12,8 +12,10 @@ from unittest.mock import patch
 
 import aiohttp
 from freezegun.api import FrozenDateTimeFactory
-from homeassistant.const import EVENT_STATE_CHANGED
+from homeassistant.config_entries import SOURCE_USER
+from homeassistant.const import CONF_URL, EVENT_STATE_CHANGED
 from homeassistant.core import Event, HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.helpers.network import NoURLAvailableError
 from homeassistant.setup import async_setup_component
@@ -35,10 +37,10 @@ from custom_components.mcp_gateway.backends.hubitat.push import (
 )
 from custom_components.mcp_gateway.backends.hubitat.push_rules import RULE_PREFIX
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.const import BACKEND_HUBITAT, DOMAIN
 from tests.simulators.hubitat.rule_engine import RuleEngine
 
-from .conftest import Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
+from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
 
 
 @pytest.fixture
@@ -351,3 +353,31 @@ async def test_idle_calls_go_down(
     print(f"idle hub calls per minute: {counts}")
     assert counts["polling"] >= 8
     assert counts["push"] < counts["polling"] / 2
+
+
+@pytest.mark.parametrize("consent", [True, False])
+async def test_config_flow_asks_for_consent(
+    hass: HomeAssistant, ha_url: str, sim_factory: SimFactory, consent: bool
+) -> None:
+    """The endpoint form offers push, off by default, naming the address the hub will call;
+    the entry sets it up only when the user ticked it."""
+    sim = await sim_factory(custom_rule_engine=True)
+    rules = dict(sim.hub.custom_rules)
+    result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": BACKEND_HUBITAT}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["description_placeholders"]["ha_url"] == ha_url
+    field = next(key for key in result["data_schema"].schema if key == CONF_PUSH)
+    assert field.default() is False
+    user_input: dict[str, Any] = {CONF_URL: f"{sim.url}?access_token={TOKEN}"}
+    if consent:
+        user_input[CONF_PUSH] = True
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], user_input)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["options"] == {CONF_PUSH: consent}
+    await hass.async_block_till_done()
+    assert (len(_our_rules(sim)) > 0) is consent
+    if not consent:
+        assert sim.hub.custom_rules == rules
