@@ -56,7 +56,10 @@ logger:
 async def add_backends(ha: HomeAssistantProcess, home: DemoHome) -> list[dict[str, Any]]:
     """Add the three entries through the config flows a user sees; returns the created ones."""
     return [
-        await ha.config_flow("mcp_gateway", "hubitat", {"url": home.hubitat_url}),
+        # Live updates on: the consent a user gives in the form.
+        await ha.config_flow(
+            "mcp_gateway", "hubitat", {"url": home.hubitat_url, "hubitat_push": True}
+        ),
         await ha.config_flow(
             "mcp_gateway",
             "homecast_community",

@@ -60,7 +60,10 @@ async def demo_home(
     configuration has still reach them; by default free ports.
     """
     hub_at, hc_at, rw_at = ports or (None, None, None)
-    hubitat = hubitat_app(devices=40, seed=7, token=HUBITAT_TOKEN, hub_name="Home Hub")
+    # The owner has switched on the app's custom rule engine, as Hubitat live updates ask.
+    hubitat = hubitat_app(
+        devices=40, seed=7, token=HUBITAT_TOKEN, hub_name="Home Hub", custom_rule_engine=True
+    )
     homecast = homecast_app(state_file=HOMECAST_STATE, community=True, token=HOMECAST_TOKEN)
     robine = robine_app(password=ROBINE_PASSWORD, device_name="Bedroom Robine Wake")
     runners: list[web.AppRunner] = []
