@@ -2011,3 +2011,38 @@ async def test_rename_changes_the_key_and_new_homes_appear(hc: Hc) -> None:
     assert key in state["_homes"]
     tools = (await hc.rpc("tools/list"))[1]["result"]["tools"]
     assert key in next(t for t in tools if t["name"] == "get_state")["description"]
+
+
+async def test_failure_switches(make_hc: Callable[..., Awaitable[Hc]]) -> None:
+    """An older community server without a tool, and a tool whose relay call throws.
+
+    Both as local-mcp.ts answers them: an isError result, "Error: Unknown tool: <name>" from
+    callTool's default case, "Error: <message>" from handleJsonRpc's catch.
+    """
+    hc = await make_hc(community=True)
+    hc.sim.absent_tools.add("get_hc_automations")
+    hc.sim.failing_tools["get_automations"] = "Request timed out"
+    names = {tool["name"] for tool in (await hc.rpc("tools/list"))[1]["result"]["tools"]}
+    assert "get_hc_automations" not in names
+    assert await hc.fails("get_hc_automations") == "Error: Unknown tool: get_hc_automations"
+    assert await hc.fails("get_automations") == "Error: Request timed out"
+    assert "_homes" in await hc.ok_community("get_state")
+
+
+async def test_camel_case_surface(hc: Hc) -> None:
+    """The cloud's graphql-mcp surface: camelCase names; an undeclared field is ignored."""
+    hc.sim.camel_case = True
+    tools = {tool["name"]: tool for tool in (await hc.rpc("tools/list"))[1]["result"]["tools"]}
+    item = tools["set_state"]["inputSchema"]["properties"]["updates"]["items"]["properties"]
+    assert {"heatTarget", "colorTemp", "virtualMode"} <= set(item)
+    assert "heat_target" not in item
+    assert "filterByHome" in tools["get_state"]["inputSchema"]["properties"]
+    room, light = hc.find("light", color_temp=True)
+    update = {"home": hc.home, "room": room, "accessory": light}
+    result = await hc.ok("set_state", {"updates": [{**update, "color_temp": 300, "brightness": 5}]})
+    assert result["updated"] == 1
+    values = hc.sim.values(hc.home, light)
+    assert values["brightness"] == 5  # one word: the same in both spellings
+    assert values["color_temp"] != 300  # snake_case: not a field of the typed input
+    await hc.ok("set_state", {"updates": [{**update, "colorTemp": 300}]})
+    assert hc.sim.values(hc.home, light)["color_temp"] == 300

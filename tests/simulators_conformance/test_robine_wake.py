@@ -187,6 +187,18 @@ async def test_reshape_variation(sim: Sim) -> None:
     assert (await sim.fails("trigger_alarm", {"id": "alm_none"}))["code"] == "not_found"
 
 
+async def test_failing_tools_in_both_shapes(sim: Sim) -> None:
+    """A failing tool answers as 50-002 has failures: an isError result, or a JSON-RPC error."""
+    sim.device.failing_tools = {"list_alarms": "domain", "get_state": "rpc"}
+    assert (await sim.fails("list_alarms"))["code"] == "internal_error"
+    status, body = await sim.rpc("tools/call", {"name": "get_state", "arguments": {}})
+    assert status == 200
+    assert body["error"]["code"] == -32603
+    assert "sounds" in await sim.ok("list_sounds")  # the others answer
+    sim.device.failing_tools = {}
+    assert "alarms" in await sim.ok("list_alarms")
+
+
 async def test_missing_version_header_means_compat(sim: Sim) -> None:
     """Without a version header the clock answers in compatibility mode."""
     headers = {k: v for k, v in HEADERS.items() if k != "MCP-Protocol-Version"}
