@@ -255,10 +255,11 @@ async def test_reads_without_device_keys_check_what_they_read(home: SecurityHome
     assert all(r["deviceIds"] == [] for r in rooms["rooms"])
     health = await _data(home, "policy", HUBITAT, "hub_get_device_health", {"hours": 1})
     assert health["staleDevices"] == []
-    automations = await _data(home, "policy", HOMECAST_GATEWAY, "get_automations", {})
-    assert all(v == [] for k, v in automations.items() if not k.startswith("_"))
-    admin = await _data(home, "admin", HOMECAST_GATEWAY, "get_automations", {})
-    assert any(v for k, v in admin.items() if not k.startswith("_"))
+    for tool in ("get_automations", "get_hc_automations"):
+        automations = await _data(home, "policy", HOMECAST_GATEWAY, tool, {})
+        assert all(v == [] for k, v in automations.items() if not k.startswith("_")), tool
+        admin = await _data(home, "admin", HOMECAST_GATEWAY, tool, {})
+        assert any(v for k, v in admin.items() if not k.startswith("_")), tool
 
 
 # --- listings filtered -----------------------------------------------------------------------
@@ -398,3 +399,34 @@ async def test_rules_by_id_and_in_lists(home: SecurityHome, kind: str) -> None:
             assert error_code(result) == "forbidden", (tool, spelling, result)
     health = await _data(home, kind, HUBITAT, "hub_get_rule_health", {"ruleId": str(shown.id)})
     assert [str(r["id"]) for r in health["rules"]] == [str(shown.id)]
+
+
+async def _llm_call(home: SecurityHome, kind: str, name: str, arguments: dict[str, Any]) -> Any:
+    """One tool call through HA's LLM API ("MCP Gateway") as `kind`: the answer's data."""
+    context = llm_context(home.users[kind].id)
+    instance = await llm.async_get_api(home.hass, LLM_API_ID, context)
+    tool = next(tool for tool in instance.tools if tool.name == name)
+    answer = await tool.async_call(home.hass, llm.ToolInput(name, arguments), context)
+    return getattr(answer, "data", answer)
+
+
+@pytest.mark.parametrize("kind", SIGNED_IN)
+async def test_listings_through_the_llm_api(home: SecurityHome, kind: str) -> None:
+    """HA's own assistants get the same filtered listings and the same refusals."""
+    await _exposure_on(home)
+    sensor = _hub_device(home, "climate_sensor")
+    _hide(home, _device_entities(home, home.hubitat_entry, str(sensor.id)))
+    listed = await _llm_call(
+        home, kind, HUBITAT, {"tool": "hub_list_devices", "args": '{"format": "ids"}'}
+    )
+    ids = _ids(listed["deviceIds"])
+    assert str(sensor.id) not in ids
+    assert listed["_gateway"]["withheld"] >= 1
+    assert (ids == set()) is (kind == "policy")
+    refused = await _llm_call(
+        home,
+        kind,
+        HUBITAT,
+        {"tool": "hub_get_device", "args": f'{{"deviceId": "+{sensor.id}"}}'},
+    )
+    assert refused["error"]["code"] == "forbidden", refused

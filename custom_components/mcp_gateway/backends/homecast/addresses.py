@@ -138,8 +138,8 @@ def _accessory_shown(
 
 
 def filter_automations(data: HomecastState | None, answer: Any, shown: Shown) -> tuple[Any, int]:
-    """get_automations' answer ({home: [automation], _meta}) with the automations whose home
-    and every accessory they trigger on or act on `shown` admits."""
+    """get_automations' or get_hc_automations' answer ({home: [automation], _meta}) with the
+    automations whose home and every accessory they trigger on, test or act on `shown` admits."""
     if not isinstance(answer, dict):
         raise UnknownListing("get_automations: not an object")
     answer = copy.deepcopy(answer)
@@ -173,11 +173,12 @@ def _acc(home: Home, ref: str) -> list[str]:
 
 
 def _accessory_refs(node: Any) -> list[str]:
-    """Every `accessory` an automation's trigger, conditions or actions name."""
+    """Every `accessory` (or virtual accessory) an automation's triggers, conditions or
+    actions name."""
     refs: list[str] = []
     if isinstance(node, Mapping):
         for key, value in node.items():
-            if key == "accessory" and isinstance(value, str):
+            if key in ("accessory", "virtual") and isinstance(value, str):
                 refs.append(value)
             else:
                 refs.extend(_accessory_refs(value))

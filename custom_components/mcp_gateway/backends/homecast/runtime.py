@@ -53,7 +53,7 @@ _LOGGER = logging.getLogger(__name__)
 # History reads that span every home of the account (see device_keys_in_call).
 _ACCOUNT_READS: Final = frozenset({"get_history", "query_history"})
 # Reads whose answers are filtered per caller (addresses.filter_state, filter_automations).
-_LISTINGS: Final = frozenset({"get_state", "get_automations"})
+_LISTINGS: Final = frozenset({"get_state", "get_automations", "get_hc_automations"})
 
 
 class MutableBearer(McpAuth):
@@ -246,13 +246,13 @@ class HomecastRuntime(BackendRuntime):
         return classify(tool)
 
     def lists_devices(self, name: str) -> bool:
-        """get_state and get_automations are filtered to what the caller may see."""
+        """get_state and both automation lists are filtered to what the caller may see."""
         return name in _LISTINGS
 
     def filter_listing(self, name: str, data: Any, shown: Shown) -> tuple[Any, int]:
         """get_state's accessories and scenes, get_automations' automations, as shown."""
         state: HomecastState | None = self.coordinator.data
-        if name == "get_automations":
+        if name in ("get_automations", "get_hc_automations"):
             return filter_automations(state, data, shown)
         return filter_state(state, data, shown)
 
