@@ -84,6 +84,45 @@ async def test_a_malformed_host_without_a_document_still_gets_its_401(
 
 
 @pytest.mark.parametrize(
+    "redirect",
+    [
+        "http://localhost:99999/cb",
+        "http://[::1/cb",
+        "http://" + "a" * 300 + ".example/cb",
+        "http://localhost:3000/cb#frag",
+        "javascript:alert(1)",
+    ],
+)
+async def test_a_malformed_redirect_is_a_client_error(
+    home: SecurityHome, redirect: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redirect URIs that no URL parser agrees on are refused, never failed on."""
+    with caplog.at_level(logging.DEBUG, logger="homeassistant"):
+        caplog.clear()
+        response = await home.clients["none"].post(REGISTER_URL, json={"redirect_uris": [redirect]})
+        answer = await response.json()
+    assert response.status == 400, (response.status, answer)
+    assert answer["error"] == "invalid_redirect_uri"
+    _no_errors(caplog)
+
+
+@pytest.mark.parametrize(
+    "redirect", ["https://xn--/cb", "https://exa\u00admple.com/cb", "https://\u2028.example/cb"]
+)
+async def test_an_odd_host_is_answered_as_home_assistant_decides(
+    home: SecurityHome, redirect: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Hosts HA's own client-id check accepts are registered (its login checks them again);
+    either way an answer, never a failure."""
+    with caplog.at_level(logging.DEBUG, logger="homeassistant"):
+        caplog.clear()
+        response = await home.clients["none"].post(REGISTER_URL, json={"redirect_uris": [redirect]})
+        await response.read()
+    assert response.status in (201, 400)
+    _no_errors(caplog)
+
+
+@pytest.mark.parametrize(
     "body",
     [
         b'{"redirect_uris":["http://localhost:3000/cb"],"client_name":"\\ud800"}',
