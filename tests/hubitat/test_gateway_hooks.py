@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from homeassistant.core import HomeAssistant
@@ -266,6 +267,28 @@ async def test_catalog_does_not_ask_the_ai_for_the_write_key(hass: HomeAssistant
         "bestPracticeKey" not in tool.get("inputSchema", {}).get("properties", {})
         for tool in catalog
     )
+    # Nor does any text: the checklist keeps its other advice, the guide its purpose.
+    text = json.dumps(catalog)
+    for asking in ("bestPracticeKey", "write key", "acknowledgment key"):
+        assert asking not in text, asking
+    mode = next(tool for tool in catalog if tool["name"] == "hub_manage_mode")
+    assert "2. At most 2 writes run at once: batch." in mode["description"]
+    guide = next(tool for tool in catalog if tool["name"] == "hub_get_tool_guide")
+    assert guide["description"] == "Longer reference for the tools, by section."
+
+
+async def test_catalog_explains_enum_values(hass: HomeAssistant, sim: Sim) -> None:
+    """hub_call_rule's actions say what each does, as the app's tool guide explains them."""
+    runtime = await setup_entry(hass, make_entry(sim))
+    catalog = {tool["name"]: tool for tool in await runtime.async_list_tools()}
+    action = catalog["hub_call_rule"]["inputSchema"]["properties"]["action"]
+    assert action["enum"] == ["rule", "actions", "stop", "start"]
+    assert action["description"].startswith("Which RM action to invoke. Default: rule. Values: ")
+    for value in action["enum"]:
+        assert f"{value} = " in action["description"], value
+    assert "skipping its conditions" in action["description"]
+    fmt = catalog["hub_list_devices"]["inputSchema"]["properties"]["format"]
+    assert all(f"{value} = " in fmt["description"] for value in fmt["enum"])
 
 
 class _Shown:

@@ -6,7 +6,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 import logging
-from typing import Any, ClassVar, Self
+import re
+from typing import Any, ClassVar, Final, Self
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
@@ -262,7 +263,7 @@ class HubitatRuntime(BackendRuntime):
                     entry = dict(sub)
                     entry.setdefault("annotations", {"readOnlyHint": not is_write(entry)})
                     catalog[name] = entry
-        self._catalog = [_without_key(tool) for tool in catalog.values()]
+        self._catalog = [_for_ai(tool) for tool in catalog.values()]
         self._tools = dict(zip(catalog, self._catalog, strict=True))
         self._catalog_gateways = gateways
         self._route = route
@@ -438,11 +439,89 @@ def _is_gateway(tool: Mapping[str, Any]) -> bool:
     )
 
 
-def _without_key(tool: dict[str, Any]) -> dict[str, Any]:
-    """The tool as an AI should see it: we add the write key ourselves, so it is not asked for."""
+# What asks an AI for the write key; the runtime sends it itself (api.with_key).
+_KEY_WORDS = r"bestPracticeKey|acknowledg(?:e)?ment key|write key"
+_KEY_TEXT = re.compile(_KEY_WORDS, re.IGNORECASE)
+_KEY_ASIDE = re.compile(rf"\s*\([^()]*(?:{_KEY_WORDS})[^()]*\)", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_NUMBERING = re.compile(r"\s*\d+[.)]")
+
+# Values the hub's own schema lists without saying what they do, explained as the app's
+# tool guide and descriptions do (libraries/mcp-native-rules-lib.groovy and the guide's
+# builtin_app_tools section; libraries/mcp-devices-lib.groovy hub_list_devices).
+ENUM_MEANINGS: Final[Mapping[tuple[str, str], Mapping[str, str]]] = {
+    ("hub_call_rule", "action"): {
+        "rule": "run the whole rule: triggers, conditions and actions (default)",
+        "actions": "run its actions only, skipping its conditions",
+        "stop": "stop its running actions",
+        "start": "restart a stopped rule (re-initialises it and resets its private boolean)",
+    },
+    ("hub_list_devices", "format"): {
+        "summary": "standard fields and current states (default)",
+        "detailed": "capabilities, attributes and commands",
+        "ids": "a flat array of device ids only",
+        "context": "a plain-text snapshot of the house: mode and one line per device",
+    },
+}
+
+
+def _for_ai(tool: dict[str, Any]) -> dict[str, Any]:
+    """The tool as an AI should see it.
+
+    Nothing asks for the write key (the runtime adds it to every write), and enum values
+    the hub lists without a meaning are explained.
+    """
+    name = str(tool.get("name", ""))
+    out = dict(tool)
+    if isinstance(description := tool.get("description"), str):
+        out["description"] = _without_key_text(description)
     schema = tool.get("inputSchema")
-    if not isinstance(schema, dict) or "bestPracticeKey" not in schema.get("properties", {}):
-        return tool
-    properties = {k: v for k, v in schema["properties"].items() if k != "bestPracticeKey"}
-    required = [k for k in schema.get("required", []) if k != "bestPracticeKey"]
-    return {**tool, "inputSchema": {**schema, "properties": properties, "required": required}}
+    if isinstance(schema, dict) and isinstance(props := schema.get("properties"), dict):
+        properties: dict[str, Any] = {}
+        for key, prop in props.items():
+            if key == "bestPracticeKey":
+                continue
+            properties[key] = _property_for_ai(name, key, prop)
+        published = {**schema, "properties": properties}
+        if isinstance(required := schema.get("required"), list):
+            published["required"] = [k for k in required if k != "bestPracticeKey"]
+        out["inputSchema"] = published
+    return out
+
+
+def _property_for_ai(tool: str, key: str, prop: Any) -> Any:
+    if not isinstance(prop, dict):
+        return prop
+    shown = _explained(tool, key, prop)
+    if isinstance(text := shown.get("description"), str):
+        shown = {**shown, "description": _without_key_text(text)}
+    return shown
+
+
+def _without_key_text(text: str) -> str:
+    """The text without the sentences (or asides) that ask for the write key."""
+    if not _KEY_TEXT.search(text):
+        return text
+    text = _KEY_ASIDE.sub("", text)
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if not _KEY_TEXT.search(line):
+            lines.append(line)
+            continue
+        kept = [part for part in _SENTENCE.split(line) if not _KEY_TEXT.search(part)]
+        if any(not _NUMBERING.fullmatch(part) for part in kept):
+            lines.append(" ".join(kept))
+    return "\n".join(lines).strip()
+
+
+def _explained(tool: str, key: str, prop: dict[str, Any]) -> dict[str, Any]:
+    """The property with its enum values' meanings, where the hub gives none."""
+    meanings = ENUM_MEANINGS.get((tool, key))
+    enum = prop.get("enum")
+    if meanings is None or not isinstance(enum, list):
+        return prop
+    described = [f"{value} = {meanings[value]}" for value in enum if value in meanings]
+    if not described:
+        return prop
+    text = str(prop.get("description") or "").rstrip()
+    return {**prop, "description": f"{text} Values: {'; '.join(described)}.".strip()}
