@@ -12,7 +12,8 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, State
+from homeassistant.helpers import device_registry as dr, entity_registry as er
 
 from ..backends.base import ToolTier
 from .search import Intent, Request, tokenize
@@ -174,17 +175,16 @@ def note_unavailable(
 ) -> dict[str, Any]:
     """A backend's "ok" for a device HA sees offline is no proof it acted: say so.
 
-    The note goes into structuredContent and the text the model reads, next to the backend's
-    own answer (which stays as it was).
+    A device is offline when every entity of it the call addressed that HA runs is
+    unavailable; an entity disabled (by default or by the user) has no state and says
+    nothing, nor does one unavailable while its device's others report. The note goes into
+    structuredContent and the text the model reads, next to the backend's own answer (which
+    stays as it was).
     """
-    offline: list[str] = []
-    for entity_id in entity_ids:
-        state = hass.states.get(entity_id)
-        if state is None:
-            offline.append(entity_id)
-        elif state.state == STATE_UNAVAILABLE:
-            offline.append(str(state.attributes.get(ATTR_FRIENDLY_NAME) or entity_id))
-    if not offline or result.get("isError"):
+    if result.get("isError"):
+        return result
+    offline = _offline_names(hass, entity_ids)
+    if not offline:
         return result
     note = (
         f"{', '.join(offline)} {'is' if len(offline) == 1 else 'are'} unavailable in Home "
@@ -196,3 +196,30 @@ def note_unavailable(
     if isinstance(structured := result.get("structuredContent"), dict):
         annotated["structuredContent"] = {**structured, "gateway_note": note}
     return annotated
+
+
+def _offline_names(hass: HomeAssistant, entity_ids: Sequence[str]) -> list[str]:
+    """The devices (or lone entities) among these that HA sees offline, by name."""
+    entities = er.async_get(hass)
+    groups: dict[str, list[State]] = {}
+    for entity_id in entity_ids:
+        entry = entities.async_get(entity_id)
+        if entry is not None and entry.disabled_by is not None:
+            continue
+        if (state := hass.states.get(entity_id)) is None:
+            continue  # not running in HA: nothing to judge by
+        device = entry.device_id if entry is not None else None
+        groups.setdefault(device or f"entity:{entity_id}", []).append(state)
+    devices = dr.async_get(hass)
+    names: list[str] = []
+    for key, states in groups.items():
+        if any(state.state != STATE_UNAVAILABLE for state in states):
+            continue
+        device_entry = None if key.startswith("entity:") else devices.async_get(key)
+        if len(states) > 1 and device_entry is not None:
+            name = device_entry.name_by_user or device_entry.name or states[0].entity_id
+        else:
+            name = str(states[0].attributes.get(ATTR_FRIENDLY_NAME) or states[0].entity_id)
+        if name not in names:
+            names.append(name)
+    return names
