@@ -11,6 +11,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
+from custom_components.mcp_gateway.gateway.schemas import schema_problems
 from tests.all_backends import setup_entries, start_simulators
 from tests.simulation import LoopbackServers
 
@@ -107,3 +108,34 @@ async def test_hub_catalog_asks_for_nothing_the_gateway_supplies(client: TestCli
     rule = next(tool for tool in catalog["tools"] if tool["name"] == "hub_call_rule")
     action = rule["inputSchema"]["properties"]["action"]["description"]
     assert all(f"{value} = " in action for value in ("rule", "actions", "stop", "start"))
+
+
+async def test_backend_arguments_as_object_or_json_text(client: TestClient) -> None:
+    """A backend tool's arguments work as the object itself or as its JSON text, alike; the
+    published schema stays in the subset every model provider accepts and says so."""
+    headers = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
+
+    async def rpc(method: str, params: dict[str, Any], request_id: int) -> Any:
+        response = await client.post(
+            URL,
+            json={"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+            headers=headers,
+        )
+        return json.loads(await response.read())["result"]
+
+    tools = (await rpc("tools/list", {}, 1))["tools"]
+    gateways = [tool for tool in tools if tool["name"] not in CORE]
+    for tool in gateways:
+        assert schema_problems(tool["inputSchema"]) == [], tool["name"]
+        args = tool["inputSchema"]["properties"]["args"]
+        assert args["type"] == "string"
+        assert "also accepts object" in args["description"]
+    clock = next(tool["name"] for tool in gateways if tool["name"].startswith("robine"))
+    answers = []
+    preview = {"label": "Rob's nap", "time": "14:30"}
+    for number, args in enumerate((preview, json.dumps(preview)), start=2):
+        call = {"tool": "preview_alarm", "args": args}
+        result = await rpc("tools/call", {"name": clock, "arguments": call}, number)
+        assert result["isError"] is False, result
+        answers.append(result["content"])
+    assert answers[0] == answers[1]

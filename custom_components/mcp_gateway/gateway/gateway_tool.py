@@ -25,10 +25,14 @@ GATEWAY_TOOL_SCHEMA: Final[dict[str, Any]] = {
     "properties": {
         "tool": {"type": "string", "description": "Tool to run; omit to list them."},
         # Free-form objects are what no strict function-calling dialect accepts
-        # (OpenAI strict, Gemini): the arguments travel as JSON text (objects too).
+        # (OpenAI strict, Gemini): the schema declares JSON text, the one type both take,
+        # and says (as schemas.py notes any other type) that the object itself is taken too.
         "args": {
             "type": "string",
-            "description": 'That tool\'s arguments as a JSON object, e.g. {"id": "5"}.',
+            "description": (
+                'That tool\'s arguments, e.g. {"id": "5"}: JSON text (also accepts object: '
+                "the object itself, no quoting needed)."
+            ),
         },
         "describe": {
             "type": "array",
