@@ -18,9 +18,12 @@ from homeassistant.const import ATTR_DEVICE_CLASS
 from homeassistant.core import State
 from homeassistant.util import dt as dt_util
 
-# An ISO-8601 date-time with an offset (or Z), as found inside text.
+from .mcp.client import ToolResult
+
+# An ISO-8601 date-time with an offset (or Z), as found inside text; the offset may lack its
+# colon, as Java writes it (Hubitat's event dates: `...05:45:00.000-0600`).
 ISO_INSTANT = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})(?![\w:])"
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})(?![\w:])"
 )
 
 
@@ -54,6 +57,19 @@ def localize_json(value: Any, tz: tzinfo | None = None) -> Any:
     if isinstance(value, list):
         return [localize_json(item, tz) for item in value]
     return value
+
+
+def localize_result(result: ToolResult, tz: tzinfo | None = None) -> ToolResult:
+    """A backend tool's result with every instant in `tz` (default Home Assistant's zone),
+    in its text and its structured content alike, however the backend wrote them."""
+    content = [
+        {**part, "text": localize_text(part["text"], tz)}
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+        else part
+        for part in result.content
+    ]
+    structured = None if result.structured is None else localize_json(result.structured, tz)
+    return ToolResult(content, structured, result.is_error, result.meta)
 
 
 def local_state(state: State, tz: tzinfo | None = None) -> str:

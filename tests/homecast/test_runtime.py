@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 import logging
 
 from freezegun.api import FrozenDateTimeFactory
@@ -438,3 +438,19 @@ async def test_missing_home_raises_a_repair_issue(
     assert hass.states.get(lamp).state != STATE_UNAVAILABLE
     assert issue_registry.async_get_issue(DOMAIN, issue_id) is None
     assert second.slug in {h.key for h in entry.runtime_data.coordinator.data.homes.values()}
+
+
+async def test_history_times_in_home_assistants_zone(hass: HomeAssistant, sim: Sim) -> None:
+    """Homecast answers in UTC; through the runtime the model reads Home Assistant's zone,
+    with the offset, the same instants."""
+    await hass.config.async_set_time_zone("Europe/Berlin")
+    entry = await _loaded(hass, sim)
+    runtime = entry.runtime_data
+    raw = await runtime.client.call_tool("query_history", {}, kind="read")
+    shown = await runtime.async_call_tool("query_history", {})
+    assert not shown.is_error, shown.text
+    for key in ("start", "end"):
+        utc, local = raw.data[key], shown.data[key]
+        assert utc.endswith(("+00:00", "Z")), utc
+        assert local.endswith(("+01:00", "+02:00")), local
+        assert datetime.fromisoformat(local) == datetime.fromisoformat(utc)

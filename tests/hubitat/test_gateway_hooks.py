@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 import json
 from typing import Any
 
@@ -341,3 +342,26 @@ def test_listings_keep_only_what_is_shown() -> None:
     assert withheld == 3
     with pytest.raises(UnknownListing):
         filter_listing(["1", "2"], _Shown())
+
+
+async def test_results_speak_home_assistants_time_zone(hass: HomeAssistant, sim: Sim) -> None:
+    """The hub dates its events in its own zone (-0600, no colon); the model reads them, as
+    every time, in Home Assistant's zone with the offset, the same instants."""
+    await hass.config.async_set_time_zone("Europe/Berlin")
+    runtime = await setup_entry(hass, make_entry(sim))
+    plug = first(sim, "switch")
+    raw = await runtime.client.call_tool(
+        "hub_read_devices",
+        {"tool": "hub_list_device_events", "args": {"deviceId": str(plug.id)}},
+        kind="read",
+    )
+    shown = await runtime.async_call_tool("hub_list_device_events", {"deviceId": str(plug.id)})
+    hub_dates = [e["date"] for e in raw.data["events"]]
+    dates = [e["date"] for e in shown.data["events"]]
+    assert hub_dates
+    assert all(d[-5:] in ("-0600", "-0500") for d in hub_dates), hub_dates
+    assert all(d.endswith(("+01:00", "+02:00")) for d in dates), dates
+    assert [datetime.fromisoformat(d) for d in dates] == [
+        datetime.fromisoformat(d) for d in hub_dates
+    ]
+    assert not any(d in shown.text for d in hub_dates)

@@ -17,6 +17,7 @@ from yarl import URL
 
 from ...const import DOMAIN
 from ...gateway.settings import backend_answer_cap
+from ...localtime import localize_result
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
@@ -239,7 +240,8 @@ class HomecastRuntime(BackendRuntime):
         if kind == "write" and not result.is_error:
             self.api.note_success(name, arguments)
             await self.coordinator.async_request_refresh()
-        return result
+        # Homecast writes UTC; the model reads every time in Home Assistant's zone.
+        return localize_result(result)
 
     def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
         """Classification from tools.py."""

@@ -19,6 +19,7 @@ from homeassistant.helpers.selector import SelectOptionDict
 from ...const import BACKEND_HUBITAT, DOMAIN
 from ...entity import EntitySpec
 from ...gateway.settings import backend_answer_cap
+from ...localtime import localize_result
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
 from ...mcp.errors import McpError, McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
@@ -290,7 +291,8 @@ class HubitatRuntime(BackendRuntime):
             raise
         if write:
             self._key_gate(None)
-        return result
+        # The hub writes its own zone (event dates as -0600): one clock for the model.
+        return localize_result(result)
 
     def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
         """Read / control / admin from the classification table."""

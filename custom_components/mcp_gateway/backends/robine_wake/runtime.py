@@ -15,7 +15,7 @@ from yarl import URL
 
 from ...const import BACKEND_ROBINE_WAKE, DOMAIN
 from ...gateway.settings import backend_answer_cap
-from ...localtime import localize_json, localize_text
+from ...localtime import localize_result
 from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpRateLimitError
 from ...publisher import EntityPublisher
@@ -275,11 +275,4 @@ class RobineWakeRuntime(BackendRuntime):
 
 def _in_zone(result: ToolResult, tz: tzinfo) -> ToolResult:
     """A clock's result with its times in the clock's zone, however the clock wrote them."""
-    content = [
-        {**part, "text": localize_text(part["text"], tz)}
-        if isinstance(part, dict) and isinstance(part.get("text"), str)
-        else part
-        for part in result.content
-    ]
-    structured = None if result.structured is None else localize_json(result.structured, tz)
-    return ToolResult(content, structured, result.is_error, result.meta)
+    return localize_result(result, tz)
