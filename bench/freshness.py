@@ -1,6 +1,6 @@
 """Freshness: from a change on a backend to Home Assistant's `state_changed`, push beside poll.
 
-    .venv/bin/python -m bench.freshness [--changes 20] [--clocks 4] [--idle 60] [--seed 7]
+    .venv/bin/python -m bench.freshness [--changes 20] [--clocks 4] [--idle 180] [--seed 7]
 
 One real Home Assistant core (the test harness's instance, on the real clock) runs every entry
 at once, each against its own simulator on 127.0.0.1, so push and poll are measured side by side
@@ -62,6 +62,7 @@ from tests.simulators.robine_wake import ROBINE, create_app as robine_app
 HOMECAST_POLL = 30.0
 # Hubitat tool calls per idle minute, by mode (filled by `hubitat`).
 IDLE_CALLS: dict[str, float] = {}
+IDLE_TOOLS: dict[str, dict[str, int]] = {}
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -226,6 +227,7 @@ async def hubitat(
     await asyncio.sleep(idle)
     for mode, (sim, _) in hubs.items():
         IDLE_CALLS[mode] = sum(sim.stats.tools.values()) / (idle / 60)
+        IDLE_TOOLS[mode] = dict(sim.stats.tools)
     return list(series.values())
 
 
@@ -389,17 +391,28 @@ async def run(changes: int, clocks: int, idle: float, seed: int) -> None:
     for group in results:
         for series in group:
             print(series.row())
+        # Every change of a backend in one row per mode: at least CHANGES of them.
+        modes = dict.fromkeys(series.mode for series in group)
+        if len({series.change for series in group}) > 1 and group[0].backend != "Robine Wake":
+            for mode in modes:
+                merged = Series(group[0].backend, "all changes", mode)
+                for series in group:
+                    if series.mode == mode:
+                        merged.latencies.extend(series.latencies)
+                print(merged.row())
     print(
         "Hubitat tool calls per idle minute: "
         + ", ".join(f"{mode} {calls:.1f}" for mode, calls in IDLE_CALLS.items())
     )
+    for mode, tools in IDLE_TOOLS.items():
+        print(f"  {mode}: {tools}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=20)
     parser.add_argument("--clocks", type=int, default=4)
-    parser.add_argument("--idle", type=float, default=60.0)
+    parser.add_argument("--idle", type=float, default=180.0)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     asyncio.run(run(args.changes, args.clocks, args.idle, args.seed))
