@@ -268,7 +268,7 @@ class McpGatewayMessagesView(HomeAssistantView):
             body = error_body(
                 None,
                 BUSY_CODE,
-                "This session holds as many requests and answers as it may; read its stream",
+                "The session holds as many requests and answers as it may; read its stream",
             )
             return json_response(body, HTTPStatus.TOO_MANY_REQUESTS, {hdrs.RETRY_AFTER: "1"})
         payload = await decode_body(request)
