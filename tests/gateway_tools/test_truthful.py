@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from homeassistant.core import Event, HomeAssistant, State, callback
+from homeassistant.core import Event, HomeAssistant, State, callback, is_callback
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
@@ -153,6 +154,46 @@ async def test_state_that_follows_later_is_confirmed(
     )
     assert result["results"][0]["status"] == "done"
     assert result["updated"] == 1
+
+
+async def test_the_wait_wakes_in_the_event_loop(
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The state listener is a callback: HA runs it in the loop, so the change wakes the wait.
+
+    A plain function would run in an executor thread, where waking an asyncio waiter is not
+    thread-safe (debug mode refuses it, and the wait then lasts its whole deadline).
+    """
+    listeners: list[Any] = []
+    track = set_state_module.async_track_state_change_event
+
+    def _spy(hass: HomeAssistant, entity_ids: Any, action: Any) -> Any:
+        listeners.append(action)
+        return track(hass, entity_ids, action)
+
+    monkeypatch.setattr(set_state_module, "async_track_state_change_event", _spy)
+    # Long enough that only the change itself, not the deadline, can end the wait in time.
+    monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 120.0)
+    runtime: FakeRuntime = fake_entry.runtime_data
+    runtime.ignore_writes = True
+
+    @callback
+    def _device_catches_up(event: Event) -> None:
+        if event.data.get("service") == "turn_on":
+            runtime.things["1"].on = True
+            hass.loop.call_soon(runtime.coordinator.async_update_listeners)
+
+    hass.bus.async_listen("call_service", _device_catches_up)
+    async with asyncio.timeout(30):
+        result = await async_set_state(
+            hass, Ctx(user=hass_admin_user), {"updates": [{"entity_id": PLUG, "state": "on"}]}
+        )
+    assert result["results"][0]["status"] == "done"
+    assert listeners
+    assert all(is_callback(action) for action in listeners)
 
 
 def _state(value: str, **attributes: Any) -> State:

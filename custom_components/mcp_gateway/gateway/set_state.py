@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.auth.models import User
 from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
-from homeassistant.core import Context, HomeAssistant, State
+from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, State, callback
 from homeassistant.exceptions import HomeAssistantError, Unauthorized
 from homeassistant.helpers.event import async_track_state_change_event
 import voluptuous as vol
@@ -140,7 +140,14 @@ async def _apply_update(
         )
     expect = expectation(ref.domain, update, before)
     changed = asyncio.Event()
-    unsub = async_track_state_change_event(hass, entity_id, lambda _event: changed.set())
+
+    # A callback, so HA runs it in the loop: a plain lambda would run in an executor thread,
+    # where setting the event is not thread-safe and the waiter may never wake.
+    @callback
+    def _changed(_event: Event[EventStateChangedData]) -> None:
+        changed.set()
+
+    unsub = async_track_state_change_event(hass, entity_id, _changed)
     try:
         done, error, status = await _run_calls(hass, entity_id, calls, context)
         if error is None:
