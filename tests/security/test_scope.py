@@ -20,6 +20,7 @@ from custom_components.mcp_gateway.backends.base import BackendRuntime
 from custom_components.mcp_gateway.backends.homecast.entities import accessory_device_key
 from custom_components.mcp_gateway.const import CONF_GATEWAY_EXPOSED, DOMAIN
 from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
+from custom_components.mcp_gateway.gateway.policy import device_entity_ids
 from custom_components.mcp_gateway.gateway.settings import (
     CONF_EXPOSED_ONLY,
     CONF_RATE_LIMIT,
@@ -61,17 +62,7 @@ def _hub_device(home: SecurityHome, kind: str) -> Any:
 
 def _device_entities(home: SecurityHome, entry: Any, key: str) -> list[str]:
     """The entities of one of an entry's devices, found through its publisher."""
-    publisher = _runtime(entry).publisher
-    registry = er.async_get(home.hass)
-    return [
-        entity_id
-        for spec in publisher.device_specs(key)
-        if (
-            entity_id := registry.async_get_entity_id(
-                spec.platform, DOMAIN, publisher.unique_id(spec)
-            )
-        )
-    ]
+    return device_entity_ids(home.hass, _runtime(entry), key)
 
 
 def _alarm_entities(home: SecurityHome, alarm_id: str) -> list[str]:

@@ -529,11 +529,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         if not self.location_events_ok:
             _LOGGER.info("The hub reads its location events again")
             self.location_events_ok = True
-        ir.async_delete_issue(self.hass, DOMAIN, self._location_issue_id)
-
-    @property
-    def _location_issue_id(self) -> str:
-        return f"{ISSUE_LOCATION_EVENTS}_{self.config_entry.entry_id}"
+        self._issue(ISSUE_LOCATION_EVENTS, active=False)
 
     def _location_events_failed(self, err: McpError) -> None:
         """Location events failed ({success: false}): devices go on, mode and HSM are polled.
@@ -548,15 +544,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
                 err,
             )
         self.location_events_ok = False
-        ir.async_create_issue(
-            self.hass,
-            DOMAIN,
-            self._location_issue_id,
-            is_fixable=False,
-            severity=ir.IssueSeverity.WARNING,
-            translation_key=ISSUE_LOCATION_EVENTS,
-            translation_placeholders={"name": self.config_entry.title},
-        )
+        self._issue(ISSUE_LOCATION_EVENTS, active=True)
 
     async def _sweep(self) -> bool:
         """Additions/removals by id, rules, modes, HSM and hub facts; True: structure changed."""
