@@ -135,11 +135,8 @@ async def test_entity_without_a_state_is_sent_nothing(
     assert runtime.things["1"].on is False
 
 
-async def test_state_that_follows_later_is_confirmed(
-    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
-) -> None:
-    """A state change that arrives during the wait confirms the update."""
-    runtime: FakeRuntime = fake_entry.runtime_data
+def _plug_catches_up_later(hass: HomeAssistant, runtime: FakeRuntime) -> None:
+    """The plug ignores the write itself, then reports "on" just after the service call."""
     runtime.ignore_writes = True
 
     @callback
@@ -149,6 +146,13 @@ async def test_state_that_follows_later_is_confirmed(
             hass.loop.call_soon(runtime.coordinator.async_update_listeners)
 
     hass.bus.async_listen("call_service", _device_catches_up)
+
+
+async def test_state_that_follows_later_is_confirmed(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """A state change that arrives during the wait confirms the update."""
+    _plug_catches_up_later(hass, fake_entry.runtime_data)
     result = await async_set_state(
         hass, Ctx(user=hass_admin_user), {"updates": [{"entity_id": PLUG, "state": "on"}]}
     )
@@ -177,16 +181,7 @@ async def test_the_wait_wakes_in_the_event_loop(
     monkeypatch.setattr(set_state_module, "async_track_state_change_event", _spy)
     # Long enough that only the change itself, not the deadline, can end the wait in time.
     monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 120.0)
-    runtime: FakeRuntime = fake_entry.runtime_data
-    runtime.ignore_writes = True
-
-    @callback
-    def _device_catches_up(event: Event) -> None:
-        if event.data.get("service") == "turn_on":
-            runtime.things["1"].on = True
-            hass.loop.call_soon(runtime.coordinator.async_update_listeners)
-
-    hass.bus.async_listen("call_service", _device_catches_up)
+    _plug_catches_up_later(hass, fake_entry.runtime_data)
     async with asyncio.timeout(30):
         result = await async_set_state(
             hass, Ctx(user=hass_admin_user), {"updates": [{"entity_id": PLUG, "state": "on"}]}
