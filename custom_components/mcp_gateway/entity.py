@@ -75,6 +75,9 @@ class EntitySpec:
     # The device's own availability (an accessory that stopped answering), read from the
     # native: a backend sets it once per device instead of on every description.
     available_fn: Callable[[Any], bool] | None = None
+    # Placeholders of a translated name that names its native (an alarm's label), so the
+    # name stays translated and follows a rename.
+    translation_placeholders: Mapping[str, str] | None = None
 
 
 def entry_uid(entry: ConfigEntry) -> str:
@@ -155,9 +158,11 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         uid = entry_uid(runtime.entry)
         self._attr_unique_id = f"{uid}_{spec.key}"
         self._attr_device_info = shared_device_info(uid, spec.device)
+        if spec.translation_placeholders is not None:
+            self._attr_translation_placeholders = spec.translation_placeholders
         self._name_without_overlap()
 
-    def _name_without_overlap(self) -> None:
+    def _name_without_overlap(self, *, renamed: bool = False) -> None:
         """Name the entity without the words its device's name already ends with.
 
         HA shows device name + entity name: "Kitchen Doorbell" + "Doorbell" would read
@@ -172,8 +177,9 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         if (name := self._description_name()) is None:
             return
         shorter = without_overlap(self.spec.device.name, name)
-        # Once set, kept in step: a later rename of the device may undo the overlap.
-        if shorter != name or hasattr(self, "_attr_name"):
+        # Once set, kept in step: a later rename of the device may undo the overlap. HA keeps
+        # a translated name once resolved, so new placeholders need it set too.
+        if shorter != name or hasattr(self, "_attr_name") or renamed:
             self._attr_name = shorter
 
     def _description_name(self) -> str | None:
@@ -225,10 +231,16 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         ):
             return
         if (latest := self.runtime.publisher.spec(self.spec.platform, self.spec.key)) is not None:
-            renamed = (latest.name, latest.device.name) != (self.spec.name, self.spec.device.name)
+            renamed = (
+                latest.name,
+                latest.device.name,
+                latest.translation_placeholders,
+            ) != (self.spec.name, self.spec.device.name, self.spec.translation_placeholders)
             self.spec = latest
+            if latest.translation_placeholders is not None:
+                self._attr_translation_placeholders = latest.translation_placeholders
             if renamed:
-                self._name_without_overlap()
+                self._name_without_overlap(renamed=True)
         super()._handle_coordinator_update()
 
     @property

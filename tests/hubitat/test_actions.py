@@ -60,6 +60,15 @@ async def _call(hass: HomeAssistant, domain: str, service: str, target: str, **d
 
 
 @pytest.mark.usefixtures("runtime")
+async def test_rule_entities_say_what_they_do(hass: HomeAssistant, sim: Sim) -> None:
+    """A rule's switch enables it and its button runs it: their names say so."""
+    switch = hass.states.get(entity_id(hass, sim, "rule_101", "switch"))
+    button = hass.states.get(entity_id(hass, sim, "rule_101_run", "button"))
+    assert switch.attributes["friendly_name"] == "Goodnight Rule enabled"
+    assert button.attributes["friendly_name"] == "Goodnight Run rule"
+
+
+@pytest.mark.usefixtures("runtime")
 async def test_light_commands(hass: HomeAssistant, sim: Sim) -> None:
     """on, setLevel (with duration), setColor (hue 0-100), setColorTemperature, off."""
     bulb = first(sim, "color_light")

@@ -243,3 +243,16 @@ async def test_health_and_diagnostics(
     sim.faults.offline = True
     await advance(hass, frozen, sim, 5)
     assert not runtime.health().available
+
+
+async def test_next_ring_names_its_alarm(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
+) -> None:
+    """Each "next ring" sensor says which alarm it belongs to, and follows a relabel."""
+    weekdays = next(a for a in sim.device.alarms.values() if a.label == "Weekdays")
+    state = hass.states.get("sensor.bedroom_clock_weekdays_next_ring")
+    assert state.attributes["friendly_name"] == "Bedroom clock Weekdays next ring"
+    sim.device.edit_alarm(weekdays.id, label="Work")
+    await advance(hass, frozen, sim, 5)
+    state = hass.states.get("sensor.bedroom_clock_weekdays_next_ring")
+    assert state.attributes["friendly_name"] == "Bedroom clock Work next ring"

@@ -716,9 +716,11 @@ HUB_SENSORS: Final = (
 # Rules
 # ---------------------------------------------------------------------------------------------
 
+# The switch enables or pauses the rule, the button runs it: their names say so, where the
+# rule's name alone (its device's) would read as "run it" to a person or a model.
 RULE_SWITCH: Final = GatewaySwitchDescription[HubitatRule](
     key="rule",
-    name=None,
+    translation_key="rule_enabled",
     # Unknown while the hub cannot tell whether the rule is paused.
     is_on_fn=lambda rule: None if rule.paused is None else not rule.paused,
     set_fn=lambda runtime, rule, on: runtime.async_set_rule_paused(rule.id, not on),

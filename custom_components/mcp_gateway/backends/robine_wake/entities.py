@@ -270,7 +270,8 @@ def derive_specs(runtime: RobineWakeRuntime) -> list[EntitySpec]:
                 description=ALARM_NEXT,
                 coordinator=coordinator,
                 source=alarm_source,
-                name=None if label is None else f"{label} next ring",
+                # Names its alarm ("Work next ring"), translated; an alarm not read yet by id.
+                translation_placeholders={"alarm": label or alarm_id},
             )
         )
     return specs
