@@ -252,12 +252,43 @@ async def test_set_state_unknown_and_unreadable_look_alike(
         },
     )
     errors = {r["entity_id"]: r.get("error") for r in result["results"]}
+    absent = "exists among the ones you may control; nothing was sent. Find the entity id"
     assert errors == {
-        "switch.not_ours": "switch.not_ours is not available",
-        PLUG: f"{PLUG} is not available",
+        "switch.not_ours": f"No entity switch.not_ours {absent} with get_state "
+        '(e.g. name="kitchen lamp").',
+        # Closest ids come only from those the caller may read (the plug is not named).
+        PLUG: f'No entity {PLUG} {absent} with get_state (e.g. name="kitchen lamp").',
         LAMP: None,
     }
     assert hass.states.get("switch.not_ours").state == "off"
+
+
+async def test_set_state_no_such_entity_is_not_unavailable(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """A mistyped id is said not to exist, with the ids it may have meant; an entity that
+    exists but is offline is said to be unavailable."""
+    with pytest.raises(ToolFailure) as err:
+        await async_set_state(
+            hass,
+            Ctx(user=hass_admin_user),
+            {"updates": [{"entity_id": f"{PLUG}x", "state": "on"}]},
+        )
+    assert err.value.message.startswith(f"No update was applied: No entity {PLUG}x exists")
+    assert err.value.message.endswith(f"Closest: {PLUG}.")
+    assert "unavailable" not in err.value.message
+
+    runtime: FakeRuntime = fake_entry.runtime_data
+    runtime.coordinator.async_set_updated_data(
+        {key: thing for key, thing in runtime.things.items() if key != "1"}
+    )
+    await hass.async_block_till_done()
+    with pytest.raises(ToolFailure) as err:
+        await async_set_state(
+            hass, Ctx(user=hass_admin_user), {"updates": [{"entity_id": PLUG, "state": "on"}]}
+        )
+    assert "is unavailable (its device is offline" in err.value.message
+    assert "No entity" not in err.value.message
 
 
 async def test_set_state_backend_failure_is_reported(

@@ -21,6 +21,7 @@ import voluptuous as vol
 
 from ..const import DOMAIN
 from ..localtime import local_state
+from . import matching
 from .catalog import ToolFailure
 from .policy import async_record_write
 from .selection import EntityRef, candidate_entities, readable_entities
@@ -126,7 +127,7 @@ async def _apply_update(
     ref = known.get(entity_id)
     if ref is None:
         # Unknown, not ours, unexposed and unreadable look the same: nothing is revealed.
-        return _failed(entity_id, f"{entity_id} is not available")
+        return _failed(entity_id, _no_such_entity(hass, ctx.user, entity_id))
     try:
         calls = service_calls(ref.domain, update)
     except BadUpdate as err:
@@ -189,6 +190,20 @@ async def _apply_update(
     elif status == IN_PROGRESS:
         result["note"] = f"Sent; {_name(state, entity_id)} is still {result['state']}."
     return result
+
+
+def _no_such_entity(hass: HomeAssistant, user: User, entity_id: str) -> str:
+    """No entity of ours by that id that the caller may use: said plainly (unlike an entity
+    that exists but is offline), with the closest ids the caller may read."""
+    message = (
+        f"No entity {entity_id} exists among the ones you may control; nothing was sent. "
+        'Find the entity id with get_state (e.g. name="kitchen lamp").'
+    )
+    readable = {ref.entity_id: ref.entity_id for ref in readable_entities(hass, user)}
+    object_id = entity_id.partition(".")[2] or entity_id
+    if close := matching.closest_names(object_id, readable):
+        message += f" Closest: {', '.join(close)}."
+    return message
 
 
 def _failed(entity_id: str, error: str) -> dict[str, Any]:
