@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import difflib
 from typing import Final
+import unicodedata
 
 from homeassistant.const import ATTR_DEVICE_CLASS, ATTR_FRIENDLY_NAME
 from homeassistant.core import HomeAssistant, State
@@ -30,8 +31,15 @@ CLOSEST: Final = 5
 
 
 def words(text: str) -> list[str]:
-    """Lowercase words, separators and camelCase split, plurals folded."""
-    return tokenize(text)
+    """Lowercase words, separators and camelCase split, plurals and accents folded
+    ("Café" is "cafe", "Rob's Flat" is "rob's_flat")."""
+    return tokenize(_unaccented(text))
+
+
+def _unaccented(text: str) -> str:
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def words_match(query: Sequence[str], haystack: Iterable[str]) -> bool:

@@ -108,6 +108,16 @@ def _home(sim: HomecastSim, grant: Grant, ref: str, *, write: bool) -> Home:
     return home
 
 
+def _keyed_home(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Home:
+    """The home of a scene or HomeKit automation tool. The community server finds it by its
+    key alone (local-mcp.ts run_scene, local-automations.ts resolveHome:
+    homes.find(h => uniqueKey(h.name, h.id) === home))."""
+    ref = _text(args, "home", required=True) or ""
+    if sim.community and not any(home.slug == ref for home in sim.homes):
+        raise ToolError(f"Home not found: {ref}")
+    return _home(sim, grant, ref, write=True)
+
+
 def _name_ok(name: str) -> bool:
     return bool(name) and name[-1].isalnum()
 
@@ -590,7 +600,7 @@ def _needs_scene_support(home: Home) -> None:
 
 async def run_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
     """Execute a scene: its actions reach the devices after the relay delay."""
-    home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
+    home = _keyed_home(sim, grant, args)
     name = _text(args, "name", required=True) or ""
     scene = home.find_scene(name)
     if scene is None:
@@ -609,7 +619,7 @@ async def run_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
 
 async def create_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
     """A new scene from set_state-style actions."""
-    home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
+    home = _keyed_home(sim, grant, args)
     _needs_scene_support(home)
     name = (_text(args, "name", required=True) or "").strip()
     if not _name_ok(name):
@@ -625,7 +635,7 @@ async def create_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> 
 
 async def update_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
     """Rename a scene and/or replace its actions."""
-    home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
+    home = _keyed_home(sim, grant, args)
     _needs_scene_support(home)
     scene = _editable_scene(home, _text(args, "name", required=True) or "", "modified")
     new_name = _text(args, "new_name")
@@ -648,7 +658,7 @@ async def update_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> 
 
 async def delete_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
     """Remove a scene for good."""
-    home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
+    home = _keyed_home(sim, grant, args)
     _needs_scene_support(home)
     scene = _editable_scene(home, _text(args, "name", required=True) or "", "deleted")
     home.scenes.remove(scene)
@@ -728,7 +738,7 @@ def _hk_trigger(home: Home, trigger: Any) -> None:
 
 
 def _hk_home(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Home:
-    home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
+    home = _keyed_home(sim, grant, args)
     if home.view_only:
         raise ToolError(
             "INSUFFICIENT_HOMEKIT_PRIVILEGES: the relay's Apple ID has view-only access to "

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import copy
 from typing import Any, Final
 
+from ...gateway import matching
 from ..base import Shown, UnknownListing
 from .api import Accessory, Home, HomecastState
 from .entities import accessory_device_key
@@ -42,6 +43,35 @@ def homes_named(data: HomecastState | None, ref: Any) -> tuple[list[Home], bool]
     # A slug or UUID names one home; a display name may be shared with an unfollowed one.
     exact = any(needle in (home.key, home.uuid.lower()) for home in homes)
     return homes, unfollowed and not exact
+
+
+def home_by_name(data: HomecastState | None, ref: Any) -> Home | None:
+    """The one followed home a reference names the way people say it (any case, accents,
+    apostrophes and separators: "rob's flat", "Rob's_Flat"), or None (none, or several)."""
+    if data is None or not isinstance(ref, str) or not matching.words(ref):
+        return None
+    wanted = matching.words(ref)
+    found = [
+        home
+        for home in data.homes.values()
+        if not home.missing
+        and wanted in (matching.words(home.name), matching.words(home.key), [home.uuid.lower()])
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def with_home_key(data: HomecastState | None, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The arguments with a `home` given by name as the home's key.
+
+    The community server finds a home by its key alone (local-mcp.ts: uniqueKey(name, id) ===
+    home), the cloud by key, name or UUID; a name the cloud might also find in a home this
+    entry does not follow is, once it is a followed home's key, the call of that home only.
+    """
+    ref = arguments.get("home")
+    home = home_by_name(data, ref)
+    if home is None or ref == home.key:
+        return arguments
+    return {**arguments, "home": home.key}
 
 
 def home_keys(data: HomecastState | None, ref: Any) -> list[str]:

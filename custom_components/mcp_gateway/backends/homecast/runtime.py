@@ -28,6 +28,7 @@ from .addresses import (
     filter_state,
     home_keys,
     update_keys,
+    with_home_key,
 )
 from .api import WRITE_TIMEOUT, HomecastApi, HomecastState
 from .const import (
@@ -54,6 +55,14 @@ _LOGGER = logging.getLogger(__name__)
 # History reads that span every home of the account (see device_keys_in_call).
 _ACCOUNT_READS: Final = frozenset({"get_history", "query_history"})
 # Reads whose answers are filtered per caller (addresses.filter_state, filter_automations).
+# Tools of one home, named by its key (the community server takes nothing else): a name given
+# instead is sent as the key of the followed home it names.
+_ONE_HOME: Final = frozenset(
+    {
+        *("run_scene", "create_scene", "update_scene", "delete_scene"),
+        *("create_automation", "update_automation", "delete_automation"),
+    }
+)
 _LISTINGS: Final = frozenset({"get_state", "get_automations", "get_hc_automations"})
 
 
@@ -234,6 +243,8 @@ class HomecastRuntime(BackendRuntime):
         """Call a Homecast tool as-is; mutating calls trigger a refresh of our entities."""
         await self._ensure_token()
         tool_class = TOOL_CLASSES.get(name)
+        if name in _ONE_HOME:
+            arguments = with_home_key(self.coordinator.data, arguments)
         kind = "read" if tool_class is not None and tool_class.tier == "read" else "write"
         timeout = WRITE_TIMEOUT if kind == "write" else None
         result = await self.client.call_tool(name, arguments, kind=kind, timeout=timeout)
@@ -285,7 +296,7 @@ class HomecastRuntime(BackendRuntime):
                 keys.extend(key for key in update_keys(data, update) if key not in keys)
             return keys
         if name == "run_scene":
-            return home_keys(data, arguments.get("home", ""))
+            return home_keys(data, with_home_key(data, arguments).get("home", ""))
         return []
 
     def health(self) -> BackendHealth:
