@@ -37,6 +37,14 @@ from ..mcp.server import (
     ResourceNotFoundError,
     UnknownToolError,
 )
+from .approval import (
+    ApprovalReason,
+    approval_applies,
+    approval_manager,
+    backend_call_reason,
+    sensitive_backend_call,
+    set_state_reason,
+)
 from .catalog import (
     BackendCatalog,
     BackendTool,
@@ -300,6 +308,16 @@ class GatewayHandler:
         arguments = lift_single_items(tool.input_schema, arguments)
         if errors := schema_errors(tool.input_schema, arguments):
             return error_result(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
+        settings = gateway_settings(self.hass)
+        reason = (
+            set_state_reason(self.hass, user, settings, arguments)
+            if tool.name == "set_state" and approval_applies(settings, user)
+            else None
+        )
+        if reason is not None and (
+            refused := await self._approved(ctx, user, tool.name, arguments, reason)
+        ):
+            return refused
         try:
             data = await tool.run(self.hass, ctx, arguments)
         except ToolFailure as err:
@@ -382,11 +400,51 @@ class GatewayHandler:
             return tool_result(err.as_structured(), is_error=True)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
+        settings = gateway_settings(self.hass)
+        if approval_applies(settings, user) and sensitive_backend_call(
+            self.hass,
+            settings,
+            name=call.name,
+            tool_class=call.tool_class,
+            arguments=call.args,
+            entity_ids=call.entity_ids,
+        ):
+            reason = backend_call_reason(
+                backend.entry.title,
+                call.name,
+                call.args,
+                call.entity_ids,
+                devices_phrase(self.hass, call.entity_ids),
+            )
+            refused = await self._approved(
+                ctx, user, call.what, call.args, reason, tier=call.tool_class.tier
+            )
+            if refused is not None:
+                return refused
         write = call.tool_class.tier is not ToolTier.READ
         result = await self._execute(backend, runtime, call.name, call.args, deadline, write=write)
         if runtime.lists_devices(call.name) and not result.get("isError"):
             result = self._filtered(user, backend, runtime, call.name, result)
         return self._record(ctx, user, backend, call, result)
+
+    async def _approved(
+        self,
+        ctx: RequestContext,
+        user: User,
+        tool: str,
+        arguments: Mapping[str, Any],
+        reason: ApprovalReason,
+        *,
+        tier: ToolTier = ToolTier.CONTROL,
+    ) -> dict[str, Any] | None:
+        """None once a person approved this very call (the approval is then used up), else
+        the result that says it waits, was declined or expired; nothing has run."""
+        refusal = await approval_manager(self.hass).async_gate(
+            ctx, user, tool=tool, arguments=arguments, reason=reason, tier=tier
+        )
+        if refusal is None:
+            return None
+        return error_result(refusal.message, code=refusal.code, **refusal.details)
 
     def _filtered(
         self,

@@ -31,6 +31,12 @@ CONF_RATE_LIMIT: Final = "rate_limit_per_minute"
 CONF_ALLOW_NON_ADMIN: Final = "allow_non_admin"
 CONF_EXPOSED_ONLY: Final = "exposed_only"
 CONF_MAX_ANSWER_MIB: Final = "max_backend_answer_mib"
+CONF_APPROVAL: Final = "approval"
+CONF_APPROVAL_TIMEOUT: Final = "approval_timeout"
+CONF_APPROVERS: Final = "approvers"
+CONF_APPROVAL_EXEMPT: Final = "approval_exempt_users"
+CONF_APPROVAL_ENTITIES: Final = "approval_entities"
+CONF_APPROVAL_TOOLS: Final = "approval_tools"
 
 # The options form's upper bound; a higher rate is no limit worth having.
 MAX_RATE_LIMIT: Final = 10_000
@@ -42,6 +48,11 @@ DEFAULT_RATE_LIMIT: Final = 120
 # whole state is a few hundred KiB. Far below what would strain Home Assistant's memory.
 DEFAULT_MAX_ANSWER_MIB: Final = 4
 MAX_MAX_ANSWER_MIB: Final = 64
+
+# Seconds a person has to approve a sensitive call; past it the call counts as declined.
+DEFAULT_APPROVAL_TIMEOUT: Final = 60
+MIN_APPROVAL_TIMEOUT: Final = 15
+MAX_APPROVAL_TIMEOUT: Final = 600
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
@@ -61,6 +72,17 @@ class GatewaySettings:
     exposed_only: bool = True
     # The cap on one answer of a backend (its MCP client reads no further), in MiB.
     max_backend_answer_mib: int = DEFAULT_MAX_ANSWER_MIB
+    # A person approves sensitive calls (approval.py says which) before they run.
+    approval: bool = True
+    approval_timeout: int = DEFAULT_APPROVAL_TIMEOUT
+    # HA user ids asked to approve; none: every active administrator (the owner included).
+    approvers: tuple[str, ...] = ()
+    # HA user ids whose calls never wait for approval (e.g. a trusted automation's user).
+    approval_exempt_users: tuple[str, ...] = ()
+    # Entities any change of which needs approval, beside the built-in sensitive ones.
+    approval_entities: tuple[str, ...] = ()
+    # Backend tool names (as the backend names them) that need approval, beside destructive ones.
+    approval_tools: tuple[str, ...] = ()
 
     @property
     def max_backend_answer_bytes(self) -> int:
@@ -117,6 +139,29 @@ def settings_from_options(options: Mapping[str, Any]) -> GatewaySettings:
         max_backend_answer_mib=min(answer_mib, MAX_MAX_ANSWER_MIB)
         if isinstance(answer_mib, int) and not isinstance(answer_mib, bool) and answer_mib > 0
         else DEFAULT_MAX_ANSWER_MIB,
+        approval=bool(options.get(CONF_APPROVAL, True)),
+        approval_timeout=_approval_timeout(options.get(CONF_APPROVAL_TIMEOUT)),
+        approvers=_strings(options.get(CONF_APPROVERS)),
+        approval_exempt_users=_strings(options.get(CONF_APPROVAL_EXEMPT)),
+        approval_entities=_strings(options.get(CONF_APPROVAL_ENTITIES)),
+        approval_tools=_strings(options.get(CONF_APPROVAL_TOOLS)),
+    )
+
+
+def _approval_timeout(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return DEFAULT_APPROVAL_TIMEOUT
+    return int(min(max(value, MIN_APPROVAL_TIMEOUT), MAX_APPROVAL_TIMEOUT))
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A stored list of names or ids, blanks and duplicates dropped."""
+    if isinstance(value, str):
+        value = split_origins(value)
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(
+        dict.fromkeys(item.strip() for item in value if isinstance(item, str) and item.strip())
     )
 
 
