@@ -309,3 +309,49 @@ async def test_entry_from_a_newer_version_is_refused(hass: HomeAssistant, sim: S
     await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.MIGRATION_ERROR
+
+
+async def test_an_address_title_becomes_readable(
+    hass: HomeAssistant, sim: Sim, sim_factory: SimFactory, frozen: FrozenDateTimeFactory
+) -> None:
+    """A nameless clock titled after its address by an earlier version ("Robine Wake
+    (127.0.0.1)") is retitled "Robine Wake" (numbered when taken): its device and gateway tool
+    read so, its unique ids and the entity ids it already has stay."""
+    from homeassistant.helpers import device_registry as dr
+
+    from custom_components.mcp_gateway.gateway.catalog import GatewayCatalog
+
+    taken = make_entry(await sim_factory())
+    taken.add_to_hass(hass)
+    hass.config_entries.async_update_entry(taken, title="Robine Wake")
+    entry = make_entry(sim)
+    entry.add_to_hass(hass)
+    hass.config_entries.async_update_entry(entry, title="Robine Wake (127.0.0.1)")
+    registry = er.async_get(hass)
+    kept = registry.async_get_or_create(
+        "switch",
+        DOMAIN,
+        f"{entry.unique_id}_alarm_{sim.alarm_id('Weekdays')}_enabled",
+        config_entry=entry,
+        suggested_object_id="robine_wake_127_0_0_1_weekdays",
+    )
+    await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+    assert entry.title == "Robine Wake 2"
+    assert entry.unique_id == make_entry(sim).unique_id
+    devices = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
+    assert [device.name for device in devices] == ["Robine Wake 2"]
+    ids = _ours(hass, entry.entry_id)
+    assert kept.entity_id in ids
+    assert hass.states.get(kept.entity_id) is not None
+    assert not [eid for eid in ids if "127" in eid and eid != kept.entity_id]
+    names = {b.gateway_name for b in GatewayCatalog.get(hass).exposed_backends()}
+    assert "robine_wake_2" in names
+
+
+async def test_a_title_the_user_chose_stays(
+    hass: HomeAssistant, sim: Sim, frozen: FrozenDateTimeFactory, entry: MockConfigEntry
+) -> None:
+    """Only the address form is retitled: "Bedroom clock" stays as it is."""
+    assert entry.title == "Bedroom clock"

@@ -39,12 +39,12 @@ from .const import (
     CONF_PASSWORD,
     CONF_SCAN_INTERVAL,
     CONF_URL,
-    DEFAULT_MODEL,
     DEFAULT_SCAN_INTERVAL,
     MAX_SCAN_INTERVAL,
     MIN_SCAN_INTERVAL,
     address_uid,
     is_address_uid,
+    unnamed_title,
 )
 from .model import DEFAULT_PATH, AuthScheme
 from .runtime import entry_scheme, make_client
@@ -246,13 +246,9 @@ class RobineWakeFlowMixin(BackendFlowMixin):
         return self.async_create_entry(title=clock.name or self._unnamed_title(), data=data)
 
     def _unnamed_title(self) -> str:
-        """A clock that names itself nothing is "Robine Wake", a second one "Robine Wake 2":
-        the title names its device and so its entity ids (an address in them reads as noise)."""
-        taken = {entry.title for entry in self._async_current_entries(include_ignore=False)}
-        number = 1
-        while (title := DEFAULT_MODEL if number == 1 else f"{DEFAULT_MODEL} {number}") in taken:
-            number += 1
-        return title
+        return unnamed_title(
+            entry.title for entry in self._async_current_entries(include_ignore=False)
+        )
 
     async def _rw_update(
         self, entry: ConfigEntry, url: str, clock: _Clock, data: Mapping[str, Any]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+import re
 from typing import Final
 
 from homeassistant.config_entries import ConfigEntry
@@ -62,3 +64,22 @@ def address_uid(url: str) -> str:
 def is_address_uid(unique_id: str | None) -> bool:
     """Whether an entry identifies its clock by address (no device id when it was added)."""
     return bool(unique_id) and str(unique_id).startswith(ADDRESS_UID_PREFIX)
+
+
+# The title a nameless clock was given before it was "Robine Wake": its address in brackets.
+_ADDRESS_TITLE: Final = re.compile(r"Robine Wake \([^()]*\)")
+
+
+def unnamed_title(taken: Iterable[str]) -> str:
+    """A clock that names itself nothing is "Robine Wake", a second one "Robine Wake 2": the
+    title names its device and so its entity ids (an address in them reads as noise)."""
+    titles = set(taken)
+    number = 1
+    while (title := DEFAULT_MODEL if number == 1 else f"{DEFAULT_MODEL} {number}") in titles:
+        number += 1
+    return title
+
+
+def is_address_title(title: str) -> bool:
+    """Whether a title is the address-named one earlier versions gave a nameless clock."""
+    return _ADDRESS_TITLE.fullmatch(title) is not None

@@ -37,7 +37,9 @@ from .const import (
     DEFAULT_SCAN_INTERVAL,
     DEVICE_KEY,
     PLATFORMS,
+    is_address_title,
     password_issue_id,
+    unnamed_title,
 )
 from .coordinator import RobineWakeCoordinator
 from .entities import alarm_key, derive_specs
@@ -113,10 +115,24 @@ class RobineWakeRuntime(BackendRuntime):
 
     async def async_setup(self) -> None:
         """First poll (auth failures start reauth), then follow updates with the publisher."""
+        self._retitle()
         await self.coordinator.async_config_entry_first_refresh()
         self.entry.async_on_unload(
             self.coordinator.async_add_listener(self.publisher.async_refresh)
         )
+
+    def _retitle(self) -> None:
+        """An entry titled after its address by an earlier version ("Robine Wake (127.0.0.1)")
+        takes the readable title a new one gets; its unique ids and entity ids stay."""
+        entry = self.entry
+        if not is_address_title(entry.title):
+            return
+        others = (
+            other.title
+            for other in self.hass.config_entries.async_entries(DOMAIN)
+            if other.entry_id != entry.entry_id
+        )
+        self.hass.config_entries.async_update_entry(entry, title=unnamed_title(others))
 
     async def async_shutdown(self) -> None:
         """Close the client; a repair about the password belongs to this entry's lifetime."""
