@@ -60,6 +60,8 @@ async def async_setup_gateway(
     # Through the runtime at each call: tests replace runtime.clock to drive rate limits.
     hass.http.register_view(ClientRegistrationView(lambda: runtime.clock()))  # noqa: PLW0108
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, sessions.close_all)
+    # Calls suspended on a question end with HA: none runs after its answer can no longer come.
+    hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, lambda _: server.close())
     # HA's own assistants get the same tools, through whichever handler serves the gateway.
     async_register_llm_api(hass, lambda: runtime.server.handler)
     return runtime

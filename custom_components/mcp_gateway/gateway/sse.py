@@ -82,12 +82,14 @@ class SseSession:
         held = len(self.tasks) + self.queue.qsize()
         return held < MAX_PENDING and self.pending_bytes + size <= MAX_PENDING_BYTES
 
-    async def send(self, message: Any) -> None:
-        """Queue a JSON-RPC message (or batch) for the stream."""
-        if not self.closed:
-            data = dumps(message)
-            self.pending_bytes += len(data)
-            await self.queue.put(data)
+    async def send(self, message: Any) -> bool:
+        """Queue a JSON-RPC message (or batch) for the stream; False once it is closed."""
+        if self.closed:
+            return False
+        data = dumps(message)
+        self.pending_bytes += len(data)
+        await self.queue.put(data)
+        return True
 
     def taken(self, data: bytes) -> None:
         """The writer took an answer off the queue."""
@@ -186,6 +188,15 @@ class SseSessionManager:
                 self.close(session)
 
 
+def _is_response(payload: Any) -> bool:
+    """Whether a message is a JSON-RPC response (the client answering our request)."""
+    return (
+        isinstance(payload, dict)
+        and "method" not in payload
+        and ("result" in payload or "error" in payload)
+    )
+
+
 def _event(name: str, data: bytes) -> bytes:
     return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
 
@@ -274,6 +285,12 @@ class McpGatewayMessagesView(HomeAssistantView):
         payload = await decode_body(request)
         if isinstance(payload, web.Response):
             return payload
+        if _is_response(payload):
+            # The client's answer to a question of ours: handed over at once, outside the
+            # in-flight limit, which the calls waiting for it may fill.
+            session.last_active = self.manager.clock()
+            await runtime.server.handle_session(payload, session=session.state, user=user)
+            return web.Response(status=HTTPStatus.ACCEPTED)
         hass = request.app[KEY_HASS]
         if (refused := charge_batch(hass, runtime, user, payload)) is not None:
             return refused
@@ -288,7 +305,7 @@ class McpGatewayMessagesView(HomeAssistantView):
             try:
                 async with session.in_flight:
                     reply = await runtime.server.handle_session(
-                        payload, session=session.state, user=user
+                        payload, session=session.state, user=user, outbound=session
                     )
             finally:
                 if not session.closed:

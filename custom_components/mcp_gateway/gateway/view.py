@@ -8,11 +8,14 @@ MCP clients need that header to find the OAuth login.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Mapping
+import contextlib
 from dataclasses import dataclass, field
 import functools
 from http import HTTPStatus
 import json
+import logging
 import time
 from typing import TYPE_CHECKING, Any, Final
 
@@ -55,8 +58,15 @@ _USER_AGENT_CHARS: Final = 200
 BUSY_CODE: Final = -32000
 RATE_LIMITED_CODE: Final = -32029
 _JSON_TYPES: Final = frozenset({"application/json", "application/*", "*/*"})
-# Client names remembered from `initialize` (per token and User-Agent), at most this many.
+_EVENT_STREAM: Final = "text/event-stream"
+# Client names and capabilities remembered from `initialize` (per token and User-Agent), at
+# most this many.
 _MAX_CLIENT_NAMES: Final = 512
+# Seconds between comment lines on a POST's event stream, so proxies keep it open while the
+# client's person is being asked.
+STREAM_KEEPALIVE: Final = 15.0
+
+_LOGGER = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -67,8 +77,12 @@ class GatewayRuntime:
     server: McpServer
     sessions: SseSessionManager
     clock: Callable[[], float] = time.monotonic  # replaced in tests to drive the rate limit
+    stream_keepalive: float = STREAM_KEEPALIVE
     _limiter: RateLimiter | None = field(default=None, init=False)
     _client_names: dict[tuple[str | None, str | None], str] = field(
+        default_factory=dict, init=False
+    )
+    _client_capabilities: dict[tuple[str | None, str | None], dict[str, Any]] = field(
         default_factory=dict, init=False
     )
 
@@ -90,7 +104,26 @@ class GatewayRuntime:
                 self._client_names[key] = name[:_USER_AGENT_CHARS]
                 if len(self._client_names) > _MAX_CLIENT_NAMES:
                     del self._client_names[next(iter(self._client_names))]
+            capabilities = params.get("capabilities") if isinstance(params, dict) else None
+            self._client_capabilities.pop(key, None)
+            if isinstance(capabilities, dict) and isinstance(
+                elicitation := capabilities.get("elicitation"), dict
+            ):
+                # Only what the server acts on is kept: whether (and how) it may ask.
+                self._client_capabilities[key] = {"elicitation": elicitation}
+                if len(self._client_capabilities) > _MAX_CLIENT_NAMES:
+                    del self._client_capabilities[next(iter(self._client_capabilities))]
         return self._client_names.get(key, agent)
+
+    def client_capabilities(self, request: web.Request) -> Mapping[str, Any]:
+        """What the client declared at initialize, as remembered like its name.
+
+        A wrong guess (two clients sharing a token and User-Agent) costs little: a client
+        that cannot show a question answers the request with an error, and the question goes
+        to the other ways of asking.
+        """
+        key = (request.get(KEY_HASS_REFRESH_TOKEN_ID), user_agent(request))
+        return self._client_capabilities.get(key, {})
 
     def retry_after(self, user: User, settings: GatewaySettings, cost: int = 1) -> int | None:
         """Charge `cost` requests to the user; seconds to wait when over the limit, else None."""
@@ -260,11 +293,95 @@ def _accepts_json(request: web.Request) -> bool:
     return True if not accept else _json_acceptable(accept)
 
 
+def _accepts_events(request: web.Request) -> bool:
+    accept = request.headers.get(hdrs.ACCEPT)
+    return accept is not None and _events_acceptable(accept)
+
+
 @functools.lru_cache(maxsize=32)
-def _json_acceptable(accept: str) -> bool:
+def _media_types(accept: str) -> frozenset[str]:
     # A client sends the same Accept on every request: parsed once.
-    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
-    return bool(types & _JSON_TYPES)
+    return frozenset(part.split(";", 1)[0].strip().lower() for part in accept.split(","))
+
+
+def _json_acceptable(accept: str) -> bool:
+    return bool(_media_types(accept) & _JSON_TYPES)
+
+
+def _events_acceptable(accept: str) -> bool:
+    return _EVENT_STREAM in _media_types(accept)
+
+
+def sse_event(data: bytes, name: str = "message") -> bytes:
+    """One Server-Sent Event."""
+    return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
+
+
+class PostStream:
+    """A POST's answer as an event stream, opened the first time the server sends the
+    client a request during it (a question for its person); else the answer stays JSON."""
+
+    def __init__(self, view: CorsView, request: web.Request, keepalive: float) -> None:
+        self._view = view
+        self._request = request
+        self._keepalive = keepalive
+        self._lock = asyncio.Lock()
+        self._pinger: asyncio.Task[None] | None = None
+        self.response: web.StreamResponse | None = None
+        self.broken = False
+
+    async def send(self, message: dict[str, Any]) -> bool:
+        """Send a JSON-RPC message as an event; False once the client cannot be reached."""
+        return await self._write(sse_event(dumps(message)))
+
+    async def _write(self, data: bytes) -> bool:
+        async with self._lock:
+            if self.broken:
+                return False
+            try:
+                if self.response is None:
+                    response = web.StreamResponse(
+                        headers={
+                            hdrs.CONTENT_TYPE: _EVENT_STREAM,
+                            hdrs.CACHE_CONTROL: "no-cache",
+                            "X-Accel-Buffering": "no",  # proxies must not hold events back
+                        }
+                    )
+                    self._view.add_cors_headers(self._request, response)
+                    await response.prepare(self._request)
+                    self.response = response
+                    self._pinger = asyncio.create_task(self._ping())
+                await self.response.write(data)
+            except (ConnectionError, RuntimeError) as err:
+                # RuntimeError: aiohttp's "connection lost" on a transport already closed.
+                _LOGGER.debug("MCP client left its POST stream: %s", err)
+                self.broken = True
+                return False
+            return True
+
+    async def _ping(self) -> None:
+        while not self.broken:
+            await asyncio.sleep(self._keepalive)
+            await self._write(b": keepalive\n\n")
+
+    def stop(self) -> None:
+        """No more keepalives."""
+        if self._pinger is not None:
+            self._pinger.cancel()
+
+    async def finish(self, body: Any) -> web.StreamResponse:
+        """The final answer as the stream's last event."""
+        assert self.response is not None
+        if self._pinger is not None:
+            self._pinger.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pinger
+        if body is not None:
+            await self._write(sse_event(dumps(body)))
+        if not self.broken:
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await self.response.write_eof()
+        return self.response
 
 
 class McpGatewayView(CorsView):
@@ -288,12 +405,22 @@ class McpGatewayView(CorsView):
             return payload
         if (refused := charge_batch(request.app[KEY_HASS], runtime, user, payload)) is not None:
             return refused
-        reply = await runtime.server.handle_http(
-            payload,
-            headers=request.headers.items(),
-            user=user,
-            client_hint=runtime.client_hint(request, payload),
-        )
+        # A client that takes an event stream may be asked questions during its request.
+        stream = PostStream(self, request, runtime.stream_keepalive)
+        try:
+            reply = await runtime.server.handle_http(
+                payload,
+                headers=request.headers.items(),
+                user=user,
+                client_hint=runtime.client_hint(request, payload),
+                outbound=stream if _accepts_events(request) else None,
+                client_capabilities=runtime.client_capabilities(request),
+            )
+        except BaseException:
+            stream.stop()
+            raise
+        if stream.response is not None:
+            return await stream.finish(reply.body)
         if reply.body is None:
             return web.Response(status=reply.status)
         return json_response(reply.body, reply.status)

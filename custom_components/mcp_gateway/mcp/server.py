@@ -18,12 +18,24 @@ import asyncio
 import base64
 import binascii
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+import functools
 import logging
 import re
 from typing import Any, Final, Protocol
 
 from . import codec
+from .elicitation import (
+    Continuations,
+    Elicit,
+    InputRequired,
+    Outbound,
+    PendingRequests,
+    UnknownRequestStateError,
+    call_fingerprint,
+    legacy_elicit,
+    supports_elicitation,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -101,6 +113,9 @@ class RequestContext:
     client_name: str | None  # clientInfo.name when known, else the transport's hint
     user: Any  # opaque to the core: the HA User of the request
     request_id: str | int | None
+    # Ask the client's person a question mid-call (mcp/elicitation.py); None when the client
+    # cannot be asked (no elicitation capability, an old version, no stream to ask over).
+    elicit: Elicit | None = None
 
 
 class ServerHandler(Protocol):
@@ -180,6 +195,7 @@ class SessionState:
     protocol_version: str = LEGACY_VERSIONS[-1]
     client_name: str | None = None
     initialized: bool = False
+    client_capabilities: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +206,9 @@ class _Era:
     modern: bool
     client_name: str | None
     session: SessionState | None = None
+    # How to send the client a request during this message, and what it declared it handles.
+    outbound: Outbound | None = None
+    capabilities: Mapping[str, Any] | None = None
 
 
 def error_body(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -310,6 +329,10 @@ class McpServer:
             "resources": {"subscribe": False, "listChanged": False},
             "prompts": {"listChanged": False},
         }
+        # Questions asked of clients: legacy ones wait for a POSTed response, modern calls
+        # stay suspended until the client calls again with its answer.
+        self.pending = PendingRequests()
+        self.continuations = Continuations()
 
     # --- entry points ----------------------------------------------------------------------
 
@@ -320,8 +343,15 @@ class McpServer:
         headers: Iterable[tuple[str, str]] = (),
         user: Any = None,
         client_hint: str | None = None,
+        outbound: Outbound | None = None,
+        client_capabilities: Mapping[str, Any] | None = None,
     ) -> Reply:
-        """One Streamable HTTP POST (stateless): a decoded body in, a reply out."""
+        """One Streamable HTTP POST (stateless): a decoded body in, a reply out.
+
+        `outbound` sends the client requests during a legacy request (the POST's answer as an
+        event stream); `client_capabilities` is what the client declared at initialize, as
+        far as the transport remembers it.
+        """
         folded = _Headers.fold(headers)
         header_version = folded.values.get(HEADER_PROTOCOL_VERSION)
         if isinstance(payload, list):
@@ -330,16 +360,36 @@ class McpServer:
             return Reply(400, error_body(None, INVALID_REQUEST, "Body must be a JSON-RPC object"))
         if self._is_modern(payload, header_version):
             return await self._http_modern(payload, folded, user, client_hint)
-        return await self._http_legacy(payload, header_version, user, client_hint)
+        return await self._http_legacy(
+            payload,
+            header_version,
+            user,
+            client_hint,
+            outbound=outbound,
+            capabilities=client_capabilities,
+        )
 
     async def handle_session(
-        self, payload: Any, *, session: SessionState, user: Any = None
+        self,
+        payload: Any,
+        *,
+        session: SessionState,
+        user: Any = None,
+        outbound: Outbound | None = None,
     ) -> Reply:
         """One message (or batch) of a stateful legacy session, e.g. the HTTP+SSE transport.
 
         A reply with status 202 has its body (when not None) delivered over the session's stream.
+        `outbound` sends the client requests over that stream.
         """
-        era = _Era(session.protocol_version, False, session.client_name, session)
+        era = _Era(
+            session.protocol_version,
+            False,
+            session.client_name,
+            session,
+            outbound,
+            session.client_capabilities,
+        )
         if isinstance(payload, list):
             if session.protocol_version not in BATCH_VERSIONS:
                 return Reply(
@@ -416,7 +466,14 @@ class McpServer:
         return answers
 
     async def _http_legacy(
-        self, payload: dict[str, Any], header_version: str | None, user: Any, hint: str | None
+        self,
+        payload: dict[str, Any],
+        header_version: str | None,
+        user: Any,
+        hint: str | None,
+        *,
+        outbound: Outbound | None = None,
+        capabilities: Mapping[str, Any] | None = None,
     ) -> Reply:
         if (
             payload.get("method") != "initialize"
@@ -425,7 +482,8 @@ class McpServer:
         ):
             return self._unsupported_header(header_version, _id_or_none(payload))
         version = header_version or HEADERLESS_VERSION
-        answer = await self._legacy(payload, _Era(version, False, hint), user, False)
+        era = _Era(version, False, hint, None, outbound, capabilities)
+        answer = await self._legacy(payload, era, user, False)
         if answer is None:
             return Reply(202)
         # Only malformed messages are transport errors; everything else is a JSON-RPC answer.
@@ -447,8 +505,10 @@ class McpServer:
         if not isinstance(message, dict):
             return error_body(None, INVALID_REQUEST, "Message must be a JSON-RPC object")
         if "method" not in message:
-            # A client's response to a server request: we never send any, so just accept it.
+            # A client's response to a server request: handed to the question waiting for it;
+            # one that answers nothing waiting (late, unknown, another user's) is dropped.
             if _valid_id(message.get("id")) and ("result" in message or "error" in message):
+                self.pending.resolve(message, user)
                 return None
             return error_body(_id_or_none(message), INVALID_REQUEST, "Invalid JSON-RPC message")
         if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
@@ -472,11 +532,20 @@ class McpServer:
             elif method == "ping":
                 result = {}
             else:
-                ctx = RequestContext(era.version, era.client_name, user, request_id)
+                ctx = RequestContext(
+                    era.version, era.client_name, user, request_id, self._legacy_elicit(era, user)
+                )
                 result = await self._dispatch(method, params, ctx)
         except McpServerError as err:
             return error_body(request_id, err.code, err.message, err.data)
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def _legacy_elicit(self, era: _Era, user: Any) -> Elicit | None:
+        """`ctx.elicit` for a legacy request: only with a stream to ask over, a version that
+        has elicitation and a client that declared it."""
+        if era.outbound is None or not supports_elicitation(era.version, era.capabilities):
+            return None
+        return functools.partial(legacy_elicit, self.pending, era.outbound, user)
 
     def _initialize(self, params: dict[str, Any], era: _Era) -> dict[str, Any]:
         requested = params.get("protocolVersion")
@@ -485,6 +554,10 @@ class McpServer:
             era.session.protocol_version = version
             era.session.client_name = _client_name(params.get("clientInfo"))
             era.session.initialized = True
+            capabilities = params.get("capabilities")
+            era.session.client_capabilities = (
+                dict(capabilities) if isinstance(capabilities, dict) else {}
+            )
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": self.capabilities,
@@ -543,6 +616,13 @@ class McpServer:
                 }
                 if self.instructions:
                     result["instructions"] = self.instructions
+            elif method == "tools/call":
+                capabilities = meta.get(META_CLIENT_CAPABILITIES)
+                outcome = await self._modern_tool_call(params, ctx, capabilities)
+                if isinstance(outcome, InputRequired):
+                    answer = {**outcome.result(), "_meta": {META_SERVER_INFO: self.server_info}}
+                    return Reply(200, {"jsonrpc": "2.0", "id": request_id, "result": answer})
+                result = outcome
             else:
                 result = await self._dispatch(method, params, ctx)
         except McpServerError as err:
@@ -588,6 +668,41 @@ class McpServer:
             if target is not None and _decode_header(values.get(HEADER_NAME)) != target:
                 return f"Mcp-Name does not match params.{key}"
         return None
+
+    async def _modern_tool_call(
+        self, params: dict[str, Any], ctx: RequestContext, capabilities: Any
+    ) -> dict[str, Any] | InputRequired:
+        """tools/call in the modern era: the handler may ask a question (`input_required`),
+        and stays suspended until the client calls again with its answer and requestState."""
+        name = _str_param(params, "name")
+        arguments = _object_param(params, "arguments")
+        fingerprint = call_fingerprint("tools/call", name, arguments)
+        state = params.get("requestState")
+        if state is not None:
+            if not isinstance(state, str):
+                raise InvalidParamsError("params.requestState must be a string")
+            try:
+                outcome = await self.continuations.resume(
+                    ctx.user, fingerprint, state, params.get("inputResponses")
+                )
+            except UnknownRequestStateError:
+                # Expired, used once already, from before a restart, another caller's or for
+                # other arguments: nothing runs, the client starts over.
+                raise InvalidParamsError(
+                    "Invalid or expired requestState: call the tool again without it"
+                ) from None
+        else:
+
+            async def run(elicit: Elicit | None) -> dict[str, Any]:
+                return await self._dispatch("tools/call", params, replace(ctx, elicit=elicit))
+
+            can_ask = supports_elicitation(ctx.protocol_version, capabilities)
+            outcome = await self.continuations.start(ctx.user, fingerprint, run, can_ask)
+        return outcome
+
+    def close(self) -> None:
+        """Drop every question waiting for an answer (the host stops): nothing runs on."""
+        self.continuations.close()
 
     # --- methods ---------------------------------------------------------------------------
 
