@@ -130,3 +130,18 @@ def test_destructive_tools_rank_below_a_safe_one_that_does_it() -> None:
         "hub_set_hsm",
         "hub_set_system_settings",
     ]
+
+
+def test_a_guarded_tool_named_for_the_request_still_comes_first() -> None:
+    """ "make a backup of the hub": the guarded tool named for exactly that is the answer."""
+    tools = [
+        (
+            "hub_create_backup",
+            "Take a full hub database backup now.",
+            ToolTier.ADMIN,
+            True,
+            {"destructiveHint": True},
+        ),
+        ("create_automation", "Create an automation.", ToolTier.ADMIN, False, {}),
+    ]
+    assert _ranked(tools, "make a backup of the hub now")[0] == "hub_create_backup"

@@ -148,3 +148,23 @@ def test_everyday_synonyms() -> None:
     assert index.search("back up the hub")[0].key == "hub_create_backup"
     assert index.search("run the Goodnight rule")[0].key == "hub_call_rule"
     assert index.search("is the security system armed")[0].key == "hub_set_hsm"
+
+
+def test_particles_numbers_and_listings() -> None:
+    """A particle after its object still counts, numbers say nothing of the tool, and a
+    question about several things asks to list them, not to get one."""
+    assert Request.parse("shut the alarm up").terms[0] == "stop"
+    assert Request.parse("turn the kitchen lights off").terms[:2] == ["turn", "off"]
+    assert "five" not in Request.parse("give me five more minutes").terms
+    assert "snooze" in Request.parse("give me five more minutes").terms
+    rooms = Request.parse("show the hub's rooms")
+    assert "list" in rooms.actions()
+    assert "get" not in rooms.actions()
+    assert "get" in Request.parse("show the kitchen").actions()
+    index = Bm25Index(
+        [
+            _doc("hub_get_room", "One room by name or id, with its devices' states."),
+            _doc("hub_list_rooms", "All rooms with their ids."),
+        ]
+    )
+    assert index.search("show the hub's rooms")[0].key == "hub_list_rooms"

@@ -97,6 +97,8 @@ def rank_hits(
     """
     request = Request.parse(query)
     asked = request.actions()
+    # What the request says, each word in its usual meaning ("set" → create).
+    meant = set(request.terms) | {synonyms[0] for _, synonyms in request.expanded() if synonyms}
     weighed: list[tuple[float, int, tuple[str | None, str]]] = []
     for order, hit in enumerate(index.search(request, max(limit * 4, 20))):
         gateway, name = refs[hit.key]
@@ -118,9 +120,13 @@ def rank_hits(
             continue
         if request.intent is not None:
             weight *= INTENT_FIT[request.intent][kind]
-        if asked and asked & set(tokenize(name)):
+        named = set(tokenize(name))
+        if asked and asked & named:
             weight *= ACTION_WEIGHT
-        if request.intent is not Intent.DELETE:
+        # A tool named, word for word, for what was asked ("back up the hub" →
+        # hub_create_backup) is what the user wants, guarded or not.
+        exact = named <= meant
+        if request.intent is not Intent.DELETE and not exact:
             if destructive:
                 weight *= DESTRUCTIVE_WEIGHT
             elif hinted:

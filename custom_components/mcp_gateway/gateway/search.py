@@ -32,7 +32,9 @@ _STOP: Final = frozenset(
         *("what", "which", "who", "do", "does", "did", "can", "could", "would", "i", "me"),
         *("my", "you", "your", "please", "so", "that", "there", "some", "any", "was", "were"),
         *("have", "has", "had", "been", "t", "s", "m", "up", "ll", "re", "ve", "d", "all"),
-        *("every", "called", "named"),
+        *("every", "called", "named", "will", "now", "much"),
+        # Numbers are an alarm's time or a level, never what a tool is named for.
+        *("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
     }
 )
 
@@ -89,10 +91,18 @@ PHRASES: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("checked", "in"): ("stale",),
     ("go", "off"): ("ring",),
     ("went", "off"): ("ring",),
+    ("shut", "up"): ("stop",),
+    ("half", "past"): (),
+    ("quarter", "past"): (),
+    ("wake", "up"): ("alarm",),
+    ("more", "minutes"): ("snooze",),
     ("turn", "off"): ("turn", "off"),
     ("switch", "off"): ("switch", "off"),
 }
 
+# Verbs whose particle may come after their object, at most this many words later.
+_VERBS: Final = frozenset({"shut", "turn", "switch", "back"})
+PARTICLE_GAP: Final = 3
 
 # How people ask vs how tools are named: a query word also finds its usual tool words, at
 # half weight so a literal match still ranks first.
@@ -148,6 +158,12 @@ SYNONYMS: Final[dict[str, tuple[str, ...]]] = {
     "today": ("event", "history"),
     "busy": ("metric", "cpu", "performance"),
     "sound": ("audio",),
+    "another": ("snooze",),
+    "memory": ("metric",),
+    "next": ("occurrence",),
+    "window": ("state",),
+    "room": ("area",),
+    "using": ("metric",),
 }
 # A question about several things asks for a listing; one in the past tense, for history.
 LISTING: Final = ("list",)
@@ -171,6 +187,7 @@ def _words(text: str) -> list[str]:
 
 def _rewrite(words: list[str]) -> list[str]:
     """The request's words with everyday phrases replaced by what they mean."""
+    words = _join_particles(words)
     out: list[str] = []
     index = 0
     while index < len(words):
@@ -182,6 +199,18 @@ def _rewrite(words: list[str]) -> list[str]:
             out.append(words[index])
             index += 1
     return out
+
+
+def _join_particles(words: list[str]) -> list[str]:
+    """A verb's particle said after its object ("shut the alarm up") moved next to it."""
+    words = list(words)
+    for index, word in enumerate(words):
+        for gap in range(2, PARTICLE_GAP + 2):
+            end = index + gap
+            if end < len(words) and (word, words[end]) in PHRASES and word in _VERBS:
+                words.insert(index + 1, words.pop(end))
+                break
+    return words
 
 
 def request_intent(words: list[str]) -> Intent | None:
@@ -217,6 +246,10 @@ class Request:
             asked.update(word for word in synonyms if word in ACTIONS)
             if term in ACTIONS:
                 asked.add(term)
+        if self.intent is Intent.READ and self.plural:
+            # "show the rooms" lists them; a tool that gets one is not what was asked.
+            asked.discard("get")
+            asked.update(LISTING)
         return frozenset(asked)
 
     def expanded(self) -> list[tuple[str, tuple[str, ...]]]:
@@ -225,7 +258,11 @@ class Request:
         for term in self.terms:
             # In a question, a verb of change is not asked for: "what alarms are set" lists.
             asks = self.intent is not Intent.READ or not _writes(term)
-            expanded.append((term, SYNONYMS.get(term, ()) if asks else ()))
+            synonyms = SYNONYMS.get(term, ()) if asks else ()
+            if self.intent is Intent.READ and self.plural:
+                # Many things asked for are listed, not got one by one ("show the rooms").
+                synonyms = tuple(word for word in synonyms if word != "get")
+            expanded.append((term, synonyms))
         if self.intent is Intent.READ and self.plural:
             expanded.append(("", LISTING))
         if self.intent is Intent.READ and self.past:
