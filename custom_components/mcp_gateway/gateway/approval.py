@@ -31,6 +31,7 @@ from homeassistant.util.hass_dict import HassKey
 
 from ..backends.base import ToolClass, ToolTier
 from ..const import DOMAIN
+from ..mcp.elicitation import ElicitationUnsupportedError
 from .policy import can_control_entity, may_use_tier, user_display_name
 from .selection import candidate_entities, readable_entities
 from .settings import GatewaySettings, gateway_settings
@@ -629,22 +630,51 @@ def prompt_message(pending: Pending) -> str:
     )
 
 
+class ClientAnswer(StrEnum):
+    """What the person at the AI app answered, if anything."""
+
+    ACCEPT = "accept"  # approved: the form accepted with the box ticked
+    DECLINE = "decline"  # refused, or the form sent without the box ticked
+    CANCEL = "cancel"  # dismissed, or no answer within the time limit
+    UNSUPPORTED = "unsupported"  # the client cannot show the question: other channels
+
+
+async def async_ask_in_client(
+    ctx: RequestContext,
+    message: str,
+    *,
+    timeout: float,  # noqa: ASYNC109 - the approval's remaining time
+) -> ClientAnswer:
+    """Ask the person at the AI app (MCP elicitation), in whichever protocol era the call
+    came: the client shows `message` and an Approve box, the person accepts or declines."""
+    if ctx.elicit is None:
+        return ClientAnswer.UNSUPPORTED
+    try:
+        result = await ctx.elicit(message, APPROVE_SCHEMA, timeout=max(timeout, 0.0))
+    except ElicitationUnsupportedError:
+        return ClientAnswer.UNSUPPORTED
+    if result.accepted:
+        # A client that sends forms back with their defaults cannot approve by itself.
+        approved = result.content.get("approve") is True
+        return ClientAnswer.ACCEPT if approved else ClientAnswer.DECLINE
+    if result.action == "decline" and result.answered:
+        return ClientAnswer.DECLINE
+    return ClientAnswer.CANCEL
+
+
 def client_prompt(ctx: RequestContext) -> ClientPrompt | None:
     """The client's own prompt for approvals, when it declared elicitation (else None)."""
-    elicit = getattr(ctx, "elicit", None)
-    if elicit is None:
+    if ctx.elicit is None:
         return None
 
     async def prompt(pending: Pending) -> bool | None:
-        answer = await elicit(prompt_message(pending), APPROVE_SCHEMA)
-        if not isinstance(answer, Mapping):
-            return None
-        action = answer.get("action")
-        if action == "accept":
-            content = answer.get("content")
-            return isinstance(content, Mapping) and content.get("approve") is True
-        if action == "decline":
+        remaining = (pending.deadline - dt_util.utcnow()).total_seconds()
+        answer = await async_ask_in_client(ctx, prompt_message(pending), timeout=remaining)
+        if answer is ClientAnswer.ACCEPT:
+            return True
+        if answer is ClientAnswer.DECLINE:
             return False
+        # Dismissed, unanswered or unsupported: the phone and HA's UI may still decide.
         return None
 
     return prompt
