@@ -326,6 +326,31 @@ async def test_modern_input_required_then_answer(home: Home, approve: bool) -> N
     assert home.unlocked() is approve
 
 
+async def test_modern_decided_elsewhere_then_retry(home: Home) -> None:
+    """2026-07-28: the phone approves while the app's question is open; the app's retry
+    gets the result of the call that ran, once, whatever its answer says."""
+    _, first_answer = await _post(home, *_modern(home, 1))
+    result = first_answer["result"]
+    pending = await _open(home)
+    assert await approval_manager(home.hass).async_decide(
+        pending.id, True, user_id=pending.user_id, channel=Channel.PHONE
+    )
+    for _ in range(100):
+        if home.unlocked():
+            break
+        await asyncio.sleep(0.02)
+    assert home.unlocked()
+    key = next(iter(result["inputRequests"]))
+    responses = {key: {"action": "decline"}}
+    status, done = await _post(
+        home, *_modern(home, 2, inputResponses=responses, requestState=result["requestState"])
+    )
+    assert status == 200
+    assert done["result"]["resultType"] == "complete"
+    assert not done["result"].get("isError"), done
+    assert not [p for p in approval_manager(home.hass)._by_id.values() if p.open]
+
+
 async def test_modern_no_retry_expires(home: Home) -> None:
     """A modern client that never comes back: the approval expires, nothing runs."""
     _, first_answer = await _post(home, *_modern(home, 1))

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 import json
 from typing import Any
+from unittest.mock import patch
 
 from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
@@ -25,6 +26,7 @@ import pytest
 
 from custom_components.mcp_gateway.gateway import async_setup_gateway
 from custom_components.mcp_gateway.gateway.view import GatewayRuntime
+from custom_components.mcp_gateway.mcp import elicitation
 from custom_components.mcp_gateway.mcp.elicitation import (
     ElicitationUnsupportedError,
     call_fingerprint,
@@ -533,8 +535,8 @@ async def test_modern_state_is_bound_to_user_and_arguments(
 async def test_modern_no_retry_in_time_is_declined(
     client: TestClient, handler: AskingHandler
 ) -> None:
-    """A client that never comes back: the call ends declined, and a late retry finds
-    nothing to run."""
+    """A client that never comes back in time: the call ends declined; a late retry learns
+    that (its answer ignored, nothing run), once, and after the grace finds nothing."""
     handler.timeout = 0.2
     _, first = await _call(client, *_modern("unlock", {}))
     for _ in range(40):
@@ -542,6 +544,31 @@ async def test_modern_no_retry_in_time_is_declined(
             break
         await asyncio.sleep(0.05)
     assert handler.answers == ["decline (no answer)"]
+    key = next(iter(first["result"]["inputRequests"]))
+    retry = _modern(
+        "unlock",
+        {},
+        2,
+        inputResponses={key: {"action": "accept", "content": {"approve": True}}},
+        requestState=first["result"]["requestState"],
+    )
+    status, late = await _call(client, *retry)
+    assert status == 200
+    assert late["result"]["content"][0]["text"] == "decline (no answer)"
+    status, again = await _call(client, *retry)
+    assert status == 400
+    assert "requestState" in again["error"]["message"]
+    assert handler.unlocked == 0
+
+
+async def test_modern_state_expires_after_the_grace(
+    client: TestClient, handler: AskingHandler
+) -> None:
+    """Past the question's time limit and the grace, the state is forgotten."""
+    handler.timeout = 0.05
+    with patch.object(elicitation, "STATE_GRACE", 0.05):
+        _, first = await _call(client, *_modern("unlock", {}))
+        await asyncio.sleep(0.3)
     key = next(iter(first["result"]["inputRequests"]))
     status, late = await _call(
         client,

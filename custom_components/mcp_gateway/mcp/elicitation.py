@@ -32,6 +32,8 @@ ELICITATION_VERSIONS: Final = frozenset({"2025-06-18", "2025-11-25", "2026-07-28
 DEFAULT_TIMEOUT: Final = 60.0
 # Questions waiting for an answer at once, over all clients: each holds a handler suspended.
 MAX_PENDING: Final = 64
+# Seconds a modern question's requestState stays valid after its time limit.
+STATE_GRACE: Final = 30.0
 # The requestState of a modern continuation, and the JSON-RPC id of a legacy question: both
 # unguessable, so an answer can come only from the client that was asked.
 _TOKEN_BYTES: Final = 24
@@ -271,6 +273,7 @@ class Continuations:
     def __init__(self, max_pending: int = MAX_PENDING) -> None:
         self.max_pending = max_pending
         self._by_state: dict[str, _Continuation] = {}
+        self._expiry: dict[str, asyncio.TimerHandle] = {}
         self._running: set[_Continuation] = set()
 
     def __len__(self) -> int:
@@ -318,6 +321,8 @@ class Continuations:
                 _LOGGER.warning("Ignored a requestState presented by another caller or call")
             raise UnknownRequestStateError(request_state)
         del self._by_state[request_state]
+        if (handle := self._expiry.pop(request_state, None)) is not None:
+            handle.cancel()
         answer = cont.answer
         cont.waited = True
         response = responses.get(cont.key) if isinstance(responses, Mapping) else None
@@ -337,10 +342,14 @@ class Continuations:
             raise ElicitationUnsupportedError("too many questions waiting")
         state = _token("mrtr")
         key = f"elicitation-{len(self._by_state) + 1}"
+        loop = asyncio.get_running_loop()
         cont.key = key
         cont.waited = False
-        cont.answer = asyncio.get_running_loop().create_future()
+        cont.answer = loop.create_future()
+        # The state outlives the question a little: a retry that comes after the call went
+        # on without its answer (time limit, decided elsewhere) learns how the call ended.
         self._by_state[state] = cont
+        self._expiry[state] = loop.call_later(timeout + STATE_GRACE, self._forget, state)
         request = {"method": ELICIT_METHOD, "params": elicit_params(message, requested_schema)}
         cont.asked.set_result(InputRequired({key: request}, state))
         try:
@@ -349,8 +358,11 @@ class Continuations:
         except TimeoutError:
             return TIMED_OUT
         finally:
-            self._by_state.pop(state, None)
             cont.answer = None
+
+    def _forget(self, state: str) -> None:
+        self._by_state.pop(state, None)
+        self._expiry.pop(state, None)
 
     @staticmethod
     async def _next(cont: _Continuation) -> dict[str, Any] | InputRequired:
@@ -362,11 +374,16 @@ class Continuations:
         await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         if asked.done():
             return asked.result()
+        if task.cancelled():
+            raise UnknownRequestStateError("the call was cancelled")
         return task.result()
 
     def close(self) -> None:
         """Cancel every suspended call (the server stops): none of them runs on."""
         self._by_state.clear()
+        for handle in self._expiry.values():
+            handle.cancel()
+        self._expiry.clear()
         for cont in list(self._running):
             if cont.task is not None:
                 cont.task.cancel()
