@@ -73,10 +73,15 @@ def test_translations_equal_strings() -> None:
     assert json.loads((ROOT / "translations" / "en.json").read_text()) == STRINGS
 
 
-def _string_literals(pattern: str) -> set[str]:
+# Repair fix flows: their aborts are texts of the issue (issues.<key>.fix_flow.abort).
+FIX_FLOWS = ROOT / "repairs.py"
+
+
+def _string_literals(pattern: str, *, fix_flows: bool = False) -> set[str]:
     found: set[str] = set()
     for path in _python_sources():
-        found.update(re.findall(pattern, path.read_text()))
+        if (path == FIX_FLOWS) is fix_flows:
+            found.update(re.findall(pattern, path.read_text()))
     return found
 
 
@@ -89,6 +94,15 @@ def test_every_flow_error_and_abort_is_translated() -> None:
     config = STRINGS["config"]
     assert errors - set(config.get("error", {})) == set()
     assert aborts - set(config.get("abort", {})) == set()
+
+
+def test_every_fix_flow_abort_is_translated() -> None:
+    """A repair flow's abort is read from its issue's fix_flow texts, in every issue it serves."""
+    aborts = _string_literals(r'async_abort\(\s*reason\s*=\s*"([a-z_]+)"', fix_flows=True)
+    assert aborts
+    for key, issue in STRINGS["issues"].items():
+        if "fix_flow" in issue:
+            assert aborts - set(issue["fix_flow"].get("abort", {})) == set(), key
 
 
 def _form_error_keys(source: str) -> set[str]:

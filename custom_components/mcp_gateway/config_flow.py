@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from homeassistant.config_entries import ConfigFlow, ConfigFlowResult, OptionsFlow
-from homeassistant.core import callback
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import config_entry_oauth2_flow
 import voluptuous as vol
 
@@ -73,7 +73,9 @@ class McpGatewayConfigFlow(
             self,
             "gateway",
             user_input,
-            self.add_suggested_values_to_schema(settings_schema({}), user_input),
+            self.add_suggested_values_to_schema(
+                settings_schema({}, await _people(self.hass)), user_input
+            ),
             lambda options: self.async_create_entry(
                 title=GATEWAY_TITLE, data={CONF_BACKEND: KIND_GATEWAY}, options=options
             ),
@@ -88,7 +90,7 @@ class McpGatewayConfigFlow(
             self,
             "gateway_reconfigure",
             user_input,
-            settings_schema(entry.options),
+            settings_schema(entry.options, await _people(self.hass)),
             lambda options: self.async_update_reload_and_abort(entry, options=options),
         )
 
@@ -167,9 +169,22 @@ class McpGatewayOptionsFlow(OptionsFlow):
             self,
             "gateway",
             user_input,
-            settings_schema(self.config_entry.options),
+            settings_schema(self.config_entry.options, await _people(self.hass)),
             lambda options: self.async_create_entry(data=options),
         )
+
+
+async def _people(hass: HomeAssistant) -> list[tuple[str, str]]:
+    """The people of this Home Assistant (id, name), for the approval settings."""
+    users = await hass.auth.async_get_users()
+    return sorted(
+        (
+            (user.id, user.name or user.id)
+            for user in users
+            if user.is_active and not user.system_generated
+        ),
+        key=lambda item: item[1].casefold(),
+    )
 
 
 def _settings_step(

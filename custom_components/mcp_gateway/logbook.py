@@ -14,6 +14,12 @@ from homeassistant.components.logbook.models import LazyEventPartialState
 from homeassistant.core import HomeAssistant, callback
 
 from .const import DOMAIN
+from .gateway.approval import (
+    ATTR_CHANNEL,
+    ATTR_DECIDED_BY,
+    ATTR_OUTCOME,
+    EVENT_APPROVAL,
+)
 from .gateway.policy import (
     ATTR_BACKEND,
     ATTR_CLIENT_NAME,
@@ -52,3 +58,31 @@ def async_describe_events(
         return description
 
     async_describe_event(DOMAIN, EVENT_GATEWAY_WRITE, describe_write)
+
+    @callback
+    def describe_approval(event: LazyEventPartialState) -> dict[str, Any]:
+        data = event.data
+        outcome = data.get(ATTR_OUTCOME)
+        asked = f"{data.get(ATTR_USER_NAME)} via {data.get(ATTR_CLIENT_NAME)}"
+        where = _CHANNELS.get(str(data.get(ATTR_CHANNEL)), "")
+        if outcome == "pending":
+            message = f"approval asked by {asked}: {data.get(ATTR_SUMMARY)}"
+        elif outcome == "expired":
+            message = f"nobody approved in time, declined: {data.get(ATTR_SUMMARY)} ({asked})"
+        else:
+            message = (
+                f"{outcome} by {data.get(ATTR_DECIDED_BY)}{where}: "
+                f"{data.get(ATTR_SUMMARY)} ({asked})"
+            )
+        description: dict[str, Any] = {
+            LOGBOOK_ENTRY_NAME: "MCP gateway approval",
+            LOGBOOK_ENTRY_MESSAGE: message,
+        }
+        if entity_id := data.get("entity_id"):
+            description[LOGBOOK_ENTRY_ENTITY_ID] = entity_id
+        return description
+
+    async_describe_event(DOMAIN, EVENT_APPROVAL, describe_approval)
+
+
+_CHANNELS = {"client": " in the AI app", "phone": " on the phone", "ui": " in Home Assistant"}

@@ -10,35 +10,45 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 import json
+from types import SimpleNamespace
 from typing import Any
 from unittest.mock import patch
 
 from aiohttp.test_utils import TestClient, TestServer
 from homeassistant.auth.const import GROUP_ID_USER
-from homeassistant.auth.models import User
-from homeassistant.core import HomeAssistant
+from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN, User
+from homeassistant.components import persistent_notification
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
     MockUser,
     async_capture_events,
     async_fire_time_changed,
+    async_mock_service,
 )
 
 from custom_components.mcp_gateway.gateway import approval as approval_module
 from custom_components.mcp_gateway.gateway.approval import (
+    DATA_APPROVALS,
     EVENT_APPROVAL,
     Channel,
     Outcome,
     Pending,
     approval_manager,
 )
+from custom_components.mcp_gateway.gateway.approval_channels import async_setup_channels
 from custom_components.mcp_gateway.gateway.settings import (
     CONF_APPROVAL,
     CONF_APPROVAL_EXEMPT,
+    CONF_APPROVERS,
     CONF_EXPOSED_ONLY,
 )
+from custom_components.mcp_gateway.logbook import async_describe_events
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 from tests.simulators.hubitat import create_app
@@ -128,6 +138,7 @@ async def home(
     hass_read_only_access_token: str,
 ) -> Home:
     assert await async_setup_component(hass, "http", {})
+    assert await async_setup_component(hass, "repairs", {})
     gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
     await setup_entry(hass, make_entry(sim))
     user = MockUser(name="Ordinary", groups=[await hass.auth.async_get_group(GROUP_ID_USER)])
@@ -278,3 +289,300 @@ async def test_concurrent_identical_calls_run_once(home: Home) -> None:
     )
     results = [await first_task, await second_task]
     assert sorted(str(code(r)) for r in results) == ["None", "approval_used"]
+
+
+# --- the phone ------------------------------------------------------------------------------
+
+
+def _phone(hass: HomeAssistant, user: User, name: str) -> None:
+    """A device the mobile app registered for `user`, with its notify service."""
+    MockConfigEntry(
+        domain="mobile_app",
+        title=name,
+        data={"user_id": user.id, "device_name": name, "webhook_id": f"hook-{name}"},
+    ).add_to_hass(hass)
+
+
+def _tap(hass: HomeAssistant, user: User | None, action: str) -> None:
+    """What the mobile app's webhook fires for a tap: the device's user as the context."""
+    hass.bus.async_fire(
+        "mobile_app_notification_action",
+        {"action": action},
+        context=Context(user_id=user.id if user is not None else None),
+    )
+
+
+async def test_phone_approves_and_the_call_runs_once(home: Home) -> None:
+    hass = home.hass
+    admin, ordinary = home.users["admin"], home.users["user"]
+    _phone(hass, admin, "Owner phone")
+    _phone(hass, ordinary, "Kid phone")
+    sent = async_mock_service(hass, "notify", "mobile_app_owner_phone")
+    not_sent = async_mock_service(hass, "notify", "mobile_app_kid_phone")
+    task = home.unlock()
+    pending = await home.pending()
+    await hass.async_block_till_done()
+    # Only the approver's device (administrators by default) is asked.
+    assert not not_sent
+    (ask,) = sent
+    actions = ask.data["data"]["actions"]
+    assert [a["action"] for a in actions] == [
+        f"MCP_GATEWAY_APPROVE_{pending.id}",
+        f"MCP_GATEWAY_DECLINE_{pending.id}",
+    ]
+    assert "Garage" in ask.data["message"] or pending.summary in ask.data["message"]
+    # A tap from the other user's phone does not count.
+    _tap(hass, ordinary, f"MCP_GATEWAY_APPROVE_{pending.id}")
+    await hass.async_block_till_done()
+    assert pending.open
+    _tap(hass, admin, f"MCP_GATEWAY_APPROVE_{pending.id}")
+    result = await task
+    assert not result["isError"], result
+    assert home.lock_device.value("lock") == "unlocked"
+    await hass.async_block_till_done()
+    # The question is taken off the phone; a second tap changes nothing.
+    assert sent[-1].data == {
+        "message": "clear_notification",
+        "data": {"tag": ask.data["data"]["tag"]},
+    }
+    _tap(hass, admin, f"MCP_GATEWAY_APPROVE_{pending.id}")
+    await hass.async_block_till_done()
+    assert not approval_manager(hass)._by_id
+
+
+async def test_phone_decline(home: Home) -> None:
+    hass = home.hass
+    _phone(hass, home.users["admin"], "Owner phone")
+    async_mock_service(hass, "notify", "mobile_app_owner_phone")
+    events = async_capture_events(hass, EVENT_APPROVAL)
+    task = home.unlock()
+    pending = await home.pending()
+    _tap(hass, home.users["admin"], f"MCP_GATEWAY_DECLINE_{pending.id}")
+    assert code(await task) == "approval_declined"
+    assert home.lock_device.value("lock") == "locked"
+    assert events[-1].data["outcome"] == "declined"
+    assert events[-1].data["channel"] == "phone"
+
+
+async def test_a_tap_without_a_phone_is_not_an_answer(home: Home) -> None:
+    """An event fired through HA's API by an administrator with no registered device."""
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        answer = await home.unlock()
+    approval_id = data(answer)["error"]["details"]["approval_id"]
+    _tap(home.hass, home.users["admin"], f"MCP_GATEWAY_APPROVE_{approval_id}")
+    _tap(home.hass, None, f"MCP_GATEWAY_APPROVE_{approval_id}")
+    await home.hass.async_block_till_done()
+    assert approval_manager(home.hass).get(approval_id).outcome is Outcome.PENDING
+
+
+# --- Home Assistant's UI ------------------------------------------------------------------------
+
+
+async def _fix(client: TestClient, issue: str, step: str) -> tuple[int, Any]:
+    response = await client.post(
+        "/api/repairs/issues/fix", json={"handler": "mcp_gateway", "issue_id": issue}
+    )
+    if response.status != 200:
+        return response.status, None
+    flow = await response.json()
+    assert flow["type"] == "menu", flow
+    assert flow["menu_options"] == ["approve", "decline"]
+    response = await client.post(
+        f"/api/repairs/issues/fix/{flow['flow_id']}", json={"next_step_id": step}
+    )
+    return response.status, await response.json()
+
+
+async def test_ui_repair_issue_approves(home: Home) -> None:
+    hass = home.hass
+    events = async_capture_events(hass, EVENT_APPROVAL)
+    task = home.unlock()
+    pending = await home.pending()
+    issue = f"approval_{pending.id}"
+    found = ir.async_get(hass).async_get_issue("mcp_gateway", issue)
+    assert found is not None
+    assert found.is_fixable
+    assert found.translation_key == "approval_request"
+    assert found.translation_placeholders["user"] == home.users["admin"].name
+    notifications = persistent_notification._async_get_or_create_notifications(hass)
+    assert f"mcp_gateway_{issue}" in notifications
+    # Repairs is for administrators only: HA refuses the others itself.
+    status, _ = await _fix(home.clients["user"], issue, "approve")
+    assert status == 401
+    status, flow = await _fix(home.clients["admin"], issue, "approve")
+    assert status == 200
+    assert flow["type"] == "create_entry", flow
+    result = await task
+    assert not result["isError"], result
+    assert home.lock_device.value("lock") == "unlocked"
+    assert ir.async_get(hass).async_get_issue("mcp_gateway", issue) is None
+    assert f"mcp_gateway_{issue}" not in notifications
+    assert events[-1].data["channel"] == "ui"
+    assert events[-1].data["decided_by"] == home.users["admin"].name
+
+
+async def test_ui_decline_and_a_non_approver(home: Home, hass_admin_user: MockUser) -> None:
+    hass = home.hass
+    task = home.unlock()
+    pending = await home.pending()
+    issue = f"approval_{pending.id}"
+    # Approvers named in the settings: the administrator is not one of them any more.
+    entry = next(
+        e for e in hass.config_entries.async_entries("mcp_gateway") if e.unique_id == "gateway"
+    )
+    hass.config_entries.async_update_entry(
+        entry, options={**entry.options, CONF_APPROVERS: [home.users["user"].id]}
+    )
+    _status, flow = await _fix(home.clients["admin"], issue, "approve")
+    assert flow["type"] == "abort"
+    assert flow["reason"] == "approval_not_allowed", flow
+    hass.config_entries.async_update_entry(entry, options={**entry.options, CONF_APPROVERS: []})
+    _status, flow = await _fix(home.clients["admin"], issue, "decline")
+    assert flow["type"] == "create_entry", flow
+    assert code(await task) == "approval_declined"
+    assert home.lock_device.value("lock") == "locked"
+
+
+async def test_ui_answer_with_a_long_lived_token_does_not_count(
+    home: Home, hass_client: Any
+) -> None:
+    """An AI app is usually given a long-lived token: it must not approve its own call."""
+    hass = home.hass
+    refresh = await hass.auth.async_create_refresh_token(
+        home.users["admin"],
+        client_name="AI app",
+        token_type=TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN,
+        access_token_expiration=timedelta(days=10),
+    )
+    client = await hass_client(hass.auth.async_create_access_token(refresh))
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        answer = await home.unlock()
+    approval_id = data(answer)["error"]["details"]["approval_id"]
+    _status, flow = await _fix(client, f"approval_{approval_id}", "approve")
+    assert flow["reason"] == "approval_not_allowed", flow
+    assert approval_manager(hass).get(approval_id).outcome is Outcome.PENDING
+
+
+# --- restart, backend tools, kinds of user --------------------------------------------------
+
+
+async def test_restart_while_pending_runs_nothing(home: Home) -> None:
+    """Approvals live in memory: after a restart an old tap is no answer, and the same call
+    waits for a new approval."""
+    hass = home.hass
+    _phone(hass, home.users["admin"], "Owner phone")
+    async_mock_service(hass, "notify", "mobile_app_owner_phone")
+    task = home.unlock()
+    pending = await home.pending()
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
+    assert code(await task) == "approval_expired"
+    # The next run of Home Assistant starts with no approvals at all.
+    hass.data.pop(DATA_APPROVALS)
+    async_setup_channels(hass)
+    _tap(hass, home.users["admin"], f"MCP_GATEWAY_APPROVE_{pending.id}")
+    await hass.async_block_till_done()
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        again = await home.unlock()
+    assert code(again) == "approval_pending"
+    assert data(again)["error"]["details"]["approval_id"] != pending.id
+    assert home.lock_device.value("lock") == "locked"
+
+
+async def _gateway_tool(home: Home) -> str:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    response = await home.clients["admin"].post(URL, json=body, headers=HEADERS)
+    names = {tool["name"] for tool in (await response.json())["result"]["tools"]}
+    (name,) = [n for n in names if n.startswith("hubitat")]
+    return name
+
+
+async def test_hsm_disarm_waits_arming_does_not(home: Home) -> None:
+    gateway = await _gateway_tool(home)
+    home.sim.hub.set_hsm_status("armedAway")
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        disarm = await home.call(
+            "admin", gateway, {"tool": "hub_set_hsm", "args": {"armCommand": "disarm"}}
+        )
+    assert code(disarm) == "approval_pending"
+    assert "hub_set_hsm (disarm)" in data(disarm)["error"]["message"]
+    assert home.sim.hub.hsm_status == "armedAway"
+    arm = await home.call(
+        "admin", gateway, {"tool": "hub_set_hsm", "args": {"armCommand": "armHome"}}
+    )
+    assert not arm["isError"], arm
+    # A lock's unlock command through the backend's own tool waits too.
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        unlock = await home.call(
+            "admin",
+            gateway,
+            {
+                "tool": "hub_call_device_command",
+                "args": {"deviceId": str(home.lock_device.id), "command": "unlock"},
+            },
+        )
+    assert code(unlock) == "approval_pending"
+    assert home.lock_device.value("lock") == "locked"
+
+
+async def test_destructive_tool_needs_confirm_and_a_person(home: Home) -> None:
+    """`confirm` stays, but never replaces a person; non-admins are refused before either."""
+    gateway = await _gateway_tool(home)
+    call = {"tool": "hub_reboot", "args": {}}
+    unconfirmed = await home.call("admin", gateway, call)
+    assert code(unconfirmed) == "confirmation_required"
+    assert not approval_manager(home.hass)._by_id
+    refused = await home.call("user", gateway, {**call, "confirm": True})
+    assert code(refused) == "forbidden"
+    assert not approval_manager(home.hass)._by_id
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        confirmed = await home.call("admin", gateway, {**call, "confirm": True})
+    assert code(confirmed) == "approval_pending"
+
+
+async def test_non_admin_waits_read_only_is_refused(home: Home) -> None:
+    """An ordinary user's unlock waits for an approver; a read-only user's is refused by HA's
+    permissions without asking anyone."""
+    task = home.unlock("user")
+    pending = await home.pending()
+    assert pending.user_name == "Ordinary"
+    # The caller cannot approve their own call from HA's side: not an approver.
+    assert not await approval_manager(home.hass).async_decide(
+        pending.id, True, user_id=home.users["user"].id, channel=Channel.PHONE
+    )
+    await approval_manager(home.hass).async_decide(
+        pending.id, True, user_id=home.users["admin"].id, channel=Channel.PHONE
+    )
+    assert not (await task)["isError"]
+    assert home.lock_device.value("lock") == "unlocked"
+    await home.call(
+        "admin", "set_state", {"updates": [{"entity_id": home.lock, "state": "locked"}]}
+    )
+    result = await home.unlock("read_only")
+    assert result["isError"]
+    assert home.lock_device.value("lock") == "locked"
+    assert not [p for p in approval_manager(home.hass)._by_id.values() if p.user_name != "Ordinary"]
+
+
+async def test_logbook_says_who_asked_and_who_decided(home: Home) -> None:
+    """Asked (by whom, through which client), then approved by whom, where; and expiries."""
+    hass = home.hass
+    described: dict[str, Any] = {}
+    async_describe_events(
+        hass, lambda _domain, event, describe: described.update({event: describe})
+    )
+    describe = described[EVENT_APPROVAL]
+    events = async_capture_events(hass, EVENT_APPROVAL)
+    task = home.unlock()
+    pending = await home.pending()
+    await approval_manager(hass).async_decide(
+        pending.id, True, user_id=home.users["admin"].id, channel=Channel.PHONE
+    )
+    await task
+    asked, approved = (describe(SimpleNamespace(data=e.data)) for e in events)
+    name = home.users["admin"].name
+    assert asked["message"].startswith(f"approval asked by {name} via ")
+    assert asked["entity_id"] == home.lock
+    assert approved["message"].startswith(f"approved by {name} on the phone: ")
+    assert events[0].context.user_id == home.users["admin"].id
+    expired = describe(SimpleNamespace(data={**events[0].data, "outcome": "expired"}))
+    assert expired["message"].startswith("nobody approved in time, declined: ")

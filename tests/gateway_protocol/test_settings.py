@@ -7,18 +7,26 @@ from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
 from homeassistant.setup import async_setup_component
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.gateway.settings import (
     CONF_ALLOW_NON_ADMIN,
     CONF_ALLOWED_ORIGINS,
+    CONF_APPROVAL,
+    CONF_APPROVAL_ENTITIES,
+    CONF_APPROVAL_EXEMPT,
+    CONF_APPROVAL_TIMEOUT,
+    CONF_APPROVAL_TOOLS,
+    CONF_APPROVERS,
     CONF_EXPOSED_ONLY,
     CONF_MAX_ANSWER_MIB,
     CONF_RATE_LIMIT,
+    DEFAULT_APPROVAL_TIMEOUT,
     DEFAULT_MAX_ANSWER_MIB,
     DEFAULT_RATE_LIMIT,
     DEFAULT_SETTINGS,
+    MAX_APPROVAL_TIMEOUT,
     GatewaySettings,
     gateway_settings,
     normalize_origin,
@@ -80,6 +88,13 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
         CONF_ALLOW_NON_ADMIN: False,
         CONF_EXPOSED_ONLY: False,
         CONF_MAX_ANSWER_MIB: DEFAULT_MAX_ANSWER_MIB,
+        # A person approves sensitive actions unless the owner says otherwise.
+        CONF_APPROVAL: True,
+        CONF_APPROVAL_TIMEOUT: DEFAULT_APPROVAL_TIMEOUT,
+        CONF_APPROVERS: [],
+        CONF_APPROVAL_EXEMPT: [],
+        CONF_APPROVAL_ENTITIES: [],
+        CONF_APPROVAL_TOOLS: [],
     }
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
@@ -136,6 +151,58 @@ async def test_options_flow_edits_the_settings(hass: HomeAssistant) -> None:
         await hass.config_entries.options.async_configure(
             result["flow_id"], {CONF_ALLOWED_ORIGINS: [], CONF_RATE_LIMIT: 0}
         )
+
+
+async def test_options_flow_sets_who_approves_what(
+    hass: HomeAssistant, hass_admin_user: MockUser, hass_read_only_user: MockUser
+) -> None:
+    """Approvers and exempt users are chosen among HA's people; entities and tools are added;
+    the time limit stays within its bounds; approval can be turned off."""
+    entry = gateway_entry()
+    entry.add_to_hass(hass)
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    schema = result["data_schema"].schema
+    people = next(v for k, v in schema.items() if k == CONF_APPROVERS)
+    offered = {option["value"] for option in people.config["options"]}
+    assert {hass_admin_user.id, hass_read_only_user.id} <= offered
+    # HA's own system users are nobody to ask.
+    for user_id in offered:
+        user = await hass.auth.async_get_user(user_id)
+        assert user is not None
+        assert not user.system_generated
+    with pytest.raises(InvalidData):
+        await hass.config_entries.options.async_configure(
+            result["flow_id"], {CONF_APPROVERS: ["nobody"]}
+        )
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"],
+        {
+            CONF_APPROVERS: [hass_admin_user.id],
+            CONF_APPROVAL_EXEMPT: [hass_read_only_user.id],
+            CONF_APPROVAL_ENTITIES: ["light.front_porch"],
+            CONF_APPROVAL_TOOLS: [" hub_call_device_command ", ""],
+            CONF_APPROVAL_TIMEOUT: MAX_APPROVAL_TIMEOUT,
+        },
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    settings = gateway_settings(hass)
+    assert settings.approval
+    assert settings.approvers == (hass_admin_user.id,)
+    assert settings.approval_exempt_users == (hass_read_only_user.id,)
+    assert settings.approval_entities == ("light.front_porch",)
+    assert settings.approval_tools == ("hub_call_device_command",)
+    assert settings.approval_timeout == MAX_APPROVAL_TIMEOUT
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {CONF_APPROVAL: False}
+    )
+    assert not gateway_settings(hass).approval
+    # Stored values out of bounds or malformed fall back or are clamped.
+    assert settings_from_options({CONF_APPROVAL_TIMEOUT: 1}).approval_timeout == 15
+    assert settings_from_options({CONF_APPROVAL_TIMEOUT: "x"}).approval_timeout == (
+        DEFAULT_APPROVAL_TIMEOUT
+    )
+    assert settings_from_options({CONF_APPROVERS: 7}).approvers == ()
 
 
 @pytest.mark.usefixtures("setup_http")

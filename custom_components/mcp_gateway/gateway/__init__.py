@@ -10,6 +10,7 @@ from homeassistant.loader import async_get_integration
 
 from ..const import DOMAIN
 from ..mcp.server import McpServer, ServerHandler
+from .approval_channels import async_setup_channels
 from .llm_api import async_register_llm_api
 from .oauth import AuthorizationServerMetadataView, ClientRegistrationView
 from .sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
@@ -62,6 +63,8 @@ async def async_setup_gateway(
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, sessions.close_all)
     # Calls suspended on a question end with HA: none runs after its answer can no longer come.
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, lambda _: server.close())
+    # Approvers are asked on their phones and in HA's UI (the AI app asks its own user).
+    async_setup_channels(hass)
     # HA's own assistants get the same tools, through whichever handler serves the gateway.
     async_register_llm_api(hass, lambda: runtime.server.handler)
     return runtime

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.selector import (
     BooleanSelector,
+    EntitySelector,
+    EntitySelectorConfig,
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
+    SelectOptionDict,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
     TextSelector,
     TextSelectorConfig,
     TextSelectorType,
@@ -220,9 +226,22 @@ def origin_allowed(origin: str, allowed: Iterable[str]) -> bool:
     return False
 
 
-def settings_schema(options: Mapping[str, Any]) -> vol.Schema:
-    """The form of the gateway entry (creation, options and reconfigure share it)."""
+def settings_schema(
+    options: Mapping[str, Any], users: Sequence[tuple[str, str]] = ()
+) -> vol.Schema:
+    """The form of the gateway entry (creation, options and reconfigure share it).
+
+    `users` are (id, name) of the people who can be chosen as approvers or exempted.
+    """
     current = settings_from_options(options)
+    known = {user_id for user_id, _ in users}
+    people = SelectSelector(
+        SelectSelectorConfig(
+            options=[SelectOptionDict(value=user_id, label=name) for user_id, name in users],
+            multiple=True,
+            mode=SelectSelectorMode.DROPDOWN,
+        )
+    )
     return vol.Schema(
         {
             vol.Optional(CONF_ALLOWED_ORIGINS, default=list(current.allowed_origins)): TextSelector(
@@ -243,6 +262,29 @@ def settings_schema(options: Mapping[str, Any]) -> vol.Schema:
                     mode=NumberSelectorMode.BOX,
                     unit_of_measurement="MiB",
                 )
+            ),
+            vol.Optional(CONF_APPROVAL, default=current.approval): BooleanSelector(),
+            vol.Optional(CONF_APPROVAL_TIMEOUT, default=current.approval_timeout): NumberSelector(
+                NumberSelectorConfig(
+                    min=MIN_APPROVAL_TIMEOUT,
+                    max=MAX_APPROVAL_TIMEOUT,
+                    step=1,
+                    mode=NumberSelectorMode.BOX,
+                    unit_of_measurement="s",
+                )
+            ),
+            vol.Optional(
+                CONF_APPROVERS, default=[u for u in current.approvers if u in known]
+            ): people,
+            vol.Optional(
+                CONF_APPROVAL_EXEMPT,
+                default=[u for u in current.approval_exempt_users if u in known],
+            ): people,
+            vol.Optional(
+                CONF_APPROVAL_ENTITIES, default=list(current.approval_entities)
+            ): EntitySelector(EntitySelectorConfig(multiple=True)),
+            vol.Optional(CONF_APPROVAL_TOOLS, default=list(current.approval_tools)): TextSelector(
+                TextSelectorConfig(multiple=True)
             ),
         }
     )
@@ -269,5 +311,13 @@ def options_from_input(user_input: Mapping[str, Any]) -> tuple[dict[str, Any], d
         CONF_MAX_ANSWER_MIB: min(
             int(user_input.get(CONF_MAX_ANSWER_MIB) or DEFAULT_MAX_ANSWER_MIB), MAX_MAX_ANSWER_MIB
         ),
+        CONF_APPROVAL: bool(user_input.get(CONF_APPROVAL, True)),
+        CONF_APPROVAL_TIMEOUT: _approval_timeout(
+            int(user_input.get(CONF_APPROVAL_TIMEOUT) or DEFAULT_APPROVAL_TIMEOUT)
+        ),
+        CONF_APPROVERS: list(_strings(user_input.get(CONF_APPROVERS))),
+        CONF_APPROVAL_EXEMPT: list(_strings(user_input.get(CONF_APPROVAL_EXEMPT))),
+        CONF_APPROVAL_ENTITIES: list(_strings(user_input.get(CONF_APPROVAL_ENTITIES))),
+        CONF_APPROVAL_TOOLS: list(_strings(user_input.get(CONF_APPROVAL_TOOLS))),
     }
     return options, {}

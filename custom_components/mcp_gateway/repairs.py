@@ -1,0 +1,87 @@
+"""Fix flows of the integration's repair issues: Approve or Decline a call waiting for a person.
+
+HA finds this platform by its name. An approval's issue (gateway/approval_channels.py) opens a
+menu; the answer counts for the user signed in to the page that sent it (the flow runs inside
+that HTTP request), and only if the approval core lets that user decide it. A long-lived
+access token is what an AI app is usually given, so an answer sent with one does not count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant import data_entry_flow
+from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN
+from homeassistant.components.http.const import KEY_HASS_REFRESH_TOKEN_ID, KEY_HASS_USER
+from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.http import current_request
+
+from .gateway.approval import Channel, approval_manager
+from .gateway.approval_channels import ISSUE_PREFIX, placeholders
+
+
+class ApprovalFlow(RepairsFlow):
+    """Approve or decline one waiting call."""
+
+    def __init__(self, approval_id: str) -> None:
+        self.approval_id = approval_id
+
+    async def async_step_init(
+        self, user_input: dict[str, str] | None = None
+    ) -> data_entry_flow.FlowResult:
+        """What waits, who asked, through which client, until when."""
+        pending = approval_manager(self.hass).get(self.approval_id)
+        if pending is None or not pending.open:
+            return self.async_abort(reason="approval_ended")
+        return self.async_show_menu(
+            step_id="init",
+            menu_options=["approve", "decline"],
+            description_placeholders=placeholders(pending),
+        )
+
+    async def async_step_approve(
+        self, user_input: dict[str, str] | None = None
+    ) -> data_entry_flow.FlowResult:
+        """Let the call run once."""
+        return await self._decide(True)
+
+    async def async_step_decline(
+        self, user_input: dict[str, str] | None = None
+    ) -> data_entry_flow.FlowResult:
+        """Refuse the call: nothing runs."""
+        return await self._decide(False)
+
+    async def _decide(self, approved: bool) -> data_entry_flow.FlowResult:
+        manager = approval_manager(self.hass)
+        pending = manager.get(self.approval_id)
+        if pending is None or not pending.open:
+            return self.async_abort(reason="approval_ended")
+        user_id = await self._signed_in_user()
+        if user_id is None or not await manager.async_decide(
+            self.approval_id, approved, user_id=user_id, channel=Channel.UI
+        ):
+            return self.async_abort(reason="approval_not_allowed")
+        return self.async_create_entry(data={})
+
+    async def _signed_in_user(self) -> str | None:
+        """The user of the page that answers (None without one, or with a long-lived token)."""
+        request = current_request.get()
+        if request is None:
+            return None
+        user = request.get(KEY_HASS_USER)
+        token_id = request.get(KEY_HASS_REFRESH_TOKEN_ID)
+        token = self.hass.auth.async_get_refresh_token(token_id) if token_id else None
+        if user is None or token is None or token.token_type == TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN:
+            return None
+        user_id: str = user.id
+        return user_id
+
+
+async def async_create_fix_flow(
+    hass: HomeAssistant, issue_id: str, data: dict[str, Any] | None
+) -> RepairsFlow:
+    """The flow of one of the integration's fixable issues."""
+    if issue_id.startswith(ISSUE_PREFIX) and data and isinstance(data.get("approval_id"), str):
+        return ApprovalFlow(data["approval_id"])
+    return ConfirmRepairFlow()
