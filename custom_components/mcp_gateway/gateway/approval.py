@@ -311,15 +311,19 @@ class ApprovalManager:
             entity_ids=reason.entity_ids,
             tier=tier,
         )
-        hold = HOLD_SECONDS
+        started = self.hass.loop.time()
         asking: asyncio.Task[None] | None = None
         if pending.open and (prompt := client_prompt(ctx)) is not None:
             asking = self.hass.async_create_task(
                 self._ask_client(prompt, pending, user.id), eager_start=True
             )
-            hold = (pending.deadline - dt_util.utcnow()).total_seconds()
         try:
-            outcome = await self.async_wait(pending, hold)
+            if asking is not None:
+                # Held while the client shows the question; a client that cannot, or a
+                # person who dismissed it, leaves the rest of the short hold to the others.
+                await self._until_answer_or(pending, asking)
+            hold = HOLD_SECONDS - (self.hass.loop.time() - started)
+            outcome = await self.async_wait(pending, hold if pending.open else 0.0)
         finally:
             if asking is not None and not asking.done():
                 asking.cancel()
@@ -331,6 +335,17 @@ class ApprovalManager:
             # Told once; the same call made again asks again.
             self._by_id.pop(pending.id, None)
         return _refusal(pending, outcome)
+
+    async def _until_answer_or(self, pending: Pending, asking: asyncio.Task[None]) -> None:
+        """Wait until a decision, the client's prompt ends, or the time limit."""
+        decided = self.hass.async_create_task(pending.decided.wait(), eager_start=True)
+        remaining = max(0.0, (pending.deadline - dt_util.utcnow()).total_seconds())
+        try:
+            await asyncio.wait(
+                (decided, asking), timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            decided.cancel()
 
     async def _ask_client(self, prompt: ClientPrompt, pending: Pending, user_id: str) -> None:
         try:
