@@ -53,6 +53,14 @@ logger:
 """
 
 
+# What the demo shows of approvals: the gateway's defaults, nothing set up for it.
+APPROVAL_HINT = (
+    "Approval: ask a client to unlock one of the locks, disarm the alarm or open the garage:\n"
+    "it waits until you approve it under Settings → Repairs in Home Assistant (or in the\n"
+    "client, if it can ask), then runs once."
+)
+
+
 async def add_backends(ha: HomeAssistantProcess, home: DemoHome) -> list[dict[str, Any]]:
     """Add the three entries through the config flows a user sees; returns the created ones."""
     return [
@@ -211,6 +219,8 @@ async def run(fresh: bool = False) -> int:
             )
             print()
             print(client_configs(mcp_url, token))
+            print()
+            print(APPROVAL_HINT)
             print()
             print(f"(ready in {time.monotonic() - started:.0f} s; Ctrl-C stops everything)")
             print(f"MCP gateway ready: {mcp_url}", flush=True)
