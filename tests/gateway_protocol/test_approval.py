@@ -42,13 +42,18 @@ from custom_components.mcp_gateway.gateway.approval import (
     approval_manager,
 )
 from custom_components.mcp_gateway.gateway.approval_channels import async_setup_channels
+from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.settings import (
     CONF_APPROVAL,
+    CONF_APPROVAL_ENTITIES,
     CONF_APPROVAL_EXEMPT,
+    CONF_APPROVAL_TOOLS,
     CONF_APPROVERS,
     CONF_EXPOSED_ONLY,
 )
 from custom_components.mcp_gateway.logbook import async_describe_events
+from custom_components.mcp_gateway.mcp.elicitation import ElicitationUnsupportedError
+from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 from tests.simulators.hubitat import create_app
@@ -586,3 +591,79 @@ async def test_logbook_says_who_asked_and_who_decided(home: Home) -> None:
     assert events[0].context.user_id == home.users["admin"].id
     expired = describe(SimpleNamespace(data={**events[0].data, "outcome": "expired"}))
     assert expired["message"].startswith("nobody approved in time, declined: ")
+
+
+async def test_garage_door_opening_waits_closing_does_not(home: Home) -> None:
+    garage = first(home.sim, "garage")
+    cover = entity_id(home.hass, home.sim, f"{garage.id}_garage_door", "cover")
+    assert home.hass.states.get(cover).attributes["device_class"] == "garage"
+    close = await home.call(
+        "admin", "set_state", {"updates": [{"entity_id": cover, "state": "closed"}]}
+    )
+    assert not close["isError"], close
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        opening = await home.call(
+            "admin", "set_state", {"updates": [{"entity_id": cover, "state": "open"}]}
+        )
+        halfway = await home.call(
+            "admin", "set_state", {"updates": [{"entity_id": cover, "position": 50}]}
+        )
+    assert code(opening) == "approval_pending"
+    assert code(halfway) == "approval_pending"
+    assert garage.value("door") == "closed"
+
+
+async def test_owners_add_entities_and_tools(home: Home) -> None:
+    """Entities and backend tools the settings name wait too; others do not."""
+    hass = home.hass
+    switch = first(home.sim, "switch")
+    plug = entity_id(hass, home.sim, f"{switch.id}_switch", "switch")
+    gateway = await _gateway_tool(home)
+    command = {
+        "tool": "hub_call_device_command",
+        "args": {"deviceId": str(switch.id), "command": "on"},
+    }
+    assert not (await home.call("admin", gateway, command))["isError"]
+    entry = next(
+        e for e in hass.config_entries.async_entries("mcp_gateway") if e.unique_id == "gateway"
+    )
+    hass.config_entries.async_update_entry(
+        entry,
+        options={
+            **entry.options,
+            CONF_APPROVAL_ENTITIES: [plug],
+            CONF_APPROVAL_TOOLS: ["hub_get_device"],
+        },
+    )
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        by_entity = await home.call(
+            "admin", "set_state", {"updates": [{"entity_id": plug, "state": "off"}]}
+        )
+        by_backend = await home.call(
+            "admin", gateway, {**command, "args": {**command["args"], "command": "off"}}
+        )
+        by_tool = await home.call(
+            "admin", gateway, {"tool": "hub_get_device", "args": {"deviceId": str(switch.id)}}
+        )
+    assert code(by_entity) == "approval_pending"
+    assert code(by_backend) == "approval_pending"
+    assert code(by_tool) == "approval_pending"
+    assert switch.value("switch") == "on"
+
+
+async def test_a_client_that_cannot_ask_is_held_briefly(home: Home) -> None:
+    """A client that declared elicitation but cannot show the form leaves the call to the
+    short hold, not to the whole time limit."""
+
+    async def cannot(*_args: Any, **_kwargs: Any) -> Any:
+        raise ElicitationUnsupportedError
+
+    handler = GatewayHandler(home.hass)
+    ctx = RequestContext("2025-11-25", "Some app", home.users["admin"], 1, elicit=cannot)
+    started = asyncio.get_running_loop().time()
+    with patch.object(approval_module, "HOLD_SECONDS", 0.2):
+        result = await handler.call_tool(
+            ctx, "set_state", {"updates": [{"entity_id": home.lock, "state": "unlocked"}]}
+        )
+    assert code(result) == "approval_pending"
+    assert asyncio.get_running_loop().time() - started < 5

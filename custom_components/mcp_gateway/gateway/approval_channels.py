@@ -153,13 +153,17 @@ class PhoneChannel:
         }
         self._sent[pending.id] = services
         for service in services:
-            await self._notify(service, data)
+            # Pushes go through the cloud and may take a while: the call does not wait.
+            self.hass.async_create_task(self._notify(service, data), eager_start=True)
 
     async def async_close(self, pending: Pending) -> None:
         """Take the question off the devices it went to."""
         for service in self._sent.pop(pending.id, []):
-            await self._notify(
-                service, {"message": "clear_notification", "data": {"tag": _tag(pending)}}
+            self.hass.async_create_task(
+                self._notify(
+                    service, {"message": "clear_notification", "data": {"tag": _tag(pending)}}
+                ),
+                eager_start=True,
             )
 
     async def _notify(self, service: str, data: dict[str, Any]) -> None:
