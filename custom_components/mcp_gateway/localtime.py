@@ -72,11 +72,14 @@ def localize_result(result: ToolResult, tz: tzinfo | None = None) -> ToolResult:
     return ToolResult(content, structured, result.is_error, result.meta)
 
 
-def local_state(state: State, tz: tzinfo | None = None) -> str:
-    """An entity's state; a timestamp sensor's or a datetime entity's in `tz` instead of UTC."""
-    if state.domain == "datetime" or (
+def holds_instant(state: State) -> bool:
+    """Whether an entity's state is an instant: a timestamp sensor's, a datetime entity's."""
+    return state.domain == "datetime" or (
         state.domain == "sensor"
         and state.attributes.get(ATTR_DEVICE_CLASS) == SensorDeviceClass.TIMESTAMP
-    ):
-        return local_iso_text(state.state, tz)
-    return state.state
+    )
+
+
+def local_state(state: State, tz: tzinfo | None = None) -> str:
+    """An entity's state; a timestamp sensor's or a datetime entity's in `tz` instead of UTC."""
+    return local_iso_text(state.state, tz) if holds_instant(state) else state.state

@@ -22,7 +22,12 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 
 from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.get_history import async_get_history
+from custom_components.mcp_gateway.gateway.get_history import (
+    COVERAGE_NOTE,
+    EXCLUDED,
+    NOTHING_HELD,
+    async_get_history,
+)
 from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE, async_record_write
 from custom_components.mcp_gateway.gateway.set_state import async_set_state
 
@@ -58,7 +63,75 @@ async def test_history_of_backend_entities(
     assert times == sorted(times)
 
     limited = await async_get_history(hass, ctx, {"entity_ids": [PLUG], "hours": 1, "limit": 2})
-    assert limited["entities"][PLUG] == {"count": 4, "points": points[-2:], "truncated": True}
+    assert limited["entities"][PLUG] == {
+        "count": 4,
+        "points": points[-2:],
+        "truncated": True,
+        "recorded_from": points[0][0],
+    }
+
+
+async def test_history_states_from_when_the_recorder_holds_data(
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    """The recorder started with Home Assistant, after the asked start: the answer says
+    from when it holds each entity, so an empty stretch cannot read as "nothing happened".
+    A window it holds whole says nothing of the kind. A backend without a history of its
+    own (the fake one) is offered no call."""
+    ctx = Ctx(user=hass_admin_user)
+    await async_wait_recording_done(hass)
+    started = dt_util.utcnow()
+    freezer.tick(timedelta(minutes=20))
+    answer = await async_get_history(hass, ctx, {"entity_ids": [PLUG, THERMO], "hours": 1})
+    assert answer["coverage"] == COVERAGE_NOTE
+    assert list(answer) == ["start", "end", "coverage", "entities"]
+    for entity_id in (PLUG, THERMO):
+        entity = answer["entities"][entity_id]
+        held_from = dt_util.parse_datetime(entity["recorded_from"])
+        assert held_from is not None
+        assert abs(held_from - started) < timedelta(seconds=5)
+        assert entity["recorded_from"] == entity["points"][0][0]
+        assert "backend_history" not in entity
+    # Each entity carries its unit, as get_state shows it; the level reads the same.
+    assert answer["entities"][THERMO]["unit"] == "°C"
+    assert answer["entities"][THERMO]["points"][-1][1] == hass.states.get(THERMO).state
+    assert "unit" not in answer["entities"][PLUG]
+
+    freezer.tick(timedelta(hours=2))
+    whole = await async_get_history(hass, ctx, {"entity_ids": [PLUG], "hours": 1})
+    assert "coverage" not in whole
+    assert whole["entities"][PLUG]["points"][0][0] == whole["start"]
+    assert "recorded_from" not in whole["entities"][PLUG]
+
+    # A window wholly before the recorder started: nothing held, said so.
+    before = await async_get_history(
+        hass,
+        ctx,
+        {
+            "entity_ids": [PLUG],
+            "start": (started - timedelta(days=2)).isoformat(),
+            "end": (started - timedelta(days=1)).isoformat(),
+        },
+    )
+    assert before["entities"][PLUG]["not_recorded"] == NOTHING_HELD
+    assert before["entities"][PLUG]["count"] == 0
+
+
+@pytest.mark.parametrize("recorder_config", [{"exclude": {"entities": [LAMP]}}])
+async def test_history_of_an_excluded_entity_says_so(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """An entity excluded from the recorder has no history there, and the answer says why."""
+    await async_wait_recording_done(hass)
+    answer = await async_get_history(
+        hass, Ctx(user=hass_admin_user), {"entity_ids": [LAMP, PLUG], "hours": 1}
+    )
+    assert answer["entities"][LAMP] == {"count": 0, "points": [], "not_recorded": EXCLUDED}
+    assert answer["coverage"] == COVERAGE_NOTE
+    assert answer["entities"][PLUG]["count"] == 1
 
 
 async def test_history_window_and_filters(

@@ -13,6 +13,9 @@ from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ..entity import EntitySpec
     from ..mcp.client import McpClient, ToolResult
     from ..publisher import EntityPublisher
 
@@ -143,6 +146,12 @@ class BackendRuntime(ABC):
         withheld. An answer in a shape the backend does not know raises UnknownListing (the
         gateway then withholds it rather than pass it on unfiltered)."""
         raise UnknownListing(name)
+
+    def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
+        """The backend's own history tool and its arguments for one entity's native object
+        from `start` on, or None when the backend keeps none: get_history offers it where
+        HA's recorder holds less than was asked."""
+        return None
 
     @abstractmethod
     def health(self) -> BackendHealth:

@@ -1,22 +1,33 @@
 """get_history: state changes of the integration's entities, from Home Assistant's recorder.
 
 Same filters as get_state; the database read runs in the recorder's executor, and each entity's
-points come as compact [time, state] pairs, the newest `limit` of them.
+points come as compact [time, state] pairs, the newest `limit` of them, with the entity's unit.
+Where the recorder holds less than the period asked (it started later, purged, or the entity is
+excluded), the answer says from when it holds data and offers the backend's own history as a
+ready gateway call: an empty stretch must never read as "nothing happened".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from homeassistant.auth.models import User
+from homeassistant.const import ATTR_UNIT_OF_MEASUREMENT, Platform
 from homeassistant.core import HomeAssistant, State
+from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 
-from ..localtime import local_iso
-from .catalog import ToolFailure
+from ..entity import entry_uid
+from ..localtime import holds_instant, local_iso, local_iso_text
+from .catalog import BackendCatalog, GatewayCatalog, ToolFailure
+from .exposure import require_exposed
+from .gateway_tool import listed_names
+from .policy import PermissionDenied, require_backend_call
 from .selection import (
     FILTER_PROPERTIES,
+    EntityRef,
     candidate_entities,
     empty_hint,
     filter_entities,
@@ -30,6 +41,16 @@ DEFAULT_HISTORY_HOURS: Final = 24
 MAX_HISTORY_HOURS: Final = 24 * 30
 MAX_HISTORY_ENTITIES: Final = 50
 DEFAULT_HISTORY_POINTS: Final = 100
+# The recorder's state at the start of a window carries the start's own time; a first point
+# later than this after the start means the recorder holds nothing of the entity before it.
+_SAME_INSTANT: Final = timedelta(seconds=1)
+COVERAGE_NOTE: Final = (
+    "Home Assistant's recorder holds less than this period for some entities "
+    "(recorded_from, not_recorded): before that, no point means unknown, not unchanged. "
+    "backend_history is a ready call for the backend's own history of them."
+)
+EXCLUDED: Final = "excluded from Home Assistant's recorder"
+NOTHING_HELD: Final = "Home Assistant's recorder holds no state of it in this period"
 
 
 GET_HISTORY_SCHEMA: Final[dict[str, Any]] = {
@@ -105,13 +126,30 @@ async def async_get_history(
     states = await get_instance(hass).async_add_executor_job(
         _significant_states, hass, start, end, entity_ids
     )
-    entities: dict[str, Any] = {}
-    for entity_id in entity_ids:
-        points = [_point(item) for item in states.get(entity_id, [])]
-        entities[entity_id] = {"count": len(points), "points": points[-limit:]}
+    entities: dict[str, dict[str, Any]] = {}
+    partial: list[EntityRef] = []
+    for ref in sorted(refs, key=lambda ref: ref.entity_id):
+        entity_id = ref.entity_id
+        items = states.get(entity_id, [])
+        current = hass.states.get(entity_id)
+        show = local_iso_text if current is not None and holds_instant(current) else str
+        points = [_point(item, show) for item in items]
+        entity: dict[str, Any] = {"count": len(points), "points": points[-limit:]}
         if len(points) > limit:
-            entities[entity_id]["truncated"] = True
-    return {"start": local_iso(start), "end": local_iso(end), "entities": entities}
+            entity["truncated"] = True
+        if current is not None and (unit := current.attributes.get(ATTR_UNIT_OF_MEASUREMENT)):
+            entity["unit"] = unit
+        if gap := _coverage(hass, entity_id, items, start):
+            entity.update(gap)
+            partial.append(ref)
+        entities[entity_id] = entity
+    result: dict[str, Any] = {"start": local_iso(start), "end": local_iso(end)}
+    if partial:
+        result["coverage"] = COVERAGE_NOTE
+        for entity_id, call in (await _backend_history(hass, ctx.user, partial, start)).items():
+            entities[entity_id]["backend_history"] = call
+    result["entities"] = entities
+    return result
 
 
 def _significant_states(
@@ -132,13 +170,91 @@ def _significant_states(
     )
 
 
-def _point(item: State | Mapping[str, Any]) -> list[str]:
-    """[time, state]: the compact form an AI reads fastest."""
+def _when(item: State | Mapping[str, Any]) -> datetime | str | None:
     if isinstance(item, State):
-        return [local_iso(item.last_changed), item.state]
+        return item.last_changed
     changed = item.get("last_changed")
     if isinstance(changed, str):
         # minimal_response gives later points as UTC ISO text.
-        changed = dt_util.parse_datetime(changed) or changed
-    when = local_iso(changed) if isinstance(changed, datetime) else str(changed)
-    return [when, str(item.get("state"))]
+        return dt_util.parse_datetime(changed) or changed
+    return changed if isinstance(changed, datetime) else None
+
+
+def _point(item: State | Mapping[str, Any], show: Callable[[str], str]) -> list[str]:
+    """[time, state]: the compact form an AI reads fastest; instants in HA's zone."""
+    when = _when(item)
+    state = item.state if isinstance(item, State) else str(item.get("state"))
+    return [local_iso(when) if isinstance(when, datetime) else str(when), show(state)]
+
+
+def _coverage(
+    hass: HomeAssistant, entity_id: str, items: Sequence[State | Mapping[str, Any]], start: datetime
+) -> dict[str, str]:
+    """From when the recorder holds the entity, where that is after `start` (else nothing).
+
+    The recorder answers a window with the state at its start (timed at the start) when it
+    holds one: a first point later than that means nothing older is held, because the
+    recorder started later, purged it, or the entity is new or excluded.
+    """
+    from homeassistant.components.recorder import is_entity_recorded
+
+    if not is_entity_recorded(hass, entity_id):
+        return {"not_recorded": EXCLUDED}
+    if not items:
+        return {"not_recorded": NOTHING_HELD}
+    first = _when(items[0])
+    if isinstance(first, datetime) and first > start + _SAME_INSTANT:
+        return {"recorded_from": local_iso(first)}
+    return {}
+
+
+async def _backend_history(
+    hass: HomeAssistant, user: User, refs: Sequence[EntityRef], start: datetime
+) -> dict[str, dict[str, Any]]:
+    """Entity id → the gateway call that reads its backend's own history from `start`, for
+    the entities whose backend keeps one and that this user may call it for (the same checks
+    as the call itself: tier, entity permissions, exposure)."""
+    catalog = GatewayCatalog.get(hass)
+    listed = listed_names(catalog.exposed_backends())
+    registry = er.async_get(hass)
+    catalogs: dict[str, BackendCatalog | None] = {}
+    offers: dict[str, dict[str, Any]] = {}
+    for ref in refs:
+        runtime = ref.backend.runtime
+        registered = registry.async_get(ref.entity_id)
+        if runtime is None or registered is None or ref.backend.gateway_name not in listed:
+            continue
+        key = registered.unique_id.removeprefix(f"{entry_uid(runtime.entry)}_")
+        spec = runtime.publisher.spec(Platform(registered.domain), key)
+        found = runtime.history_call(spec, start) if spec is not None else None
+        if found is None:
+            continue
+        name, args = found
+        gateway = ref.backend.gateway_name
+        if gateway not in catalogs:
+            catalogs[gateway] = await catalog.async_backend_catalog(ref.backend)
+        backend_catalog = catalogs[gateway]
+        tool = backend_catalog.tools.get(name) if backend_catalog is not None else None
+        if tool is None:
+            continue
+        what = f"{gateway}/{name}"
+        try:
+            addressed = require_backend_call(
+                hass,
+                user,
+                runtime,
+                tool_class=runtime.call_class(tool.tool_class, name, args),
+                name=name,
+                args=args,
+                what=what,
+            )
+            require_exposed(hass, user, addressed, what)
+        except PermissionDenied:
+            continue
+        tool_name, entry = listed[gateway]
+        arguments: dict[str, Any] = {} if entry is None else {"entry": entry}
+        offers[ref.entity_id] = {
+            "name": tool_name,
+            "arguments": {**arguments, "tool": name, "args": args},
+        }
+    return offers

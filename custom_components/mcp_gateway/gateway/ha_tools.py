@@ -53,7 +53,8 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         description=(
             "What happened over the last hours: state changes of entities (motion, switches, "
             "lights, temperatures) from Home Assistant's recorder (any backend): same "
-            "filters as get_state, plus hours or start/end."
+            "filters as get_state, plus hours or start/end. Where the recorder holds less "
+            "than asked, says from when, and gives the backend's own history call."
         ),
         input_schema=GET_HISTORY_SCHEMA,
         tier=ToolTier.READ,

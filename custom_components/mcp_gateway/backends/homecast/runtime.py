@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 import logging
+import math
 from typing import Any, ClassVar, Final, Self
 
 from aiohttp import ClientError, ClientResponseError
@@ -13,9 +15,11 @@ from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers import config_entry_oauth2_flow
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.config_entry_oauth2_flow import LocalOAuth2Implementation
+from homeassistant.util import dt as dt_util
 from yarl import URL
 
 from ...const import DOMAIN
+from ...entity import EntitySpec
 from ...gateway.settings import backend_answer_cap
 from ...localtime import localize_result
 from ...mcp.client import McpAuth, McpClient, ToolResult
@@ -30,7 +34,7 @@ from .addresses import (
     update_keys,
     with_home_key,
 )
-from .api import WRITE_TIMEOUT, HomecastApi, HomecastState
+from .api import WRITE_TIMEOUT, Accessory, HomecastApi, HomecastState
 from .const import (
     AUTH_OAUTH,
     CONF_ACCESS_TOKEN,
@@ -54,6 +58,8 @@ _LOGGER = logging.getLogger(__name__)
 
 # History reads that span every home of the account (see device_keys_in_call).
 _ACCOUNT_READS: Final = frozenset({"get_history", "query_history"})
+# get_history's `hours` at most (homecast-web src/server/local-mcp.ts: max 8784).
+MAX_HISTORY_HOURS: Final = 8784
 # Reads whose answers are filtered per caller (addresses.filter_state, filter_automations).
 # Tools of one home, named by its key (the community server takes nothing else): a name given
 # instead is sent as the key of the followed home it names.
@@ -257,6 +263,21 @@ class HomecastRuntime(BackendRuntime):
     def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
         """Classification from tools.py."""
         return classify(tool)
+
+    def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
+        """get_history of the entity's accessory (by its home's and its own slug; every
+        characteristic it records), over the whole hours back from now that reach `start`."""
+        acc = spec.source()
+        if not isinstance(acc, Accessory):
+            return None  # a home, a scene, an automation: no history of their own
+        # A minute's slack: "the last 3 hours" asked a moment ago stays 3, not 4.
+        seconds = (dt_util.utcnow() - start).total_seconds() - 60
+        hours = max(1, math.ceil(seconds / 3600))
+        return "get_history", {
+            "accessory": acc.key,
+            "home": acc.home_key,
+            "hours": min(hours, MAX_HISTORY_HOURS),
+        }
 
     def lists_devices(self, name: str) -> bool:
         """get_state and both automation lists are filtered to what the caller may see."""

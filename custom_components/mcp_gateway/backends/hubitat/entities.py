@@ -9,7 +9,7 @@ Commands go through the runtime's write coalescer and apply their expected effec
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 import dataclasses
 from dataclasses import dataclass
 import functools
@@ -989,6 +989,31 @@ def device_spec(device: HubitatDevice, hub: DeviceSpec) -> DeviceSpec:
         suggested_area=device.room,
         via=hub,
     )
+
+
+# The app's event history (hub_list_device_events), offered by get_history where HA's
+# recorder holds less than asked: which Hubitat attribute each entity shows.
+EVENTS_TOOL: Final = "hub_list_device_events"
+# Hub-wide entities: location events (no deviceId) of these names.
+LOCATION_ATTRIBUTES: Final[Mapping[str, str]] = {"hub_mode": "mode", HSM_KEY: "hsmStatus"}
+# A device's main entity: the attribute its state follows (others read all its events).
+_MAIN_ATTRIBUTES: Final[Mapping[str, str]] = {
+    "switch": "switch",
+    "light": "switch",
+    "fan": "switch",
+    "lock": "lock",
+    "valve": "valve",
+    "garage_door": "door",
+    "door": "door",
+    "shade": "windowShade",
+}
+
+
+def history_attribute(platform: Platform, key: str) -> str | None:
+    """The attribute whose events are an entity's history (sensors are named after theirs)."""
+    if platform in (Platform.SENSOR, Platform.BINARY_SENSOR):
+        return key
+    return _MAIN_ATTRIBUTES.get(key)
 
 
 def derive_specs(

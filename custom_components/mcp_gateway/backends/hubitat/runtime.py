@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 import logging
 import re
 from typing import Any, ClassVar, Final, Self
@@ -19,7 +19,7 @@ from homeassistant.helpers.selector import SelectOptionDict
 from ...const import BACKEND_HUBITAT, DOMAIN
 from ...entity import EntitySpec
 from ...gateway.settings import backend_answer_cap
-from ...localtime import localize_result
+from ...localtime import local_iso, localize_result
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
 from ...mcp.errors import McpError, McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
@@ -42,7 +42,15 @@ from .const import (
     rule_device_key,
 )
 from .coordinator import HubitatCoordinator, HubitatData
-from .entities import derive_specs, hub_device, is_light_capable, is_plain_switch
+from .entities import (
+    EVENTS_TOOL,
+    LOCATION_ATTRIBUTES,
+    derive_specs,
+    history_attribute,
+    hub_device,
+    is_light_capable,
+    is_plain_switch,
+)
 from .push import HubitatPush, async_remove_rules
 from .tools import (
     LISTINGS,
@@ -331,6 +339,21 @@ class HubitatRuntime(BackendRuntime):
         for address in rule_keys(name, arguments):
             keys.extend(rule_device_key(key) for key in resolve_device(rules, address))
         return keys
+
+    def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
+        """hub_list_device_events from `start` (the app's `since`: ISO with offset, events
+        strictly after it): the device's events of the entity's attribute, or the location's
+        mode and HSM events."""
+        args: dict[str, Any] = {"since": local_iso(start)}
+        if spec.key in LOCATION_ATTRIBUTES:
+            return EVENTS_TOOL, {**args, "attribute": LOCATION_ATTRIBUTES[spec.key]}
+        data: HubitatData | None = self.coordinator.data
+        if data is None or spec.device.key not in data.devices:
+            return None  # the hub itself, a rule: no event history of their own
+        args["deviceId"] = spec.device.key
+        if (attribute := history_attribute(spec.platform, spec.description.key)) is not None:
+            args["attribute"] = attribute
+        return EVENTS_TOOL, args
 
     def health(self) -> BackendHealth:
         """Reachability and what the hub told us."""

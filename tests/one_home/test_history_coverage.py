@@ -1,0 +1,198 @@
+"""get_history where Home Assistant's recorder holds less than asked, over the real backends.
+
+HA (and its recorder) start at 06:00; the hub saw motion at 05:35. "Motion in the last hour?"
+at 06:20 must not read as "no": the answer says from when HA holds data and offers the hub's
+own event history as a ready call, which then answers in HA's time zone.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+import json
+from typing import Any
+
+from homeassistant.auth.const import GROUP_ID_USER
+from homeassistant.components.recorder import Recorder
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from homeassistant.util import dt as dt_util
+import pytest
+from pytest_homeassistant_custom_component.common import MockUser
+from pytest_homeassistant_custom_component.components.recorder.common import (
+    async_wait_recording_done,
+)
+
+from custom_components.mcp_gateway.gateway.get_history import COVERAGE_NOTE
+from custom_components.mcp_gateway.gateway.handler import GatewayHandler
+from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.mcp.server import RequestContext
+from tests.results import result_data
+from tests.simulation import gateway_entry
+from tests.simulators.hubitat.devices import Event
+
+from .conftest import MONDAY_6AM, OneHome
+
+pytestmark = pytest.mark.freeze_time(MONDAY_6AM, tick=True)
+PACIFIC = "-08:00"  # HA's zone in tests (US/Pacific)
+
+
+@pytest.fixture(autouse=True)
+def auto_enable_custom_integrations(
+    recorder_mock: Recorder, enable_custom_integrations: None
+) -> None:
+    """The recorder must start before hass: request it ahead of the shared autouse fixture."""
+
+
+def _ctx(user: MockUser) -> RequestContext:
+    return RequestContext("2025-11-25", "pytest", user, 1)
+
+
+async def _call(hass: HomeAssistant, user: MockUser, name: str, args: dict[str, Any]) -> Any:
+    result = await GatewayHandler(hass).call_tool(_ctx(user), name, args)
+    assert not result.get("isError"), result
+    return result_data(result)
+
+
+def _homecast_temperature(hass: HomeAssistant, home: OneHome) -> str:
+    entries = er.async_entries_for_config_entry(er.async_get(hass), home.homecast_entry.entry_id)
+    return next(
+        e.entity_id
+        for e in sorted(entries, key=lambda e: e.entity_id)
+        if e.domain == "sensor" and e.unique_id.endswith("_temperature")
+    )
+
+
+def _motion(home: OneHome) -> tuple[Any, str]:
+    device = home.hubitat_device("motion")
+    entity_id = home.entity_id("binary_sensor", home.hubitat_entry, f"{device.id}_motion")
+    return device, entity_id
+
+
+async def test_history_says_what_the_recorder_holds_and_offers_the_hub(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """HA holds 20 minutes of the asked hour: said, with the hub's events as a ready call."""
+    device, motion = _motion(one_home)
+    before_ha = MONDAY_6AM - timedelta(minutes=25)
+    device.events.append(Event("motion", "active", None, "motion is active", before_ha))
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=20))
+    await async_wait_recording_done(hass)
+
+    answer = await _call(hass, hass_admin_user, "get_history", {"entity_ids": [motion], "hours": 1})
+    assert answer["coverage"] == COVERAGE_NOTE
+    entity = answer["entities"][motion]
+    held_from = dt_util.parse_datetime(entity["recorded_from"])
+    assert held_from is not None
+    assert entity["recorded_from"].endswith(PACIFIC)
+    # From when HA first recorded the sensor (set-up at 06:00), not from the asked start.
+    assert abs(held_from - MONDAY_6AM) < timedelta(minutes=1)
+    assert [state for _, state in entity["points"]] == ["off"]
+
+    offer = entity["backend_history"]
+    assert offer["name"] == "hubitat_home_hub"
+    assert offer["arguments"]["tool"] == "hub_list_device_events"
+    args = offer["arguments"]["args"]
+    assert args["deviceId"] == str(device.id)
+    assert args["attribute"] == "motion"
+    assert args["since"] == answer["start"]
+    assert args["since"].endswith(PACIFIC)
+
+    # The offered call works as given, and the hub's event times come in HA's zone.
+    events = await _call(hass, hass_admin_user, offer["name"], offer["arguments"])
+    dates = [event["date"] for event in events["events"]]
+    assert any(dt_util.parse_datetime(d) == before_ha for d in dates), dates
+    assert all(d.endswith(PACIFIC) for d in dates), dates
+
+
+async def test_history_fully_held_carries_no_coverage_note(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """A window the recorder holds whole: the state at its start, and nothing offered."""
+    _, motion = _motion(one_home)
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=90))
+    await async_wait_recording_done(hass)
+    answer = await _call(hass, hass_admin_user, "get_history", {"entity_ids": [motion], "hours": 1})
+    assert "coverage" not in answer
+    entity = answer["entities"][motion]
+    assert "recorded_from" not in entity
+    assert "backend_history" not in entity
+    assert entity["points"][0][0] == answer["start"]
+
+
+async def test_homecast_history_offered_and_in_local_time(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """A Homecast sensor: its accessory's get_history, whose UTC times come back local.
+
+    Homecast's history reads every accessory of the account, so it is offered only where
+    the caller may read them all and exposure does not hide any (here: exposure off).
+    """
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    entity_id = _homecast_temperature(hass, one_home)
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=10))
+    await async_wait_recording_done(hass)
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [entity_id], "hours": 3}
+    )
+    entity = answer["entities"][entity_id]
+    assert entity["unit"] == "°C"
+    offer = entity["backend_history"]
+    assert offer["arguments"]["tool"] == "get_history"
+    assert offer["arguments"]["args"]["hours"] == 3
+    history = await _call(hass, hass_admin_user, offer["name"], offer["arguments"])
+    text = json.dumps(history)
+    assert 'Z"' not in text
+    assert PACIFIC in text
+
+
+async def test_offer_only_when_the_user_may_call_it(hass: HomeAssistant, one_home: OneHome) -> None:
+    """A user who may read the motion sensor's device but not every Homecast accessory is
+    offered the hub's history (it addresses that one device) and never a call that would be
+    refused."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    hass_user = MockUser(name="Ordinary", groups=[group]).add_to_hass(hass)
+    _, motion = _motion(one_home)
+    temperature = _homecast_temperature(hass, one_home)
+    registry = er.async_get(hass)
+    device_id = registry.async_get(motion).device_id  # type: ignore[union-attr]
+    assert device_id is not None
+    readable = {e.entity_id: True for e in er.async_entries_for_device(registry, device_id)}
+    hass_user.mock_policy({"entities": {"entity_ids": {**readable, temperature: True}}})
+    await one_home.advance(60)
+    await async_wait_recording_done(hass)
+    answer = await _call(hass, hass_user, "get_history", {"hours": 1})
+    assert set(answer["entities"]) == {*readable, temperature}
+    offer = answer["entities"][motion]["backend_history"]
+    assert offer["arguments"]["tool"] == "hub_list_device_events"
+    await _call(hass, hass_user, offer["name"], offer["arguments"])
+    # Homecast's history reads every accessory of the account: not this user's to call.
+    assert "recorded_from" in answer["entities"][temperature]
+    assert "backend_history" not in answer["entities"][temperature]
+
+
+async def test_clock_times_in_history_are_local(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """The clock's timestamp sensors (next ring) are recorded in UTC: history shows them in
+    HA's zone with its offset, as get_state does (they are not exposed to assistants by
+    default: exposure off here)."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    await one_home.advance(60)
+    await async_wait_recording_done(hass)
+    entries = er.async_entries_for_config_entry(er.async_get(hass), one_home.robine_entry.entry_id)
+    stamps = [
+        e.entity_id
+        for e in entries
+        if e.domain == "sensor"
+        and (state := hass.states.get(e.entity_id)) is not None
+        and state.attributes.get("device_class") == "timestamp"
+        and dt_util.parse_datetime(state.state) is not None
+    ]
+    assert stamps
+    answer = await _call(hass, hass_admin_user, "get_history", {"entity_ids": stamps, "hours": 1})
+    states = [state for e in stamps for _, state in answer["entities"][e]["points"]]
+    assert states
+    assert all(state.endswith(PACIFIC) for state in states), states
+    current = await _call(hass, hass_admin_user, "get_state", {"entity_ids": stamps})
+    assert {item["state"] for item in current["entities"]} <= set(states)
