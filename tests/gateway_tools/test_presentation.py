@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
@@ -29,14 +30,22 @@ PLUG, LAMP, THERMO = "switch.kitchen_plug", "light.desk_lamp", "sensor.hall_ther
 async def test_devices_phrase_names_devices(
     hass: HomeAssistant, fake_entry: MockConfigEntry
 ) -> None:
-    """A person reads names, a few at most; ids only for what has no state."""
+    """A person reads names, a few at most; ids only for what has no state. A device's
+    entities are one name (its own), and the backend's subject comes first."""
     assert devices_phrase(hass, []) == ""
-    assert devices_phrase(hass, [PLUG]) == " on Kitchen plug"
-    assert devices_phrase(hass, [PLUG, LAMP]) == " on Kitchen plug and Desk lamp"
-    many = [PLUG, LAMP, THERMO, "light.gone", "light.gone_too"]
+    assert devices_phrase(hass, [[PLUG]]) == " on Kitchen plug"
+    assert devices_phrase(hass, [[PLUG], [LAMP]]) == " on Kitchen plug and Desk lamp"
+    many = [[PLUG], [LAMP], [THERMO], ["light.gone"], ["light.gone_too"]]
     assert devices_phrase(hass, many) == (
         " on Kitchen plug, Desk lamp, Hall thermometer, light.gone and 1 more"
     )
+    # A device's entities (a clock's 21) come as one group: the device's name, once.
+    device_id = er.async_get(hass).async_get(PLUG).device_id  # type: ignore[union-attr]
+    assert device_id is not None
+    dr.async_get(hass).async_update_device(device_id, name_by_user="Counter plug")
+    group = [PLUG, "sensor.counter_plug_power"]
+    assert devices_phrase(hass, [group, [LAMP], group]) == " on Counter plug and Desk lamp"
+    assert devices_phrase(hass, [[PLUG]], "rule Goodnight") == " on rule Goodnight and Counter plug"
 
 
 def test_first_line() -> None:

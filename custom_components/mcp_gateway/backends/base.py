@@ -133,6 +133,11 @@ class BackendRuntime(ABC):
         """
         return []
 
+    def call_subject(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        """What a call acts on in the backend's own words where no entity says it (a rule
+        run by id, the alarm a snooze reaches), for the logbook line; None: its entities do."""
+        return None
+
     def lists_devices(self, name: str) -> bool:
         """Whether the tool's answer lists devices (or rooms, alarms) it was not asked for.
 

@@ -529,7 +529,24 @@ class GatewayHandler:
         # assistants); a listing is filtered after the call instead (_filtered).
         require_exposed(self.hass, user, addressed, what)
         entity_ids = sorted(e for group in addressed.values() for e in group)
-        return AuthorizedCall(sub.name, args, tool_class, what, entity_ids)
+        # The logbook names single entities a call acts on (an alarm, the HSM panel) rather
+        # than their whole device, and links the line to one of them where there is one.
+        singles = [
+            addressed[key]
+            for _, key in runtime.entity_keys_in_call(sub.name, args)
+            if addressed.get(key)
+        ]
+        named = singles or list(addressed.values())
+        entity_ids_named = [e for group in named for e in group]
+        return AuthorizedCall(
+            sub.name,
+            args,
+            tool_class,
+            what,
+            entity_ids,
+            devices_phrase(self.hass, named, runtime.call_subject(sub.name, args)),
+            entity_ids_named[0] if len(entity_ids_named) == 1 else None,
+        )
 
     def _record(
         self,
@@ -543,17 +560,16 @@ class GatewayHandler:
         if call.tool_class.tier is ToolTier.READ:
             return result
         result = note_unavailable(self.hass, result, call.entity_ids)
-        devices = devices_phrase(self.hass, call.entity_ids)
         # Arguments stay out of the logbook: they may hold codes or file contents.
         async_record_write(
             self.hass,
             user=user,
             client_name=ctx.client_name,
             tool=call.what,
-            summary=f"{backend.entry.title}: {call.name}{devices}",
+            summary=f"{backend.entry.title}: {call.name}{call.phrase}",
             success=not result.get("isError", False),
             backend=backend.gateway_name,
-            entity_id=call.entity_ids[0] if len(call.entity_ids) == 1 else None,
+            entity_id=call.logbook_entity,
         )
         return result
 
@@ -643,6 +659,9 @@ class AuthorizedCall:
     tool_class: ToolClass
     what: str
     entity_ids: list[str]
+    # For the logbook: " on <names>" of what it acts on, and the one entity to link.
+    phrase: str = ""
+    logbook_entity: str | None = None
 
 
 def _named_entry(entries: Mapping[str, tuple[str, str]], entry: Any) -> str | None:

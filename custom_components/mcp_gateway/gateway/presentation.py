@@ -6,7 +6,7 @@ a model needs to choose and call a tool, and what a person needs to read an audi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 import json
 import re
 from typing import TYPE_CHECKING, Any, Final
@@ -136,16 +136,32 @@ def rank_hits(
     return [ref for _, _, ref in weighed[:limit]]
 
 
-def devices_phrase(hass: HomeAssistant, entity_ids: Sequence[str]) -> str:
-    """ " on Kitchen lamp, Hall light and 3 more": the devices a call addressed, by name."""
-    if not entity_ids:
-        return ""
-    names: list[str] = []
-    for entity_id in entity_ids:
-        state = hass.states.get(entity_id)
-        name = str(state.attributes.get(ATTR_FRIENDLY_NAME) or entity_id) if state else entity_id
+def devices_phrase(
+    hass: HomeAssistant, groups: Iterable[Sequence[str]], subject: str | None = None
+) -> str:
+    """ " on Kitchen lamp, Hall light and 3 more": what a call addressed, by name.
+
+    Each group is the entities of one device, named once by the device (a clock's 21
+    entities are one clock), or one entity, named by itself; `subject` is what the backend
+    calls the thing acted on where no entity says it (a rule, an alarm), named first.
+    """
+    names: list[str] = [subject] if subject else []
+    entities = er.async_get(hass)
+    devices = dr.async_get(hass)
+    for group in groups:
+        if not group:
+            continue
+        name: str | None = None
+        if len(group) > 1 and (entry := entities.async_get(group[0])) and entry.device_id:
+            device = devices.async_get(entry.device_id)
+            name = (device.name_by_user or device.name) if device else None
+        if name is None:
+            state = hass.states.get(group[0])
+            name = str(state.attributes.get(ATTR_FRIENDLY_NAME) or group[0]) if state else group[0]
         if name not in names:
             names.append(name)
+    if not names:
+        return ""
     shown = names[:LOGBOOK_NAMES]
     if len(names) > len(shown):
         return f" on {', '.join(shown)} and {len(names) - len(shown)} more"

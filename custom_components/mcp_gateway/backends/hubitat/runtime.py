@@ -55,6 +55,7 @@ from .push import HubitatPush, async_remove_rules
 from .tools import (
     LISTINGS,
     call_class,
+    canonical_id,
     classify,
     device_keys,
     entity_keys,
@@ -339,6 +340,20 @@ class HubitatRuntime(BackendRuntime):
         for address in rule_keys(name, arguments):
             keys.extend(rule_device_key(key) for key in resolve_device(rules, address))
         return keys
+
+    def call_subject(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        """A call naming rules (hub_call_rule, pausing, a rule read): "rule <its name>"."""
+        given = arguments.get("ruleId")
+        if given in (None, "", []) or "rule" not in name:
+            return None
+        data: HubitatData | None = self.coordinator.data
+        rules = data.rules if data is not None else {}
+        names: list[str] = []
+        for rule_id in given if isinstance(given, list) else [given]:
+            key = canonical_id(rule_id) or str(rule_id)
+            found = next((rules[k] for k in resolve_device(rules, key) if k in rules), None)
+            names.append(found.name if found is not None else key)
+        return f"rule{'s' if len(names) > 1 else ''} {', '.join(names)}"
 
     def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
         """hub_list_device_events from `start` (the app's `since`: ISO with offset, events

@@ -233,6 +233,17 @@ class RobineWakeRuntime(BackendRuntime):
             return [(Platform.SWITCH, alarm_key(str(alarm_id), "enabled"))]
         return []
 
+    def call_subject(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        """A snooze or dismiss acts on the ringing session: "alarm <its label>"."""
+        if name not in (model.TOOL_SNOOZE_SESSION, model.TOOL_DISMISS_SESSION):
+            return None
+        data = self.coordinator.latest
+        session = data.state.active_session if data is not None else None
+        if session is None or session.alarm_id is None:
+            return None
+        alarm = data.alarms.get(session.alarm_id) if data is not None else None
+        return f"alarm {alarm.label if alarm is not None else session.alarm_id}"
+
     def lists_devices(self, name: str) -> bool:
         """get_state and list_alarms list alarms: filtered per caller."""
         return name in (model.TOOL_GET_STATE, model.TOOL_LIST_ALARMS)
