@@ -144,6 +144,13 @@ async def test_rule_posts_on_device_events(
     rule = await sim.call("hub_get_custom_rule", {"ruleId": created["ruleId"]})
     assert rule["executionCount"] == 1
     assert rule["source"] == "mcp_custom_engine"
+    # toolUpdateRule changes the description when given one (updateData.description).
+    await sim.call(
+        "hub_update_custom_rule",
+        {"ruleId": created["ruleId"], "description": "reworded", **KEY},
+    )
+    rule = await sim.call("hub_get_custom_rule", {"ruleId": created["ruleId"]})
+    assert rule["description"] == "reworded"
     # Disabled: no more posts. Deleting needs confirm; a test rule leaves no backup file.
     await sim.call("hub_update_custom_rule", {"ruleId": created["ruleId"], "enabled": False, **KEY})
     sim.hub.set_attribute(device, "switch", current)

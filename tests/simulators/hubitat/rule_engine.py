@@ -216,6 +216,8 @@ class RuleEngine:
             self._validate_action(action)
         if isinstance(args.get("name"), str):
             rule.name = args["name"].strip()
+        if args.get("description") is not None:
+            rule.description = str(args["description"])
         if triggers is not None:
             rule.triggers = triggers
         if args.get("actions") is not None:
