@@ -11,9 +11,15 @@ and the bytes it sent and received (JSON-RPC bodies), for our gateway and, where
 can do the task, for core's server on the same Home Assistant. Each of our answers is checked
 against Home Assistant's REST API: an answer that claims what did not happen is "MISLEADING".
 
-Targets: every task within 2 round trips after tools/list; the first six tasks receive at
-most half the bytes of the reference measurement in REFERENCE_KB (2.2 + 9.7 + 21.3 + 0.9 + 56.6
-+ 10.2 KB); no misleading answer. Needs Home Assistant's frontend in the bench venv (the core
+The tasks include two Homecast homes with identical twins (a request names the home, and the
+assistant may tell twins apart only by what the answers say of each), history asked for further
+back than Home Assistant has recorded (the answer must say from when it knows), and requests that
+span backends.
+
+Targets: every task within 2 round trips after tools/list; at most 2 KB received per task on
+average; the first six tasks receive at most half the bytes of the reference measurement in
+REFERENCE_KB (2.2 + 9.7 + 21.3 + 0.9 + 56.6 + 10.2 KB); twins resolved by home; history
+coverage stated; no misleading answer. Needs Home Assistant's frontend in the bench venv (the core
 mcp_server venv of bench/gateway.py; it is installed there on first use).
 """
 
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 import contextlib
 from dataclasses import dataclass
 import json
@@ -181,6 +187,8 @@ class Outcome:
     sent: int = 0
     received: int = 0
     truthful: bool | None = None  # None: not checked (core's answers are shown as they are)
+    # False: the assistant could not do the task and said so (honest, but a miss).
+    done: bool = True
 
 
 @dataclass
@@ -188,6 +196,8 @@ class World:
     """Ground truth for the checks: Home Assistant's REST and websocket APIs."""
 
     ha: HomeAssistantProcess
+    # The event loop's time when Home Assistant (and so its recorder) started.
+    started: float = 0.0
 
     async def states(self) -> dict[str, dict[str, Any]]:
         return {s["entity_id"]: s for s in await self.ha.api("GET", "/api/states")}
@@ -199,6 +209,36 @@ class World:
             for entity_id, assistants in found["exposed_entities"].items()
             if assistants.get("conversation")
         }
+
+    async def homes(self) -> dict[str, str]:
+        """Each entity's home as Home Assistant's device registry has it: a Homecast
+        accessory's device hangs under its home's device; anything else is in no home here."""
+        devices = await self.ha.websocket_command({"type": "config/device_registry/list"})
+        by_id = {device["id"]: device for device in devices}
+        registry = await self.ha.websocket_command({"type": "config/entity_registry/list"})
+        homes: dict[str, str] = {}
+        for entity in registry:
+            device = by_id.get(entity.get("device_id") or "")
+            parent = by_id.get((device or {}).get("via_device_id") or "")
+            if parent is not None and parent.get("model") == "HomeKit home":
+                homes[entity["entity_id"]] = str(parent.get("name_by_user") or parent["name"])
+        return homes
+
+    async def service(self, domain: str, service: str, entity_ids: list[str]) -> None:
+        """Set the scene for a task, as the household would (not through the gateway)."""
+        await self.ha.api(
+            "POST", f"/api/services/{domain}/{service}", json={"entity_id": entity_ids}
+        )
+
+    async def named(self, words: str, domain: str) -> list[str]:
+        """Entities of a domain whose name has all the words."""
+        wanted = set(words.lower().split())
+        return [
+            entity_id
+            for entity_id, state in (await self.states()).items()
+            if entity_id.startswith(f"{domain}.")
+            and wanted <= set(str(state["attributes"].get("friendly_name", "")).lower().split())
+        ]
 
 
 type Script = Callable[[Client, World], Awaitable[Outcome]]
@@ -243,7 +283,7 @@ async def _set_and_check(
 ) -> Outcome:
     """set_state, then: everything it calls done is so in HA, every failure has a reason."""
     if not updates:
-        return Outcome(f"nothing matched: {why}", truthful=False)
+        return Outcome(f"nothing matched: {why}", truthful=False, done=False)
     data, is_error = await client.call("set_state", {"updates": updates})
     details = data.get("error", {}).get("details", data) if is_error else data
     results = details.get("results", [])
@@ -259,6 +299,52 @@ async def _set_and_check(
             truthful &= bool(item.get("error"))
         parts.append(f"{item['entity_id']}:{status}")
     return Outcome(", ".join(parts), truthful=truthful)
+
+
+def _accepts(client: Client, tool: str, prop: str) -> bool:
+    """Whether a tool's published schema takes an argument (the assistant reads tools/list)."""
+    for item in client.tools:
+        if item["name"] == tool:
+            return prop in item.get("inputSchema", {}).get("properties", {})
+    return False
+
+
+def _in_home(client: Client, tool: str, home: str) -> dict[str, Any]:
+    """The home filter, where the tool offers one."""
+    return {"home": home} if _accepts(client, tool, "home") else {}
+
+
+def _one_per_home(found: list[dict[str, Any]], home: str) -> tuple[dict[str, Any] | None, str]:
+    """The entity at `home` among twins, as an assistant tells them apart: by what the answer
+    says of each (its home), never by matching values. (entity, why not)."""
+    if len(found) == 1:
+        return found[0], ""
+    here = [e for e in found if str(e.get("home", "")).casefold() == home.casefold()]
+    if len(here) == 1:
+        return here[0], ""
+    if not found:
+        return None, "nothing matched"
+    return None, f"{len(found)} alike, nothing in the answer says which is at {home}"
+
+
+def _coverage(data: Any) -> str:
+    """What a history answer says of how far back Home Assistant's data reaches ("" if
+    nothing): a field or note about its coverage."""
+    if not isinstance(data, dict):
+        return ""
+    for key in ("coverage", "recorded_from", "covered_from", "data_from", "holds_from"):
+        if data.get(key):
+            return f"{key}: {json.dumps(data[key])[:160]}"
+    for key in ("note", "notes", "hint"):
+        text = json.dumps(data.get(key) or "")
+        if any(word in text.lower() for word in ("recorder", "only from", "since", "holds")):
+            return f"{key}: {text[:160]}"
+    return ""
+
+
+async def _uptime_hours(world: World) -> float:
+    """How long Home Assistant's recorder has been recording (it started with the bench)."""
+    return (asyncio.get_running_loop().time() - world.started) / 3600
 
 
 # --- our gateway's scripts ---------------------------------------------------------------------
@@ -344,8 +430,14 @@ async def front_door_history(client: Client, world: World) -> Outcome:
         # "There is no front door" is a true answer when Home Assistant has none.
         return Outcome(f"none: {_why(data)}", truthful=not named and bool(_why(data)))
     truthful = set(entities) <= named
+    coverage = _coverage(data)
+    if await _uptime_hours(world) < 1:
+        truthful &= bool(coverage)
     changes = sum(item["count"] for item in entities.values())
-    return Outcome(f"{len(entities)} entities, {changes} states", truthful=truthful)
+    return Outcome(
+        f"{len(entities)} entities, {changes} states; coverage: {coverage or 'NOT STATED'}",
+        truthful=truthful,
+    )
 
 
 async def doors_locked(client: Client, world: World) -> Outcome:
@@ -409,6 +501,208 @@ async def backends_health(client: Client, world: World) -> Outcome:
     )
 
 
+ROBS_FLAT = "Rob's Flat"
+GEORGE_STREET = "George Street"
+
+
+async def lamp_off_at_robs(client: Client, world: World) -> Outcome:
+    """ "Turn off the kitchen desk lamp at Rob's Flat" — one of two identical twins."""
+    twins = await world.named("kitchen desk lamp", "light")
+    await world.service("light", "turn_on", twins)
+    data, _ = await client.call(
+        "get_state",
+        {
+            "name": "kitchen desk lamp",
+            "domain": ["light"],
+            **_in_home(client, "get_state", ROBS_FLAT),
+        },
+    )
+    lamp, why = _one_per_home(_entities(data), ROBS_FLAT)
+    if lamp is None:
+        return Outcome(f"not done: {why or _why(data)}", truthful=False, done=False)
+    outcome = await _set_and_check(
+        client,
+        world,
+        [{"entity_id": lamp["entity_id"], "state": "off"}],
+        lambda s: s.get("state") == "off",
+    )
+    homes, states = await world.homes(), await world.states()
+    others = [twin for twin in twins if twin != lamp["entity_id"]]
+    outcome.truthful = bool(outcome.truthful) and (
+        homes.get(lamp["entity_id"]) == ROBS_FLAT
+        and all(states[twin]["state"] == "on" for twin in others)
+    )
+    return outcome
+
+
+async def alarm_armed_at_george(client: Client, world: World) -> Outcome:
+    """ "Is the security system at George Street armed?" — twins again."""
+    data, _ = await client.call(
+        "get_state",
+        {
+            "name": "security system",
+            "domain": ["alarm_control_panel"],
+            **_in_home(client, "get_state", GEORGE_STREET),
+        },
+    )
+    panel, why = _one_per_home(_entities(data), GEORGE_STREET)
+    if panel is None:
+        return Outcome(f"cannot say: {why or _why(data)}", truthful=False, done=False)
+    homes, states = await world.homes(), await world.states()
+    truthful = homes.get(panel["entity_id"]) == GEORGE_STREET and states[panel["entity_id"]][
+        "state"
+    ] == panel.get("state")
+    return Outcome(
+        f"{panel.get('name')} at {GEORGE_STREET}: {panel.get('state')}", truthful=truthful
+    )
+
+
+async def dim_lamp_at_robs(client: Client, world: World) -> Outcome:
+    """ "Dim the kitchen desk lamp at Rob's Flat to 30 %": percent in, percent out."""
+    data, _ = await client.call(
+        "get_state",
+        {
+            "name": "kitchen desk lamp",
+            "domain": ["light"],
+            **_in_home(client, "get_state", ROBS_FLAT),
+        },
+    )
+    lamp, why = _one_per_home(_entities(data), ROBS_FLAT)
+    if lamp is None:
+        return Outcome(f"not done: {why or _why(data)}", truthful=False, done=False)
+    # The brightness key set_state's schema offers (its description says percent).
+    key = "brightness_pct" if "brightness_pct" in _update_fields(client) else "brightness"
+    result, is_error = await client.call(
+        "set_state", {"updates": [{"entity_id": lamp["entity_id"], key: 30}]}
+    )
+    details = result.get("error", {}).get("details", result) if is_error else result
+    items = details.get("results", []) if isinstance(details, dict) else []
+    state = (await world.states())[lamp["entity_id"]]
+    level = state.get("attributes", {}).get("brightness")
+    # The device's own level (0-255) must be 30 % of it; a level the result reports is read in
+    # the unit it was written in.
+    truthful = bool(items) and level is not None and abs(level - 255 * 0.3) <= 3
+    said = []
+    for item in items:
+        if item.get("status") != "done":
+            truthful &= item.get("status") != "failed" or bool(item.get("error"))
+        reported = _reported(item, key)
+        if reported is not None:
+            truthful &= abs(float(reported) - 30) <= 1
+            said.append(f"reports {reported}")
+        said.append(str(item.get("status")))
+    return Outcome(
+        f"{lamp['entity_id']}: {', '.join(said)} (device {level}/255)", truthful=truthful
+    )
+
+
+def _update_fields(client: Client) -> dict[str, Any]:
+    """What one of set_state's updates may say, as its published schema has it."""
+    for item in client.tools:
+        if item["name"] == "set_state":
+            updates = item.get("inputSchema", {}).get("properties", {}).get("updates", {})
+            return dict(updates.get("items", {}).get("properties", {}))
+    return {}
+
+
+def _reported(item: dict[str, Any], key: str) -> Any:
+    """A level a write result reports the device has now (set_state puts it beside status)."""
+    return item.get(key)
+
+
+async def motion_at_robs_3h(client: Client, world: World) -> Outcome:
+    """ "Has there been motion in the kitchen at Rob's Flat in the last 3 hours?" — more than
+    Home Assistant has recorded: the answer must say from when it knows."""
+    data, is_error = await client.call(
+        "get_history",
+        {
+            "name": "motion",
+            "area": "kitchen",
+            "hours": 3,
+            **_in_home(client, "get_history", ROBS_FLAT),
+        },
+    )
+    if is_error:
+        return Outcome(f"error: {_why(data)}", truthful=False)
+    entities = data.get("entities", {})
+    homes = await world.homes()
+    coverage = _coverage(data)
+    truthful = bool(entities) and all(homes.get(e) == ROBS_FLAT for e in entities)
+    if await _uptime_hours(world) < 3:
+        truthful &= bool(coverage)
+    changes = sum(item.get("count", 0) for item in entities.values())
+    return Outcome(
+        f"{len(entities)} entities, {changes} states; coverage: {coverage or 'NOT STATED'}",
+        truthful=truthful,
+    )
+
+
+async def back_door_at_george_2h(client: Client, world: World) -> Outcome:
+    """ "Has the back door at George Street been unlocked in the last two hours?" — again
+    more than Home Assistant has recorded, and one of twins."""
+    data, is_error = await client.call(
+        "get_history",
+        {
+            "name": "back door",
+            "domain": ["lock"],
+            "hours": 2,
+            **_in_home(client, "get_history", GEORGE_STREET),
+        },
+    )
+    if is_error:
+        return Outcome(f"error: {_why(data)}", truthful=False)
+    entities = data.get("entities", {})
+    homes = await world.homes()
+    coverage = _coverage(data)
+    truthful = len(entities) == 1 and all(homes.get(e) == GEORGE_STREET for e in entities)
+    if await _uptime_hours(world) < 2:
+        truthful &= bool(coverage)
+    states = [point[1] for item in entities.values() for point in item.get("points", [])]
+    return Outcome(
+        f"{len(entities)} entities, states {sorted(set(states))}; "
+        f"coverage: {coverage or 'NOT STATED'}",
+        truthful=truthful,
+    )
+
+
+async def lights_on_anywhere(client: Client, world: World) -> Outcome:
+    """ "Which lights are on anywhere?" — every backend, twins told apart."""
+    fields = ["name", "state"] + (["home"] if _accepts(client, "get_state", "home") else [])
+    data, _ = await client.call("get_state", {"domain": ["light"], "fields": fields})
+    found = [e for e in _entities(data) if e.get("state") == "on"]
+    states, exposed, ours = await world.states(), await world.exposed(), await _our_entities(world)
+    expected = {
+        entity_id
+        for entity_id in ours & exposed
+        if entity_id.startswith("light.") and states[entity_id]["state"] == "on"
+    }
+    labels = [(e.get("name"), e.get("home")) for e in found]
+    told_apart = len(set(labels)) == len(labels)
+    truthful = {e["entity_id"] for e in found} == expected and told_apart
+    return Outcome(
+        f"{len(found)} on" + ("" if told_apart else " (twins not told apart)"), truthful=truthful
+    )
+
+
+async def alarms_and_front_door(client: Client, world: World) -> Outcome:
+    """ "What alarms are set on the clock, and is the front door locked?" — two backends."""
+    alarms, is_error = await client.call(
+        _gateway_of(client, "robine wake"), {"tool": "list_alarms"}
+    )
+    data, _ = await client.call("get_state", {"name": "front door", "domain": ["lock"]})
+    found = _entities(data)
+    states = await world.states()
+    truthful = not is_error and all(
+        states[e["entity_id"]]["state"] == e.get("state") for e in found
+    )
+    if not found:
+        # "There is no front door lock" is true only when Home Assistant has none.
+        truthful &= not await world.named("front door", "lock")
+    count = len(alarms.get("alarms", [])) if isinstance(alarms, dict) else 0
+    doors = "; ".join(f"{e.get('name')}: {e.get('state')}" for e in found) or "no front door lock"
+    return Outcome(f"{count} alarms; {doors}", truthful=truthful)
+
+
 async def _our_entities(world: World) -> set[str]:
     registry = await world.ha.websocket_command({"type": "config/entity_registry/list"})
     return {e["entity_id"] for e in registry if e["platform"] == "mcp_gateway"}
@@ -460,7 +754,35 @@ TASKS: tuple[Task, ...] = (
     Task("which alarms are set?", list_alarms),
     Task("hub mode to Away", hub_mode_away),
     Task("are all backends up?", backends_health),
+    # Two Homecast homes with identical twins: the home decides.
+    Task(
+        "kitchen desk lamp off at Rob's Flat",
+        lamp_off_at_robs,
+        _intent("HassTurnOff", {"name": "Kitchen Desk Lamp"}),
+    ),
+    Task("George Street's security system armed?", alarm_armed_at_george, live_context),
+    Task(
+        "Rob's Flat desk lamp to 30 %",
+        dim_lamp_at_robs,
+        _intent("HassLightSet", {"name": "Kitchen Desk Lamp", "brightness": 30}),
+    ),
+    # More history asked for than Home Assistant has recorded.
+    Task("motion at Rob's Flat kitchen, 3 h", motion_at_robs_3h),
+    Task("George Street back door, 2 h", back_door_at_george_2h),
+    # Several backends in one request.
+    Task("which lights are on anywhere?", lights_on_anywhere, live_context),
+    Task("clock alarms + front door locked?", alarms_and_front_door, live_context),
 )
+# What each Done-when target is checked on.
+TWIN_TASKS = (
+    "kitchen desk lamp off at Rob's Flat",
+    "George Street's security system armed?",
+    "Rob's Flat desk lamp to 30 %",
+    "which lights are on anywhere?",
+    "George Street back door, 2 h",
+)
+COVERAGE_TASKS = ("motion at Rob's Flat kitchen, 3 h", "George Street back door, 2 h")
+MAX_AVERAGE_KB = 2.0
 
 
 async def measure(client: Client, script: Script, world: World) -> Outcome:
@@ -487,6 +809,7 @@ async def run(args: argparse.Namespace) -> int:
     python = core_venv_python()
     ensure_frontend(python)
     async with demo_home(activity_every=3600) as home:
+        started = asyncio.get_running_loop().time()
         ha = HomeAssistantProcess(
             name="MCP Gateway AI tasks",
             extra_yaml=f"conversation:\n{DEMO_YAML}",
@@ -507,7 +830,7 @@ async def run(args: argparse.Namespace) -> int:
                 }
             )
             await add_core_mcp_server(ha)
-            world = World(ha)
+            world = World(ha, started)
             async with aiohttp.ClientSession() as session:
                 ours = GatewayClient(session, f"{ha.base_url}/api/mcp_gateway", ha.token)
                 await ours.start()
@@ -584,7 +907,9 @@ def report(
     missed: list[str] = []
     before = after = 0.0
     for task, mine, theirs in rows:
-        check = {True: "ok", False: "MISLEADING", None: "-"}[mine.truthful]
+        check = (
+            {True: "ok", False: "MISLEADING", None: "-"}[mine.truthful] if mine.done else "NOT DONE"
+        )
         core = (
             f"{theirs.trips} trips {theirs.sent / 1024:6.1f} KB sent {theirs.received / 1024:7.1f}"
             f" KB recv  {theirs.answer[:40]}"
@@ -599,7 +924,7 @@ def report(
         if mine.trips > MAX_TRIPS:
             missed.append(f"{task.name}: {mine.trips} round trips")
         if mine.truthful is not True:
-            missed.append(f"{task.name}: answer not confirmed")
+            missed.append(f"{task.name}: {'answer not confirmed' if mine.done else 'not done'}")
         if task.name in REFERENCE_KB:
             before += REFERENCE_KB[task.name]
             after += mine.received / 1024
@@ -609,8 +934,32 @@ def report(
     )
     if after > before / 2:
         missed.append("the six tasks' bytes")
+    average = sum(mine.received for _, mine, _ in rows) / len(rows) / 1024
+    compared = [(mine, theirs) for _, mine, theirs in rows if theirs is not None]
+    print(
+        f"per task on average: {average:.2f} KB received (target ≤ {MAX_AVERAGE_KB:.0f} KB), "
+        f"{sum(m.trips for _, m, _ in rows) / len(rows):.2f} calls; where core can do the task "
+        f"too ({len(compared)}): ours {_mean(m.received / 1024 for m, _ in compared):.2f} KB / "
+        f"{_mean(m.trips for m, _ in compared):.2f} calls, core "
+        f"{_mean(t.received / 1024 for _, t in compared):.2f} KB / "
+        f"{_mean(t.trips for _, t in compared):.2f} calls"
+    )
+    if average > MAX_AVERAGE_KB:
+        missed.append(f"{average:.2f} KB received per task on average")
+    outcomes = {task.name: mine for task, mine, _ in rows}
+    twins = [name for name in TWIN_TASKS if outcomes[name].truthful is not True]
+    coverage = [name for name in COVERAGE_TASKS if outcomes[name].truthful is not True]
+    print(
+        f"twins resolved by home: {'yes' if not twins else 'NO (' + ', '.join(twins) + ')'}; "
+        f"history coverage stated: {'yes' if not coverage else 'NO (' + ', '.join(coverage) + ')'}"
+    )
     print("all targets met" if not missed else f"targets missed: {'; '.join(missed)}")
     return 1 if missed and strict else 0
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else 0.0
 
 
 def main() -> None:
