@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 import json
+import re
 from types import SimpleNamespace
 from typing import Any
 from unittest.mock import patch
@@ -20,7 +21,8 @@ from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN, User
 from homeassistant.components import persistent_notification
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers import issue_registry as ir, llm
+from homeassistant.helpers.translation import async_get_translations
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 import pytest
@@ -41,8 +43,12 @@ from custom_components.mcp_gateway.gateway.approval import (
     Pending,
     approval_manager,
 )
-from custom_components.mcp_gateway.gateway.approval_channels import async_setup_channels
+from custom_components.mcp_gateway.gateway.approval_channels import (
+    async_setup_channels,
+    placeholders,
+)
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
+from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
 from custom_components.mcp_gateway.gateway.settings import (
     CONF_APPROVAL,
     CONF_APPROVAL_ENTITIES,
@@ -54,6 +60,7 @@ from custom_components.mcp_gateway.gateway.settings import (
 from custom_components.mcp_gateway.logbook import async_describe_events
 from custom_components.mcp_gateway.mcp.elicitation import ElicitationUnsupportedError
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from tests.gateway_tools.test_llm_api import call, llm_context
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 from tests.simulators.hubitat import create_app
@@ -667,3 +674,31 @@ async def test_a_client_that_cannot_ask_is_held_briefly(home: Home) -> None:
         )
     assert code(result) == "approval_pending"
     assert asyncio.get_running_loop().time() - started < 5
+
+
+async def test_home_assistants_own_assistants_wait_too(home: Home) -> None:
+    """The LLM API (Assist, HA's MCP server) shares the handler, and so the gate."""
+    instance = await llm.async_get_api(home.hass, LLM_API_ID, llm_context(home.users["admin"].id))
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        answer = await call(
+            instance, "set_state", {"updates": [{"entity_id": home.lock, "state": "unlocked"}]}
+        )
+    assert answer["error"]["code"] == "approval_pending"
+    assert home.lock_device.value("lock") == "locked"
+
+
+@pytest.mark.parametrize("language", ["en", "de", "fr"])
+async def test_every_approval_text_gets_its_placeholders(home: Home, language: str) -> None:
+    """The issue, its flow and the notifications use only what placeholders() gives."""
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        answer = await home.unlock()
+    pending = approval_manager(home.hass).get(data(answer)["error"]["details"]["approval_id"])
+    given = set(placeholders(pending))
+    texts = {
+        **await async_get_translations(home.hass, language, "issues", ["mcp_gateway"]),
+        **await async_get_translations(home.hass, language, "exceptions", ["mcp_gateway"]),
+    }
+    approval_texts = {k: v for k, v in texts.items() if ".approval_" in k}
+    assert len(approval_texts) >= 10
+    for key, text in approval_texts.items():
+        assert set(re.findall(r"{(\w+)}", text)) <= given, key
