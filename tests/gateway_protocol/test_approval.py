@@ -702,3 +702,45 @@ async def test_every_approval_text_gets_its_placeholders(home: Home, language: s
     assert len(approval_texts) >= 10
     for key, text in approval_texts.items():
         assert set(re.findall(r"{(\w+)}", text)) <= given, key
+
+
+async def test_concurrent_approvals_are_independent(home: Home) -> None:
+    """Two users' calls wait side by side; an approval of one runs that one only. A
+    non-admin named as approver decides on the phone, for what they may control."""
+    hass = home.hass
+    admin, ordinary = home.users["admin"], home.users["user"]
+    entry = next(
+        e for e in hass.config_entries.async_entries("mcp_gateway") if e.unique_id == "gateway"
+    )
+    hass.config_entries.async_update_entry(
+        entry, options={**entry.options, CONF_APPROVERS: [ordinary.id]}
+    )
+    _phone(hass, ordinary, "Kid phone")
+    sent = async_mock_service(hass, "notify", "mobile_app_kid_phone")
+    gateway = await _gateway_tool(home)
+    home.sim.hub.set_hsm_status("armedAway")
+    manager = approval_manager(hass)
+    unlock = home.unlock("admin")
+    first_pending = await home.pending()
+    disarm = asyncio.get_running_loop().create_task(
+        home.call("admin", gateway, {"tool": "hub_set_hsm", "args": {"armCommand": "disarm"}})
+    )
+    for _ in range(200):
+        if len([p for p in manager._by_id.values() if p.open]) == 2:
+            break
+        await asyncio.sleep(0.01)
+    (second,) = [p for p in manager._by_id.values() if p.open and p is not first_pending]
+    await hass.async_block_till_done()
+    # One question per request on the approver's phone.
+    assert len(sent) == 2
+    _tap(hass, ordinary, f"MCP_GATEWAY_APPROVE_{first_pending.id}")
+    assert not (await unlock)["isError"]
+    assert second.open
+    _tap(hass, ordinary, f"MCP_GATEWAY_DECLINE_{second.id}")
+    assert code(await disarm) == "approval_declined"
+    assert home.lock_device.value("lock") == "unlocked"
+    assert home.sim.hub.hsm_status == "armedAway"
+    # The administrator is no approver any more: their tap is ignored.
+    assert not await manager.async_decide(
+        first_pending.id, False, user_id=admin.id, channel=Channel.PHONE
+    )
