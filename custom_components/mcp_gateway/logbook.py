@@ -67,6 +67,11 @@ def async_describe_events(
         where = _CHANNELS.get(str(data.get(ATTR_CHANNEL)), "")
         if outcome == "pending":
             message = f"approval asked by {asked}: {data.get(ATTR_SUMMARY)}"
+        elif outcome == "expired" and data.get(ATTR_DECIDED_BY):
+            message = (
+                f"approved by {data.get(ATTR_DECIDED_BY)}{where} but not used in time, so not "
+                f"run: {data.get(ATTR_SUMMARY)} ({asked})"
+            )
         elif outcome == "expired":
             message = f"nobody approved in time, declined: {data.get(ATTR_SUMMARY)} ({asked})"
         else:

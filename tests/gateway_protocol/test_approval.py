@@ -598,6 +598,8 @@ async def test_logbook_says_who_asked_and_who_decided(home: Home) -> None:
     assert events[0].context.user_id == home.users["admin"].id
     expired = describe(SimpleNamespace(data={**events[0].data, "outcome": "expired"}))
     assert expired["message"].startswith("nobody approved in time, declined: ")
+    unused = describe(SimpleNamespace(data={**events[1].data, "outcome": "expired"}))
+    assert unused["message"].startswith(f"approved by {name} on the phone but not used in time")
 
 
 async def test_garage_door_opening_waits_closing_does_not(home: Home) -> None:
@@ -744,3 +746,18 @@ async def test_concurrent_approvals_are_independent(home: Home) -> None:
     assert not await manager.async_decide(
         first_pending.id, False, user_id=admin.id, channel=Channel.PHONE
     )
+
+
+async def test_an_approval_not_used_in_time_runs_nothing(home: Home) -> None:
+    """An approval waits for its call only as long as the time limit."""
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        answer = await home.unlock()
+        approval_id = data(answer)["error"]["details"]["approval_id"]
+        assert await approval_manager(home.hass).async_decide(
+            approval_id, True, user_id=home.users["admin"].id, channel=Channel.UI
+        )
+        async_fire_time_changed(home.hass, dt_util.utcnow() + timedelta(seconds=61))
+        await home.hass.async_block_till_done()
+        late = await home.unlock()
+    assert code(late) == "approval_expired"
+    assert home.lock_device.value("lock") == "locked"
