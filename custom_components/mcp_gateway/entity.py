@@ -169,7 +169,8 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         "Kitchen Doorbell Doorbell". The name is fixed as `_attr_name` before the entity is
         added, so HA's friendly name and suggested entity id both follow it (HA 2025.x also
         reads a None `_attr_name` as "named as its device"). A translated name without
-        overlap stays HA's own resolution.
+        overlap stays HA's own resolution. Either is in the system language: HA translates
+        entity names in it, not per user, and resolves them at each set-up, as here.
         """
         if self.spec.name is not None:  # the backend's label
             self._attr_name = without_overlap(self.spec.device.name, self.spec.name)

@@ -159,6 +159,24 @@ async def test_device_rename_undoes_the_overlap(
     assert _named(hass, Platform.SENSOR, "hub")[1] == "Basement hub Temperature"
 
 
+async def test_names_follow_the_system_language(hass: HomeAssistant) -> None:
+    """Names are in the system language, as HA's own translated names are (HA translates
+    entity names in the language of Settings → System → General, not per user), and follow
+    a change of it at the next set-up, overlap removed in whichever language."""
+    hass.config.language = "de"
+    entry = await setup_in_memory(hass, NamesRuntime, unique_id="names")
+    # "Taste" does not repeat "Front door button": German, whole.
+    assert _named(hass, Platform.EVENT, "doorbell")[1:] == ("Front door button Taste", "Taste")
+    assert _named(hass, Platform.SENSOR, "hub")[1] == "Home Hub Hub-Temperatur"
+
+    hass.config.language = "en"
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await setup_in_memory(hass, NamesRuntime, entry)
+    # The state follows at once; "Button" repeats the device's last word: named as it.
+    assert _named(hass, Platform.EVENT, "doorbell")[1] == "Front door button"
+    assert _named(hass, Platform.SENSOR, "hub")[1] == "Home Hub Temperature"
+
+
 def _entity_classes() -> list[type[GatewayEntity]]:
     classes: list[type[GatewayEntity]] = [GatewayEntity]
     for platform in Platform:
