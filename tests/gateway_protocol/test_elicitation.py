@@ -652,3 +652,38 @@ def test_fingerprint_tells_arguments_apart() -> None:
     both = call_fingerprint("tools/call", "x", {"a": 1, "b": 2})
     assert both == call_fingerprint("tools/call", "x", {"b": 2, "a": 1})
     assert call_fingerprint("tools/call", "x", {"n": 2**80})  # beyond orjson's integers
+
+
+async def test_closing_the_request_cancels_a_call_that_asks_nothing() -> None:
+    """2026-07-28: a client closing its request cancels the call it holds (the transport's
+    cancellation signal); a call waiting for an answer is held by no request."""
+    continuations = elicitation.Continuations()
+    cancelled = asyncio.Event()
+
+    async def slow(elicit: Any) -> dict[str, Any]:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return {}
+
+    request = asyncio.ensure_future(continuations.start("ann", "f", slow, can_ask=True))
+    await asyncio.sleep(0.01)
+    request.cancel()
+    await asyncio.wait_for(cancelled.wait(), 1)
+    await asyncio.sleep(0)  # the task's end is noted on the next turn of the loop
+    assert len(continuations) == 0
+
+    async def asks(elicit: Any) -> dict[str, Any]:
+        result = await elicit("Sure?", {"type": "object", "properties": {}}, timeout=5)
+        return {"content": [], "action": result.action}
+
+    first = await continuations.start("ann", "g", asks, can_ask=True)
+    assert isinstance(first, elicitation.InputRequired)
+    assert len(continuations) == 1
+    done = await continuations.resume(
+        "ann", "g", first.request_state, {"elicitation-1": {"action": "decline"}}
+    )
+    assert done == {"content": [], "action": "decline"}
+    continuations.close()

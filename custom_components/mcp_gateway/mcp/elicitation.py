@@ -287,17 +287,18 @@ class Continuations:
         can_ask: bool,
     ) -> dict[str, Any] | InputRequired:
         """Run a call; its result, or the question it asks first."""
+        if not can_ask:
+            # Nothing to suspend on: the call runs in the request, cancelled with it.
+            return await run(None)
         cont = _Continuation(owner, fingerprint)
-        elicit: Elicit | None = None
-        if can_ask:
 
-            async def elicit(
-                message: str,
-                requested_schema: Mapping[str, Any],
-                *,
-                timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - the question's limit
-            ) -> ElicitationResult:
-                return await self._ask(cont, message, requested_schema, timeout)
+        async def elicit(
+            message: str,
+            requested_schema: Mapping[str, Any],
+            *,
+            timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - the question's own limit
+        ) -> ElicitationResult:
+            return await self._ask(cont, message, requested_schema, timeout)
 
         cont.task = asyncio.create_task(_run(run, elicit))
         self._running.add(cont)
@@ -366,12 +367,21 @@ class Continuations:
 
     @staticmethod
     async def _next(cont: _Continuation) -> dict[str, Any] | InputRequired:
-        """Wait for the call to ask a question or to finish, whichever comes first."""
+        """Wait for the call to ask a question or to finish, whichever comes first.
+
+        The client closing its request while the call runs cancels the call (the transport's
+        cancellation signal); once the call waits for an answer, no request holds it.
+        """
         task = cont.task
         assert task is not None
         asked = cont.asked
         waiting: set[asyncio.Future[Any]] = {task, asked}
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if not asked.done():
+                task.cancel()
+            raise
         if asked.done():
             return asked.result()
         if task.cancelled():
