@@ -2,7 +2,9 @@
 
 usage: MCP_PEERS=<path to mcp-peers> python -m tests.peers.gateway_peers [--keep]
 Runs the conformance suite's generic server scenarios at 2025-06-18 and 2025-11-25, the Python
-SDK 2.x client in legacy and auto modes, and the MCP Inspector CLI; exits non-zero on any failure.
+SDK 2.x client in legacy and auto modes, the MCP Inspector CLI, and the SDK 2.x client as an AI
+app whose person approves or declines unlocking a simulated Hubitat lock (elicitation, in both
+modes); exits non-zero on any failure.
 """
 
 from __future__ import annotations
@@ -10,13 +12,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from pathlib import Path
 import sys
 from typing import Any
 
 from demo.ha import HomeAssistantProcess
+from demo.home import demo_home
 
 # The conformance proxy and the Inspector talk from a localhost origin.
 GATEWAY_OPTIONS = {"allowed_origins": ["http://localhost:*"]}
+# The SDK 2.x environment mcp-peers installs (its `sdk` command has no elicitation callback, so
+# our own script runs in that environment).
+SDK2_PYTHON = (
+    Path(os.environ.get("MCP_PEERS_HOME", "~/.cache/mcp-peers")).expanduser() / "venv2/bin/python"
+)
+SDK_ELICITATION = Path(__file__).resolve().parent / "sdk_elicitation.py"
 
 
 async def _run(name: str, argv: list[str], check: Any = None) -> bool:
@@ -55,6 +65,75 @@ def _inspector_check(output: str) -> str:
     tools = json.JSONDecoder().raw_decode(output[start:].strip())[0]["tools"]
     assert any(tool["name"] == "get_state" for tool in tools)
     return f"{len(tools)} tools"
+
+
+async def _state(ha: HomeAssistantProcess, entity_id: str, wanted: str) -> str:
+    """The entity's state once it is `wanted`, or whatever it is after 15 s."""
+    state = ""
+    for _ in range(150):
+        state = (await ha.get(f"/api/states/{entity_id}"))["state"]
+        if state == wanted:
+            break
+        await asyncio.sleep(0.1)
+    return state
+
+
+async def _a_lock(ha: HomeAssistantProcess) -> str:
+    """The simulated hub's first lock, exposed to assistants as a user would."""
+    for _ in range(300):
+        registry = await ha.websocket_command({"type": "config/entity_registry/list"})
+        locks = sorted(
+            e["entity_id"]
+            for e in registry
+            if e["platform"] == "mcp_gateway" and e["entity_id"].startswith("lock.")
+        )
+        if locks:
+            await ha.websocket_command(
+                {
+                    "type": "homeassistant/expose_entity",
+                    "assistants": ["conversation"],
+                    "entity_ids": locks[:1],
+                    "should_expose": True,
+                }
+            )
+            return locks[0]
+        await asyncio.sleep(0.2)
+    raise AssertionError("the simulated hub's locks never appeared")
+
+
+async def _approval_in_the_app(ha: HomeAssistantProcess, url: str) -> list[bool]:
+    """The SDK 2.x client's elicitation callback approves or declines an unlock, in the
+    legacy (elicitation/create on the POST's stream) and modern (input_required) forms."""
+    results: list[bool] = []
+    async with demo_home(activity_every=3600.0) as home:
+        await ha.config_flow("mcp_gateway", "hubitat", {"url": home.hubitat_url})
+        lock = await _a_lock(ha)
+        for mode, version in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+            for answer in ("decline", "approve"):
+                await ha.api("POST", "/api/services/lock/lock", json={"entity_id": lock})
+                locked = await _state(ha, lock, "locked")
+                wanted = "unlocked" if answer == "approve" else "locked"
+
+                def check(output: str, version: str = version, answer: str = answer) -> str:
+                    report = json.loads(output.strip().splitlines()[-1])
+                    assert report["protocol_version"] == version, report
+                    assert len(report["asked"]) == 1, report
+                    assert "→ unlocked" in report["asked"][0], report
+                    failed = bool(report["result"].get("isError"))
+                    assert failed is (answer == "decline"), report["result"]
+                    return f"protocol {version}, asked once"
+
+                ok = await _run(
+                    f"Python SDK 2.x {answer}s in the app, {mode} mode",
+                    [str(SDK2_PYTHON), str(SDK_ELICITATION), url, ha.token, mode, lock, answer],
+                    check,
+                )
+                state = await _state(ha, lock, wanted)
+                if locked != "locked" or state != wanted:
+                    print(f"FAIL   the lock was {locked!r} before and is {state!r} after")
+                    ok = False
+                results.append(ok)
+    return results
 
 
 async def main(keep: bool) -> int:
@@ -103,6 +182,7 @@ async def main(keep: bool) -> int:
                 _inspector_check,
             )
         )
+        results.extend(await _approval_in_the_app(ha, url))
         if keep:
             print(f"kept {ha.config_dir}")
     failed = results.count(False)
