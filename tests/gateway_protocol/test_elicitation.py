@@ -687,3 +687,24 @@ async def test_closing_the_request_cancels_a_call_that_asks_nothing() -> None:
     )
     assert done == {"content": [], "action": "decline"}
     continuations.close()
+
+
+async def test_a_stream_nobody_reads_times_out_as_declined() -> None:
+    """A send that never completes (the client does not read its stream) ends at the limit."""
+
+    class Stuck:
+        async def send(self, message: dict[str, Any]) -> bool:
+            await asyncio.sleep(10)
+            return True
+
+    class Gone:
+        async def send(self, message: dict[str, Any]) -> bool:
+            return False
+
+    pending = elicitation.PendingRequests()
+    schema = {"type": "object", "properties": {}}
+    stuck = await elicitation.legacy_elicit(pending, Stuck(), "ann", "Sure?", schema, timeout=0.05)
+    assert stuck == elicitation.TIMED_OUT
+    gone = await elicitation.legacy_elicit(pending, Gone(), "ann", "Sure?", schema, timeout=1)
+    assert gone == elicitation.UNANSWERED
+    assert len(pending) == 0

@@ -166,9 +166,11 @@ class PendingRequests:
         self._waiters[request_id] = _Waiter(owner, future)
         try:
             message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-            if not await outbound.send(message):
-                raise ConnectionError("the client's stream is closed")
+            # Sending counts against the limit too: a client that does not read its stream
+            # can hold the send (a full session queue) as long as the answer.
             async with asyncio.timeout(timeout):
+                if not await outbound.send(message):
+                    raise ConnectionError("the client's stream is closed")
                 return await future
         finally:
             self._waiters.pop(request_id, None)
