@@ -72,3 +72,7 @@ def test_local_state() -> None:
     assert local_state(State("sensor.next", "unknown", {"device_class": "timestamp"})) == "unknown"
     plain = State("sensor.text", "2026-11-30T05:45:00+00:00", {})
     assert local_state(plain, BERLIN) == "2026-11-30T05:45:00+00:00"  # only timestamps
+    # A button's, an event's, a scene's state is when it last happened.
+    for entity_id in ("button.run_goodnight", "event.doorbell", "scene.evening"):
+        pressed = State(entity_id, "2026-11-30T05:45:00.114+00:00")
+        assert local_state(pressed, BERLIN) == "2026-11-30T06:45:00.114000+01:00"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
 import re
-from typing import Any
+from typing import Any, Final
 
 from homeassistant.components.sensor import SensorDeviceClass
 from homeassistant.const import ATTR_DEVICE_CLASS
@@ -72,14 +72,19 @@ def localize_result(result: ToolResult, tz: tzinfo | None = None) -> ToolResult:
     return ToolResult(content, structured, result.is_error, result.meta)
 
 
+# Domains whose state is an instant: a datetime's value, or when a button was last pressed,
+# an event last fired, a scene last activated (each UTC in HA's state machine).
+INSTANT_DOMAINS: Final = frozenset({"datetime", "button", "event", "scene", "input_button"})
+
+
 def holds_instant(state: State) -> bool:
-    """Whether an entity's state is an instant: a timestamp sensor's, a datetime entity's."""
-    return state.domain == "datetime" or (
+    """Whether an entity's state is an instant (those domains, a timestamp sensor's)."""
+    return state.domain in INSTANT_DOMAINS or (
         state.domain == "sensor"
         and state.attributes.get(ATTR_DEVICE_CLASS) == SensorDeviceClass.TIMESTAMP
     )
 
 
 def local_state(state: State, tz: tzinfo | None = None) -> str:
-    """An entity's state; a timestamp sensor's or a datetime entity's in `tz` instead of UTC."""
+    """An entity's state; an instant (holds_instant) in `tz` instead of UTC."""
     return local_iso_text(state.state, tz) if holds_instant(state) else state.state

@@ -15,7 +15,7 @@ from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT
 from homeassistant.core import HomeAssistant, State
 from homeassistant.helpers import area_registry as ar, device_registry as dr
 
-from ..localtime import local_iso, local_state
+from ..localtime import local_iso, local_iso_text, local_state
 from .selection import (
     FILTER_PROPERTIES,
     MAX_ENTITY_IDS,
@@ -175,8 +175,11 @@ def _project(
 
 
 def jsonable(value: Any) -> Any:
-    """State attributes may hold datetimes, enums, sets: make them plain JSON."""
-    if value is None or isinstance(value, str | int | float | bool):
+    """State attributes may hold datetimes, enums, sets: make them plain JSON, every instant
+    (a datetime, or ISO text with an offset) in HA's zone."""
+    if isinstance(value, str):
+        return local_iso_text(value)
+    if value is None or isinstance(value, int | float | bool):
         return value
     if isinstance(value, datetime):
         return local_iso(value) if value.tzinfo is not None else value.isoformat()

@@ -12,6 +12,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar
 
 from ..backends.base import ToolTier
+from ..localtime import local_state
 from .catalog import GatewayCatalog
 from .gateway_tool import listed_names
 from .policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
@@ -144,7 +145,7 @@ async def async_context_snapshot(hass: HomeAssistant, user: User) -> dict[str, A
         name = state.attributes.get(ATTR_FRIENDLY_NAME) if state else None
         areas.setdefault(area, {})[ref.entity_id] = [
             name,
-            state.state if state is not None else "unknown",
+            local_state(state) if state is not None else "unknown",
         ]
     snapshot: dict[str, Any] = {
         "role": str(user_role(user)),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
 from dataclasses import asdict
-from datetime import tzinfo
 from typing import Any, ClassVar, Self
 
 from homeassistant.const import Platform
@@ -214,7 +213,9 @@ class RobineWakeRuntime(BackendRuntime):
         )
         if not read and not result.is_error:
             await self.coordinator.async_request_refresh()
-        return _in_zone(result, self.api.tz)
+        # The model reads every time in Home Assistant's zone, as get_state and the other
+        # backends give them (the clock's own zone stays for its entities and actions).
+        return localize_result(result)
 
     def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
         """From the classification table (tools.py)."""
@@ -298,8 +299,3 @@ class RobineWakeRuntime(BackendRuntime):
                 }
             )
         return result
-
-
-def _in_zone(result: ToolResult, tz: tzinfo) -> ToolResult:
-    """A clock's result with its times in the clock's zone, however the clock wrote them."""
-    return localize_result(result, tz)
