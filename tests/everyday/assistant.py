@@ -33,12 +33,20 @@ MAX_CALLS = 2
 
 
 async def start_demo_simulators(servers: LoopbackServers) -> Simulators:
-    """The three simulators as the demo starts them."""
+    """The three simulators as the demo starts them: devices act after a short delay (a
+    hub's HSM passes through its exit delay), as real ones do."""
     return Simulators(
         hubitat=await hubitat.start(
-            servers, devices=40, seed=7, custom_rule_engine=True, hub_name="Home Hub"
+            servers,
+            devices=40,
+            seed=7,
+            custom_rule_engine=True,
+            hub_name="Home Hub",
+            command_delay=0.1,
         ),
-        homecast=await homecast.start(servers, state_file=REAL_HOMES, community=True),
+        homecast=await homecast.start(
+            servers, state_file=REAL_HOMES, community=True, write_delay=0.1
+        ),
         robine_wake=await robine_wake.start(
             servers, device_id=robine_wake.DEVICE_ID, device_name="Bedroom Robine Wake"
         ),
@@ -50,9 +58,9 @@ class Assistant:
     """A model given only the gateway's URL and a token: tools/list, then tool calls."""
 
     client: TestClient
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list, repr=False)
     calls: int = 0
-    said: list[Any] = field(default_factory=list)
+    said: list[Any] = field(default_factory=list, repr=False)
     _next_id: int = 0
 
     async def _rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

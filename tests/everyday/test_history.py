@@ -1,0 +1,41 @@
+"""History asked for further back than Home Assistant's recorder reaches (it started with the
+test): every answer says from when it knows, and offers the backend's own history."""
+
+from __future__ import annotations
+
+from .assistant import Home
+
+
+async def test_any_movement_in_the_kitchen_in_the_last_two_hours(home: Home) -> None:
+    """ "Has anybody been moving about in the kitchen in the last two hours?" — HA's part,
+    then the hub's own history for what HA has not recorded."""
+    data, is_error = await home.assistant.call(
+        "get_history", {"area": "kitchen", "name": "motion", "hours": 2}
+    )
+    assert not is_error, data
+    motion = data["entities"]
+    assert motion, data
+    # No entity's answer may read as two hours of knowledge: each says from when HA has it.
+    assert data.get("coverage"), data
+    for entity_id, entity in motion.items():
+        assert "recorded_from" in entity or "not_recorded" in entity, (entity_id, entity)
+    offered = [
+        entity["backend_history"] for entity in motion.values() if "backend_history" in entity
+    ]
+    assert offered, "the hub keeps history of its motion sensor; the answer offers none"
+    call = offered[0]
+    events, is_error = await home.assistant.call(call["name"], call["arguments"])
+    assert not is_error, events
+
+
+async def test_was_the_garage_door_opened_in_the_last_three_hours(home: Home) -> None:
+    """ "Was the garage door opened in the last three hours?" """
+    data, is_error = await home.assistant.call("get_history", {"name": "garage door", "hours": 3})
+    assert not is_error, data
+    assert data["entities"], data
+    assert data.get("coverage"), data
+    for entity_id, entity in data["entities"].items():
+        assert "recorded_from" in entity or "not_recorded" in entity, (entity_id, entity)
+        # What HA holds is what the devices did: the door is closed, as the hub says.
+        if entity_id.startswith("cover."):
+            assert entity["points"][-1][1] == home.hass.states.get(entity_id).state
