@@ -196,3 +196,27 @@ async def test_clock_times_in_history_are_local(
     assert all(state.endswith(PACIFIC) for state in states), states
     current = await _call(hass, hass_admin_user, "get_state", {"entity_ids": stamps})
     assert {item["state"] for item in current["entities"]} <= set(states)
+
+
+async def test_hub_mode_and_hsm_offer_location_events(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """The hub's mode and HSM are location events: offered without a device, by name (both
+    entities are not exposed to assistants by default: exposure off here)."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    one_home.hub.set_mode("Night")
+    await one_home.advance(60)
+    await async_wait_recording_done(hass)
+    mode = one_home.entity_id("select", one_home.hubitat_entry, "hub_mode")
+    hsm = one_home.entity_id("alarm_control_panel", one_home.hubitat_entry, "hub_hsm")
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [mode, hsm], "hours": 2}
+    )
+    offers = {e: answer["entities"][e]["backend_history"]["arguments"] for e in (mode, hsm)}
+    assert offers[mode]["args"] == {"since": answer["start"], "attribute": "mode"}
+    assert offers[hsm]["args"] == {"since": answer["start"], "attribute": "hsmStatus"}
+    events = await _call(
+        hass, hass_admin_user, answer["entities"][mode]["backend_history"]["name"], offers[mode]
+    )
+    assert [event["value"] for event in events["events"]][:1] == ["Night"]
+    assert all(event["date"].endswith(PACIFIC) for event in events["events"])
