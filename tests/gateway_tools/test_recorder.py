@@ -17,6 +17,7 @@ from pytest_homeassistant_custom_component.common import (
     mock_component,
 )
 from pytest_homeassistant_custom_component.components.recorder.common import (
+    async_wait_purge_done,
     async_wait_recording_done,
 )
 
@@ -120,11 +121,46 @@ async def test_history_states_from_when_the_recorder_holds_data(
     assert before["entities"][PLUG]["count"] == 0
 
 
+async def test_history_after_a_purge_says_what_is_left(
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    """Purged states are gone from the recorder: the answer says from when it holds data."""
+    ctx = Ctx(user=hass_admin_user)
+    await async_wait_recording_done(hass)
+    freezer.tick(timedelta(days=3))
+    await async_set_state(hass, ctx, {"updates": [{"entity_id": PLUG, "state": "on"}]})
+    changed = dt_util.utcnow()
+    freezer.tick(timedelta(minutes=5))
+    await async_wait_recording_done(hass)
+    await hass.services.async_call(
+        "recorder", "purge", {"keep_days": 1, "repack": False}, blocking=True
+    )
+    await async_wait_purge_done(hass)
+    answer = await async_get_history(hass, ctx, {"entity_ids": [PLUG, LAMP], "hours": 72})
+    plug = answer["entities"][PLUG]
+    held_from = dt_util.parse_datetime(plug["recorded_from"])
+    assert held_from is not None
+    assert abs(held_from - changed) < timedelta(seconds=5)
+    assert [state for _, state in plug["points"]] == ["on"]
+    assert answer["coverage"] == COVERAGE_NOTE
+    # The lamp's states were all purged, but it has not changed since before the window:
+    # HA's state machine says so, and the window is known whole.
+    lamp = answer["entities"][LAMP]
+    assert lamp == {"count": 1, "points": [[answer["start"], "off"]]}
+
+
 @pytest.mark.parametrize("recorder_config", [{"exclude": {"entities": [LAMP]}}])
 async def test_history_of_an_excluded_entity_says_so(
-    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+    hass: HomeAssistant,
+    fake_entry: MockConfigEntry,
+    hass_admin_user: MockUser,
+    freezer: FrozenDateTimeFactory,
 ) -> None:
-    """An entity excluded from the recorder has no history there, and the answer says why."""
+    """An entity excluded from the recorder has no history there, and the answer says why;
+    once it has held its state since before the window, HA's state machine tells it whole."""
     await async_wait_recording_done(hass)
     answer = await async_get_history(
         hass, Ctx(user=hass_admin_user), {"entity_ids": [LAMP, PLUG], "hours": 1}
@@ -132,6 +168,12 @@ async def test_history_of_an_excluded_entity_says_so(
     assert answer["entities"][LAMP] == {"count": 0, "points": [], "not_recorded": EXCLUDED}
     assert answer["coverage"] == COVERAGE_NOTE
     assert answer["entities"][PLUG]["count"] == 1
+    freezer.tick(timedelta(hours=2))
+    later = await async_get_history(
+        hass, Ctx(user=hass_admin_user), {"entity_ids": [LAMP], "hours": 1}
+    )
+    assert later["entities"][LAMP] == {"count": 1, "points": [[later["start"], "off"]]}
+    assert "coverage" not in later
 
 
 async def test_history_window_and_filters(

@@ -4,7 +4,8 @@ Same filters as get_state; the database read runs in the recorder's executor, an
 points come as compact [time, state] pairs, the newest `limit` of them, with the entity's unit.
 Where the recorder holds less than the period asked (it started later, purged, or the entity is
 excluded), the answer says from when it holds data and offers the backend's own history as a
-ready gateway call: an empty stretch must never read as "nothing happened".
+ready gateway call: an empty stretch must never read as "nothing happened". An entity HA's
+state machine shows unchanged since before the period needs no recorder to be told whole.
 """
 
 from __future__ import annotations
@@ -134,12 +135,18 @@ async def async_get_history(
         current = hass.states.get(entity_id)
         show = local_iso_text if current is not None and holds_instant(current) else str
         points = [_point(item, show) for item in items]
+        gap = _coverage(hass, entity_id, items, start)
+        if gap and current is not None and current.last_changed <= start:
+            # HA's own state machine knows it held this state since before the window,
+            # whatever the recorder kept (purged, excluded): the window is known whole.
+            points.insert(0, [local_iso(start), show(current.state)])
+            gap = {}
         entity: dict[str, Any] = {"count": len(points), "points": points[-limit:]}
         if len(points) > limit:
             entity["truncated"] = True
         if current is not None and (unit := current.attributes.get(ATTR_UNIT_OF_MEASUREMENT)):
             entity["unit"] = unit
-        if gap := _coverage(hass, entity_id, items, start):
+        if gap:
             entity.update(gap)
             partial.append(ref)
         entities[entity_id] = entity
