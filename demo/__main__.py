@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.metadata
 import json
 import os
 import signal
@@ -26,7 +27,7 @@ from typing import Any
 from yarl import URL
 
 from .dashboard import create_dashboard
-from .ha import HomeAssistantError, HomeAssistantProcess, port_in_use
+from .ha import HASS, HomeAssistantError, HomeAssistantProcess, port_in_use
 from .home import DemoHome, demo_home
 from .paths import DEMO_DIR, shown
 
@@ -59,6 +60,22 @@ APPROVAL_HINT = (
     "it waits until you approve it under Settings → Repairs in Home Assistant (or in the\n"
     "client, if it can ask), then runs once."
 )
+
+
+def ha_command() -> tuple[str, ...]:
+    """How the demo runs Home Assistant: this venv's `hass`, or, where the venv's MCP SDK is
+    not the one core's mcp_server pins (the test peer, newer than HA 2025.4's pin), from the
+    benchmark's small venv that holds core's pins over this one, so that Home Assistant's own
+    MCP server works in the demo as it does in a real installation."""
+    # Imported here: it pulls in the MCP SDK, which only this choice needs.
+    from bench.gateway import HA_COMPONENTS, core_venv_python
+
+    manifest = json.loads((HA_COMPONENTS / "mcp_server" / "manifest.json").read_text())
+    pins = [r for r in manifest.get("requirements", []) if r.startswith("mcp==")]
+    if all(pin == f"mcp=={importlib.metadata.version('mcp')}" for pin in pins):
+        return (str(HASS),)
+    print("Home Assistant runs with its own MCP SDK pin for its mcp_server …", flush=True)
+    return (core_venv_python(), "-P", "-m", "homeassistant")
 
 
 async def add_backends(ha: HomeAssistantProcess, home: DemoHome) -> list[dict[str, Any]]:
@@ -193,6 +210,7 @@ async def run(fresh: bool = False) -> int:
             automations=[],
             extra_yaml=DEMO_YAML,
             log_path=DEMO_DIR / "hass.log",
+            command=ha_command(),
         )
         token_file = DEMO_DIR / "token"
         keep = not fresh and ha.onboarded and token_file.exists()

@@ -4,6 +4,7 @@ follows a move to other ports, and says at once when a port it needs is taken.""
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 from pathlib import Path
 import socket
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import bench.gateway
 import demo.__main__ as demo_main
 from demo.__main__ import (
     RESTART_EXIT_CODE,
@@ -224,3 +226,29 @@ async def test_ready_waits_for_the_entries_and_names_those_that_do_not_load(
     assert await _loaded_titles(_Flows(1, ["loaded", "loaded"])) == ["entry 0", "entry 1"]  # type: ignore[arg-type]
     with pytest.raises(HomeAssistantError, match=r"entry 1 \(setup_retry\)"):
         await _loaded_titles(_Flows(1, ["loaded", "setup_retry"]))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("same_sdk", [True, False])
+def test_home_assistant_runs_with_its_own_mcp_pin(
+    monkeypatch: pytest.MonkeyPatch, same_sdk: bool
+) -> None:
+    """HA's own mcp_server is written against its manifest's exact MCP SDK: where this venv
+    has another (the test peer on HA 2025.4), HA runs from the venv that holds core's pins."""
+    manifest = json.loads(
+        (bench.gateway.HA_COMPONENTS / "mcp_server" / "manifest.json").read_text()
+    )
+    (pin,) = [r for r in manifest["requirements"] if r.startswith("mcp==")]
+    real_version = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "mcp":
+            return pin.removeprefix("mcp==") if same_sdk else "0.0.1"
+        return real_version(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.setattr(bench.gateway, "core_venv_python", lambda: "/core-pins/bin/python")
+    command = demo_main.ha_command()
+    if same_sdk:
+        assert command == (str(demo_main.HASS),)
+    else:
+        assert command == ("/core-pins/bin/python", "-P", "-m", "homeassistant")
