@@ -116,7 +116,11 @@ class Home:
 
 
 def entities(data: Any) -> list[dict[str, Any]]:
-    return list(data.get("entities", [])) if isinstance(data, dict) else []
+    """get_state's entities, each with the home and backend a page says once for all."""
+    if not isinstance(data, dict):
+        return []
+    shared = {key: data[key] for key in ("home", "backend") if key in data}
+    return [{**shared, **entity} for entity in data.get("entities", [])]
 
 
 def at_home(found: list[dict[str, Any]], home: str) -> list[dict[str, Any]]:
