@@ -536,7 +536,9 @@ class GatewayHandler:
             for _, key in runtime.entity_keys_in_call(sub.name, args)
             if addressed.get(key)
         ]
-        named = singles or list(addressed.values())
+        # What the backend names (the alarm a snooze reaches) says more than its device.
+        subject = runtime.call_subject(sub.name, args)
+        named = singles or ([] if subject else list(addressed.values()))
         entity_ids_named = [e for group in named for e in group]
         return AuthorizedCall(
             sub.name,
@@ -544,7 +546,7 @@ class GatewayHandler:
             tool_class,
             what,
             entity_ids,
-            devices_phrase(self.hass, named, runtime.call_subject(sub.name, args)),
+            devices_phrase(self.hass, named, subject),
             entity_ids_named[0] if len(entity_ids_named) == 1 else None,
         )
 
