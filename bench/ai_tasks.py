@@ -29,7 +29,7 @@ import argparse
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import json
 import os
 import subprocess
@@ -189,6 +189,8 @@ class Outcome:
     truthful: bool | None = None  # None: not checked (core's answers are shown as they are)
     # False: the assistant could not do the task and said so (honest, but a miss).
     done: bool = True
+    # The entities a write's results name, in order.
+    entities: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -295,14 +297,17 @@ async def _set_and_check(
     truthful = bool(results)
     parts = []
     for item in results:
-        state = states.get(item["entity_id"], {})
+        state = states.get(item.get("entity_id", ""), {})
         status = item.get("status")
         if status == "done":
             truthful &= ok_state(state)
         elif status == "failed":
             truthful &= bool(item.get("error"))
-        parts.append(f"{item['entity_id']}:{status}")
-    return Outcome(", ".join(parts), truthful=truthful)
+        parts.append(f"{item.get('entity_id', item.get('name'))}:{status}")
+    entities = [str(item["entity_id"]) for item in results if item.get("entity_id")]
+    # Every update failing, with reasons, is an honest answer but not the task done.
+    done = any(item.get("status") != "failed" for item in results)
+    return Outcome(", ".join(parts), truthful=truthful, done=done, entities=entities)
 
 
 def _accepts(client: Client, tool: str, prop: str) -> bool:
@@ -488,7 +493,7 @@ async def list_alarms(client: Client, world: World) -> Outcome:
 
 
 async def hub_mode_away(client: Client, world: World) -> Outcome:
-    data, _ = await client.call("get_state", {"name": "mode", "domain": ["select"]})
+    data, _ = await client.call("get_state", {"name": "hub mode", "domain": ["select"]})
     updates = [{"entity_id": e["entity_id"], "value": "Away"} for e in _entities(data)[:1]]
     return await _set_and_check(
         client, world, updates, lambda s: s.get("state") == "Away", _why(data)
@@ -509,32 +514,37 @@ ROBS_FLAT = "Rob's Flat"
 GEORGE_STREET = "George Street"
 
 
+async def _one_named(
+    client: Client, name: str, domain: str, home: str
+) -> tuple[dict[str, Any] | None, str]:
+    """How an update names the one entity meant: by name and home where set_state takes them
+    (no call), else by the entity id get_state finds. (the update's target, why not)."""
+    if {"name", "home"} <= set(_update_fields(client)):
+        return {"name": name, "home": home}, ""
+    data, _ = await client.call(
+        "get_state", {"name": name, "domain": [domain], **_in_home(client, "get_state", home)}
+    )
+    found, why = _one_per_home(_entities(data), home)
+    if found is None:
+        return None, why or _why(data)
+    return {"entity_id": found["entity_id"]}, ""
+
+
 async def lamp_off_at_robs(client: Client, world: World) -> Outcome:
     """ "Turn off the kitchen desk lamp at Rob's Flat" — one of two identical twins."""
     twins = await world.named("kitchen desk lamp", "light")
     await world.service("light", "turn_on", twins)
-    data, _ = await client.call(
-        "get_state",
-        {
-            "name": "kitchen desk lamp",
-            "domain": ["light"],
-            **_in_home(client, "get_state", ROBS_FLAT),
-        },
-    )
-    lamp, why = _one_per_home(_entities(data), ROBS_FLAT)
-    if lamp is None:
-        return Outcome(f"not done: {why or _why(data)}", truthful=False, done=False)
+    target, why = await _one_named(client, "kitchen desk lamp", "light", ROBS_FLAT)
+    if target is None:
+        return Outcome(f"not done: {why}", truthful=False, done=False)
     outcome = await _set_and_check(
-        client,
-        world,
-        [{"entity_id": lamp["entity_id"], "state": "off"}],
-        lambda s: s.get("state") == "off",
+        client, world, [{**target, "state": "off"}], lambda s: s.get("state") == "off"
     )
     homes, states = await world.homes(), await world.states()
-    others = [twin for twin in twins if twin != lamp["entity_id"]]
+    lamp = outcome.entities[0] if len(outcome.entities) == 1 else ""
+    others = [twin for twin in twins if twin != lamp]
     outcome.truthful = bool(outcome.truthful) and (
-        homes.get(lamp["entity_id"]) == ROBS_FLAT
-        and all(states[twin]["state"] == "on" for twin in others)
+        homes.get(lamp) == ROBS_FLAT and all(states[twin]["state"] == "on" for twin in others)
     )
     return outcome
 
@@ -563,29 +573,24 @@ async def alarm_armed_at_george(client: Client, world: World) -> Outcome:
 
 async def dim_lamp_at_robs(client: Client, world: World) -> Outcome:
     """ "Dim the kitchen desk lamp at Rob's Flat to 30 %": percent in, percent out."""
-    data, _ = await client.call(
-        "get_state",
-        {
-            "name": "kitchen desk lamp",
-            "domain": ["light"],
-            **_in_home(client, "get_state", ROBS_FLAT),
-        },
-    )
-    lamp, why = _one_per_home(_entities(data), ROBS_FLAT)
-    if lamp is None:
-        return Outcome(f"not done: {why or _why(data)}", truthful=False, done=False)
+    target, why = await _one_named(client, "kitchen desk lamp", "light", ROBS_FLAT)
+    if target is None:
+        return Outcome(f"not done: {why}", truthful=False, done=False)
     # The brightness key set_state's schema offers (its description says percent).
     key = "brightness_pct" if "brightness_pct" in _update_fields(client) else "brightness"
-    result, is_error = await client.call(
-        "set_state", {"updates": [{"entity_id": lamp["entity_id"], key: 30}]}
-    )
+    result, is_error = await client.call("set_state", {"updates": [{**target, key: 30}]})
     details = result.get("error", {}).get("details", result) if is_error else result
     items = details.get("results", []) if isinstance(details, dict) else []
-    state = (await world.states())[lamp["entity_id"]]
+    lamp = str(items[0].get("entity_id", "")) if len(items) == 1 else ""
+    state = (await world.states()).get(lamp, {})
     level = state.get("attributes", {}).get("brightness")
     # The device's own level (0-255) must be 30 % of it; a level the result reports is read in
     # the unit it was written in.
-    truthful = bool(items) and level is not None and abs(level - 255 * 0.3) <= 3
+    truthful = (
+        (await world.homes()).get(lamp) == ROBS_FLAT
+        and level is not None
+        and abs(level - 255 * 0.3) <= 3
+    )
     said = []
     for item in items:
         if item.get("status") != "done":
@@ -593,11 +598,9 @@ async def dim_lamp_at_robs(client: Client, world: World) -> Outcome:
         reported = _reported(item, key)
         if reported is not None:
             truthful &= abs(float(reported) - 30) <= 1
-            said.append(f"reports {reported}")
+            said.append(f"reports {key} {reported}")
         said.append(str(item.get("status")))
-    return Outcome(
-        f"{lamp['entity_id']}: {', '.join(said)} (device {level}/255)", truthful=truthful
-    )
+    return Outcome(f"{lamp}: {', '.join(said)} (device {level}/255)", truthful=truthful)
 
 
 def _update_fields(client: Client) -> dict[str, Any]:
