@@ -65,14 +65,21 @@ class ApprovalFlow(RepairsFlow):
         return self.async_create_entry(data={})
 
     async def _signed_in_user(self) -> str | None:
-        """The user of the page that answers (None without one, or with a long-lived token)."""
+        """The user of the page that answers: None without one, with a long-lived token, or
+        with a sign-in that has called the gateway (the AI app's own)."""
         request = current_request.get()
         if request is None:
             return None
         user = request.get(KEY_HASS_USER)
         token_id = request.get(KEY_HASS_REFRESH_TOKEN_ID)
         token = self.hass.auth.async_get_refresh_token(token_id) if token_id else None
-        if user is None or token is None or token.token_type == TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN:
+        if (
+            user is None
+            or token is None
+            or token.token_type == TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN
+            # The AI app's own sign-in (OAuth) answering for its call is no person's answer.
+            or approval_manager(self.hass).is_caller_token(token.id)
+        ):
             return None
         user_id: str = user.id
         return user_id

@@ -70,6 +70,7 @@ pytestmark = pytest.mark.approval
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 CLIENT_ID = "https://client.example/"
+BROWSER_ID = "http://homeassistant.local:8123/"
 
 
 @dataclass
@@ -133,8 +134,8 @@ async def sim(socket_enabled: None) -> AsyncIterator[Sim]:
     await server.close()
 
 
-async def _token(hass: HomeAssistant, user: User) -> str:
-    refresh = await hass.auth.async_create_refresh_token(user, CLIENT_ID)
+async def _token(hass: HomeAssistant, user: User, client_id: str = CLIENT_ID) -> str:
+    refresh = await hass.auth.async_create_refresh_token(user, client_id)
     return hass.auth.async_create_access_token(refresh)
 
 
@@ -161,6 +162,8 @@ async def home(
         "admin": await hass_client(hass_access_token),
         "user": await hass_client(await _token(hass, user)),
         "read_only": await hass_client(hass_read_only_access_token),
+        # The owner's own browser: a sign-in of its own, which never called the gateway.
+        "browser": await hass_client(await _token(hass, hass_admin_user, BROWSER_ID)),
     }
     home = Home(
         hass,
@@ -421,7 +424,7 @@ async def test_ui_repair_issue_approves(home: Home) -> None:
     # Repairs is for administrators only: HA refuses the others itself.
     status, _ = await _fix(home.clients["user"], issue, "approve")
     assert status == 401
-    status, flow = await _fix(home.clients["admin"], issue, "approve")
+    status, flow = await _fix(home.clients["browser"], issue, "approve")
     assert status == 200
     assert flow["type"] == "create_entry", flow
     result = await task
@@ -445,11 +448,11 @@ async def test_ui_decline_and_a_non_approver(home: Home, hass_admin_user: MockUs
     hass.config_entries.async_update_entry(
         entry, options={**entry.options, CONF_APPROVERS: [home.users["user"].id]}
     )
-    _status, flow = await _fix(home.clients["admin"], issue, "approve")
+    _status, flow = await _fix(home.clients["browser"], issue, "approve")
     assert flow["type"] == "abort"
     assert flow["reason"] == "approval_not_allowed", flow
     hass.config_entries.async_update_entry(entry, options={**entry.options, CONF_APPROVERS: []})
-    _status, flow = await _fix(home.clients["admin"], issue, "decline")
+    _status, flow = await _fix(home.clients["browser"], issue, "decline")
     assert flow["type"] == "create_entry", flow
     assert code(await task) == "approval_declined"
     assert home.lock_device.value("lock") == "locked"
@@ -473,6 +476,21 @@ async def test_ui_answer_with_a_long_lived_token_does_not_count(
     _status, flow = await _fix(client, f"approval_{approval_id}", "approve")
     assert flow["reason"] == "approval_not_allowed", flow
     assert approval_manager(hass).get(approval_id).outcome is Outcome.PENDING
+
+
+async def test_ui_answer_from_the_calling_sign_in_does_not_count(home: Home) -> None:
+    """The AI app's own sign-in (an OAuth token) answering for its call is no person's answer,
+    while the same owner in their browser is."""
+    hass = home.hass
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        answer = await home.unlock()
+    approval_id = data(answer)["error"]["details"]["approval_id"]
+    _status, flow = await _fix(home.clients["admin"], f"approval_{approval_id}", "approve")
+    assert flow["reason"] == "approval_not_allowed", flow
+    assert approval_manager(hass).get(approval_id).outcome is Outcome.PENDING
+    _status, flow = await _fix(home.clients["browser"], f"approval_{approval_id}", "approve")
+    assert flow["type"] == "create_entry", flow
+    assert approval_manager(hass).get(approval_id).outcome is Outcome.APPROVED
 
 
 # --- restart, backend tools, kinds of user --------------------------------------------------

@@ -145,6 +145,20 @@ class ApprovalManager:
         self.hass = hass
         self._by_id: dict[str, Pending] = {}
         self.channels: list[ApprovalChannel] = []
+        # Refresh tokens that have called the gateway: an AI app holds one, and whoever holds
+        # it (a model making its own HTTP calls, say) must not approve in a person's place.
+        self._caller_tokens: set[str] = set()
+
+    # --- who calls ---------------------------------------------------------------------------
+
+    def note_caller_token(self, token_id: str | None) -> None:
+        """Remember a refresh token that called the gateway."""
+        if token_id:
+            self._caller_tokens.add(token_id)
+
+    def is_caller_token(self, token_id: str) -> bool:
+        """Whether this refresh token has called the gateway since Home Assistant started."""
+        return token_id in self._caller_tokens
 
     # --- requests ----------------------------------------------------------------------------
 

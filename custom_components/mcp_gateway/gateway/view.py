@@ -37,6 +37,7 @@ from ..mcp.server import (
     error_body,
     parse_json,
 )
+from .approval import approval_manager
 from .cors import CorsView
 from .limits import RateLimiter
 from .origins import check_origin, public_base
@@ -206,6 +207,7 @@ async def admit(request: web.Request) -> tuple[GatewayRuntime, User] | web.Respo
             {hdrs.WWW_AUTHENTICATE: challenge},
         )
     user: User = request[KEY_HASS_USER]
+    approval_manager(hass).note_caller_token(request.get(KEY_HASS_REFRESH_TOKEN_ID))
     if (refused := charge(runtime, user, settings)) is not None:
         return refused
     return runtime, user
