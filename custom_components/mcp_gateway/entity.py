@@ -57,6 +57,10 @@ class DeviceSpec:
     suggested_area: str | None = None
     via: DeviceSpec | None = None  # the hub/bridge this device is reached through
     configuration_url: str | None = None
+    # The home the device is in, as its backend names it (a Homecast home, a Hubitat hub's
+    # location); None: Home Assistant's own home. Not in the registry: the gateway tells
+    # twins of two homes apart by it.
+    home: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -100,6 +100,7 @@ class EntityPublisher:
         # Device specs as last written to the registry, by key.
         self._devices: dict[str, DeviceSpec] = {}
         self._device_ids: dict[str, str] = {}  # device key -> device registry id
+        self._homes: dict[str, str | None] = {}  # device registry id -> its DeviceSpec's home
         # The registry may hold entities and devices from before a restart: the first
         # refresh compares it whole, later ones only what changed.
         self._reconciled = False
@@ -130,6 +131,14 @@ class EntityPublisher:
     def device_specs(self, device_key: str) -> list[EntitySpec]:
         """The specs of one device's entities; empty when the backend has no such device."""
         return self._by_device.get(device_key, [])
+
+    def home_of(self, device_id: str) -> str | None:
+        """The home a registry device of this entry is in (None: HA's own, or not ours)."""
+        return self._homes.get(device_id)
+
+    def homes(self) -> set[str | None]:
+        """The homes of this entry's devices (None: HA's own)."""
+        return set(self._homes.values())
 
     def unique_id(self, spec: EntitySpec) -> str:
         """The unique id the entity of a spec gets."""
@@ -413,6 +422,7 @@ class EntityPublisher:
                 config_entry_id=entry_id, **device_info(self._entry_uid, device)
             )
             self._device_ids[device.key] = entry.id
+            self._homes[entry.id] = device.home
             # Linked through the registry: DeviceInfo's via_device is deprecated (HA 2026.x).
             # Parents come first (sorted by depth), in this slice or an earlier one.
             via_id = self._device_ids.get(device.via.key) if device.via is not None else None
@@ -464,7 +474,8 @@ class EntityPublisher:
             if identifier in wanted:
                 continue
             self._devices.pop(key, None)
-            self._device_ids.pop(key, None)
+            if (device_id := self._device_ids.pop(key, None)) is not None:
+                self._homes.pop(device_id, None)
             entry = registered.get(identifier)
             if entry is not None:
                 _LOGGER.debug("Removing device %s: gone from the backend", entry.name)

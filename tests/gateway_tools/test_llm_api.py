@@ -154,7 +154,10 @@ def test_parameters_survive_hass_conversion() -> None:
     assert converted["required"] == ["updates"]
     assert updates["type"] == "array"
     item = updates["items"]
-    assert item["required"] == ["entity_id"]
+    # An update names its entity by entity_id or by name (and home).
+    assert item.get("required", []) == []
+    assert item["properties"]["name"]["type"] == "string"
+    assert converted["properties"]["home"]["type"] == "string"
     assert item["properties"]["brightness"]["type"] == "number"
     assert item["properties"]["brightness"]["maximum"] == 100
     assert item["properties"]["state"]["description"].startswith("on/off")

@@ -530,3 +530,50 @@ async def test_short_tool_names_from_the_listing_reach_the_hub(
     unknown = await handler.call_tool(ctx, "hubitat_home_hub", {"tool": "no_such_tool"})
     assert unknown["isError"]
     assert result_data(unknown)["error"]["code"] == "unknown_tool"
+
+
+async def test_every_entity_is_in_a_home(
+    hass: HomeAssistant, entries: dict[str, MockConfigEntry], hass_admin_user: MockUser
+) -> None:
+    """A Homecast home, a Hubitat hub (by the name it reports) or Home Assistant's own home:
+    each entity says which, and the home filter keeps one home's entities."""
+    hass.config.location_name = "Main House"
+    handler = GatewayHandler(hass)
+    homecast = sims_homes(entries)
+    listed = result_data(
+        await handler.call_tool(_ctx(hass_admin_user), "get_state", {"fields": ["home"]})
+    )
+    by_home: dict[str, set[str]] = {}
+    for item in listed["entities"]:
+        by_home.setdefault(item["home"], set()).add(entries_of(hass, item["entity_id"]))
+    assert by_home == {
+        "Home Hub": {BACKEND_HUBITAT},
+        "Main House": {BACKEND_ROBINE_WAKE},
+        **{name: {BACKEND_HOMECAST} for name in homecast},
+    }
+    hub = result_data(
+        await handler.call_tool(_ctx(hass_admin_user), "get_state", {"home": "home hub"})
+    )
+    assert hub["home"] == "Home Hub"
+    assert hub["backend"] == "hubitat_home_hub"
+    clock = result_data(
+        await handler.call_tool(_ctx(hass_admin_user), "get_state", {"home": "main house"})
+    )
+    assert clock["home"] == "Main House"
+    assert clock["total"] > 0
+    assert all(
+        item["entity_id"].startswith(("sensor.", "switch.", "binary_sensor.", "button.", "event."))
+        for item in clock["entities"]
+    )
+
+
+def sims_homes(entries: dict[str, MockConfigEntry]) -> list[str]:
+    """The names of the homes the Homecast entry follows, as the integration reads them."""
+    data = entries[BACKEND_HOMECAST].runtime_data.coordinator.data
+    return [home.name for home in data.homes.values()]
+
+
+def entries_of(hass: HomeAssistant, entity_id: str) -> str:
+    """The backend kind of an entity's entry."""
+    entry_id = er.async_get(hass).async_get(entity_id).config_entry_id
+    return str(hass.config_entries.async_get_entry(entry_id).data[CONF_BACKEND])

@@ -112,7 +112,8 @@ async def test_real_capture_gives_readable_complete_devices(
         hass, (DOMAIN, f"{entry.unique_id}_{homes['george_street_b438'][-4:]}_70c3")
     )
     assert pump is not None
-    assert pump.name == "Bedroom 1 Air Conditioner"
+    # Two homes: the device carries its home's name; the room stays its area.
+    assert pump.name == "George Street Bedroom 1 Air Conditioner"
     assert areas.async_get_area(pump.area_id).name == "Bedroom 1"  # type: ignore[arg-type, union-attr]
 
 

@@ -56,7 +56,8 @@ async def test_setup_and_unload(hass: HomeAssistant, sim: Sim) -> None:
     entry = await _loaded(hass, sim)
     devices = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
     lamp = device_of(sim, "light")
-    ours = next(d for d in devices if d.name == lamp.name)
+    # Two homes: an accessory's device carries its home's name.
+    ours = next(d for d in devices if d.name == f"{sim.state.homes[0].name} {lamp.name}")
     home_device = next(d for d in devices if d.name == sim.state.homes[0].name)
     assert ours.via_device_id == home_device.id
     assert area_name(hass, ours) == sim.state.homes[0].room_of(lamp).name
@@ -212,9 +213,9 @@ async def test_devices_come_and_go(
     target = entity_id(hass, entry, sim, kettle, "switch")
     assert hass.states.get(target).state in ("on", "off")
     devices = dr.async_get(hass)
+    kettle_name = f"{sim.state.homes[0].name} Kitchen Kettle"
     assert any(
-        d.name == "Kitchen Kettle"
-        for d in dr.async_entries_for_config_entry(devices, entry.entry_id)
+        d.name == kettle_name for d in dr.async_entries_for_config_entry(devices, entry.entry_id)
     )
 
     sim.state.remove_accessory(home, key)
@@ -222,8 +223,7 @@ async def test_devices_come_and_go(
     assert er.async_get(hass).async_get(target) is None
     assert hass.states.get(target) is None
     assert not any(
-        d.name == "Kitchen Kettle"
-        for d in dr.async_entries_for_config_entry(devices, entry.entry_id)
+        d.name == kettle_name for d in dr.async_entries_for_config_entry(devices, entry.entry_id)
     )
 
 

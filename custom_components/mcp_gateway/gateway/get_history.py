@@ -22,6 +22,7 @@ from homeassistant.util import dt as dt_util
 
 from ..entity import entry_uid
 from ..localtime import holds_instant, local_iso, local_iso_text
+from . import homes
 from .catalog import BackendCatalog, GatewayCatalog, ToolFailure
 from .exposure import require_exposed
 from .gateway_tool import listed_names
@@ -127,6 +128,9 @@ async def async_get_history(
     states = await get_instance(hass).async_add_executor_job(
         _significant_states, hass, start, end, entity_ids
     )
+    # The home where it tells entities apart: once when they share one, else per entity.
+    in_home = {ref.entity_id: ref.home(hass) for ref in refs} if homes.several_homes(hass) else {}
+    per_entity = len(set(in_home.values())) > 1
     entities: dict[str, dict[str, Any]] = {}
     partial: list[EntityRef] = []
     for ref in sorted(refs, key=lambda ref: ref.entity_id):
@@ -142,6 +146,8 @@ async def async_get_history(
             points.insert(0, [local_iso(start), show(current.state)])
             gap = {}
         entity: dict[str, Any] = {"count": len(points), "points": points[-limit:]}
+        if per_entity:
+            entity["home"] = in_home[entity_id]
         if len(points) > limit:
             entity["truncated"] = True
         if current is not None and (unit := current.attributes.get(ATTR_UNIT_OF_MEASUREMENT)):
@@ -151,6 +157,8 @@ async def async_get_history(
             partial.append(ref)
         entities[entity_id] = entity
     result: dict[str, Any] = {"start": local_iso(start), "end": local_iso(end)}
+    if in_home and not per_entity:
+        result["home"] = next(iter(in_home.values()))
     if partial:
         result["coverage"] = COVERAGE_NOTE
         for entity_id, call in (await _backend_history(hass, ctx.user, partial, start)).items():

@@ -12,10 +12,11 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT
-from homeassistant.core import HomeAssistant, State
+from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar, device_registry as dr
 
 from ..localtime import local_iso, local_iso_text, local_state
+from . import homes
 from .selection import (
     FILTER_PROPERTIES,
     MAX_ENTITY_IDS,
@@ -38,7 +39,7 @@ DEFAULT_STATE_LIMIT: Final = MAX_STATE_LIMIT
 STATE_PAGE_CHARS: Final = 128_000
 SIZE_SAMPLE: Final = 8
 
-BASIC_FIELDS: Final = ("entity_id", "name", "state", "area", "unit", "backend")
+BASIC_FIELDS: Final = ("entity_id", "name", "state", "area", "home", "unit", "backend")
 
 
 GET_STATE_SCHEMA: Final[dict[str, Any]] = {
@@ -49,8 +50,9 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
             "type": "array",
             "items": {"type": "string"},
             "description": (
-                "Fields per entity (default entity_id, name, state, area, unit, backend). Also: "
-                "domain, device, last_changed, attributes (all), or any attribute name."
+                "Fields per entity (default entity_id, name, state, area, home, unit, backend; "
+                "home only when there are several homes). Also: domain, device, last_changed, "
+                "attributes (all), or any attribute name."
             ),
         },
         "limit": {
@@ -76,21 +78,32 @@ async def async_get_state(
     refs = readable_entities(hass, ctx.user, selection.refs)
     limit = args.get("limit") or DEFAULT_STATE_LIMIT
     offset = args.get("offset") or 0
-    fields = given(args, "fields") or BASIC_FIELDS
+    asked = given(args, "fields")
+    fields = asked or BASIC_FIELDS
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     devices = dr.async_get(hass)
     page = refs[offset : offset + limit]
     # One backend on the page: said once at the top, not per entity.
     page_backends = {ref.backend.gateway_name for ref in page}
     shared_backend = "backend" in fields and len(page_backends) == 1
-    item_fields = [f for f in fields if not (shared_backend and f == "backend")]
+    # The home only where it tells entities apart (several homes), or when asked for; one
+    # home on the page is said once at the top too.
+    with_home = "home" in fields and ("home" in (asked or ()) or homes.several_homes(hass))
+    page_homes = {ref.home(hass) for ref in page} if with_home else set()
+    shared_home = len(page_homes) == 1
+    item_fields = [
+        f
+        for f in fields
+        if not (shared_backend and f == "backend")
+        and not (f == "home" and (shared_home or not with_home))
+    ]
     entities: list[dict[str, Any]] = []
     measured = 0
     size = 0.0
     for index, ref in enumerate(page):
         if entities and size > STATE_PAGE_CHARS:
             break
-        item = _project(ref, hass.states.get(ref.entity_id), item_fields, area_names, devices)
+        item = _project(hass, ref, item_fields, area_names=area_names, devices=devices)
         # Every SIZE_SAMPLE-th item is measured and each counts as the mean of those: the
         # estimate costs a fraction of encoding the page, and the size guard leaves margin.
         if index % SIZE_SAMPLE == 0:
@@ -100,6 +113,8 @@ async def async_get_state(
     result: dict[str, Any] = {"total": len(refs), "count": len(entities)}
     if shared_backend:
         result["backend"] = page_backends.pop()
+    if shared_home:
+        result["home"] = page_homes.pop()
     result["entities"] = entities
     if offset + len(entities) < len(refs):
         result["next_offset"] = offset + len(entities)
@@ -129,13 +144,15 @@ def _compact_json(value: Any) -> str:
 
 
 def _project(
+    hass: HomeAssistant,
     ref: EntityRef,
-    state: State | None,
     fields: Sequence[str],
+    *,
     area_names: Mapping[str, str],
     devices: dr.DeviceRegistry,
 ) -> dict[str, Any]:
     """One entity, only the asked fields; empty values are left out to stay compact."""
+    state = hass.states.get(ref.entity_id)
     attributes = state.attributes if state is not None else {}
     item: dict[str, Any] = {"entity_id": ref.entity_id}
     for name in fields:
@@ -152,6 +169,8 @@ def _project(
                 value = area_names.get(ref.area_id) if ref.area_id else None
             case "unit":
                 value = attributes.get(ATTR_UNIT_OF_MEASUREMENT)
+            case "home":
+                value = ref.home(hass)
             case "backend":
                 value = ref.backend.gateway_name
             case "domain":

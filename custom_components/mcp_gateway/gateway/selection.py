@@ -17,7 +17,7 @@ from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar
 
-from . import matching
+from . import homes, matching
 from .catalog import ExposedBackend, GatewayCatalog, ToolFailure
 from .exposure import exposure_applies, is_exposed_entity
 from .index import EntityIndex
@@ -40,6 +40,10 @@ class EntityRef:
     def domain(self) -> str:
         """The entity's platform domain."""
         return self.entity_id.split(".", 1)[0]
+
+    def home(self, hass: HomeAssistant) -> str:
+        """The home the entity is in (homes.py)."""
+        return homes.home_of(hass, self.backend, self.device_id)
 
 
 def exposed_entities(
@@ -102,6 +106,13 @@ FILTER_PROPERTIES: Final[dict[str, Any]] = {
         "description": 'Area name, alias or id, or part of it ("bedroom").',
     },
     "floor": {"type": "string", "description": "Floor name, alias or id."},
+    "home": {
+        "type": "string",
+        "description": (
+            'Home name, any case ("Rob\'s Flat"): a Homecast home, a Hubitat hub, or this '
+            "Home Assistant's own home. Results name the home when there are several."
+        ),
+    },
     "domain": {
         "type": "array",
         "items": {"type": "string"},
@@ -157,13 +168,11 @@ def select_entities(
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     if (backend := given(args, "backend")) is not None:
         selected = _by_backend(hass, selected, backend)
+    if (home := given(args, "home")) is not None:
+        wanted_homes = homes.wanted_homes(hass, home)
+        selected = [ref for ref in selected if ref.home(hass) in wanted_homes]
     if (floor := given(args, "floor")) is not None:
-        found = matching.best(matching.floors(hass), floor)
-        if not found:
-            known = ", ".join(sorted(f.name for f in matching.floors(hass))) or "none"
-            raise ToolFailure(f"Unknown floor '{floor}'. Floors: {known}.", code="not_found")
-        area_ids = matching.areas_on_floors(hass, {f.id for f in found})
-        selected = [ref for ref in selected if ref.area_id in area_ids]
+        selected = _by_floor(hass, selected, floor, notes)
     # The area goes last: when its whole-name match leaves nothing, partial matches may not.
     area = given(args, "area")
     before_filters = selected
@@ -189,6 +198,27 @@ def select_entities(
             hass, selected, before_filters, area, area_names=area_names, notes=notes
         )
     return Selection(selected, notes)
+
+
+def _by_floor(
+    hass: HomeAssistant, selected: list[EntityRef], floor: str, notes: list[str]
+) -> list[EntityRef]:
+    """The entities on the floor(s) the words name; a home's name is taken as that home
+    (people say "upstairs" and "at the flat" alike). Nothing matching is an error that lists
+    the floors and the homes."""
+    found = matching.best(matching.floors(hass), floor)
+    if found:
+        area_ids = matching.areas_on_floors(hass, {f.id for f in found})
+        return [ref for ref in selected if ref.area_id in area_ids]
+    if in_homes := set(homes.matching_homes(hass, floor)):
+        notes.append(f"No floor is named '{floor}'; the home {', '.join(sorted(in_homes))}.")
+        return [ref for ref in selected if ref.home(hass) in in_homes]
+    known = ", ".join(sorted(f.name for f in matching.floors(hass))) or "none"
+    raise ToolFailure(
+        f"Unknown floor '{floor}'. Floors: {known}. "
+        f"Homes (filter with home): {', '.join(homes.known_homes(hass)) or 'none'}.",
+        code="not_found",
+    )
 
 
 def _by_area(

@@ -21,10 +21,17 @@ import voluptuous as vol
 
 from ..const import DOMAIN
 from ..localtime import local_state
-from . import matching
+from . import homes, matching
 from .catalog import ToolFailure
 from .policy import async_record_write
-from .selection import EntityRef, candidate_entities, readable_entities
+from .selection import (
+    EntityRef,
+    candidate_entities,
+    empty_hint,
+    given,
+    readable_entities,
+    select_entities,
+)
 from .service_calls import UPDATE_PROPERTIES, BadUpdate, ServiceCall, service_calls
 
 if TYPE_CHECKING:
@@ -56,11 +63,28 @@ SET_STATE_SCHEMA: Final[dict[str, Any]] = {
             "maxItems": MAX_SET_UPDATES,
             "items": {
                 "type": "object",
-                "properties": UPDATE_PROPERTIES,
-                "required": ["entity_id"],
+                "properties": {
+                    **UPDATE_PROPERTIES,
+                    "name": {
+                        "type": "string",
+                        "description": (
+                            "Instead of entity_id: the entity's name as people say it "
+                            '("kitchen desk lamp"); it must match one entity.'
+                        ),
+                    },
+                    "home": {"type": "string", "description": "This update's home."},
+                },
+                "required": [],
                 "additionalProperties": False,
             },
-        }
+        },
+        "home": {
+            "type": "string",
+            "description": (
+                'Home of the updates ("Rob\'s Flat"): a name is looked for there, an '
+                "entity_id must be there."
+            ),
+        },
     },
     "required": ["updates"],
     "additionalProperties": False,
@@ -76,15 +100,25 @@ async def async_set_state(
     report success); a sent update is "done" only once the state shows it.
     """
     user: User = ctx.user
-    wanted = [update["entity_id"] for update in args["updates"]]
+    updates = [_resolve(hass, user, update, args.get("home")) for update in args["updates"]]
+    wanted = [update["entity_id"] for update in updates if "error" not in update]
     known = {
         ref.entity_id: ref
         for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
     }
     context = Context(user_id=user.id)
     results = await asyncio.gather(
-        *(_apply_update(hass, ctx, known, update, context) for update in args["updates"])
+        *(
+            _apply_update(hass, ctx, known, update, context)
+            if "error" not in update
+            else asyncio.sleep(0, _unresolved(update))
+            for update in updates
+        )
     )
+    if homes.several_homes(hass):
+        for result in results:
+            if (ref := known.get(result.get("entity_id", ""))) is not None:
+                result["home"] = ref.home(hass)
     counts = dict.fromkeys((DONE, IN_PROGRESS, NOT_CONFIRMED, UNKNOWN, FAILED), 0)
     for result in results:
         counts[result["status"]] += 1
@@ -190,6 +224,96 @@ async def _apply_update(
     elif status == IN_PROGRESS:
         result["note"] = f"Sent; {_name(state, entity_id)} is still {result['state']}."
     return result
+
+
+def _resolve(
+    hass: HomeAssistant, user: User, update: Mapping[str, Any], home: Any
+) -> dict[str, Any]:
+    """The update with its entity id, found by name (and home) when it gives none; or with
+    an `error` saying why nothing is sent (no such entity, or which entities and homes a name
+    matches when it matches several)."""
+    resolved = {key: value for key, value in update.items() if key != "home"}
+    home = given(update, "home") or given({"home": home}, "home")
+    name = given(update, "name")
+    entity_id = given(update, "entity_id")
+    try:
+        in_homes = homes.wanted_homes(hass, home) if home is not None else None
+    except ToolFailure as err:
+        return {**resolved, "error": err.message}
+    if entity_id is not None:
+        resolved.pop("name", None)  # the id says which entity
+        ref = _readable(hass, user, entity_id) if in_homes is not None else None
+        if ref is not None and in_homes is not None and (at := ref.home(hass)) not in in_homes:
+            return {**resolved, "error": f"{entity_id} is at {at}, not at {home}."}
+        return resolved
+    if name is None:
+        return {**resolved, "error": "Give entity_id or name."}
+    found = _by_name(hass, user, name, update, in_homes)
+    where = f" at {home}" if home is not None else ""
+    if not found:
+        hint = empty_hint(hass, readable_entities(hass, user), {"name": name})
+        return {**resolved, "error": f"Nothing named '{name}'{where}. {hint}"}
+    if len(found) > 1:
+        listed = ", ".join(f"{ref.entity_id} ({ref.home(hass)})" for ref in found[:10])
+        in_which = sorted({ref.home(hass) for ref in found}, key=str.casefold)
+        advice = (
+            f"give home ({', '.join(in_which)}) or entity_id"
+            if len(in_which) > 1
+            else "give entity_id"
+        )
+        return {
+            **resolved,
+            "error": f"'{name}'{where} matches {len(found)} entities: {listed}; {advice}. "
+            "Nothing was sent.",
+        }
+    resolved.pop("name")
+    return {**resolved, "entity_id": found[0].entity_id}
+
+
+def _unresolved(update: Mapping[str, Any]) -> dict[str, Any]:
+    """The result of an update no entity was found for: named as the caller named it."""
+    if entity_id := given(update, "entity_id"):
+        return _failed(entity_id, update["error"])
+    return {"name": update.get("name"), "ok": False, "status": FAILED, "error": update["error"]}
+
+
+def _readable(hass: HomeAssistant, user: User, entity_id: str) -> EntityRef | None:
+    refs = readable_entities(hass, user, candidate_entities(hass, {"entity_ids": [entity_id]}))
+    return refs[0] if refs else None
+
+
+def _by_name(
+    hass: HomeAssistant,
+    user: User,
+    name: str,
+    update: Mapping[str, Any],
+    in_homes: set[str] | None,
+) -> list[EntityRef]:
+    """The entities a name means that could take the update: whole names first (a name the
+    home's name only precedes counts as whole), then those every word of it starts."""
+    refs = readable_entities(
+        hass, user, select_entities(hass, candidate_entities(hass, {}), {"name": name}).refs
+    )
+    if in_homes is not None:
+        refs = [ref for ref in refs if ref.home(hass) in in_homes]
+    fields = {key: value for key, value in update.items() if key not in ("name", "home")}
+    refs = [ref for ref in refs if _takes(ref.domain, fields)]
+    wanted = matching.words(name)
+
+    def whole(ref: EntityRef) -> bool:
+        have = matching.words(_name(hass.states.get(ref.entity_id), ref.entity_id))
+        home_words = matching.words(ref.home(hass))
+        return have == wanted or have == home_words + wanted
+
+    return [ref for ref in refs if whole(ref)] or refs
+
+
+def _takes(domain: str, fields: Mapping[str, Any]) -> bool:
+    try:
+        service_calls(domain, fields)
+    except BadUpdate:
+        return False
+    return True
 
 
 def _no_such_entity(hass: HomeAssistant, user: User, entity_id: str) -> str:

@@ -52,6 +52,7 @@ from ...datetime import GatewayDateTimeDescription
 from ...entity import DeviceSpec, EntitySpec, GatewayEntityDescription
 from ...event import EventOccurrence, GatewayEventDescription
 from ...fan import GatewayFanDescription
+from ...gateway import matching
 from ...light import GatewayLightDescription, LightCommand
 from ...lock import GatewayLockDescription
 from ...number import GatewayNumberDescription
@@ -1251,22 +1252,27 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
     if data is None:
         return specs
     community = coordinator.config_entry.data.get(CONF_SERVER) == SERVER_COMMUNITY
+    # Two homes often hold the same accessories ("Kitchen Desk Lamp" in each): their devices,
+    # and so the entities named after them, carry the home's name.
+    several = len(data.homes) > 1
     for home_uuid, home in data.homes.items():
         home_device = DeviceSpec(
             key=home_device_key(home),
             name=home.name,
             manufacturer="Homecast",
             model="HomeKit home",
+            home=home.name,
         )
         for acc in home.accessories.values():
             device = DeviceSpec(
                 key=accessory_device_key(home, acc),
-                name=acc.name,
+                name=home_named(home.name, acc.name) if several else acc.name,
                 manufacturer="Homecast" if acc.virtual is not None else MANUFACTURER,
                 model=_model(acc),
                 # A virtual accessory without a room is listed under "unknown_0000".
                 suggested_area=None if acc.room_key == NO_ROOM else acc.room_name,
                 via=home_device,
+                home=home.name,
             )
             source = _accessory_source(coordinator, home_uuid, acc.uid)
             for platform, description in (*_main(acc), *_extras(acc)):
@@ -1318,6 +1324,20 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
             seen.add((spec.platform, spec.key))
             unique.append(spec)
     return unique
+
+
+def home_named(home: str, name: str) -> str:
+    """An accessory's device name in an account of several homes: the home first, as HA
+    puts a device's name before its entities' ("Rob's Flat Kitchen Desk Lamp"), unless the
+    name already says it."""
+    if matching.words(home) and _contains(matching.words(name), matching.words(home)):
+        return name
+    return f"{home} {name}"
+
+
+def _contains(words: list[str], part: list[str]) -> bool:
+    size = len(part)
+    return any(words[i : i + size] == part for i in range(len(words) - size + 1))
 
 
 def _model(acc: Accessory) -> str:

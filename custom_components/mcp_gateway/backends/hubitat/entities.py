@@ -969,9 +969,13 @@ def hub_device(hub: HubInfo, url: str) -> DeviceSpec:
     """The hub itself: parent of every device."""
     endpoint = URL(url)
     local = endpoint.host and endpoint.host != "cloud.hubitat.com"
+    name = hub.name or "Hubitat hub"
     return DeviceSpec(
         key=HUB_DEVICE_KEY,
-        name=hub.name or "Hubitat hub",
+        name=name,
+        # The hub reports no location name of its own (get_hub_info: its name): its devices
+        # are in the home the hub is named for.
+        home=name,
         manufacturer="Hubitat",
         model=hub.model,
         sw_version=hub.firmware,
@@ -988,6 +992,7 @@ def device_spec(device: HubitatDevice, hub: DeviceSpec) -> DeviceSpec:
         model=device.type_name or device.name or None,
         suggested_area=device.room,
         via=hub,
+        home=hub.home,
     )
 
 
@@ -1169,6 +1174,7 @@ def _rule_specs(
         manufacturer="Hubitat",
         model=rule.type,
         via=hub,
+        home=hub.home,
     )
 
     def source() -> HubitatRule | None:
