@@ -50,9 +50,9 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
             "type": "array",
             "items": {"type": "string"},
             "description": (
-                "Fields per entity (default entity_id, name, state, area, home, unit, backend; "
-                "home only when there are several homes). Also: domain, device, last_changed, "
-                "attributes (all), or any attribute name."
+                "Fields per entity (default entity_id, name, state, area, home, unit, "
+                "backend). Also: domain, device, last_changed, attributes (all), or any "
+                "attribute name."
             ),
         },
         "limit": {

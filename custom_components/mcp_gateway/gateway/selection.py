@@ -108,10 +108,7 @@ FILTER_PROPERTIES: Final[dict[str, Any]] = {
     "floor": {"type": "string", "description": "Floor name, alias or id."},
     "home": {
         "type": "string",
-        "description": (
-            'Home name, any case ("Rob\'s Flat"): a Homecast home, a Hubitat hub, or this '
-            "Home Assistant's own home. Results name the home when there are several."
-        ),
+        "description": "A Homecast home, Hubitat hub or HA's own (\"Rob's Flat\").",
     },
     "domain": {
         "type": "array",

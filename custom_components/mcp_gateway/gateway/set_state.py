@@ -67,10 +67,7 @@ SET_STATE_SCHEMA: Final[dict[str, Any]] = {
                     **UPDATE_PROPERTIES,
                     "name": {
                         "type": "string",
-                        "description": (
-                            "Instead of entity_id: the entity's name as people say it "
-                            '("kitchen desk lamp"); it must match one entity.'
-                        ),
+                        "description": 'Or its name ("desk lamp"), of one entity.',
                     },
                     "home": {"type": "string", "description": "This update's home."},
                 },
@@ -78,13 +75,7 @@ SET_STATE_SCHEMA: Final[dict[str, Any]] = {
                 "additionalProperties": False,
             },
         },
-        "home": {
-            "type": "string",
-            "description": (
-                'Home of the updates ("Rob\'s Flat"): a name is looked for there, an '
-                "entity_id must be there."
-            ),
-        },
+        "home": {"type": "string", "description": "Home of the updates' entities."},
     },
     "required": ["updates"],
     "additionalProperties": False,
