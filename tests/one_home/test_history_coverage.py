@@ -54,11 +54,15 @@ async def _call(hass: HomeAssistant, user: MockUser, name: str, args: dict[str, 
 
 
 def _homecast_temperature(hass: HomeAssistant, home: OneHome) -> str:
+    """A temperature sensor of the first home, the one whose history Homecast records."""
     entries = er.async_entries_for_config_entry(er.async_get(hass), home.homecast_entry.entry_id)
+    tail = home.homecast.homes[0].uuid.replace("-", "")[-4:].lower()
     return next(
         e.entity_id
         for e in sorted(entries, key=lambda e: e.entity_id)
-        if e.domain == "sensor" and e.unique_id.endswith("_temperature")
+        if e.domain == "sensor"
+        and e.unique_id.endswith("_temperature")
+        and e.unique_id.removeprefix(f"{home.homecast_entry.unique_id}_").startswith(f"{tail}_")
     )
 
 
