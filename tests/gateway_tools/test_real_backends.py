@@ -577,3 +577,19 @@ def entries_of(hass: HomeAssistant, entity_id: str) -> str:
     """The backend kind of an entity's entry."""
     entry_id = er.async_get(hass).async_get(entity_id).config_entry_id
     return str(hass.config_entries.async_get_entry(entry_id).data[CONF_BACKEND])
+
+
+async def test_list_backends_names_the_homes(
+    hass: HomeAssistant, entries: dict[str, MockConfigEntry], hass_admin_user: MockUser
+) -> None:
+    """With several homes, each backend says which it holds: the names the home filter takes."""
+    hass.config.location_name = "Main House"
+    listed = result_data(
+        await GatewayHandler(hass).call_tool(_ctx(hass_admin_user), "list_backends", {})
+    )
+    by_kind = {item["backend"]: item["homes"] for item in listed["backends"]}
+    assert by_kind == {
+        BACKEND_HUBITAT: ["Home Hub"],
+        BACKEND_HOMECAST: sorted(sims_homes(entries), key=str.casefold),
+        BACKEND_ROBINE_WAKE: ["Main House"],
+    }

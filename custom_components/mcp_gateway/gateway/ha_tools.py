@@ -24,7 +24,7 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         description=(
             "Current state of the gateway's Home Assistant entities (all backends) that you may "
             "read: what is on, open, locked, temperatures, which devices are offline "
-            "(available=false). Filter by area, floor, name, domain, backend or entity_ids; "
+            "(available=false). Filter by area, floor, home, name, domain, backend or entity_ids; "
             "pick fields."
         ),
         input_schema=GET_STATE_SCHEMA,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.core import HomeAssistant
 
+from . import homes
 from .catalog import GatewayCatalog
 from .gateway_tool import listed_names
 from .get_state import jsonable
@@ -32,6 +33,7 @@ async def async_list_backends(
     backends = []
     visible = await catalog.async_visible(ctx.user)
     listed = listed_names([backend for backend, _, _ in visible])
+    several = homes.several_homes(hass)
     for backend, backend_catalog, tools in visible:
         # The tool tools/list shows for it, and the entry to pass when its kind is one tool.
         tool_name, entry = listed[backend.gateway_name]
@@ -59,6 +61,9 @@ async def async_list_backends(
                     item["details"] = jsonable(health.details)
         else:
             item["available"] = False
+        if several:
+            # Which homes its entities are in: the names get_state's home filter takes.
+            item["homes"] = homes.known_homes(hass, [backend])
         if backend_catalog is None:
             item["catalog"] = "unknown"
         backends.append(item)
