@@ -223,3 +223,33 @@ async def test_set_state_by_name_at_a_home(
     assert [r["status"] for r in result["results"]] == ["done", "failed"]
     assert result["results"][1]["error"] == (f"{FLAT_LAMP} is at Rob's Flat, not at George Street.")
     assert [lamp.values["on"] for lamp in lamps] == [False, False]
+
+
+async def test_a_name_resolves_only_among_what_the_user_may_read(
+    hass: HomeAssistant, real: Sim, hass_user: MockUser, hass_read_only_user: MockUser
+) -> None:
+    """A user who may read only George Street's lamp gets it by name alone: the other home's
+    twin is neither matched nor named. A read-only user finds it but may not change it."""
+    await _loaded(hass, real)
+    hass_user.mock_policy({"entities": {"entity_ids": {GEORGE_LAMP: True}}})
+    result = await async_set_state(
+        hass, _ctx(hass_user), {"updates": [{"name": "kitchen desk lamp", "state": "off"}]}
+    )
+    assert [(r["entity_id"], r["status"]) for r in result["results"]] == [(GEORGE_LAMP, "done")]
+    assert FLAT_LAMP not in str(result)
+    with pytest.raises(ToolFailure) as err:
+        await async_set_state(
+            hass,
+            _ctx(hass_user),
+            {"home": "Rob's Flat", "updates": [{"name": "kitchen desk lamp", "state": "off"}]},
+        )
+    assert err.value.message.startswith("No update was applied: Nothing named 'kitchen desk lamp'")
+    assert FLAT_LAMP not in err.value.message
+
+    with pytest.raises(ToolFailure, match="may not control") as err:
+        await async_set_state(
+            hass,
+            _ctx(hass_read_only_user),
+            {"home": "rob's flat", "updates": [{"name": "kitchen desk lamp", "state": "on"}]},
+        )
+    assert err.value.details["results"][0]["entity_id"] == FLAT_LAMP
