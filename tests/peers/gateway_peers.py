@@ -133,7 +133,42 @@ async def _approval_in_the_app(ha: HomeAssistantProcess, url: str) -> list[bool]
                     print(f"FAIL   the lock was {locked!r} before and is {state!r} after")
                     ok = False
                 results.append(ok)
+        results.append(await _approval_through_the_bridge(ha, url, lock))
     return results
+
+
+async def _approval_through_the_bridge(ha: HomeAssistantProcess, url: str, lock: str) -> bool:
+    """A stdio app behind mcp-remote (Claude Desktop's bridge) gets the question and approves:
+    the bridge passes elicitation both ways."""
+    await ha.api("POST", "/api/services/lock/lock", json={"entity_id": lock})
+    locked = await _state(ha, lock, "locked")
+
+    def check(output: str) -> str:
+        report = json.loads(output.strip().splitlines()[-1])
+        assert len(report["asked"]) == 1, report
+        assert not report["result"].get("isError"), report["result"]
+        return f"protocol {report['protocol_version']}, asked once"
+
+    peers = os.environ["MCP_PEERS"]
+    ok = await _run(
+        "mcp-remote passes the question to a stdio app, which approves",
+        [
+            sys.executable,
+            "-m",
+            "tests.peers.bridge_elicitation",
+            peers,
+            url,
+            ha.token,
+            lock,
+            "approve",
+        ],
+        check,
+    )
+    state = await _state(ha, lock, "unlocked")
+    if locked != "locked" or state != "unlocked":
+        print(f"FAIL   the lock was {locked!r} before and is {state!r} after")
+        ok = False
+    return ok
 
 
 async def main(keep: bool) -> int:
