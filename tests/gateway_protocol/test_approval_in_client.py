@@ -15,6 +15,7 @@ from typing import Any
 from unittest.mock import patch
 
 from aiohttp.test_utils import TestClient, TestServer
+from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
@@ -25,6 +26,7 @@ from mcp.shared.context import RequestContext as SdkContext
 from mcp.types import ElicitRequestParams, ElicitResult, ErrorData, Implementation
 import pytest
 from pytest_homeassistant_custom_component.common import (
+    MockUser,
     async_capture_events,
     async_fire_time_changed,
 )
@@ -185,6 +187,32 @@ async def test_declined_in_the_app_changes_nothing(
     assert _code(result) == "approval_declined"
     assert not home.unlocked()
     assert len(seen) == 1
+
+
+@pytest.mark.parametrize("kind", ["user", "read_only"])
+async def test_other_user_kinds(home: Home, hass_read_only_access_token: str, kind: str) -> None:
+    """An ordinary user who may control the lock approves their own call in the app; a
+    read-only user is refused before anyone is asked."""
+    if kind == "user":
+        user = MockUser(
+            name="Ordinary", groups=[await home.hass.auth.async_get_group(GROUP_ID_USER)]
+        )
+        user.add_to_hass(home.hass)
+        refresh = await home.hass.auth.async_create_refresh_token(user, "https://client.example/")
+        token = home.hass.auth.async_create_access_token(refresh)
+    else:
+        token = hass_read_only_access_token
+    answer, seen = _person("accept", approve=True)
+    async with _streamable(home.url, token, answer) as session:
+        result = await session.call_tool("set_state", home.unlock_args())
+    if kind == "user":
+        assert not result.isError, result
+        assert "Ordinary" in seen[0].message
+        assert home.unlocked()
+    else:
+        assert result.isError
+        assert seen == []
+        assert not home.unlocked()
 
 
 async def test_no_answer_in_the_app_expires(home: Home) -> None:
