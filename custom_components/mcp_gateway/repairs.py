@@ -62,7 +62,13 @@ class ApprovalFlow(RepairsFlow):
             self.approval_id, approved, user_id=user_id, channel=Channel.UI
         ):
             return self.async_abort(reason="approval_not_allowed")
-        return self.async_create_entry(data={})
+        # An abort, not an entry: the frontend ends a created entry with its fixed "The issue
+        # is repaired!", while an abort's text is ours and says what the answer did.
+        if approved:
+            return self.async_abort(
+                reason="approved", description_placeholders=placeholders(pending)
+            )
+        return self.async_abort(reason="declined", description_placeholders=placeholders(pending))
 
     async def _signed_in_user(self) -> str | None:
         """The user of the page that answers: None without one, with a long-lived token, or

@@ -426,7 +426,9 @@ async def test_ui_repair_issue_approves(home: Home) -> None:
     assert status == 401
     status, flow = await _fix(home.clients["browser"], issue, "approve")
     assert status == 200
-    assert flow["type"] == "create_entry", flow
+    # Ended with the gateway's own text ("Approved: …"), not the frontend's "repaired".
+    assert (flow["type"], flow["reason"]) == ("abort", "approved"), flow
+    assert flow["description_placeholders"]["summary"] == pending.summary
     result = await task
     assert not result["isError"], result
     assert home.lock_device.value("lock") == "unlocked"
@@ -453,7 +455,7 @@ async def test_ui_decline_and_a_non_approver(home: Home, hass_admin_user: MockUs
     assert flow["reason"] == "approval_not_allowed", flow
     hass.config_entries.async_update_entry(entry, options={**entry.options, CONF_APPROVERS: []})
     _status, flow = await _fix(home.clients["browser"], issue, "decline")
-    assert flow["type"] == "create_entry", flow
+    assert (flow["type"], flow["reason"]) == ("abort", "declined"), flow
     assert code(await task) == "approval_declined"
     assert home.lock_device.value("lock") == "locked"
 
@@ -489,7 +491,7 @@ async def test_ui_answer_from_the_calling_sign_in_does_not_count(home: Home) -> 
     assert flow["reason"] == "approval_not_allowed", flow
     assert approval_manager(hass).get(approval_id).outcome is Outcome.PENDING
     _status, flow = await _fix(home.clients["browser"], f"approval_{approval_id}", "approve")
-    assert flow["type"] == "create_entry", flow
+    assert flow["reason"] == "approved", flow
     assert approval_manager(hass).get(approval_id).outcome is Outcome.APPROVED
 
 
