@@ -14,7 +14,7 @@ import json
 from typing import Any
 from unittest.mock import patch
 
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, make_mocked_request
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from mcp import ClientSession
@@ -25,7 +25,7 @@ from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 import pytest
 
 from custom_components.mcp_gateway.gateway import async_setup_gateway
-from custom_components.mcp_gateway.gateway.view import GatewayRuntime
+from custom_components.mcp_gateway.gateway.view import GatewayRuntime, McpGatewayView, PostStream
 from custom_components.mcp_gateway.mcp import elicitation
 from custom_components.mcp_gateway.mcp.elicitation import (
     ElicitationUnsupportedError,
@@ -708,3 +708,98 @@ async def test_a_stream_nobody_reads_times_out_as_declined() -> None:
     gone = await elicitation.legacy_elicit(pending, Gone(), "ann", "Sure?", schema, timeout=1)
     assert gone == elicitation.UNANSWERED
     assert len(pending) == 0
+
+
+async def test_limits_on_waiting_questions() -> None:
+    """Beyond the questions allowed to wait at once, the client counts as unable to ask."""
+    schema = {"type": "object", "properties": {}}
+
+    class Fine:
+        async def send(self, message: dict[str, Any]) -> bool:
+            return True
+
+    with pytest.raises(ElicitationUnsupportedError):
+        await elicitation.legacy_elicit(
+            elicitation.PendingRequests(max_pending=0), Fine(), "ann", "Sure?", schema
+        )
+    continuations = elicitation.Continuations(max_pending=0)
+
+    async def asks(elicit: Any) -> dict[str, Any]:
+        try:
+            await elicit("Sure?", schema)
+        except ElicitationUnsupportedError:
+            return {"content": [], "unsupported": True}
+        return {"content": []}
+
+    assert await continuations.start("ann", "f", asks, can_ask=True) == {
+        "content": [],
+        "unsupported": True,
+    }
+
+
+async def test_error_answers_and_unseen_failures(caplog: pytest.LogCaptureFixture) -> None:
+    """A JSON-RPC error answer is "unsupported"; a suspended call failing after its client
+    stopped waiting is logged, not lost."""
+    pending = elicitation.PendingRequests()
+    sent: list[dict[str, Any]] = []
+
+    class Recorder:
+        async def send(self, message: dict[str, Any]) -> bool:
+            sent.append(message)
+            return True
+
+    asking = asyncio.ensure_future(
+        pending.ask(Recorder(), "ann", "elicitation/create", {}, timeout=5)
+    )
+    await asyncio.sleep(0)
+    request_id = sent[0]["id"]
+    assert not pending.resolve({"id": request_id, "result": {}}, "bob")  # not the asked user
+    assert pending.resolve({"id": request_id, "error": {"code": -1, "message": "no"}}, "ann")
+    with pytest.raises(ElicitationUnsupportedError):
+        await asking
+    assert not pending.resolve({"id": request_id, "result": {}}, "ann")  # answered already
+
+    continuations = elicitation.Continuations()
+
+    async def fails_later(elicit: Any) -> dict[str, Any]:
+        await elicit("Sure?", {"type": "object", "properties": {}}, timeout=0.05)
+        raise RuntimeError("broke")
+
+    caplog.set_level("DEBUG", logger=elicitation.__name__)
+    first = await continuations.start("ann", "f", fails_later, can_ask=True)
+    assert isinstance(first, elicitation.InputRequired)
+    for _ in range(50):
+        if len(continuations) == 0:
+            break
+        await asyncio.sleep(0.02)
+    assert "ended unseen" in caplog.text
+    continuations.close()
+
+
+async def test_post_stream_whose_client_left(hass: HomeAssistant, gateway: GatewayRuntime) -> None:
+    """A POST stream that cannot be written reports the client gone, once and for good."""
+    stream = PostStream(McpGatewayView(), make_mocked_request("POST", URL), keepalive=15)
+    with patch("aiohttp.web.StreamResponse.prepare", side_effect=ConnectionResetError("gone")):
+        assert not await stream.send({"jsonrpc": "2.0", "method": "ping"})
+    assert stream.broken
+    assert not await stream.send({"jsonrpc": "2.0", "method": "ping"})
+    stream.stop()
+
+
+async def test_remembered_capabilities_are_bounded(
+    gateway: GatewayRuntime, client: TestClient, hass_access_token: str
+) -> None:
+    """What clients declared is remembered for a bounded number of token and agent pairs."""
+    with patch("custom_components.mcp_gateway.gateway.view._MAX_CLIENT_NAMES", 1):
+        for agent in ("app-one", "app-two"):
+            body = rpc(
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": ELICITING,
+                    "clientInfo": {"name": agent, "version": "1"},
+                },
+            )
+            headers = {"Authorization": f"Bearer {hass_access_token}", "User-Agent": agent}
+            assert (await client.post(URL, json=body, headers=headers)).status == 200
+    assert len(gateway._client_capabilities) == 1
