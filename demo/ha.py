@@ -83,6 +83,9 @@ class HomeAssistantError(RuntimeError):
 def port_in_use(port: int) -> bool:
     """Whether something already listens on the loopback port (or it cannot be bound)."""
     with socket.socket() as sock:
+        # As the servers bind (asyncio's default): connections of a demo just stopped, left in
+        # TIME_WAIT, do not hold the port.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

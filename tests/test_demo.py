@@ -22,7 +22,7 @@ from demo.__main__ import (
     busy_port,
     demo_ports,
 )
-from demo.ha import HomeAssistantError, HomeAssistantProcess, http_settings_stored
+from demo.ha import HomeAssistantError, HomeAssistantProcess, http_settings_stored, port_in_use
 from demo.home import DemoHome
 
 
@@ -162,6 +162,20 @@ def test_a_held_port_is_named_with_what_needed_it(held_port: int) -> None:
     message = busy_port((unused, held_port, unused, unused))
     assert message is not None
     assert f"port {held_port} (Hubitat simulator)" in message
+
+
+def test_a_port_a_stopped_server_left_in_time_wait_is_free(socket_enabled: None) -> None:
+    """Restarting the demo at once: the old server's closed connections hold nothing."""
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's servers
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = server.accept()
+            accepted.close()  # the server closes first: its side waits in TIME_WAIT
+            client.recv(1)
+    assert port_in_use(port) is False
 
 
 async def test_hass_is_not_started_on_a_held_port(held_port: int, tmp_path: Path) -> None:
