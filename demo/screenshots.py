@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import FloatRect, Locator, Page, async_playwright
 
 from .dashboard import DASHBOARD_URL_PATH, create_dashboard
 from .ha import HomeAssistantProcess
@@ -41,6 +41,8 @@ from .smoke import McpSession
 PENDING_SECONDS = 30.0
 # What HA's own screen waits for at most: the rendering of a page after its data arrived.
 RENDER_MS = 2000
+# Room around the approval dialog's texts in its screenshot: its edges and some of the page.
+DIALOG_MARGIN = 80
 
 
 class ApprovalDemoError(RuntimeError):
@@ -143,6 +145,26 @@ async def _issue_gone(ha: HomeAssistantProcess, issue_id: str) -> None:
     raise ApprovalDemoError("the request stayed under Settings → Repairs after Approve")
 
 
+async def _around(page: Page, approve: Locator) -> FloatRect:
+    """The dialog's area with a margin: its title, text and both options."""
+    boxes = [
+        await locator.bounding_box()
+        for locator in (
+            page.get_by_text("Approve this action?").first,
+            approve,
+            page.get_by_text("Decline", exact=True).first,
+        )
+    ]
+    if any(box is None for box in boxes):
+        raise ApprovalDemoError("the approval dialog is not on the screen")
+    found = [box for box in boxes if box is not None]
+    left = max(min(box["x"] for box in found) - DIALOG_MARGIN, 0)
+    top = max(min(box["y"] for box in found) - DIALOG_MARGIN, 0)
+    right = max(box["x"] + box["width"] for box in found) + DIALOG_MARGIN
+    bottom = max(box["y"] + box["height"] for box in found) + DIALOG_MARGIN
+    return {"x": left, "y": top, "width": right - left, "height": bottom - top}
+
+
 async def _approve_in_repairs(
     page: Page, ha: HomeAssistantProcess, title: str, issue_id: str
 ) -> list[Path]:
@@ -158,7 +180,9 @@ async def _approve_in_repairs(
     approve = page.get_by_text("Approve: run it once", exact=True).first
     await approve.wait_for(timeout=30_000)
     await page.wait_for_timeout(RENDER_MS)  # the dialog's opening animation
-    await page.screenshot(path=str(shots[1]))
+    # The dialog alone (the page behind it is approval-repairs.png): from its title to its
+    # last option, found by their texts, as the dialog's own elements differ between releases.
+    await page.screenshot(path=str(shots[1]), clip=await _around(page, approve))
     await approve.click()
     # Approved once the gateway has taken the request off Repairs; then what the dialog says.
     await _issue_gone(ha, issue_id)
