@@ -68,6 +68,11 @@ async def test_turn_off_the_desk_lamp_at_robs_flat(home: Home) -> None:
     await home.hass.services.async_call(
         "light", "turn_on", {"entity_id": list(lamps.values())}, blocking=True
     )
+    # Both lamps were on before the request, not a moment before it.
+    for place in lamps:
+        assert await device_shows(
+            lambda place=place: accessory(home, place, "kitchen_desk_lamp").values["on"] is True
+        )
     lamp = await _one_at(home, ROBS_FLAT, {"name": "kitchen desk lamp", "domain": ["light"]})
     data, _ = await home.assistant.call(
         "set_state", {"updates": [{"entity_id": lamp["entity_id"], "state": "off"}]}
@@ -89,6 +94,9 @@ async def test_is_the_alarm_at_george_street_on(home: Home) -> None:
         {"entity_id": panels[ROBS_FLAT]},
         blocking=True,
     )
+    assert await device_shows(
+        lambda: accessory(home, ROBS_FLAT, "security_system").values["alarm_state"] != "off"
+    )
     panel = await _one_at(
         home, GEORGE_STREET, {"name": "security system", "domain": ["alarm_control_panel"]}
     )
@@ -103,6 +111,11 @@ async def test_lock_the_back_door_at_george_street(home: Home) -> None:
     await home.hass.services.async_call(
         "lock", "unlock", {"entity_id": list(locks.values())}, blocking=True
     )
+    # Both doors were unlocked before the request, not a moment before it.
+    for place in locks:
+        assert await device_shows(
+            lambda place=place: accessory(home, place, "back_door_lock").values["locked"] is False
+        )
     lock = await _one_at(home, GEORGE_STREET, {"name": "back door", "domain": ["lock"]})
     data, _ = await home.assistant.call(
         "set_state", {"updates": [{"entity_id": lock["entity_id"], "state": "locked"}]}
