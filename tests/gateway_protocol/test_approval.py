@@ -16,11 +16,13 @@ from typing import Any
 from unittest.mock import patch
 
 from aiohttp.test_utils import TestClient, TestServer
-from homeassistant.auth.const import GROUP_ID_USER
+from homeassistant.auth.const import GROUP_ID_ADMIN, GROUP_ID_USER
 from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN, User
 from homeassistant.components import persistent_notification
+from homeassistant.components.repairs import repairs_flow_manager
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import issue_registry as ir, llm
 from homeassistant.helpers.translation import async_get_translations
 from homeassistant.setup import async_setup_component
@@ -34,7 +36,10 @@ from pytest_homeassistant_custom_component.common import (
     async_mock_service,
 )
 
-from custom_components.mcp_gateway.gateway import approval as approval_module
+from custom_components.mcp_gateway.gateway import (
+    approval as approval_module,
+    approval_channels as approval_channels_module,
+)
 from custom_components.mcp_gateway.gateway.approval import (
     DATA_APPROVALS,
     EVENT_APPROVAL,
@@ -781,3 +786,229 @@ async def test_an_approval_not_used_in_time_runs_nothing(home: Home) -> None:
         late = await home.unlock()
     assert code(late) == "approval_expired"
     assert home.lock_device.value("lock") == "locked"
+
+
+# --- failures, stray answers, answers that no longer count ----------------------------------
+
+
+def _gateway_entry(hass: HomeAssistant) -> MockConfigEntry:
+    return next(
+        e for e in hass.config_entries.async_entries("mcp_gateway") if e.unique_id == "gateway"
+    )
+
+
+async def test_an_unreachable_phone_and_stray_taps(
+    home: Home, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A phone whose push fails does not keep the approver's other phone from asking; taps of
+    other notifications, or without an action, answer nothing; setting the channels up again
+    adds none (one tap, one decision)."""
+    hass = home.hass
+    admin = home.users["admin"]
+    _phone(hass, admin, "Old phone")
+    _phone(hass, admin, "Owner phone")
+
+    async def unreachable(_call: Any) -> None:
+        raise HomeAssistantError("push failed")
+
+    hass.services.async_register("notify", "mobile_app_old_phone", unreachable)
+    sent = async_mock_service(hass, "notify", "mobile_app_owner_phone")
+    async_setup_channels(hass)
+    assert len(approval_manager(hass).channels) == 2
+    events = async_capture_events(hass, EVENT_APPROVAL)
+    task = home.unlock()
+    pending = await home.pending()
+    await hass.async_block_till_done()
+    assert "Could not reach mobile_app_old_phone for an approval" in caplog.text
+    assert len(sent) == 1
+    for action in (None, 7, f"OTHER_APP_APPROVE_{pending.id}"):
+        hass.bus.async_fire(
+            "mobile_app_notification_action", {"action": action}, context=Context(user_id=admin.id)
+        )
+    await hass.async_block_till_done()
+    assert pending.open
+    _tap(hass, admin, f"MCP_GATEWAY_APPROVE_{pending.id}")
+    assert not (await task)["isError"]
+    assert home.lock_device.value("lock") == "unlocked"
+    assert [e.data["outcome"] for e in events] == ["pending", "approved"]
+
+
+async def test_the_phone_speaks_home_assistants_language(home: Home) -> None:
+    hass = home.hass
+    hass.config.language = "de"
+    _phone(hass, home.users["admin"], "Owner phone")
+    sent = async_mock_service(hass, "notify", "mobile_app_owner_phone")
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        await home.unlock()
+    await hass.async_block_till_done()
+    (ask,) = sent
+    assert ask.data["title"] == "Diese Aktion genehmigen?"
+    assert "Angefragt von" in ask.data["message"]
+    assert [a["title"] for a in ask.data["data"]["actions"]] != ["Approve", "Decline"]
+
+
+async def test_a_failing_channel_keeps_the_others(
+    home: Home, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Repairs failing to take the request neither stops the phone nor the call; a request
+    left in Repairs after its end (its removal failed) answers "already ended"."""
+    hass = home.hass
+    _phone(hass, home.users["admin"], "Owner phone")
+    sent = async_mock_service(hass, "notify", "mobile_app_owner_phone")
+    ui = approval_channels_module.UiChannel
+    with patch.object(ui, "async_close", side_effect=OSError):
+        with patch.object(ui, "async_open", side_effect=OSError):
+            task = home.unlock()
+            pending = await home.pending()
+            await hass.async_block_till_done()
+        assert "Could not ask for approval through ui" in caplog.text
+        assert len(sent) == 1  # the phone asked all the same
+        # The issue as the channel would have made it, so the page can still open it.
+        ir.async_create_issue(
+            hass,
+            "mcp_gateway",
+            f"approval_{pending.id}",
+            is_fixable=True,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key="approval_request",
+            data={"approval_id": pending.id},
+        )
+        _tap(hass, home.users["admin"], f"MCP_GATEWAY_APPROVE_{pending.id}")
+        assert not (await task)["isError"]
+        await hass.async_block_till_done()
+    assert "Could not withdraw an approval request from ui" in caplog.text
+    assert home.lock_device.value("lock") == "unlocked"
+    response = await home.clients["browser"].post(
+        "/api/repairs/issues/fix",
+        json={"handler": "mcp_gateway", "issue_id": f"approval_{pending.id}"},
+    )
+    flow = await response.json()
+    assert (flow["type"], flow["reason"]) == ("abort", "approval_ended"), flow
+
+
+async def test_answered_elsewhere_while_the_page_shows_the_menu(home: Home) -> None:
+    """Two approvers: the second's menu was open while the first decided on the phone."""
+    hass = home.hass
+    task = home.unlock()
+    pending = await home.pending()
+    client = home.clients["browser"]
+    response = await client.post(
+        "/api/repairs/issues/fix",
+        json={"handler": "mcp_gateway", "issue_id": f"approval_{pending.id}"},
+    )
+    flow = await response.json()
+    assert flow["type"] == "menu"
+    assert await approval_manager(hass).async_decide(
+        pending.id, False, user_id=home.users["admin"].id, channel=Channel.PHONE
+    )
+    response = await client.post(
+        f"/api/repairs/issues/fix/{flow['flow_id']}", json={"next_step_id": "approve"}
+    )
+    answer = await response.json()
+    assert (answer["type"], answer["reason"]) == ("abort", "approval_ended"), answer
+    assert code(await task) == "approval_declined"
+    assert home.lock_device.value("lock") == "locked"
+
+
+async def test_an_answer_from_no_signed_in_page_does_not_count(home: Home) -> None:
+    """The fix flow run from code, outside any HTTP request, has no person behind it."""
+    hass = home.hass
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        answer = await home.unlock()
+    approval_id = data(answer)["error"]["details"]["approval_id"]
+    manager = repairs_flow_manager(hass)
+    assert manager is not None
+    flow = await manager.async_init("mcp_gateway", data={"issue_id": f"approval_{approval_id}"})
+    assert flow["type"] == "menu"
+    result = await manager.async_configure(flow["flow_id"], {"next_step_id": "approve"})
+    assert (result["type"], result["reason"]) == ("abort", "approval_not_allowed")
+    assert approval_manager(hass).get(approval_id).outcome is Outcome.PENDING
+
+
+async def test_another_fixable_issue_is_only_confirmed(home: Home) -> None:
+    """An issue of the integration that carries no approval is confirmed, never decides."""
+    ir.async_create_issue(
+        home.hass,
+        "mcp_gateway",
+        "approval_lost",
+        is_fixable=True,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key="approval_request",
+    )
+    response = await home.clients["browser"].post(
+        "/api/repairs/issues/fix", json={"handler": "mcp_gateway", "issue_id": "approval_lost"}
+    )
+    flow = await response.json()
+    assert (flow["type"], flow["step_id"]) == ("form", "confirm"), flow
+
+
+async def test_only_active_approvers_with_the_rights_decide(
+    home: Home, hass_read_only_user: MockUser
+) -> None:
+    """A deactivated administrator, and a named approver who may only read, do not count."""
+    hass = home.hass
+    other_admin = MockUser(name="Away", groups=[await hass.auth.async_get_group(GROUP_ID_ADMIN)])
+    other_admin.add_to_hass(hass)
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        answer = await home.unlock()
+    approval_id = data(answer)["error"]["details"]["approval_id"]
+    manager = approval_manager(hass)
+    entry = _gateway_entry(hass)
+    hass.config_entries.async_update_entry(
+        entry,
+        options={**entry.options, CONF_APPROVERS: [other_admin.id, hass_read_only_user.id]},
+    )
+    await hass.auth.async_deactivate_user(other_admin)
+    assert not await manager.async_decide(
+        approval_id, True, user_id=other_admin.id, channel=Channel.UI
+    )
+    assert not await manager.async_decide(
+        approval_id, True, user_id=hass_read_only_user.id, channel=Channel.PHONE
+    )
+    assert manager.get(approval_id).outcome is Outcome.PENDING
+
+
+async def test_what_asks_nobody(home: Home) -> None:
+    """Reading through a backend tool, a light, a shade opening: no approval. Disarming the
+    alarm panel waits."""
+    hass = home.hass
+    gateway = await _gateway_tool(home)
+    light = first(home.sim, "dimmer")
+    shade = first(home.sim, "shade")
+    read = await home.call(
+        "admin", gateway, {"tool": "hub_get_device", "args": {"deviceId": str(light.id)}}
+    )
+    assert not read["isError"], read
+    on = await home.call(
+        "admin",
+        "set_state",
+        {
+            "updates": [
+                {
+                    "entity_id": entity_id(hass, home.sim, f"{light.id}_light", "light"),
+                    "state": "on",
+                }
+            ]
+        },
+    )
+    assert not on["isError"], on
+    cover = entity_id(hass, home.sim, f"{shade.id}_shade", "cover")
+    opening = await home.call(
+        "admin", "set_state", {"updates": [{"entity_id": cover, "state": "open"}]}
+    )
+    assert not opening["isError"], opening
+    by_tool = await home.call(
+        "admin",
+        gateway,
+        {"tool": "hub_call_device_command", "args": {"deviceId": str(shade.id), "command": "open"}},
+    )
+    assert not by_tool["isError"], by_tool
+    assert not approval_manager(hass)._by_id
+    home.sim.hub.set_hsm_status("armedAway")
+    alarm = entity_id(hass, home.sim, "hub_hsm", "alarm_control_panel")
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        disarm = await home.call(
+            "admin", "set_state", {"updates": [{"entity_id": alarm, "state": "disarmed"}]}
+        )
+    assert code(disarm) == "approval_pending"
+    assert home.sim.hub.hsm_status == "armedAway"

@@ -389,3 +389,17 @@ async def test_modern_no_retry_expires(home: Home) -> None:
     await asyncio.sleep(0.05)
     assert not pending.open
     assert not home.unlocked()
+
+
+async def test_dismissed_in_the_app_leaves_it_to_ha(home: Home) -> None:
+    """A person who closes the form without answering neither approves nor declines: the
+    call answers "waiting" after the short hold, and HA's channels may still decide."""
+    answer, seen = _person("cancel")
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        async with _streamable(home.url, home.token, answer) as session:
+            result = await session.call_tool("set_state", home.unlock_args())
+    assert _code(result) == "approval_pending"
+    assert len(seen) == 1
+    pending = await _open(home)
+    assert pending.open
+    assert not home.unlocked()
