@@ -140,6 +140,8 @@ async def _switch(runtime: FakeRuntime, thing: Thing, on: bool) -> None:
 
 
 async def _lamp_on(runtime: FakeRuntime, thing: Thing, command: LightCommand) -> None:
+    if runtime.ignore_writes:
+        return
     thing.on = True
     if command.brightness is not None:
         thing.level = command.brightness

@@ -76,7 +76,7 @@ _keys = st.sampled_from(
 )
 _update = st.dictionaries(
     st.sampled_from(
-        ["entity_id", "state", "brightness", "position", "value", "hs_color", "temperature"]
+        ["entity_id", "state", "brightness_pct", "position", "value", "hs_color", "temperature"]
     ),
     _json,
     max_size=4,

@@ -158,8 +158,8 @@ def test_parameters_survive_hass_conversion() -> None:
     assert item.get("required", []) == []
     assert item["properties"]["name"]["type"] == "string"
     assert converted["properties"]["home"]["type"] == "string"
-    assert item["properties"]["brightness"]["type"] == "number"
-    assert item["properties"]["brightness"]["maximum"] == 100
+    assert item["properties"]["brightness_pct"]["type"] == "number"
+    assert item["properties"]["brightness_pct"]["maximum"] == 100
     assert item["properties"]["state"]["description"].startswith("on/off")
     state = convert(voluptuous_schema(GET_STATE_SCHEMA))
     assert state["properties"]["available"] == {

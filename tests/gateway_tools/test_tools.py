@@ -184,7 +184,7 @@ async def test_set_state_runs_services_as_the_user(
         {
             "updates": [
                 {"entity_id": PLUG, "state": "on"},
-                {"entity_id": LAMP, "brightness": 50},
+                {"entity_id": LAMP, "brightness_pct": 50},
             ]
         },
     )
@@ -318,8 +318,8 @@ async def test_set_state_rejects_what_an_entity_cannot_do(
                 "updates": [
                     {"entity_id": THERMO, "value": 3},
                     {"entity_id": PLUG, "state": "open"},
-                    {"entity_id": PLUG, "brightness": 20},
-                    {"entity_id": LAMP, "state": "off", "brightness": 20},
+                    {"entity_id": PLUG, "brightness_pct": 20},
+                    {"entity_id": LAMP, "state": "off", "brightness_pct": 20},
                     {"entity_id": LAMP},
                 ]
             },
@@ -329,7 +329,7 @@ async def test_set_state_rejects_what_an_entity_cannot_do(
         f"{THERMO}: a sensor entity is read-only",
         f"{PLUG}: state of a switch must be one of on, off",
         f"{PLUG}: give state on or off",
-        f"{LAMP}: brightness cannot be set while turning off",
+        f"{LAMP}: brightness_pct cannot be set while turning off",
         f"{LAMP}: nothing to change: give a state or a value",
     ]
 
@@ -356,7 +356,7 @@ async def test_set_state_service_timeout(
     [
         (
             "light",
-            {"state": "on", "brightness": 40, "hs_color": [10, 50]},
+            {"state": "on", "brightness_pct": 40, "hs_color": [10, 50]},
             [("light", "turn_on", {"brightness_pct": 40, "hs_color": [10, 50]})],
         ),
         ("light", {"state": "off", "transition": 2}, [("light", "turn_off", {"transition": 2})]),

@@ -199,7 +199,7 @@ def _state(value: str, **attributes: Any) -> State:
     ("domain", "update", "state", "outcome"),
     [
         ("light", {"state": "on"}, _state("on"), "done"),
-        ("light", {"brightness": 40}, _state("off"), None),
+        ("light", {"brightness_pct": 40}, _state("off"), None),
         ("cover", {"state": "open"}, _state("opening"), "in_progress"),
         ("cover", {"state": "closed"}, _state("closed"), "done"),
         ("cover", {"position": 40}, _state("open", current_position=40), "done"),

@@ -17,6 +17,13 @@ from homeassistant.helpers import area_registry as ar, device_registry as dr
 
 from ..localtime import local_iso, local_iso_text, local_state
 from . import homes
+from .presentation import (
+    LEVEL_NAMES,
+    RAW_LEVEL_ATTRIBUTES,
+    entity_levels,
+    level_of,
+    level_units,
+)
 from .selection import (
     FILTER_PROPERTIES,
     MAX_ENTITY_IDS,
@@ -39,7 +46,16 @@ DEFAULT_STATE_LIMIT: Final = MAX_STATE_LIMIT
 STATE_PAGE_CHARS: Final = 128_000
 SIZE_SAMPLE: Final = 8
 
-BASIC_FIELDS: Final = ("entity_id", "name", "state", "area", "home", "unit", "backend")
+BASIC_FIELDS: Final = (
+    "entity_id",
+    "name",
+    "state",
+    "levels",
+    "area",
+    "home",
+    "unit",
+    "backend",
+)
 
 
 GET_STATE_SCHEMA: Final[dict[str, Any]] = {
@@ -50,9 +66,10 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
             "type": "array",
             "items": {"type": "string"},
             "description": (
-                "Fields per entity (default entity_id, name, state, area, home, unit, "
-                "backend). Also: domain, device, last_changed, attributes (all), or any "
-                "attribute name."
+                "Fields per entity (default entity_id, name, state, levels, area, home, "
+                "unit, backend). levels: brightness_pct, position, percentage, "
+                "temperature… as set_state takes them, units under `units`. Also: "
+                "domain, device, last_changed, attributes (all), or any attribute name."
             ),
         },
         "limit": {
@@ -116,6 +133,10 @@ async def async_get_state(
     if shared_home:
         result["home"] = page_homes.pop()
     result["entities"] = entities
+    # Each level's unit once per page, not per entity.
+    shown = {key for item in entities for key in item if key in LEVEL_NAMES}
+    if units := level_units(sorted(shown), hass.config.units.temperature_unit):
+        result["units"] = units
     if offset + len(entities) < len(refs):
         result["next_offset"] = offset + len(entities)
     if selection.notes:
@@ -180,12 +201,28 @@ def _project(
                 value = (device.name_by_user or device.name) if device else None
             case "last_changed":
                 value = local_iso(state.last_changed) if state is not None else None
+            case "levels":
+                if state is not None:
+                    item.update(entity_levels(state))
+                continue
             case "attributes":
+                # Levels in set_state's units, never HA's raw 0-255 brightness beside them.
                 value = {
                     key: jsonable(val)
                     for key, val in attributes.items()
-                    if key != ATTR_FRIENDLY_NAME
+                    if key != ATTR_FRIENDLY_NAME and key not in RAW_LEVEL_ATTRIBUTES
                 }
+                if state is not None:
+                    value.update(entity_levels(state))
+            case _ if name in RAW_LEVEL_ATTRIBUTES or name in LEVEL_NAMES:
+                # Asked by HA's name or the level's: the level, in set_state's unit.
+                if state is not None:
+                    item.update(
+                        (key, level)
+                        for key, level in entity_levels(state).items()
+                        if key == name or level_of(name) == key
+                    )
+                continue
             case _:
                 value = jsonable(attributes.get(name))
         if value is not None:

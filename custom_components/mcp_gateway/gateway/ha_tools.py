@@ -39,7 +39,7 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
             "Control entities through Home Assistant, several per call: turn lights and "
             "switches on/off, dim, lock, open/close covers and valves, set temperature, modes "
             'and values: updates=[{"entity_id": "light.kitchen", "state": "on", '
-            '"brightness": 60}]. Runs as you, with your Home Assistant permissions.'
+            '"brightness_pct": 60}]. Runs as you, with your Home Assistant permissions.'
         ),
         input_schema=SET_STATE_SCHEMA,
         tier=ToolTier.CONTROL,

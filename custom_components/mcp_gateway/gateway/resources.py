@@ -24,9 +24,9 @@ CONTEXT_URI: Final = "mcp-gateway://context"
 CONTEXT_MAX_ENTITIES: Final = 300
 
 SET_STATE_VOCABULARY: Final = (
-    "- light: state on/off, brightness (0-100 %), color_temp_kelvin, hs_color, transition",
+    "- light: state on/off, brightness_pct (0-100), color_temp_kelvin, hs_color, transition",
     "- switch: state on/off; fan: state on/off, percentage",
-    "- cover, valve: state open/closed/stop, position (0-100)",
+    "- cover, valve: state open/closed/stop, position (0-100 % open)",
     "- lock: state locked/unlocked/open, code",
     "- climate: state on/off or an HVAC mode, temperature, target_temp_low/high, fan_mode",
     "- alarm_control_panel: state disarmed/armed_home/armed_away/armed_night/armed_vacation, code",
@@ -93,7 +93,7 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
     ]
     if ToolTier.CONTROL in tiers:
         lines.append(
-            "- `set_state {updates: [...]}`: change entities (state on/off, brightness %, "
+            "- `set_state {updates: [...]}`: change entities (state on/off, brightness_pct, "
             "position, temperature, value, …), many per call."
         )
     lines += [

@@ -21,7 +21,12 @@ UPDATE_PROPERTIES: Final[dict[str, Any]] = {
             "on (scene)."
         ),
     },
-    "brightness": {"type": "number", "minimum": 0, "maximum": 100, "description": "Percent."},
+    "brightness_pct": {
+        "type": "number",
+        "minimum": 0,
+        "maximum": 100,
+        "description": "Brightness in percent, as get_state shows it.",
+    },
     "color_temp_kelvin": {"type": "integer", "minimum": 1000, "maximum": 12000},
     "hs_color": {
         "type": "array",
@@ -31,9 +36,22 @@ UPDATE_PROPERTIES: Final[dict[str, Any]] = {
         "description": "[hue 0-360, saturation 0-100].",
     },
     "transition": {"type": "number", "minimum": 0, "maximum": 3600},
-    "position": {"type": "integer", "minimum": 0, "maximum": 100},
-    "percentage": {"type": "integer", "minimum": 0, "maximum": 100, "description": "Fan speed."},
-    "temperature": {"type": "number"},
+    "position": {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 100,
+        "description": "Percent open.",
+    },
+    "percentage": {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 100,
+        "description": "Fan speed in percent.",
+    },
+    "temperature": {
+        "type": "number",
+        "description": "Target, in Home Assistant's unit (get_state's units say which).",
+    },
     "target_temp_low": {"type": "number"},
     "target_temp_high": {"type": "number"},
     "hvac_mode": {"type": "string"},
@@ -106,14 +124,12 @@ def _on_off(domain: str) -> Builder:
 
 def _light(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
     _expect(state, ("on", "off"), "light")
-    data = _take(fields, "brightness", "color_temp_kelvin", "hs_color", "transition")
+    data = _take(fields, "brightness_pct", "color_temp_kelvin", "hs_color", "transition")
     if state == "off":
         extra = set(data) - {"transition"}
         if extra:
             raise BadUpdate(f"{', '.join(sorted(extra))} cannot be set while turning off")
         return [("light", "turn_off", data)]
-    if "brightness" in data:
-        data["brightness_pct"] = data.pop("brightness")
     if state is None and not data:
         raise BadUpdate("give state on/off or a light setting")
     return [("light", "turn_on", data)]

@@ -24,6 +24,7 @@ from ..localtime import local_state
 from . import homes, matching
 from .catalog import ToolFailure
 from .policy import async_record_write
+from .presentation import LEVEL_NAMES, entity_levels, level_units
 from .selection import (
     EntityRef,
     candidate_entities,
@@ -122,6 +123,10 @@ async def async_set_state(
     if counts[UNKNOWN]:
         summary["may_have_run"] = counts[UNKNOWN]
     summary["results"] = results
+    # The unit of each level the results report, once.
+    shown = {key for result in results for key in result if key in LEVEL_NAMES}
+    if units := level_units(sorted(shown), hass.config.units.temperature_unit):
+        summary["units"] = units
     if counts[FAILED] == len(results):
         first = next(result["error"] for result in results)
         raise ToolFailure(
@@ -207,6 +212,9 @@ async def _apply_update(
         "status": status,
         "state": local_state(state) if state is not None else None,
     }
+    if state is not None:
+        # What the device reports now (brightness, position, setpoint…): no read-back needed.
+        result.update(entity_levels(state))
     if status == NOT_CONFIRMED:
         result["note"] = (
             f"Sent, not confirmed: {_name(state, entity_id)} did not show the change within "
@@ -407,6 +415,11 @@ def expectation(domain: str, update: Mapping[str, Any], before: State) -> Expect
         checks.append(lambda s: s.state == wanted)
     elif domain == "light" and wanted is None:
         checks.append(lambda s: s.state == "on")
+    if domain == "light" and wanted != "off" and (level := update.get("brightness_pct")):
+        # Shown as HA shows it: 0-255, a step of 0.4 %.
+        checks.append(lambda s: _close(entity_levels(s).get("brightness_pct"), level))
+    if domain == "fan" and (percentage := update.get("percentage")) is not None:
+        checks.append(lambda s: _near_step(s, percentage))
     elif domain in ("cover", "valve", "lock") and isinstance(wanted, str) and wanted != "stop":
         # A lock told to open ends open or, once the latch falls back, unlocked.
         targets = ("open", "unlocked") if (domain, wanted) == ("lock", "open") else (wanted,)
@@ -439,6 +452,18 @@ def expectation(domain: str, update: Mapping[str, Any], before: State) -> Expect
         return IN_PROGRESS if state.state in transitional else None
 
     return check
+
+
+def _near_step(state: State, percentage: float) -> bool:
+    """A fan's speed within half a step of the asked one (3 speeds: 50 % shows as 67 %)."""
+    if percentage == 0:
+        return state.state == "off"
+    step: Any = state.attributes.get("percentage_step") or 1
+    shown: Any = state.attributes.get("percentage")
+    try:
+        return abs(float(shown) - percentage) <= float(step) / 2 + 0.5
+    except (TypeError, ValueError):
+        return False
 
 
 def _close(value: Any, wanted: Any) -> bool:
