@@ -143,12 +143,14 @@ async def test_set_state_reports_a_shade_on_its_way(
     hass_admin_user: MockUser,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The gateway's set_state says "in progress" while the shade is still opening."""
-    monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 0.05)
+    """The gateway's set_state says "in progress" while the hub reports the shade opening."""
+    monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 0.9)
     shade = first(sim, "shade")
     cover = entity_id(hass, sim, f"{shade.id}_shade", "cover")
     sim.hub.set_attribute(shade.id, "windowShade", "closed")
     await refresh(manual_runtime)
+    # Opening after 0.3 s, open after 1.2 s: the wait ends while the hub says "opening".
+    sim.hub.command_delay = 0.3
     result = await async_set_state(
         hass, _Caller(hass_admin_user), {"updates": [{"entity_id": cover, "state": "open"}]}
     )
@@ -158,6 +160,7 @@ async def test_set_state_reports_a_shade_on_its_way(
     assert item["note"].startswith("Sent; ")
     assert item["note"].endswith(" is still opening.")
     assert result["not_confirmed"] == 1
+    await asyncio.sleep(0.4)  # the shade arrives: no timer of the hub outlives the test
 
 
 async def test_shade_answer_after_a_poll_already_past_its_activity(
@@ -219,7 +222,7 @@ async def test_hsm_answer_after_a_poll_that_read_the_hub(
     assert hass.states.get(panel).state == "disarmed"
 
     await _deliver(sim, hold, action)
-    assert hass.states.get(panel).state == "armed_away"
+    assert hass.states.get(panel).state == "arming"
     await refresh(manual_runtime)
     assert hass.states.get(panel).state == "disarmed"
 
@@ -262,7 +265,7 @@ async def test_hsm_not_confirmed_by_the_hub_is_read_once(
     await hass.services.async_call(
         ALARM_DOMAIN, SERVICE_ALARM_ARM_AWAY, {ATTR_ENTITY_ID: panel}, blocking=True
     )
-    assert hass.states.get(panel).state == "armed_away"
+    assert hass.states.get(panel).state == "arming"
     sim.stats.reset()
     await poll(hass, freezer)
     assert sim.hub.hsm_status == "disarmed"
@@ -318,7 +321,7 @@ async def test_pending_value_outlives_a_failed_read(
     sim.hub.set_hsm_status("disarmed")
     await refresh(manual_runtime)
     await _deliver(sim, hold, action)
-    assert hass.states.get(panel).state == "armed_away"
+    assert hass.states.get(panel).state == "arming"
 
     async def refuse(args: dict[str, Any]) -> dict[str, Any]:
         raise RpcFailure(INTERNAL_ERROR, "HSM app busy")
@@ -348,3 +351,69 @@ async def test_sweep_read_of_modes_settles_a_pending_mode(
     await poll(hass, freezer, SWEEP_INTERVAL.total_seconds())
     assert sim.stats.tools["hub_list_modes"] == 1
     assert hass.states.get(select).state == "Day"
+
+
+async def test_set_state_arms_hsm_done_only_once_the_hub_says_armed(
+    hass: HomeAssistant,
+    sim: Sim,
+    manual_runtime: HubitatRuntime,
+    hass_admin_user: MockUser,
+) -> None:
+    """Arming through set_state is done when the hub reports armed, not when it answered."""
+    panel = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
+    sim.hub.command_delay = 0.1  # arming after 0.1 s, armed after 0.4 s
+    result = await async_set_state(
+        hass,
+        _Caller(hass_admin_user),
+        {"updates": [{"entity_id": panel, "state": "armed_away"}]},
+    )
+    (item,) = result["results"]
+    assert (item["status"], item["state"]) == ("done", "armed_away")
+    assert sim.hub.hsm_status == "armedAway"  # the hub said so before the answer did
+
+
+async def test_set_state_arming_hsm_the_hub_has_not_applied_is_not_done(
+    hass: HomeAssistant,
+    sim_factory: SimFactory,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hub answered the arm command and still says disarmed: not done, not "armed"."""
+    monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 0.6)
+    sim = await sim_factory(command_delay=None)  # HSM acts only when the test says so
+    await setup_entry(hass, make_entry(sim, **{CONF_SCAN_INTERVAL: MAX_SCAN_INTERVAL}))
+    panel = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
+    result = await async_set_state(
+        hass,
+        _Caller(hass_admin_user),
+        {"updates": [{"entity_id": panel, "state": "armed_away"}]},
+    )
+    (item,) = result["results"]
+    assert item["ok"] is False
+    assert item["status"] == "sent_not_confirmed"
+    assert item["state"] == "disarmed"  # what the hub reports, read back
+    assert result["updated"] == 0
+
+
+async def test_set_state_arming_hsm_in_its_exit_delay_says_arming(
+    hass: HomeAssistant,
+    sim_factory: SimFactory,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HSM counts its exit delay down past the wait: "in progress", arming, never done."""
+    monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 0.9)
+    sim = await sim_factory(command_delay=None)
+    await setup_entry(hass, make_entry(sim, **{CONF_SCAN_INTERVAL: MAX_SCAN_INTERVAL}))
+    panel = entity_id(hass, sim, "hub_hsm", "alarm_control_panel")
+    # The hub starts its exit delay a moment after answering; "armed" comes much later.
+    hass.loop.call_later(0.2, sim.hub.set_hsm_status, "armingAway")
+    result = await async_set_state(
+        hass,
+        _Caller(hass_admin_user),
+        {"updates": [{"entity_id": panel, "state": "armed_away"}]},
+    )
+    (item,) = result["results"]
+    assert (item["status"], item["state"]) == ("in_progress", "arming")
+    assert item["note"].endswith(" is still arming.")
+    assert sim.hub.hsm_status == "armingAway"

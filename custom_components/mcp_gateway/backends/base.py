@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
@@ -151,6 +152,27 @@ class BackendRuntime(ABC):
         withheld. An answer in a shape the backend does not know raises UnknownListing (the
         gateway then withholds it rather than pass it on unfiltered)."""
         raise UnknownListing(name)
+
+    # Whether async_read_back reads anything: set_state then reads back while it waits.
+    reads_back: ClassVar[bool] = False
+
+    def runs_actions(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """Whether the call runs a scene or rule, whose effects the gateway then reports."""
+        return False
+
+    def awaits_report(self, platform: Platform, key: str) -> bool:
+        """Whether the entity (platform, EntitySpec key) shows a write's expected effect that
+        the device has not reported yet (optimistic): set_state then does not call it done."""
+        return False
+
+    async def async_read_back(self) -> None:
+        """Read the backend now, so writes just sent are confirmed or corrected (nothing for a
+        backend whose writes answer with the device's state). Failures are not raised."""
+        return
+
+    def last_heard(self, platform: Platform, key: str) -> datetime | None:
+        """When the device behind an entity last reported anything (None: unknown)."""
+        return None
 
     def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
         """The backend's own history tool and its arguments for one entity's native object

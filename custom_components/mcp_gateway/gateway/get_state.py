@@ -7,13 +7,14 @@ near STATE_PAGE_CHARS of JSON, whichever comes first, and says where the next on
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 import json
 from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar, device_registry as dr
+from homeassistant.util import dt as dt_util
 
 from ..localtime import local_iso, local_iso_text, local_state
 from . import homes
@@ -28,6 +29,7 @@ from .selection import (
     FILTER_PROPERTIES,
     MAX_ENTITY_IDS,
     EntityRef,
+    backend_key,
     candidate_entities,
     empty_hint,
     given,
@@ -45,6 +47,9 @@ DEFAULT_STATE_LIMIT: Final = MAX_STATE_LIMIT
 # text), and with the escaping of a JSON string must stay well inside the server's size guard.
 STATE_PAGE_CHARS: Final = 128_000
 SIZE_SAMPLE: Final = 8
+# A device unheard of for this long may show a value that is no longer true (most devices
+# report at least daily, e.g. their battery).
+STALE_AFTER: Final = timedelta(hours=24)
 
 BASIC_FIELDS: Final = (
     "entity_id",
@@ -115,12 +120,15 @@ async def async_get_state(
         and not (f == "home" and (shared_home or not with_home))
     ]
     entities: list[dict[str, Any]] = []
+    now = dt_util.utcnow()
     measured = 0
     size = 0.0
     for index, ref in enumerate(page):
         if entities and size > STATE_PAGE_CHARS:
             break
         item = _project(hass, ref, item_fields, area_names=area_names, devices=devices)
+        if "state" in item:
+            _mark_stale(hass, ref, item, now)
         # Every SIZE_SAMPLE-th item is measured and each counts as the mean of those: the
         # estimate costs a fraction of encoding the page, and the size guard leaves margin.
         if index % SIZE_SAMPLE == 0:
@@ -144,6 +152,18 @@ async def async_get_state(
     if not refs:
         result["hint"] = empty_hint(hass, readable_entities(hass, ctx.user), args)
     return result
+
+
+def _mark_stale(hass: HomeAssistant, ref: EntityRef, item: dict[str, Any], now: datetime) -> None:
+    """A value the device has not confirmed for long (the hub says when it last heard from
+    it) may no longer be true: say so, and since when."""
+    if (found := backend_key(hass, ref)) is None:
+        return
+    runtime, platform, key = found
+    heard = runtime.last_heard(platform, key)
+    if heard is not None and now - heard > STALE_AFTER:
+        item["possibly_stale"] = True
+        item["last_report"] = local_iso(heard)
 
 
 def _estimated_size(item: Mapping[str, Any]) -> int:

@@ -56,6 +56,7 @@ from .catalog import (
     catalog_listing,
     gateway_tool_names,
 )
+from .changes import ChangeWatch, with_changes
 from .exposure import CallerView, require_exposed
 from .gateway_tool import (
     checked_arguments,
@@ -422,7 +423,17 @@ class GatewayHandler:
             if refused is not None:
                 return refused
         write = call.tool_class.tier is not ToolTier.READ
-        result = await self._execute(backend, runtime, call.name, call.args, deadline, write=write)
+        # A scene or rule run says nothing of what it did: the answer lists what changed.
+        watch = ChangeWatch(self.hass, user) if runtime.runs_actions(call.name, call.args) else None
+        try:
+            result = await self._execute(
+                backend, runtime, call.name, call.args, deadline, write=write
+            )
+            if watch is not None and not result.get("isError"):
+                result = with_changes(result, await watch.async_settle([runtime]))
+        finally:
+            if watch is not None:
+                watch.stop()
         if runtime.lists_devices(call.name) and not result.get("isError"):
             result = self._filtered(user, backend, runtime, call.name, result)
         return self._record(ctx, user, backend, call, result)

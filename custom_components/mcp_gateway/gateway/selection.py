@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from homeassistant.auth.models import User
-from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
+from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE, Platform
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import area_registry as ar
+from homeassistant.helpers import area_registry as ar, entity_registry as er
 
+from ..backends.base import BackendRuntime
+from ..entity import entry_uid
 from . import homes, matching
 from .catalog import ExposedBackend, GatewayCatalog, ToolFailure
 from .exposure import exposure_applies, is_exposed_entity
@@ -44,6 +46,22 @@ class EntityRef:
     def home(self, hass: HomeAssistant) -> str:
         """The home the entity is in (homes.py)."""
         return homes.home_of(hass, self.backend, self.device_id)
+
+
+def backend_key(hass: HomeAssistant, ref: EntityRef) -> tuple[BackendRuntime, Platform, str] | None:
+    """The entity's loaded backend runtime and its (platform, EntitySpec key) there."""
+    runtime = ref.backend.runtime
+    entry = er.async_get(hass).async_get(ref.entity_id)
+    if runtime is None or entry is None:
+        return None
+    prefix = f"{entry_uid(runtime.entry)}_"
+    if not entry.unique_id.startswith(prefix):
+        return None
+    try:
+        platform = Platform(ref.domain)
+    except ValueError:
+        return None
+    return runtime, platform, entry.unique_id[len(prefix) :]
 
 
 def exposed_entities(

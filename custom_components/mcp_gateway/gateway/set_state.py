@@ -16,6 +16,7 @@ from homeassistant.auth.models import User
 from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
 from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, State, callback
 from homeassistant.exceptions import HomeAssistantError, Unauthorized
+from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.event import async_track_state_change_event
 import voluptuous as vol
 
@@ -23,10 +24,12 @@ from ..const import DOMAIN
 from ..localtime import local_state
 from . import homes, matching
 from .catalog import ToolFailure
+from .changes import ChangeWatch
 from .policy import async_record_write
 from .presentation import LEVEL_NAMES, entity_levels, level_units
 from .selection import (
     EntityRef,
+    backend_key,
     candidate_entities,
     empty_hint,
     given,
@@ -99,9 +102,10 @@ async def async_set_state(
         for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
     }
     context = Context(user_id=user.id)
+    updated = frozenset(wanted)
     results = await asyncio.gather(
         *(
-            _apply_update(hass, ctx, known, update, context)
+            _apply_update(hass, ctx, known, update, context, updated=updated)
             if "error" not in update
             else asyncio.sleep(0, _unresolved(update))
             for update in updates
@@ -124,7 +128,13 @@ async def async_set_state(
         summary["may_have_run"] = counts[UNKNOWN]
     summary["results"] = results
     # The unit of each level the results report, once.
-    shown = {key for result in results for key in result if key in LEVEL_NAMES}
+    shown = {
+        key
+        for result in results
+        for item in (result, *result.get("changed", ()))
+        for key in item
+        if key in LEVEL_NAMES
+    }
     if units := level_units(sorted(shown), hass.config.units.temperature_unit):
         summary["units"] = units
     if counts[FAILED] == len(results):
@@ -152,6 +162,8 @@ async def _apply_update(
     known: Mapping[str, EntityRef],
     update: Mapping[str, Any],
     context: Context,
+    *,
+    updated: frozenset[str],
 ) -> dict[str, Any]:
     entity_id: str = update["entity_id"]
     ref = known.get(entity_id)
@@ -179,12 +191,25 @@ async def _apply_update(
         changed.set()
 
     unsub = async_track_state_change_event(hass, entity_id, _changed)
+    # A scene or rule says nothing of what it did: what changed meanwhile is the answer. The
+    # other entities of this call change because they were asked to, so they are left out.
+    watch = ChangeWatch(hass, ctx.user, exclude=updated) if _runs_actions(hass, ref) else None
+    changes: dict[str, Any] = {}
     try:
         done, error, status = await _run_calls(hass, entity_id, calls, context)
+        reported = True
         if error is None:
-            status = await _await_state(hass, entity_id, expect, changed)
+            device = _Device(hass, ref)
+            status, reported = await _await_state(hass, entity_id, expect, changed, device)
+            if watch is not None:
+                changes = await watch.async_settle(
+                    [device.found[0]] if device.found is not None else []
+                )
+                changes.pop("units", None)  # said once for the whole answer
     finally:
         unsub()
+        if watch is not None:
+            watch.stop()
     async_record_write(
         hass,
         user=ctx.user,
@@ -215,7 +240,15 @@ async def _apply_update(
     if state is not None:
         # What the device reports now (brightness, position, setpoint…): no read-back needed.
         result.update(entity_levels(state))
-    if status == NOT_CONFIRMED:
+    result.update(changes)
+    if not reported:
+        # Home Assistant shows what was sent; the device has not said so yet.
+        result["note"] = (
+            f"Sent, not confirmed: {_name(state, entity_id)} has not reported it yet "
+            f"(within {CONFIRM_SECONDS:g} s); Home Assistant shows the expected "
+            f"{result['state']} meanwhile. Check again with get_state."
+        )
+    elif status == NOT_CONFIRMED:
         result["note"] = (
             f"Sent, not confirmed: {_name(state, entity_id)} did not show the change within "
             f"{CONFIRM_SECONDS:g} s; check again with get_state."
@@ -329,6 +362,16 @@ def _no_such_entity(hass: HomeAssistant, user: User, entity_id: str) -> str:
     return message
 
 
+def _runs_actions(hass: HomeAssistant, ref: EntityRef) -> bool:
+    """A scene, or a button that runs a rule (its translation key says so)."""
+    if ref.domain == "scene":
+        return True
+    if ref.domain != "button":
+        return False
+    entry = er.async_get(hass).async_get(ref.entity_id)
+    return entry is not None and entry.translation_key == "run_rule"
+
+
 def _failed(entity_id: str, error: str) -> dict[str, Any]:
     return {"entity_id": entity_id, "ok": False, "status": FAILED, "error": error}
 
@@ -371,28 +414,68 @@ async def _run_calls(
     return done, None, DONE
 
 
+class _Device:
+    """What the entity's backend can tell beyond the state: whether the state shows a write
+    the device has not reported yet, and a read back that confirms or corrects it."""
+
+    def __init__(self, hass: HomeAssistant, ref: EntityRef) -> None:
+        self.found = backend_key(hass, ref)
+
+    def awaiting(self) -> bool:
+        if self.found is None:
+            return False
+        runtime, platform, key = self.found
+        return runtime.awaits_report(platform, key)
+
+    @property
+    def reads_back(self) -> bool:
+        return self.found is not None and self.found[0].reads_back
+
+    async def read_back(self) -> None:
+        if self.found is not None:
+            await self.found[0].async_read_back()
+
+
 async def _await_state(
-    hass: HomeAssistant, entity_id: str, expect: Expectation, changed: asyncio.Event
-) -> str:
-    """Wait (briefly) until the state shows the update: done, in progress or not confirmed."""
+    hass: HomeAssistant,
+    entity_id: str,
+    expect: Expectation,
+    changed: asyncio.Event,
+    device: _Device,
+) -> tuple[str, bool]:
+    """Wait (briefly) until the device reports the update: (done, in progress or not
+    confirmed; whether the state shown is one the device has reported).
+
+    A state the backend shows before the device reported it (optimistic) is no proof: a
+    backend that can read back is asked to, until the device reports what was asked.
+    """
     loop = hass.loop
     deadline = loop.time() + CONFIRM_SECONDS
-    while True:
+
+    def outcome() -> tuple[str | None, bool]:
         state = hass.states.get(entity_id)
-        outcome = expect(state) if state is not None else None
-        if outcome == DONE:
-            return DONE
+        return (expect(state) if state is not None else None), not device.awaiting()
+
+    while True:
+        shown, reported = outcome()
+        if shown == DONE and reported:
+            return DONE, True
         remaining = deadline - loop.time()
         if remaining <= 0:
-            return outcome or NOT_CONFIRMED
+            break
         changed.clear()
         try:
             async with asyncio.timeout(remaining):
-                await changed.wait()
+                if device.reads_back:
+                    await device.read_back()
+                else:
+                    await changed.wait()
         except TimeoutError:
-            state = hass.states.get(entity_id)
-            outcome = expect(state) if state is not None else None
-            return outcome or NOT_CONFIRMED
+            break
+    shown, reported = outcome()
+    if shown == DONE and reported:
+        return DONE, True
+    return (IN_PROGRESS if shown == IN_PROGRESS else NOT_CONFIRMED), reported
 
 
 _TRANSITIONS: Final = {

@@ -1234,15 +1234,12 @@ class Tools:
         }
 
     async def _t_set_hsm(self, args: dict[str, Any]) -> dict[str, Any]:
+        """libraries/mcp-system-lib.groovy toolSetHsm: sends the hsmSetArm location event and
+        answers at once, before HSM acted (no word that it is asynchronous)."""
         command = args["armCommand"]
-        previous = self.hub.hsm_status
+        previous = self.hub.hsm_status or "unknown"
         self.hub.arm_hsm(command)
-        return {
-            "success": True,
-            "previousStatus": previous,
-            "newMode": command,
-            "note": "HSM applies arm commands asynchronously; read hub_get_hsm_status to confirm.",
-        }
+        return {"success": True, "previousStatus": previous, "newMode": command}
 
     # ---- rooms ----
 

@@ -1001,10 +1001,13 @@ class AutomationRef:
     data: dict[str, Any]
 
 
-SCENE = GatewaySceneDescription[SceneRef](
-    key="scene",
-    activate_fn=lambda runtime, ref: runtime.api.async_run_scene(ref.home.key, ref.name),
-)
+async def _run_scene(runtime: HomecastRuntime, ref: SceneRef) -> None:
+    await runtime.api.async_run_scene(ref.home.key, ref.name)
+    # What the scene changed shows at once, as after the backend's own run_scene tool.
+    await runtime.coordinator.async_request_refresh()
+
+
+SCENE = GatewaySceneDescription[SceneRef](key="scene", activate_fn=_run_scene)
 
 _HOMEKIT_ATTRS = ("trigger", "actions", "editable", "last_fired")
 _HOMECAST_ATTRS = (

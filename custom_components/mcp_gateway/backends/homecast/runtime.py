@@ -25,16 +25,18 @@ from ...localtime import localize_result
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...publisher import EntityPublisher
+from ...scene import async_scene_ran
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
 from .addresses import (
     UNFOLLOWED,
     filter_automations,
     filter_state,
+    home_by_name,
     home_keys,
     update_keys,
     with_home_key,
 )
-from .api import WRITE_TIMEOUT, Accessory, HomecastApi, HomecastState
+from .api import WRITE_TIMEOUT, Accessory, HomecastApi, HomecastState, slugify_name
 from .const import (
     AUTH_OAUTH,
     CONF_ACCESS_TOKEN,
@@ -52,6 +54,7 @@ from .coordinator import HomecastCoordinator
 from .entities import accessory_device_key, derive_specs
 from .oauth import HomecastOAuth2Implementation
 from .push import HomecastPush
+from .scenes import scene_key
 from .tools import TOOL_CLASSES, classify
 
 _LOGGER = logging.getLogger(__name__)
@@ -256,9 +259,26 @@ class HomecastRuntime(BackendRuntime):
         result = await self.client.call_tool(name, arguments, kind=kind, timeout=timeout)
         if kind == "write" and not result.is_error:
             self.api.note_success(name, arguments)
+            if name == "run_scene":
+                self._scene_ran(arguments)
             await self.coordinator.async_request_refresh()
         # Homecast writes UTC; the model reads every time in Home Assistant's zone.
         return localize_result(result)
+
+    def runs_actions(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """run_scene."""
+        return name == "run_scene"
+
+    @callback
+    def _scene_ran(self, arguments: Mapping[str, Any]) -> None:
+        """A scene run through the tool shows on its HA scene entity, as one run from HA."""
+        home = home_by_name(self.coordinator.data, arguments.get("home"))
+        wanted = arguments.get("name")
+        if home is None or not isinstance(wanted, str):
+            return
+        # As the scene's entity is keyed: by its name (slugified, so any case matches).
+        if any(slugify_name(name) == slugify_name(wanted) for name in home.scenes):
+            async_scene_ran(self.hass, self.entry, scene_key(home, wanted))
 
     def tool_class(self, tool: Mapping[str, Any]) -> ToolClass:
         """Classification from tools.py."""

@@ -81,8 +81,9 @@ _SECOND_COMPLETE = 3.0
 # Keys of the location values a command can show before the hub confirms them.
 _MODE = "mode"
 _HSM = "hsm"
-# The key of the HSM panel entity (entities.py derives it).
+# The keys of the HSM panel and mode select entities (entities.py derives them).
 HSM_KEY: Final = "hub_hsm"
+MODE_KEY: Final = "hub_mode"
 # What one read feeds (`HubitatData.failed` names those whose last read failed).
 FEED_DEVICES: Final = "devices"
 FEED_RULES: Final = "rules"
@@ -729,6 +730,19 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
                 self._newest_complete = False
 
     # -- optimistic updates ------------------------------------------------------------------
+
+    def awaits_report(self, device_key: str, entity_key: str) -> bool:
+        """Whether the entity shows a command's expected effect no read has confirmed yet."""
+        if device_key != HUB_DEVICE_KEY:
+            return device_key in self._unconfirmed
+        location = {HSM_KEY: _HSM, MODE_KEY: _MODE}.get(entity_key)
+        return location is not None and location in self._unconfirmed_location
+
+    def last_heard(self, device_key: str) -> datetime | None:
+        """When the hub last heard from the device (its lastActivity)."""
+        data: HubitatData | None = self.data
+        device = data.devices.get(device_key) if data is not None else None
+        return parse_time(device.last_activity) if device is not None else None
 
     def apply(self, device_id: str, **attributes: Any) -> None:
         """Show a command's expected effect at once; the next poll confirms or corrects it."""

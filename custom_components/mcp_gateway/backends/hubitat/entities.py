@@ -70,6 +70,7 @@ from .coordinator import (
     FEED_MODES,
     FEED_RULES,
     HSM_KEY,
+    MODE_KEY,
     HubitatCoordinator,
     HubitatData,
 )
@@ -610,11 +611,14 @@ HSM_STATES: Final = {
     "armingHome": AlarmControlPanelState.ARMING,
     "armingNight": AlarmControlPanelState.ARMING,
 }
+# The command, and the status shown until the hub reports: the app answers before HSM acts
+# (mcp-system-lib.groovy toolSetHsm sends a location event), and arming passes through its
+# exit delay, so an arm command shows "arming", never "armed" before the hub says so.
 HSM_COMMANDS: Final = {
     AlarmControlPanelState.DISARMED: ("disarm", "disarmed"),
-    AlarmControlPanelState.ARMED_HOME: ("armHome", "armedHome"),
-    AlarmControlPanelState.ARMED_AWAY: ("armAway", "armedAway"),
-    AlarmControlPanelState.ARMED_NIGHT: ("armNight", "armedNight"),
+    AlarmControlPanelState.ARMED_HOME: ("armHome", "armingHome"),
+    AlarmControlPanelState.ARMED_AWAY: ("armAway", "armingAway"),
+    AlarmControlPanelState.ARMED_NIGHT: ("armNight", "armingNight"),
 }
 
 
@@ -1060,7 +1064,7 @@ def derive_specs(
         data = coordinator.data
         return data if data.hsm_supported and FEED_HSM not in data.failed else None
 
-    yield spec(Platform.SELECT, "hub_mode", hub, MODE, mode_source)
+    yield spec(Platform.SELECT, MODE_KEY, hub, MODE, mode_source)
     if data.hsm_supported:
         yield spec(Platform.ALARM_CONTROL_PANEL, HSM_KEY, hub, HSM, hsm_source)
     for description in HUB_SENSORS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -67,6 +68,9 @@ from .tools import (
 
 _LOGGER = logging.getLogger(__name__)
 
+# The least time between two reads back after writes (each is one request to the hub).
+READ_BACK_GAP: Final = 0.5
+
 # The device key of "every device" before the first poll told us which there are.
 
 
@@ -75,6 +79,7 @@ class HubitatRuntime(BackendRuntime):
 
     kind: ClassVar[str] = BACKEND_HUBITAT
     platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
+    reads_back: ClassVar[bool] = True
 
     def __init__(
         self, hass: HomeAssistant, entry: McpGatewayConfigEntry, client: McpClient
@@ -96,6 +101,10 @@ class HubitatRuntime(BackendRuntime):
         # The catalog by name: every call looks its tool up.
         self._tools: dict[str, dict[str, Any]] = {}
         self._route: dict[str, str] = {}  # sub-tool -> the gateway that reaches it
+        # One read back at a time, shared by every write waiting for it, and not more often
+        # than READ_BACK_GAP: twenty lights set at once cost a read, not twenty.
+        self._read_back: asyncio.Task[None] | None = None
+        self._read_back_at = 0.0
 
     @classmethod
     def from_entry(cls, hass: HomeAssistant, entry: McpGatewayConfigEntry) -> Self:
@@ -240,6 +249,39 @@ class HubitatRuntime(BackendRuntime):
         )
 
     # -- gateway hooks -----------------------------------------------------------------------
+
+    def runs_actions(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """hub_call_rule that runs a rule (its default "rule", or "actions")."""
+        return name == "hub_call_rule" and arguments.get("action") in (None, "rule", "actions")
+
+    def awaits_report(self, platform: Platform, key: str) -> bool:
+        """A device (or HSM, the mode) showing a command's expected effect, not yet read."""
+        spec = self.publisher.spec(platform, key)
+        return spec is not None and self.coordinator.awaits_report(spec.device.key, key)
+
+    async def async_read_back(self) -> None:
+        """What changed, read now: confirms or corrects the commands just sent."""
+        if self._read_back is None or self._read_back.done():
+            self._read_back = self.entry.async_create_background_task(
+                self.hass, self._async_read_back(), "hubitat read back"
+            )
+        await asyncio.shield(self._read_back)
+
+    async def _async_read_back(self) -> None:
+        loop = self.hass.loop
+        if (wait := self._read_back_at + READ_BACK_GAP - loop.time()) > 0:
+            await asyncio.sleep(wait)
+        self._read_back_at = loop.time()
+        try:
+            await self.coordinator.async_read_changes()
+        except (McpError, HomeAssistantError) as err:
+            # The scheduled polls go on; the write stays unconfirmed meanwhile.
+            _LOGGER.debug("Reading back after a write failed: %s", err)
+
+    def last_heard(self, platform: Platform, key: str) -> datetime | None:
+        """When the hub last heard from the entity's device (its lastActivity)."""
+        spec = self.publisher.spec(platform, key)
+        return None if spec is None else self.coordinator.last_heard(spec.device.key)
 
     async def async_list_tools(self) -> list[dict[str, Any]]:
         """All tools one level deep: core tools plus every gateway's sub-tools (cached)."""
