@@ -72,9 +72,8 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
             "items": {"type": "string"},
             "description": (
                 "Fields per entity (default entity_id, name, state, levels, area, home, "
-                "unit, backend). levels: brightness_pct, position, percentage, "
-                "temperature… as set_state takes them, units under `units`. Also: "
-                "domain, device, last_changed, attributes (all), or any attribute name."
+                "unit, backend); levels are set_state's (brightness_pct…), units in `units`. "
+                "Also: domain, device, last_changed, attributes (all), or any attribute name."
             ),
         },
         "limit": {
