@@ -177,8 +177,14 @@ async def test_failures_degrade_what_they_feed_never_the_entry(
             else:
                 assert state(entity) not in (STATE_UNAVAILABLE, STATE_UNKNOWN), (entity, moment)
 
+    # Derandomized: the closing check that every kind of rule state was reached must not
+    # depend on the run's luck.
     @settings(
-        max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+        max_examples=40,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
     )
     @given(
         moments=st.lists(
