@@ -14,6 +14,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 import pytest
+from pytest_homeassistant_custom_component.components.recorder.common import (
+    async_wait_recording_done,
+)
 
 from tests.homecast import sim as homecast
 from tests.hubitat import sim as hubitat
@@ -56,6 +59,8 @@ async def home(
         for entry in loaded:
             for entity in er.async_entries_for_config_entry(registry, entry.entry_id):
                 async_expose_entity(hass, "conversation", entity.entity_id, True)
+    # The recorder writes in batches (every few seconds in a real HA): ask once it has.
+    await async_wait_recording_done(hass)
     assistant = await Assistant(await hass_client()).start()
     yield Home(hass, sims, assistant)
     assert assistant.calls <= MAX_CALLS, assistant.said

@@ -38,4 +38,5 @@ async def test_was_the_garage_door_opened_in_the_last_three_hours(home: Home) ->
         assert "recorded_from" in entity or "not_recorded" in entity, (entity_id, entity)
         # What HA holds is what the devices did: the door is closed, as the hub says.
         if entity_id.startswith("cover."):
+            assert entity["points"], (entity_id, entity, data)
             assert entity["points"][-1][1] == home.hass.states.get(entity_id).state

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from awesomeversion import AwesomeVersion
 from homeassistant.auth.const import GROUP_ID_USER
+from homeassistant.const import __version__ as HA_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
@@ -21,6 +23,18 @@ from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.results import result_data
 
 from .conftest import Sim, SimFactory, setup_entry, token_entry
+
+# From HA 2026.6 a new entity id begins with its device's area (here the room, Kitchen).
+_AREA_FIRST = AwesomeVersion(HA_VERSION) >= AwesomeVersion("2026.6")
+
+
+def _lamp_id(device_slug: str) -> str:
+    """The entity id HA gives a Kitchen Desk Lamp's light on this release."""
+    return f"light.{'kitchen_' if _AREA_FIRST else ''}{device_slug}"
+
+
+GEORGE_LAMP = _lamp_id("george_street_kitchen_desk_lamp")
+FLAT_LAMP = _lamp_id("rob_s_flat_kitchen_desk_lamp")
 
 REAL_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_real.json"
 
@@ -99,13 +113,13 @@ async def test_twins_of_two_homes_carry_their_home(hass: HomeAssistant, real: Si
     them, carry the home: HA's own UI tells the twins apart. Unique ids stay the UUID tails."""
     entry = await _loaded(hass, real)
     assert _lamps(hass, entry) == {
-        "light.george_street_kitchen_desk_lamp": "George Street Kitchen Desk Lamp",
-        "light.rob_s_flat_kitchen_desk_lamp": "Rob's Flat Kitchen Desk Lamp",
+        GEORGE_LAMP: "George Street Kitchen Desk Lamp",
+        FLAT_LAMP: "Rob's Flat Kitchen Desk Lamp",
     }
-    state = hass.states.get("light.rob_s_flat_kitchen_desk_lamp")
+    state = hass.states.get(FLAT_LAMP)
     assert state is not None
     assert state.attributes["friendly_name"] == "Rob's Flat Kitchen Desk Lamp"
-    uid = er.async_get(hass).async_get("light.rob_s_flat_kitchen_desk_lamp").unique_id
+    uid = er.async_get(hass).async_get(FLAT_LAMP).unique_id
     flat = next(h for h in real.state.homes if h.slug.startswith("rob"))
     lamp = next(a for a in flat.all_accessories() if a.name.endswith("Kitchen Desk Lamp"))
     tail = flat.uuid.replace("-", "")[-4:].lower()
@@ -122,15 +136,11 @@ async def test_one_home_keeps_plain_names(
     flat = next(h for h in real.state.homes if h.slug.startswith("rob"))
     entry = token_entry(real, homes=[flat.uuid.lower()], **{CONF_SERVER: SERVER_COMMUNITY})
     await setup_entry(hass, entry)
-    assert _lamps(hass, entry) == {"light.kitchen_desk_lamp": "Kitchen Desk Lamp"}
+    assert _lamps(hass, entry) == {_lamp_id("kitchen_desk_lamp"): "Kitchen Desk Lamp"}
     result = await async_get_state(hass, _ctx(hass_admin_user), {"name": "kitchen desk lamp"})
     # One home: results do not name it.
     assert "home" not in result
     assert all("home" not in item for item in result["entities"])
-
-
-GEORGE_LAMP = "light.george_street_kitchen_desk_lamp"
-FLAT_LAMP = "light.rob_s_flat_kitchen_desk_lamp"
 
 
 async def test_get_state_says_which_home(
