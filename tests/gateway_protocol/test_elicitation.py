@@ -16,7 +16,6 @@ from unittest.mock import patch
 
 from aiohttp.test_utils import TestClient, make_mocked_request
 from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamablehttp_client
@@ -24,7 +23,6 @@ from mcp.shared.context import RequestContext as SdkContext
 from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 import pytest
 
-from custom_components.mcp_gateway.gateway import async_setup_gateway
 from custom_components.mcp_gateway.gateway.view import GatewayRuntime, McpGatewayView, PostStream
 from custom_components.mcp_gateway.mcp import elicitation
 from custom_components.mcp_gateway.mcp.elicitation import (
@@ -35,7 +33,7 @@ from custom_components.mcp_gateway.mcp.elicitation import (
 )
 from custom_components.mcp_gateway.mcp.server import RequestContext
 
-from .conftest import URL, ClientFactory, FakeHandler, base_url, make_token, rpc
+from .conftest import URL, FakeHandler, base_url, make_token, rpc
 
 SCHEMA = {
     "type": "object",
@@ -91,20 +89,8 @@ class AskingHandler(FakeHandler):
 
 @pytest.fixture
 def handler() -> AskingHandler:
+    """The shared gateway and client fixtures (conftest.py) serve this handler here."""
     return AskingHandler()
-
-
-@pytest.fixture
-async def gateway(hass: HomeAssistant, handler: AskingHandler) -> GatewayRuntime:
-    """The gateway over the asking handler (the shared fixture's, with this handler)."""
-    assert await async_setup_component(hass, "http", {"http": {}})
-    assert await async_setup_component(hass, "auth", {})
-    return await async_setup_gateway(hass, handler)
-
-
-@pytest.fixture
-async def client(gateway: GatewayRuntime, hass_client: ClientFactory) -> TestClient:
-    return await hass_client()
 
 
 @asynccontextmanager

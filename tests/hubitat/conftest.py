@@ -13,10 +13,13 @@ from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from custom_components.mcp_gateway.const import DOMAIN
 from tests.simulation import LoopbackServers
 
 from .sim import (
@@ -62,3 +65,14 @@ async def poll(hass: HomeAssistant, freezer: FrozenDateTimeFactory, seconds: flo
     async_fire_time_changed(hass)
     # Interval refreshes run as background tasks.
     await hass.async_block_till_done(wait_background_tasks=True)
+
+
+@pytest.fixture
+async def ha_url(hass: HomeAssistant, hass_client_no_auth: ClientSessionGenerator) -> str:
+    """HA's HTTP app listening on 127.0.0.1, set as its internal URL (what the hub calls)."""
+    # Everything that registers routes, before the HTTP app starts (its router then freezes).
+    assert await async_setup_component(hass, DOMAIN, {})
+    client = await hass_client_no_auth()
+    url = str(client.make_url("/")).rstrip("/")
+    await hass.config.async_update(internal_url=url)
+    return url

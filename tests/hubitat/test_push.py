@@ -18,10 +18,8 @@ from homeassistant.core import Event, HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.helpers.network import NoURLAvailableError
-from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
-from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.mcp_gateway.backends.hubitat import push as push_module
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_PUSH, CONF_WEBHOOK_ID
@@ -41,17 +39,6 @@ from custom_components.mcp_gateway.const import BACKEND_HUBITAT, DOMAIN
 from tests.simulators.hubitat.rule_engine import RuleEngine
 
 from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
-
-
-@pytest.fixture
-async def ha_url(hass: HomeAssistant, hass_client_no_auth: ClientSessionGenerator) -> str:
-    """HA's HTTP app listening on 127.0.0.1, set as its internal URL (what the hub calls)."""
-    # Everything that registers routes, before the HTTP app starts (its router then freezes).
-    assert await async_setup_component(hass, DOMAIN, {})
-    client = await hass_client_no_auth()
-    url = str(client.make_url("/")).rstrip("/")
-    await hass.config.async_update(internal_url=url)
-    return url
 
 
 def _engine(sim: Sim) -> RuleEngine:

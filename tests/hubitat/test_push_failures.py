@@ -11,10 +11,8 @@ from unittest.mock import AsyncMock, patch
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
-from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 import pytest
-from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.mcp_gateway.backends.hubitat.api import HubitatApi
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_PUSH, CONF_WEBHOOK_ID
@@ -35,16 +33,6 @@ from custom_components.mcp_gateway.mcp.errors import McpConnectionError, McpRpcE
 from tests.simulators.hubitat.rule_engine import RuleEngine
 
 from .conftest import Sim, make_entry, poll, setup_entry
-
-
-@pytest.fixture
-async def ha_url(hass: HomeAssistant, hass_client_no_auth: ClientSessionGenerator) -> str:
-    """HA's HTTP app on 127.0.0.1 as its internal URL (what the hub's rules call)."""
-    assert await async_setup_component(hass, DOMAIN, {})
-    client = await hass_client_no_auth()
-    url = str(client.make_url("/")).rstrip("/")
-    await hass.config.async_update(internal_url=url)
-    return url
 
 
 @pytest.fixture
