@@ -1,7 +1,15 @@
 """History asked for further back than Home Assistant's recorder reaches (it started with the
-test): every answer says from when it knows, and offers the backend's own history."""
+test): every answer says from when it knows, and brings (or offers) the backend's own history."""
 
 from __future__ import annotations
+
+from datetime import timedelta
+import json
+
+from homeassistant.util import dt as dt_util
+
+from tests.simulation import first_device
+from tests.simulators.hubitat.devices import Event
 
 from .assistant import Home
 
@@ -40,3 +48,35 @@ async def test_was_the_garage_door_opened_in_the_last_three_hours(home: Home) ->
         if entity_id.startswith("cover."):
             assert entity["points"], (entity_id, entity, data)
             assert entity["points"][-1][1] == home.hass.states.get(entity_id).state
+
+
+async def test_has_there_been_any_motion_in_the_last_hour(home: Home) -> None:
+    """ "Has there been any motion in the last hour?" asked just after HA started: one call
+    answers it whole, with the hub's own events merged where HA's recorder does not reach."""
+    device = first_device(home.sims.hubitat.hub, "motion")
+    before_ha = dt_util.now() - timedelta(minutes=20)
+    device.events.append(Event("motion", "active", None, "motion is active", before_ha))
+    data, is_error = await home.assistant.call("get_history", {"name": "motion", "hours": 1})
+    assert not is_error, data
+    assert data.get("coverage"), data
+    motion = {
+        e: v
+        for e, v in data["entities"].items()
+        if e.startswith("binary_sensor.") and v.get("home") == "Home Hub"
+    }
+    assert motion, data
+    # Every hub sensor has the hub's events merged, labelled: no second round of calls.
+    assert all("backend" in entity for entity in motion.values()), motion
+    assert all("backend_history" not in entity for entity in motion.values()), motion
+    seen = [
+        (dt_util.parse_datetime(when), value)
+        for entity in motion.values()
+        for when, value in entity["backend"].get("events", [])
+    ]
+    assert any(
+        when is not None and abs(when - before_ha) < timedelta(seconds=1) and value == "active"
+        for when, value in seen
+    ), seen
+    # What the merge adds stays small: events summarised to the attribute asked, capped.
+    added = json.dumps([entity["backend"] for entity in motion.values()])
+    assert len(added) <= 2000, added

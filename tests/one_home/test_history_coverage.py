@@ -1,12 +1,13 @@
 """get_history where Home Assistant's recorder holds less than asked, over the real backends.
 
 HA (and its recorder) start at 06:00; the hub saw motion at 05:35. "Motion in the last hour?"
-at 06:20 must not read as "no": the answer says from when HA holds data and offers the hub's
-own event history as a ready call, which then answers in HA's time zone.
+at 06:20 must not read as "no": the answer says from when HA holds data and merges the hub's
+own events, labelled and in HA's time zone (or, where they cannot be read, offers the call).
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 import json
 from typing import Any
@@ -22,7 +23,8 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
     async_wait_recording_done,
 )
 
-from custom_components.mcp_gateway.gateway.get_history import COVERAGE_NOTE
+from custom_components.mcp_gateway.gateway import get_history
+from custom_components.mcp_gateway.gateway.get_history import COVERAGE_NOTE, MERGED_NOTE
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
 from custom_components.mcp_gateway.mcp.server import RequestContext
@@ -72,10 +74,10 @@ def _motion(home: OneHome) -> tuple[Any, str]:
     return device, entity_id
 
 
-async def test_history_says_what_the_recorder_holds_and_offers_the_hub(
+async def test_history_says_what_the_recorder_holds_and_merges_the_hub(
     hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
 ) -> None:
-    """HA holds 20 minutes of the asked hour: said, with the hub's events as a ready call."""
+    """HA holds 20 minutes of the asked hour: said, with the hub's own events merged."""
     device, motion = _motion(one_home)
     before_ha = MONDAY_6AM - timedelta(minutes=25)
     device.events.append(Event("motion", "active", None, "motion is active", before_ha))
@@ -83,7 +85,6 @@ async def test_history_says_what_the_recorder_holds_and_offers_the_hub(
     await async_wait_recording_done(hass)
 
     answer = await _call(hass, hass_admin_user, "get_history", {"entity_ids": [motion], "hours": 1})
-    assert answer["coverage"] == COVERAGE_NOTE
     entity = answer["entities"][motion]
     held_from = dt_util.parse_datetime(entity["recorded_from"])
     assert held_from is not None
@@ -92,6 +93,37 @@ async def test_history_says_what_the_recorder_holds_and_offers_the_hub(
     assert abs(held_from - MONDAY_6AM) < timedelta(minutes=1)
     assert [state for _, state in entity["points"]] == ["off"]
 
+    # The hub's own events of the hour come merged, labelled, newest first, in HA's zone:
+    # one call answers "motion in the last hour?" whole.
+    assert answer["coverage"] == MERGED_NOTE
+    backend = entity["backend"]
+    assert backend["source"].endswith("(hub_list_device_events)")
+    assert "backend_history" not in entity
+    times = [dt_util.parse_datetime(when) for when, _ in backend["events"]]
+    assert before_ha in times, backend
+    assert [v for when, v in backend["events"] if dt_util.parse_datetime(when) == before_ha] == [
+        "active"
+    ]
+    assert all(when.endswith(PACIFIC) for when, _ in backend["events"]), backend
+    assert times == sorted(times, reverse=True)
+    assert all(t is not None and t >= dt_util.parse_datetime(answer["start"]) for t in times)
+
+
+async def test_history_offer_where_the_hub_cannot_read_the_device(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """A failing backend read degrades only that entity: it keeps the ready call and says
+    why, and the hub's events in it are what the offered call then reads."""
+    device, motion = _motion(one_home)
+    one_home.hub.history_fails.add(device.id)
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=20))
+    await async_wait_recording_done(hass)
+
+    answer = await _call(hass, hass_admin_user, "get_history", {"entity_ids": [motion], "hours": 1})
+    assert answer["coverage"] == COVERAGE_NOTE
+    entity = answer["entities"][motion]
+    assert "backend" not in entity
+    assert "eventsSince not supported" in entity["backend_error"]
     offer = entity["backend_history"]
     assert offer["name"] == "hubitat_home_hub"
     assert offer["arguments"]["tool"] == "hub_list_device_events"
@@ -100,12 +132,6 @@ async def test_history_says_what_the_recorder_holds_and_offers_the_hub(
     assert args["attribute"] == "motion"
     assert args["since"] == answer["start"]
     assert args["since"].endswith(PACIFIC)
-
-    # The offered call works as given, and the hub's event times come in HA's zone.
-    events = await _call(hass, hass_admin_user, offer["name"], offer["arguments"])
-    dates = [event["date"] for event in events["events"]]
-    assert any(dt_util.parse_datetime(d) == before_ha for d in dates), dates
-    assert all(d.endswith(PACIFIC) for d in dates), dates
 
 
 async def test_history_fully_held_carries_no_coverage_note(
@@ -167,9 +193,9 @@ async def test_offer_only_when_the_user_may_call_it(hass: HomeAssistant, one_hom
     await async_wait_recording_done(hass)
     answer = await _call(hass, hass_user, "get_history", {"hours": 1})
     assert set(answer["entities"]) == {*readable, temperature}
-    offer = answer["entities"][motion]["backend_history"]
-    assert offer["arguments"]["tool"] == "hub_list_device_events"
-    await _call(hass, hass_user, offer["name"], offer["arguments"])
+    # The hub's history of the device this user may read is merged, as their own call would.
+    assert answer["entities"][motion]["backend"]["source"].endswith("(hub_list_device_events)")
+    assert "backend_history" not in answer["entities"][motion]
     # Homecast's history reads every accessory of the account: not this user's to call.
     assert "recorded_from" in answer["entities"][temperature]
     assert "backend_history" not in answer["entities"][temperature]
@@ -216,11 +242,84 @@ async def test_hub_mode_and_hsm_offer_location_events(
     answer = await _call(
         hass, hass_admin_user, "get_history", {"entity_ids": [mode, hsm], "hours": 2}
     )
-    offers = {e: answer["entities"][e]["backend_history"]["arguments"] for e in (mode, hsm)}
-    assert offers[mode]["args"] == {"since": answer["start"], "attribute": "mode"}
-    assert offers[hsm]["args"] == {"since": answer["start"], "attribute": "hsmStatus"}
-    events = await _call(
-        hass, hass_admin_user, answer["entities"][mode]["backend_history"]["name"], offers[mode]
+    merged = {e: answer["entities"][e]["backend"] for e in (mode, hsm)}
+    assert [value for _, value in merged[mode]["events"]][:1] == ["Night"]
+    assert all(when.endswith(PACIFIC) for when, _ in merged[mode]["events"])
+    assert merged[hsm]["count"] == len(merged[hsm]["events"])
+
+
+async def test_merging_is_bounded_and_the_rest_keep_the_offer(
+    hass: HomeAssistant,
+    one_home: OneHome,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At most MAX_MERGED backend reads per answer, MERGED_EVENTS events each (newest first,
+    marked truncated); the entities past the bound keep the ready call."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    monkeypatch.setattr(get_history, "MAX_MERGED", 1)
+    monkeypatch.setattr(get_history, "MERGED_EVENTS", 3)
+    device, motion = _motion(one_home)
+    for minute in range(5):
+        when = MONDAY_6AM - timedelta(minutes=30 - minute)
+        value = "active" if minute % 2 == 0 else "inactive"
+        device.events.append(Event("motion", value, None, f"motion is {value}", when))
+    await one_home.advance(60)
+    await async_wait_recording_done(hass)
+    mode = one_home.entity_id("select", one_home.hubitat_entry, "hub_mode")
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [mode, motion], "hours": 1}
     )
-    assert [event["value"] for event in events["events"]][:1] == ["Night"]
-    assert all(event["date"].endswith(PACIFIC) for event in events["events"])
+    backend = answer["entities"][motion]["backend"]
+    assert backend["truncated"] is True
+    assert backend["count"] >= 5
+    assert [value for _, value in backend["events"]] == ["active", "inactive", "active"]
+    assert "backend" not in answer["entities"][mode]
+    assert answer["entities"][mode]["backend_history"]["arguments"]["args"]["attribute"] == "mode"
+
+
+async def test_a_slow_hub_read_keeps_the_offer(
+    hass: HomeAssistant,
+    one_home: OneHome,
+    hass_admin_user: MockUser,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A backend read that outlasts the merge's timeout degrades that entity to the offer,
+    saying why; the answer still comes."""
+    _, motion = _motion(one_home)
+    monkeypatch.setattr(get_history, "MERGE_TIMEOUT", 0.05)
+    runtime = one_home.hubitat_entry.runtime_data
+
+    async def slow(name: str, args: dict[str, Any]) -> Any:
+        await asyncio.sleep(1)
+
+    monkeypatch.setattr(runtime, "async_call_tool", slow)
+    await one_home.advance(60)
+    await async_wait_recording_done(hass)
+    answer = await _call(hass, hass_admin_user, "get_history", {"entity_ids": [motion], "hours": 1})
+    entity = answer["entities"][motion]
+    assert "no answer in 0.05 s" in entity["backend_error"]
+    assert entity["backend_history"]["arguments"]["tool"] == "hub_list_device_events"
+
+
+async def test_no_merge_without_rights_to_the_whole_device(
+    hass: HomeAssistant, one_home: OneHome
+) -> None:
+    """A non-admin who may read the motion entity but not the rest of its device may not call
+    the hub's history of that device: nothing is merged or offered for it."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    hass_user = MockUser(name="Ordinary", groups=[group]).add_to_hass(hass)
+    _, motion = _motion(one_home)
+    registry = er.async_get(hass)
+    device_id = registry.async_get(motion).device_id  # type: ignore[union-attr]
+    assert len(er.async_entries_for_device(registry, device_id)) > 1  # type: ignore[arg-type]
+    hass_user.mock_policy({"entities": {"entity_ids": {motion: True}}})
+    await one_home.advance(60)
+    await async_wait_recording_done(hass)
+    answer = await _call(hass, hass_user, "get_history", {"hours": 1})
+    entity = answer["entities"][motion]
+    assert "recorded_from" in entity
+    assert "backend" not in entity
+    assert "backend_history" not in entity
+    assert "backend_error" not in entity

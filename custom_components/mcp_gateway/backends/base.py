@@ -180,6 +180,14 @@ class BackendRuntime(ABC):
         HA's recorder holds less than was asked."""
         return None
 
+    def history_events(self, result: ToolResult) -> list[tuple[datetime, str]] | None:
+        """The answer to `history_call` as (time, value) events, or None when this backend's
+        answers are not read (get_history then offers the call instead of merging it).
+
+        Raises ValueError, saying why, when the answer is a failure.
+        """
+        return None
+
     @abstractmethod
     def health(self) -> BackendHealth:
         """Current reachability and protocol facts, for `list_backends`."""

@@ -4,13 +4,18 @@ Same filters as get_state; the database read runs in the recorder's executor, an
 points come as compact [time, state] pairs, the newest `limit` of them, with the entity's unit.
 Where the recorder holds less than the period asked (it started later, purged, or the entity is
 excluded), the answer says from when it holds data and offers the backend's own history as a
-ready gateway call: an empty stretch must never read as "nothing happened". An entity HA's
+ready gateway call: an empty stretch must never read as "nothing happened". Where the backend's
+answer can be read (Hubitat's events), the first few such calls run here, in parallel under one
+short timeout and through the same checks as the caller's own call, and their events are merged,
+labelled with their source: one call answers "any motion in the last hour?" whole. An entity HA's
 state machine shows unchanged since before the period needs no recorder to be told whole.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
@@ -20,8 +25,10 @@ from homeassistant.core import HomeAssistant, State
 from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 
+from ..backends.base import BackendRuntime
 from ..entity import entry_uid
 from ..localtime import holds_instant, local_iso, local_iso_text
+from ..mcp.client import ToolResult
 from . import homes
 from .catalog import BackendCatalog, GatewayCatalog, ToolFailure
 from .exposure import require_exposed
@@ -51,6 +58,16 @@ COVERAGE_NOTE: Final = (
     "(recorded_from, not_recorded): before that, no point means unknown, not unchanged. "
     "backend_history is a ready call for the backend's own history of them."
 )
+MERGED_NOTE: Final = (
+    "Home Assistant's recorder holds less than this period for some entities "
+    "(recorded_from, not_recorded): before that, no point means unknown, not unchanged. "
+    "backend.events are the backend's own events of the period ([time, value], newest first); "
+    "backend_history is a ready call for the backend's own history of the others."
+)
+# Backend histories read into one answer: at most this many calls, in parallel, each bounded.
+MAX_MERGED: Final = 12
+MERGE_TIMEOUT: Final = 8.0
+MERGED_EVENTS: Final = 20
 EXCLUDED: Final = "excluded from Home Assistant's recorder"
 NOTHING_HELD: Final = "Home Assistant's recorder holds no state of it in this period"
 
@@ -160,9 +177,16 @@ async def async_get_history(
     if in_home and not per_entity:
         result["home"] = next(iter(in_home.values()))
     if partial:
-        result["coverage"] = COVERAGE_NOTE
-        for entity_id, call in (await _backend_history(hass, ctx.user, partial, start)).items():
-            entities[entity_id]["backend_history"] = call
+        offers = await _backend_history(hass, ctx.user, partial, start)
+        merged = await _merge(offers, end)
+        for entity_id, offer in offers.items():
+            entity = entities[entity_id]
+            if entity_id in merged:
+                entity.update(merged[entity_id])
+            if "backend" not in entity:
+                entity["backend_history"] = offer.call
+        merging = any("backend" in entity for entity in entities.values())
+        result["coverage"] = MERGED_NOTE if merging else COVERAGE_NOTE
     result["entities"] = entities
     return result
 
@@ -223,9 +247,77 @@ def _coverage(
     return {}
 
 
+@dataclass(frozen=True, slots=True)
+class _Offer:
+    """A backend history call the caller may make: as offered, and as run when merged."""
+
+    call: dict[str, Any]
+    runtime: BackendRuntime
+    source: str
+    name: str
+    args: dict[str, Any]
+
+
+async def _merge(offers: Mapping[str, _Offer], end: datetime) -> dict[str, dict[str, Any]]:
+    """Entity id → its backend's events merged into the answer (or why they are not), for
+    the first MAX_MERGED offers whose backend's answers the gateway reads."""
+    chosen = [
+        (entity_id, offer)
+        for entity_id, offer in offers.items()
+        if type(offer.runtime).history_events is not BackendRuntime.history_events
+    ][:MAX_MERGED]
+    if not chosen:
+        return {}
+    timeout = min([MERGE_TIMEOUT, *(offer.runtime.client.timeout for _, offer in chosen)])
+    answers = await asyncio.gather(
+        *(
+            asyncio.wait_for(offer.runtime.async_call_tool(offer.name, offer.args), timeout)
+            for _, offer in chosen
+        ),
+        return_exceptions=True,
+    )
+    merged: dict[str, dict[str, Any]] = {}
+    for (entity_id, offer), answer in zip(chosen, answers, strict=True):
+        if isinstance(answer, asyncio.CancelledError):
+            raise answer
+        events = _read(offer, answer, timeout)
+        if isinstance(events, str):
+            merged[entity_id] = {"backend_error": f"{offer.source} could not be read: {events}"}
+            continue
+        if events is None:
+            continue
+        # Newest first; the period's end bounds them as it bounds HA's points.
+        shown = sorted((e for e in events if e[0] <= end), key=lambda e: e[0], reverse=True)
+        backend: dict[str, Any] = {
+            "source": offer.source,
+            "count": len(shown),
+            "events": [[local_iso(when), value] for when, value in shown[:MERGED_EVENTS]],
+        }
+        if len(shown) > MERGED_EVENTS:
+            backend["truncated"] = True
+        merged[entity_id] = {"backend": backend}
+    return merged
+
+
+def _read(
+    offer: _Offer, answer: ToolResult | BaseException, timeout: float
+) -> list[tuple[datetime, str]] | str | None:
+    """One backend answer's events, or why it cannot be read (the entity keeps the offer)."""
+    if isinstance(answer, TimeoutError):
+        return f"no answer in {timeout:g} s"
+    if isinstance(answer, BaseException):
+        return str(answer) or type(answer).__name__
+    if answer.is_error:
+        return answer.text or "the call failed"
+    try:
+        return offer.runtime.history_events(answer)
+    except ValueError as err:
+        return str(err)
+
+
 async def _backend_history(
     hass: HomeAssistant, user: User, refs: Sequence[EntityRef], start: datetime
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, _Offer]:
     """Entity id → the gateway call that reads its backend's own history from `start`, for
     the entities whose backend keeps one and that this user may call it for (the same checks
     as the call itself: tier, entity permissions, exposure)."""
@@ -233,7 +325,7 @@ async def _backend_history(
     listed = listed_names(catalog.exposed_backends())
     registry = er.async_get(hass)
     catalogs: dict[str, BackendCatalog | None] = {}
-    offers: dict[str, dict[str, Any]] = {}
+    offers: dict[str, _Offer] = {}
     for ref in refs:
         runtime = ref.backend.runtime
         registered = registry.async_get(ref.entity_id)
@@ -268,8 +360,11 @@ async def _backend_history(
             continue
         tool_name, entry = listed[gateway]
         arguments: dict[str, Any] = {} if entry is None else {"entry": entry}
-        offers[ref.entity_id] = {
-            "name": tool_name,
-            "arguments": {**arguments, "tool": name, "args": args},
-        }
+        offers[ref.entity_id] = _Offer(
+            {"name": tool_name, "arguments": {**arguments, "tool": name, "args": args}},
+            runtime,
+            f"{ref.backend.entry.title} ({name})",
+            name,
+            args,
+        )
     return offers

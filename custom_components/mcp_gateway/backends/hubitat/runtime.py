@@ -26,7 +26,15 @@ from ...mcp.errors import McpError, McpProtocolError, McpRpcError
 from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
 from . import const
-from .api import Command, HubitatApi, HubitatBusyError, HubitatKeyRefusedError, is_key_refusal
+from .api import (
+    Command,
+    HubitatApi,
+    HubitatBusyError,
+    HubitatKeyRefusedError,
+    is_key_refusal,
+    parse_event,
+    parse_time,
+)
 from .coalescer import WriteCoalescer
 from .const import (
     CONF_AS_LIGHT,
@@ -411,6 +419,25 @@ class HubitatRuntime(BackendRuntime):
         if (attribute := history_attribute(spec.platform, spec.description.key)) is not None:
             args["attribute"] = attribute
         return EVENTS_TOOL, args
+
+    def history_events(self, result: ToolResult) -> list[tuple[datetime, str]] | None:
+        """hub_list_device_events' events; {success: false, error} (toolGetDeviceHistory when
+        the hub cannot read a device's or the location's events) is a failure."""
+        data = result.data if isinstance(result.data, dict) else {}
+        if data.get("success") is False:
+            raise ValueError(str(data.get("error") or "the hub could not read the events"))
+        items = data.get("events")
+        if not isinstance(items, list):
+            items = None
+        events: list[tuple[datetime, str]] = []
+        for item in items or ():
+            event = parse_event(item)
+            when = parse_time(event.date) if event is not None else None
+            if event is not None and when is not None:
+                events.append((when, event.value))
+        if items is None:
+            raise ValueError("the hub's answer holds no events")
+        return events
 
     def health(self) -> BackendHealth:
         """Reachability and what the hub told us."""
