@@ -414,7 +414,11 @@ def _buckets(
 
 
 async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Many series at once, raw or as precomputed hourly/daily buckets, paged by continue_from."""
+    """Many series at once, raw or as precomputed hourly/daily buckets, paged by continue_from.
+
+    As homecast-web's handleQueryHistory (src/server/local-rest.ts): one home (the first unless
+    `home` matches another), every recorded accessory unless `accessories` are given, each of
+    them matching by id, or as a substring of an accessory's key or name."""
     home = _history_home(sim, grant, _text(args, "home"))
     if not home.analytics:
         return _analytics_off(home)
@@ -443,7 +447,7 @@ async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) ->
     truncated = False
     for acc in home.devices():
         if wanted_acc and not any(
-            w in acc.name.lower() or w in acc.slug or w in acc.uuid.lower() for w in wanted_acc
+            w == acc.uuid.lower() or w in acc.slug or w in acc.name.lower() for w in wanted_acc
         ):
             continue
         mine = by_accessory.get(acc.uuid, [])
@@ -493,7 +497,11 @@ async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) ->
 
 
 async def get_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """One accessory's recorded changes: numeric points with a summary, or state transitions."""
+    """One accessory's recorded changes: numeric points with a summary, or state transitions.
+
+    As homecast-web's handleGetHistory (src/server/local-rest.ts): `accessory` is required and
+    reads the first accessory, across the homes `home` matches (all without it), whose id is
+    it or whose key or name contains it."""
     needle = (_text(args, "accessory", required=True) or "").lower()
     home_ref = _text(args, "home")
     hours = args.get("hours", 24)
@@ -510,7 +518,8 @@ async def get_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> A
         ):
             continue
         for acc in home.devices():
-            if needle in (acc.slug, acc.uuid.lower()) or needle in acc.name.lower():
+            # The first accessory whose id is it or whose key or name contains it.
+            if needle == acc.uuid.lower() or needle in acc.slug or needle in acc.name.lower():
                 found = (home, acc)
                 break
         if found:
