@@ -376,11 +376,30 @@ async def test_gateway_hooks(hass: HomeAssistant, sim: Sim) -> None:
     assert runtime.device_keys_in_call("run_scene", {"home": "nowhere", "name": "x"}) == [
         "home 'nowhere'"
     ]
-    # History reads cover every accessory of every (here: every followed) home; get_state
-    # addresses nothing: its answer is filtered per caller.
-    every = runtime.device_keys_in_call("get_history", {"accessory": acc.name})
-    assert f"{tail}_{acc.slug[-4:]}" in every
-    assert len(every) == sum(len(h.accessories) for h in runtime.coordinator.data.homes.values())
+    # get_history addresses every accessory it may match (id, or a substring of a key or
+    # name, in any home `home` matches: local-rest.ts handleGetHistory), and no more.
+    one = runtime.device_keys_in_call("get_history", {"accessory": acc.slug, "home": home.slug})
+    assert one == [f"{tail}_{acc.slug[-4:]}"]
+    loose = runtime.device_keys_in_call("get_history", {"accessory": acc.name})
+    assert f"{tail}_{acc.slug[-4:]}" in loose
+    twins = [
+        a
+        for h in runtime.coordinator.data.homes.values()
+        for a in h.accessories.values()
+        if acc.name.lower() in a.name.lower() or acc.name.lower() in a.key
+    ]
+    assert len(loose) == len(twins)
+    assert runtime.device_keys_in_call("get_history", {"accessory": "nothing like it"}) == [
+        "accessory 'nothing like it'"
+    ]
+    # query_history: with `accessories`, its answer is filtered (a listing); without, a whole
+    # home (the first without `home`) is addressed.
+    assert runtime.device_keys_in_call("query_history", {"accessories": [acc.slug]}) == []
+    assert runtime.lists_devices("query_history")
+    whole = runtime.device_keys_in_call("query_history", {"home": home.slug})
+    followed = next(h for h in runtime.coordinator.data.homes.values() if h.key == home.slug)
+    assert len(whole) == len(followed.accessories)
+    # get_state addresses nothing: its answer is filtered per caller.
     assert runtime.device_keys_in_call("get_state", {"filter_by_home": home.slug}) == []
     assert runtime.lists_devices("get_state")
     assert runtime.device_keys_in_call("create_scene", {"home": home.slug}) == []

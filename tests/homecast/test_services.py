@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from homeassistant.core import HomeAssistant
+from homeassistant.auth.const import GROUP_ID_USER
+from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import entity_registry as er
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 import voluptuous as vol
 
 from custom_components.mcp_gateway.const import DOMAIN
 
 from .conftest import TOKEN, Sim, home_tail, setup_entry, token_entry
+
+
+@pytest.fixture
+async def hass_user(hass: HomeAssistant) -> MockUser:
+    """An ordinary (non-admin) Home Assistant user."""
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    return MockUser(name="Ordinary", groups=[group]).add_to_hass(hass)
 
 
 @pytest.fixture
@@ -278,3 +286,33 @@ def test_response_shapes() -> None:
     assert _response({"a": 1}) == {"a": 1}
     assert _response([1, 2]) == {"items": [1, 2]}
     assert _response("History is off") == {"message": "History is off"}
+
+
+async def test_query_history_answers_a_user_only_what_they_may_read(
+    hass: HomeAssistant, sim: Sim, entry: MockConfigEntry, hass_user: MockUser
+) -> None:
+    """`accessories` match by substring (homecast-web handleQueryHistory): a user who may read
+    one accessory gets its series only, however loosely the accessories are named."""
+    home = sim.state.homes[0]
+    recorded = await _act(hass, entry, "query_history", home=home.slug)
+    keys = sorted({s["accessory"] for s in recorded["series"]})
+    assert len(keys) > 1
+    mine = keys[0]
+    registry = er.async_get(hass)
+    readable = {
+        e.entity_id: True
+        for e in er.async_entries_for_config_entry(registry, entry.entry_id)
+        if e.unique_id.endswith(mine[-4:]) or mine[-4:] in e.unique_id
+    }
+    assert readable
+    hass_user.mock_policy({"entities": {"entity_ids": readable}})
+    wanted = sorted({key[:1] for key in keys})  # one letter: many accessories match
+    response = await hass.services.async_call(
+        DOMAIN,
+        "homecast_query_history",
+        {"config_entry_id": entry.entry_id, "home": home.slug, "accessories": wanted},
+        blocking=True,
+        return_response=True,
+        context=Context(user_id=hass_user.id),
+    )
+    assert {s["accessory"] for s in response["series"]} == {mine}

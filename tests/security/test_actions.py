@@ -32,8 +32,9 @@ SUPPORTS = {a.name: a.supports_response for a in (*HOMECAST_ACTIONS, *ROBINE_ACT
 # Who may run each action: the tier of the tool it runs (tools.py tables), then entities.
 # The clock's edits are control-tier on the clock (the policy user may not control it); the
 # preview is a read of the clock (which the policy user may not read either). Homecast's
-# definitions are admin-tier; its history spans the account, of which this entry follows one
-# home only, so only administrators query it.
+# definitions are admin-tier; its history may reach a home this entry does not follow (it
+# follows one of the account's homes; Homecast matches homes by substring), so only
+# administrators query it.
 ALLOWED: dict[str, set[str]] = {
     "create_alarm": {"admin", "user"},
     "update_alarm": {"admin", "user"},

@@ -134,6 +134,12 @@ class BackendRuntime(ABC):
         """
         return []
 
+    def refusal_hint(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        """Said instead of the addresses when a call is refused for what it reaches, where
+        the call may match devices the caller cannot see (the refusal then names none of
+        them, and says how to narrow the call); None: the refusal names what it reaches."""
+        return None
+
     def call_subject(self, name: str, arguments: Mapping[str, Any]) -> str | None:
         """What a call acts on in the backend's own words where no entity says it (a rule
         run by id, the alarm a snooze reaches), for the logbook line; None: its entities do."""

@@ -87,11 +87,14 @@ class CallerView:
     administrators only, and to no one while exposure applies.
     """
 
-    def __init__(self, hass: HomeAssistant, user: User, runtime: BackendRuntime) -> None:
+    def __init__(
+        self, hass: HomeAssistant, user: User, runtime: BackendRuntime, *, assistant: bool = True
+    ) -> None:
         self.hass = hass
         self.user = user
         self.runtime = runtime
-        self.exposure = exposure_applies(hass)
+        # Exposure is for assistants: an action's caller sees what their rights allow.
+        self.exposure = assistant and exposure_applies(hass)
         self._devices: dict[str, bool] = {}
 
     def device(self, key: str) -> bool:

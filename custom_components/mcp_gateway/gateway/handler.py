@@ -527,18 +527,24 @@ class GatewayHandler:
         # The tier before the confirmation: a caller who may not use the tool learns that.
         require_tier(user, tool_class.tier, what)
         require_confirmation(tool_class, arguments, what)
-        addressed = require_backend_call(
-            self.hass,
-            user,
-            runtime,
-            tool_class=tool_class,
-            name=sub.name,
-            args=args,
-            what=what,
-        )
-        # Assistants reach only the devices HA exposes to them (actions are not
-        # assistants); a listing is filtered after the call instead (_filtered).
-        require_exposed(self.hass, user, addressed, what)
+        try:
+            addressed = require_backend_call(
+                self.hass,
+                user,
+                runtime,
+                tool_class=tool_class,
+                name=sub.name,
+                args=args,
+                what=what,
+            )
+            # Assistants reach only the devices HA exposes to them (actions are not
+            # assistants); a listing is filtered after the call instead (_filtered).
+            require_exposed(self.hass, user, addressed, what)
+        except PermissionDenied as err:
+            hint = runtime.refusal_hint(sub.name, args)
+            if hint is None:
+                raise
+            raise PermissionDenied(f"Permission denied: {what} {hint}", err.reason) from err
         entity_ids = sorted(e for group in addressed.values() for e in group)
         # The logbook names single entities a call acts on (an alarm, the HSM panel) rather
         # than their whole device, and links the line to one of them where there is one.

@@ -85,6 +85,80 @@ def home_keys(data: HomecastState | None, ref: Any) -> list[str]:
     return keys
 
 
+def _history_homes(data: HomecastState | None, ref: Any) -> tuple[list[Home], bool]:
+    """The followed homes a history read's `home` may mean, as the community server matches
+    it (local-rest.ts handleGetHistory: key or name contains it; none given: every home), and
+    whether it may also mean a home this entry does not follow."""
+    followed = [h for h in (data.homes.values() if data is not None else ()) if not h.missing]
+    unfollowed = (
+        data is None or data.account_homes is None or bool(data.account_homes - data.homes.keys())
+    )
+    if not isinstance(ref, str) or not ref.strip():
+        return followed, unfollowed
+    needle = _needle(ref)
+    # Even a followed home's own key may be part of an unfollowed home's key (a substring
+    # match), whose names we do not know: such a read may reach it.
+    return [h for h in followed if needle in h.key or needle in h.name.lower()], unfollowed
+
+
+def history_keys(data: HomecastState | None, name: str, arguments: Mapping[str, Any]) -> list[str]:
+    """The accessories a history read may reach, matched as the community server matches them.
+
+    get_history reads the first accessory whose id equals `accessory` or whose key or name
+    contains it, in the first home `home` matches (local-rest.ts handleGetHistory): every
+    accessory it may match is addressed. query_history with `accessories` is addressed by its
+    answer instead (filter_history keeps the series this caller may read); without them it
+    reads every recorded accessory of a home, so it addresses them all.
+    """
+    homes, other = _history_homes(data, arguments.get("home"))
+    if name == "query_history":
+        wanted = arguments.get("accessories")
+        if isinstance(wanted, list) and any(isinstance(w, str) and w.strip() for w in wanted):
+            return []
+        keys = [
+            accessory_device_key(home, acc) for home in homes for acc in home.accessories.values()
+        ]
+        return [*keys, UNFOLLOWED] if other or not homes else keys
+    ref = arguments.get("accessory")
+    needle = _needle(ref) if isinstance(ref, str) else ""
+    keys = []
+    for home in homes:
+        for acc in home.accessories.values():
+            if needle and (needle == acc.uid or needle in acc.key or needle in acc.name.lower()):
+                keys.extend(_with_members(home, acc))
+    if other or not keys:
+        keys.append(f"accessory {str(ref)!r}")
+    return list(dict.fromkeys(keys))
+
+
+def filter_history(data: HomecastState | None, answer: Any, shown: Shown) -> tuple[Any, int]:
+    """query_history's answer ({home, series: [{accessory, …}], …}) with the series of the
+    accessories `shown` admits: its `accessories` match by substring (local-rest.ts
+    handleQueryHistory), so it may return more than was meant."""
+    if not isinstance(answer, dict):
+        raise UnknownListing("query_history: not an object")
+    series = answer.get("series")
+    if series is None:
+        return answer, 0  # History off for the home: a message, no series.
+    if not isinstance(series, list):
+        raise UnknownListing("query_history: series is not a list")
+    home = _followed(data, str(answer.get("home", "")))
+    kept = []
+    for entry in series:
+        ref = entry.get("accessory") if isinstance(entry, Mapping) else None
+        acc = home.find(ref) if home is not None and isinstance(ref, str) else None
+        if (
+            home is not None
+            and acc is not None
+            and all(shown.device(key) for key in _with_members(home, acc))
+        ):
+            kept.append(entry)
+    withheld = len(series) - len(kept)
+    if withheld:
+        answer = {**copy.deepcopy(answer), "series": copy.deepcopy(kept)}
+    return answer, withheld
+
+
 def update_keys(data: HomecastState | None, update: Any) -> list[str]:
     """The accessories one set_state update may reach (a group: itself and its members)."""
     if not isinstance(update, Mapping):

@@ -28,9 +28,10 @@ from ...publisher import EntityPublisher
 from ...scene import async_scene_ran
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
 from .addresses import (
-    UNFOLLOWED,
     filter_automations,
+    filter_history,
     filter_state,
+    history_keys,
     home_by_name,
     home_keys,
     update_keys,
@@ -51,7 +52,7 @@ from .const import (
     SERVER_COMMUNITY,
 )
 from .coordinator import HomecastCoordinator
-from .entities import accessory_device_key, derive_specs
+from .entities import derive_specs
 from .oauth import HomecastOAuth2Implementation
 from .push import HomecastPush
 from .scenes import scene_key
@@ -59,8 +60,8 @@ from .tools import TOOL_CLASSES, classify
 
 _LOGGER = logging.getLogger(__name__)
 
-# History reads that span every home of the account (see device_keys_in_call).
-_ACCOUNT_READS: Final = frozenset({"get_history", "query_history"})
+# History reads: addressed by the accessories they may match (addresses.history_keys).
+_HISTORY: Final = frozenset({"get_history", "query_history"})
 # get_history's `hours` at most (homecast-web src/server/local-mcp.ts: max 8784).
 MAX_HISTORY_HOURS: Final = 8784
 # Reads whose answers are filtered per caller (addresses.filter_state, filter_automations).
@@ -72,7 +73,9 @@ _ONE_HOME: Final = frozenset(
         *("create_automation", "update_automation", "delete_automation"),
     }
 )
-_LISTINGS: Final = frozenset({"get_state", "get_automations", "get_hc_automations"})
+_LISTINGS: Final = frozenset(
+    {"get_state", "get_automations", "get_hc_automations", "query_history"}
+)
 
 
 class MutableBearer(McpAuth):
@@ -299,8 +302,28 @@ class HomecastRuntime(BackendRuntime):
             "hours": min(hours, MAX_HISTORY_HOURS),
         }
 
+    def refusal_hint(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        """How to scope a refused history read (it may match accessories the caller cannot
+        see, which the refusal must not name)."""
+        if name == "get_history":
+            return (
+                f"matches accessories by name across homes, and {arguments.get('accessory')!r} "
+                "may reach accessories this user may not read or that are not exposed to "
+                "assistants. Pass the accessory's key (as get_state gives it) as `accessory` "
+                "and its home's key as `home`."
+            )
+        if name == "query_history":
+            return (
+                "without `accessories` reads every recorded accessory of a home, including "
+                "ones this user may not read or that are not exposed to assistants. Pass "
+                "`accessories` (their keys, as get_state gives them) and `home`; the answer "
+                "then holds only what this user may read."
+            )
+        return None
+
     def lists_devices(self, name: str) -> bool:
-        """get_state and both automation lists are filtered to what the caller may see."""
+        """get_state, both automation lists and query_history are filtered to what the caller
+        may see."""
         return name in _LISTINGS
 
     def filter_listing(self, name: str, data: Any, shown: Shown) -> tuple[Any, int]:
@@ -308,6 +331,8 @@ class HomecastRuntime(BackendRuntime):
         state: HomecastState | None = self.coordinator.data
         if name in ("get_automations", "get_hc_automations"):
             return filter_automations(state, data, shown)
+        if name == "query_history":
+            return filter_history(state, data, shown)
         return filter_state(state, data, shown)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
@@ -315,24 +340,15 @@ class HomecastRuntime(BackendRuntime):
 
         set_state: every accessory an update's home, room and accessory may name (slug,
         display name or UUID: addresses.update_keys). run_scene: the home device. History
-        reads match accessory names by substring across homes (local-rest.ts), so they cover
-        every accessory of the followed homes, and the homes of the account the entry does
-        not follow: checking them all never under-checks.
+        reads: every accessory they may match (addresses.history_keys), a home this entry
+        does not follow included: checking them all never under-checks.
         """
         data: HomecastState | None = self.coordinator.data
-        if name in _ACCOUNT_READS:
-            homes = data.homes.values() if data is not None else ()
-            keys = [
-                accessory_device_key(home, acc)
-                for home in homes
-                for acc in home.accessories.values()
-            ]
-            if data is None or data.account_homes is None or data.account_homes - data.homes.keys():
-                keys.append(UNFOLLOWED)
-            return keys
+        if name in _HISTORY:
+            return history_keys(data, name, arguments)
         if name == "set_state":
             updates = arguments.get("updates")
-            keys = []
+            keys: list[str] = []
             for update in updates if isinstance(updates, list) else []:
                 keys.extend(key for key in update_keys(data, update) if key not in keys)
             return keys

@@ -17,6 +17,7 @@ import voluptuous as vol
 
 from ...const import BACKEND_HOMECAST, DOMAIN
 from ...entity import backend_errors
+from ...gateway.exposure import CallerView
 from ...mcp.errors import (
     McpAuthError,
     McpConnectionError,
@@ -31,6 +32,7 @@ from ..actions import (
     entry_runtime,
     permission_check,
 )
+from ..base import UnknownListing
 
 if TYPE_CHECKING:
     from .runtime import HomecastRuntime
@@ -200,6 +202,23 @@ def _response(data: Any) -> dict[str, Any]:
     return {"message": str(data)}
 
 
+async def _readable_history(call: ServiceCall, runtime: HomecastRuntime, data: Any) -> Any:
+    """query_history's series of the accessories the caller may read: its `accessories` match
+    by substring, so it may answer more than the authorization addressed."""
+    user = await call.hass.auth.async_get_user(str(call.context.user_id))
+    if user is None:
+        return {}
+    view = CallerView(call.hass, user, runtime, assistant=False)
+    try:
+        return runtime.filter_listing("query_history", data, view)[0]
+    except UnknownListing as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="homecast_tool_failed",
+            translation_placeholders={"tool": "query_history", "error": str(err)},
+        ) from err
+
+
 def _handler(tool: str, kind: str) -> ActionHandler:
     """Call the tool; read actions (kind "read") do not refresh entities afterwards."""
 
@@ -228,6 +247,8 @@ def _handler(tool: str, kind: str) -> ActionHandler:
                     translation_key="homecast_tool_failed",
                     translation_placeholders={"tool": tool, "error": str(err)},
                 ) from err
+        if tool == "query_history" and call.context.user_id is not None:
+            data = await _readable_history(call, runtime, data)
         if kind == "write":
             # New scenes, automations and virtual accessories become entities at once; these
             # definition changes are rare, so the refresh is not debounced.
