@@ -10,12 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from homeassistant import data_entry_flow
 from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN
 from homeassistant.components.http.const import KEY_HASS_REFRESH_TOKEN_ID, KEY_HASS_USER
 from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.http import current_request
+
+try:
+    from homeassistant.components.repairs import (  # type: ignore[attr-defined, unused-ignore]
+        RepairsFlowResult as FixFlowResult,
+    )
+except ImportError:  # HA before repairs flows had their own result type (2025.4)
+    from homeassistant.data_entry_flow import (  # type: ignore[assignment, unused-ignore]
+        FlowResult as FixFlowResult,
+    )
 
 from .gateway.approval import Channel, approval_manager
 from .gateway.approval_channels import ISSUE_PREFIX, placeholders
@@ -27,9 +35,7 @@ class ApprovalFlow(RepairsFlow):
     def __init__(self, approval_id: str) -> None:
         self.approval_id = approval_id
 
-    async def async_step_init(
-        self, user_input: dict[str, str] | None = None
-    ) -> data_entry_flow.FlowResult:
+    async def async_step_init(self, user_input: dict[str, str] | None = None) -> FixFlowResult:
         """What waits, who asked, through which client, until when."""
         pending = approval_manager(self.hass).get(self.approval_id)
         if pending is None or not pending.open:
@@ -40,19 +46,15 @@ class ApprovalFlow(RepairsFlow):
             description_placeholders=placeholders(pending),
         )
 
-    async def async_step_approve(
-        self, user_input: dict[str, str] | None = None
-    ) -> data_entry_flow.FlowResult:
+    async def async_step_approve(self, user_input: dict[str, str] | None = None) -> FixFlowResult:
         """Let the call run once."""
         return await self._decide(True)
 
-    async def async_step_decline(
-        self, user_input: dict[str, str] | None = None
-    ) -> data_entry_flow.FlowResult:
+    async def async_step_decline(self, user_input: dict[str, str] | None = None) -> FixFlowResult:
         """Refuse the call: nothing runs."""
         return await self._decide(False)
 
-    async def _decide(self, approved: bool) -> data_entry_flow.FlowResult:
+    async def _decide(self, approved: bool) -> FixFlowResult:
         manager = approval_manager(self.hass)
         pending = manager.get(self.approval_id)
         if pending is None or not pending.open:
