@@ -12,6 +12,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 
+from custom_components.mcp_gateway.const import DOMAIN
 from custom_components.mcp_gateway.gateway import exposure
 from custom_components.mcp_gateway.gateway.settings import GatewaySettings
 
@@ -23,7 +24,13 @@ def _hide_accessory(hass: HomeAssistant, words: str, home_name: str) -> str:
     its device name."""
     devices = dr.async_get(hass)
     registry = er.async_get(hass)
-    for device in devices.devices.values():
+    entries = {entry.entry_id for entry in hass.config_entries.async_entries(DOMAIN)}
+    homecast = (
+        device
+        for entry_id in entries
+        for device in dr.async_entries_for_config_entry(devices, entry_id)
+    )
+    for device in homecast:
         parent = devices.async_get(device.via_device_id) if device.via_device_id else None
         if (
             parent is not None
