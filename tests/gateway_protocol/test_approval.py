@@ -6,7 +6,6 @@ issue's fix flow) and the client's own prompt."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 import json
@@ -15,7 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 from unittest.mock import patch
 
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from homeassistant.auth.const import GROUP_ID_ADMIN, GROUP_ID_USER
 from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN, User
 from homeassistant.components import persistent_notification
@@ -68,7 +67,6 @@ from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.gateway_tools.test_llm_api import call, llm_context
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
-from tests.simulators.hubitat import create_app
 
 pytestmark = pytest.mark.approval
 
@@ -127,16 +125,6 @@ def code(result: dict[str, Any]) -> str | None:
     if not result.get("isError"):
         return None
     return data(result)["error"]["code"]
-
-
-@pytest.fixture
-async def sim(socket_enabled: None) -> AsyncIterator[Sim]:
-    server = TestServer(
-        create_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"
-    )
-    await server.start_server()
-    yield Sim(server, "42")
-    await server.close()
 
 
 async def _token(hass: HomeAssistant, user: User, client_id: str = CLIENT_ID) -> str:

@@ -14,7 +14,7 @@ import json
 from typing import Any
 from unittest.mock import patch
 
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
@@ -40,7 +40,6 @@ from custom_components.mcp_gateway.gateway.approval import (
 from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
-from tests.simulators.hubitat import create_app
 
 from .conftest import URL, base_url
 
@@ -68,16 +67,6 @@ class Home:
 
     def unlock_args(self) -> dict[str, Any]:
         return {"updates": [{"entity_id": self.lock, "state": "unlocked"}]}
-
-
-@pytest.fixture
-async def sim(socket_enabled: None) -> AsyncIterator[Sim]:
-    server = TestServer(
-        create_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"
-    )
-    await server.start_server()
-    yield Sim(server, "42")
-    await server.close()
 
 
 @pytest.fixture

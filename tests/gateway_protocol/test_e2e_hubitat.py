@@ -3,33 +3,20 @@ simulated hub, on both transports, as an admin and as a read-only user."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 import json
 from typing import Any
 
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
 from tests.hubitat.sim import Sim, first, make_entry, setup_entry
-from tests.simulators.hubitat import create_app
 
 from .conftest import ClientFactory, base_url, make_token
 from .test_sdk_clients import _sse, _streamable
 
 CORE = {"search_tools", "get_state", "set_state", "get_history", "list_backends"}
-
-
-@pytest.fixture
-async def sim(socket_enabled: None) -> AsyncIterator[Sim]:
-    """A simulated hub on 127.0.0.1 whose commands take effect at once."""
-    server = TestServer(
-        create_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"
-    )
-    await server.start_server()
-    yield Sim(server, "42")
-    await server.close()
 
 
 @pytest.fixture
