@@ -23,13 +23,13 @@ async def hubitat_simulator(
 ) -> AsyncIterator[int]:
     """The Hubitat simulator in its own process (as a real hub is: its work and memory are not
     the measured process's) on a free loopback port, with these command-line flags (see
-    `python -m tests.simulators.hubitat --help`); yields the port once it accepts connections
+    `python -m simulators.hubitat --help`); yields the port once it accepts connections
     (waiting at most `seconds`: a large hub takes a while to generate), and stops it after."""
     port = free_port()
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "tests.simulators.hubitat",
+        "simulators.hubitat",
         "--port",
         str(port),
         *flags,

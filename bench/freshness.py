@@ -53,11 +53,11 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     DEFAULT_SCAN_INTERVAL as HUBITAT_POLL,
 )
 from custom_components.mcp_gateway.backends.robine_wake.const import DEFAULT_SCAN_INTERVAL
+from simulators.homecast import create_app as homecast_app
+from simulators.robine_wake import ROBINE, create_app as robine_app
 from tests.homecast.sim import Sim as HomecastServer, device_of, entity_id, token_entry
 from tests.hubitat.sim import Sim as HubitatServer, first, make_entry, start as start_hub
 from tests.simulation import LoopbackServers, robine_wake_entry, setup_entry
-from tests.simulators.homecast import create_app as homecast_app
-from tests.simulators.robine_wake import ROBINE, create_app as robine_app
 
 HOMECAST_POLL = 30.0
 # Hubitat tool calls per idle minute, by mode (filled by `hubitat`).

@@ -61,7 +61,7 @@ from mcp.client.streamable_http import streamablehttp_client
 from yarl import URL
 
 from bench import hubitat_simulator, load
-from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
+from custom_components.mcp_gateway.core.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
 from demo.ha import HomeAssistantProcess
 
 RELAY = Path(__file__).parent / "relay"

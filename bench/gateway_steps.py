@@ -47,14 +47,14 @@ from pytest_homeassistant_custom_component.common import (
 from bench import load
 from bench.relay import RelayView
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from custom_components.mcp_gateway.core.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
-from custom_components.mcp_gateway.gateway.view import McpGatewayView
+from custom_components.mcp_gateway.gateway.http.view import McpGatewayView
 from custom_components.mcp_gateway.mcp.client import McpClient
 from custom_components.mcp_gateway.mcp.server import McpServer
 from demo.ha import free_port
+from simulators.hubitat import HUB, create_app, mcp_path
 from tests.simulation import gateway_entry, hubitat_entry, setup_entry
-from tests.simulators.hubitat import HUB, create_app, mcp_path
 
 SIM_TOKEN = "bench-token"
 PROTOCOL = "2025-06-18"

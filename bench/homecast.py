@@ -41,9 +41,9 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_HOMES,
 )
 from custom_components.mcp_gateway.backends.homecast.entities import derive_specs
-from custom_components.mcp_gateway.const import BACKEND_HOMECAST, CONF_BACKEND, DOMAIN
-from tests.simulators.base import STATS
-from tests.simulators.homecast import HOMECAST, create_app
+from custom_components.mcp_gateway.core.const import BACKEND_HOMECAST, CONF_BACKEND, DOMAIN
+from simulators.base import STATS
+from simulators.homecast import HOMECAST, create_app
 
 TOKEN = "hc_bench"
 

@@ -49,9 +49,9 @@ from custom_components.mcp_gateway.backends.hubitat.coordinator import (
     _SECOND_COMPLETE as SECOND_COMPLETE,
 )
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
-from tests.simulators.base import STATS
-from tests.simulators.hubitat import HUB, create_app, mcp_path
+from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
+from simulators.base import STATS
+from simulators.hubitat import HUB, create_app, mcp_path
 
 TOKEN = "sim-token"
 

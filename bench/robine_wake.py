@@ -44,13 +44,9 @@ from custom_components.mcp_gateway.backends.robine_wake.const import (
     CONF_SCAN_INTERVAL,
     DEFAULT_SCAN_INTERVAL,
 )
-from custom_components.mcp_gateway.const import (
-    BACKEND_ROBINE_WAKE,
-    CONF_BACKEND,
-    DOMAIN,
-)
-from tests.simulators.base import STATS
-from tests.simulators.robine_wake import ROBINE, create_app
+from custom_components.mcp_gateway.core.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from simulators.base import STATS
+from simulators.robine_wake import ROBINE, create_app
 
 SESSION = "sensor.bedroom_clock_session"
 

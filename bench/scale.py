@@ -78,21 +78,21 @@ from custom_components.mcp_gateway.backends.homecast.const import (
 )
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN, CONF_URL
 from custom_components.mcp_gateway.backends.robine_wake.const import CONF_URL as ROBINE_URL
-from custom_components.mcp_gateway.const import (
+from custom_components.mcp_gateway.core.const import (
     BACKEND_HOMECAST,
     BACKEND_HUBITAT,
     BACKEND_ROBINE_WAKE,
     CONF_BACKEND,
     DOMAIN,
 )
-from custom_components.mcp_gateway.gateway import get_state
-from custom_components.mcp_gateway.gateway.catalog import ExposedBackend, GatewayCatalog
+from custom_components.mcp_gateway.gateway.catalog.store import ExposedBackend, GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
+from custom_components.mcp_gateway.gateway.tools import get_state
 from custom_components.mcp_gateway.mcp.server import RequestContext
-from tests.simulators.base import STATS, SimClock
-from tests.simulators.homecast import HOMECAST, create_app as homecast_app
-from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
-from tests.simulators.robine_wake import create_app as robine_app
+from simulators.base import STATS, SimClock
+from simulators.homecast import HOMECAST, create_app as homecast_app
+from simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
+from simulators.robine_wake import create_app as robine_app
 
 PACKAGE = str(Path(custom_components.mcp_gateway.__file__).parent)
 # Entities per simulated Hubitat device is ~2.3: these give ~100, ~1,000 and ~5,000.

@@ -11,9 +11,9 @@ import socket
 
 from aiohttp import web
 
-from tests.simulators.homecast import create_app as homecast_app
-from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
-from tests.simulators.robine_wake import create_app as robine_app
+from simulators.homecast import create_app as homecast_app
+from simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
+from simulators.robine_wake import create_app as robine_app
 
 HUBITAT_TOKEN = "demo-hubitat-token"
 HOMECAST_TOKEN = "hc_demo_token"
@@ -21,7 +21,7 @@ ROBINE_PASSWORD = "wake-up"
 # Homecast as a real account answers: a two-home capture shaped like the server's get_state
 # (slug names, virtual accessories as type "other", raw characteristic names), served by the
 # simulator of the Homecast Mac app's community server.
-HOMECAST_STATE = Path(__file__).resolve().parent.parent / "tests/simulators/data/homecast_real.json"
+HOMECAST_STATE = Path(__file__).resolve().parent.parent / "simulators/data/homecast_real.json"
 
 
 def free_port() -> int:

@@ -15,7 +15,7 @@ from homeassistant.helpers import (
     entity_registry as er,
 )
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 
 
 def entity_id_of(hass: HomeAssistant, platform: Platform | str, unique_id: str) -> str:

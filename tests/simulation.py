@@ -38,6 +38,7 @@ from custom_components.mcp_gateway.backends.base import (
     ToolClass,
     ToolTier,
 )
+from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.backends.homecast.const import (
     AUTH_TOKEN,
     CONF_ACCESS_TOKEN,
@@ -45,20 +46,19 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_HOMES,
 )
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN
+from custom_components.mcp_gateway.backends.publisher import EntityPublisher
 from custom_components.mcp_gateway.backends.robine_wake.const import CONF_PASSWORD
-from custom_components.mcp_gateway.const import (
+from custom_components.mcp_gateway.core.const import (
     BACKEND_HOMECAST,
     BACKEND_HUBITAT,
     BACKEND_ROBINE_WAKE,
     CONF_BACKEND,
     DOMAIN,
 )
-from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
-from custom_components.mcp_gateway.gateway.settings import KIND_GATEWAY
+from custom_components.mcp_gateway.core.settings import KIND_GATEWAY
 from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpToolError
-from custom_components.mcp_gateway.publisher import EntityPublisher
-from tests.simulators.base import FAULTS, STATS, Faults, SimClock, Stats
+from simulators.base import FAULTS, STATS, Faults, SimClock, Stats
 
 # ---------------------------------------------------------------- simulators on loopback
 

@@ -8,13 +8,13 @@ from homeassistant.exceptions import ServiceValidationError
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends.actions import ATTR_CONFIG_ENTRY_ID, entry_runtime
-from custom_components.mcp_gateway.const import (
+from custom_components.mcp_gateway.core.const import (
     BACKEND_HOMECAST,
     BACKEND_ROBINE_WAKE,
     CONF_BACKEND,
     DOMAIN,
 )
+from custom_components.mcp_gateway.permissions.actions import ATTR_CONFIG_ENTRY_ID, entry_runtime
 
 
 def _entry(

@@ -27,7 +27,11 @@ from yarl import URL
 
 from custom_components.mcp_gateway.backends.homecast.const import CONF_ACCESS_TOKEN, CONF_HOMES
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
+from simulators.base import FAULTS
+from simulators.homecast import HOMECAST, create_app as homecast_app
+from simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
+from simulators.robine_wake import ROBINE, create_app as robine_app
 from tests.simulation import (
     LoopbackServers,
     gateway_entry,
@@ -36,10 +40,6 @@ from tests.simulation import (
     robine_wake_entry,
     setup_entry,
 )
-from tests.simulators.base import FAULTS
-from tests.simulators.homecast import HOMECAST, create_app as homecast_app
-from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
-from tests.simulators.robine_wake import ROBINE, create_app as robine_app
 
 HUBITAT_TOKEN = "hubitat-secret-5f1e2d3c"
 HOMECAST_TOKEN = "hc_secret_token_8a7b6c"

@@ -11,7 +11,7 @@ import pytest
 from custom_components.mcp_gateway.backends.homecast import entities as homecast
 from custom_components.mcp_gateway.backends.hubitat import entities as hubitat
 from custom_components.mcp_gateway.backends.robine_wake import entities as robine_wake
-from custom_components.mcp_gateway.event import GatewayEventDescription
+from custom_components.mcp_gateway.platforms.event import GatewayEventDescription
 
 STRINGS = Path(__file__).parent.parent / "custom_components" / "mcp_gateway" / "strings.json"
 

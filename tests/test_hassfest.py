@@ -28,8 +28,8 @@ import voluptuous as vol
 import yaml
 
 from custom_components import mcp_gateway
-from custom_components.mcp_gateway.backends.registry import BACKENDS
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.registry import BACKENDS
 
 ROOT = Path(mcp_gateway.__file__).parent
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())
@@ -239,7 +239,7 @@ def test_every_user_visible_error_is_translated() -> None:
         if key not in exception_keys
     }
     assert missing == set()
-    refusals = importlib.import_module(f"{mcp_gateway.__name__}.backends.actions")._REFUSAL_KEYS
+    refusals = importlib.import_module(f"{mcp_gateway.__name__}.permissions.actions")._REFUSAL_KEYS
     assert set(refusals.values()) <= exception_keys
 
 
@@ -472,9 +472,9 @@ def test_imported_components_are_declared_in_the_manifest() -> None:
 
 
 def test_the_import_check_finds_an_undeclared_component() -> None:
-    """Without after_dependencies, recorder (imported by gateway/get_history.py) is an error."""
+    """Without after_dependencies, recorder (imported by gateway/tools/get_history.py) is an error."""
     manifest = {key: value for key, value in MANIFEST.items() if key != "after_dependencies"}
-    assert undeclared_components(ROOT, manifest) == {"gateway/get_history.py": {"recorder"}}
+    assert undeclared_components(ROOT, manifest) == {"gateway/tools/get_history.py": {"recorder"}}
     assert "http" in {
         ref
         for refs in undeclared_components(ROOT, {**manifest, "dependencies": []}).values()

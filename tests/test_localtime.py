@@ -1,4 +1,4 @@
-"""The shared local-time formatting of results (localtime.py)."""
+"""The shared local-time formatting of results (core/localtime.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from homeassistant.core import HomeAssistant, State
 import pytest
 
-from custom_components.mcp_gateway.localtime import (
+from custom_components.mcp_gateway.core.localtime import (
     local_iso,
     local_iso_text,
     local_state,

@@ -20,7 +20,7 @@ from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from demo.__main__ import add_backends
 from demo.ha import HomeAssistantError, HomeAssistantProcess
 from demo.home import DemoHome, demo_home

@@ -12,8 +12,8 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.mcp_gateway import services
-from custom_components.mcp_gateway.backends.registry import BACKENDS
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.registry import BACKENDS
 
 _WS = "websocket_api"
 

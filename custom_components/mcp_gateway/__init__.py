@@ -8,12 +8,12 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.device_registry import DeviceEntry
 from homeassistant.helpers.typing import ConfigType
 
-from .availability import async_track_unreachable
 from .backends.base import McpGatewayConfigEntry
-from .backends.registry import runtime_class
-from .const import CONF_BACKEND, DOMAIN
+from .core.availability import async_track_unreachable
+from .core.const import CONF_BACKEND, DOMAIN
+from .core.settings import KIND_GATEWAY
 from .gateway import async_setup_gateway
-from .gateway.settings import KIND_GATEWAY
+from .registry import runtime_class
 from .services import async_setup_services
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)

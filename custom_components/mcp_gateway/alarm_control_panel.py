@@ -1,75 +1,16 @@
-"""Alarm control panels: Hubitat's HSM and HomeKit security systems."""
+"""Alarm control panels: Hubitat's HSM and HomeKit security systems.
+
+What Home Assistant loads for the platform; the entity class is in platforms/alarm_control_panel.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
-
-from homeassistant.components.alarm_control_panel import (
-    AlarmControlPanelEntity,
-    AlarmControlPanelEntityDescription,
-)
-from homeassistant.components.alarm_control_panel.const import (
-    AlarmControlPanelEntityFeature,
-    AlarmControlPanelState,
-)
 from homeassistant.const import Platform
 
-from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
-from .publisher import platform_setup
+from .backends.publisher import platform_setup
+from .platforms.alarm_control_panel import GatewayAlarmPanel
 
+# Reads come from the coordinators; writes are bounded by each backend itself.
 PARALLEL_UPDATES = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class GatewayAlarmDescription[NativeT](
-    GatewayEntityDescription[NativeT], AlarmControlPanelEntityDescription
-):
-    """How an alarm panel reads and sets a native object."""
-
-    state_fn: Callable[[NativeT], AlarmControlPanelState | None]
-    supported_features: AlarmControlPanelEntityFeature
-    set_state_fn: Callable[[Any, NativeT, AlarmControlPanelState], Awaitable[Any]]
-
-
-class GatewayAlarmPanel(GatewayEntity, AlarmControlPanelEntity):
-    """A backend alarm panel; no code is asked because the backends take none."""
-
-    entity_description: GatewayAlarmDescription[Any]
-    _attr_code_arm_required = False
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._attr_supported_features = self.entity_description.supported_features
-
-    @property
-    def alarm_state(self) -> AlarmControlPanelState | None:
-        """Current state."""
-        return self.read(self.entity_description.state_fn)
-
-    async def _set(self, target: AlarmControlPanelState) -> None:
-        await self.entity_description.set_state_fn(self.runtime, self.native, target)
-
-    @translate_errors
-    async def async_alarm_disarm(self, code: str | None = None) -> None:
-        """Disarm."""
-        await self._set(AlarmControlPanelState.DISARMED)
-
-    @translate_errors
-    async def async_alarm_arm_home(self, code: str | None = None) -> None:
-        """Arm for people at home."""
-        await self._set(AlarmControlPanelState.ARMED_HOME)
-
-    @translate_errors
-    async def async_alarm_arm_away(self, code: str | None = None) -> None:
-        """Arm for an empty home."""
-        await self._set(AlarmControlPanelState.ARMED_AWAY)
-
-    @translate_errors
-    async def async_alarm_arm_night(self, code: str | None = None) -> None:
-        """Arm for the night."""
-        await self._set(AlarmControlPanelState.ARMED_NIGHT)
-
 
 async_setup_entry = platform_setup(Platform.ALARM_CONTROL_PANEL, GatewayAlarmPanel)

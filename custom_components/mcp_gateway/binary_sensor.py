@@ -1,41 +1,16 @@
-"""Binary sensors: contact, motion, water, presence, health and the like."""
+"""Binary sensors: contact, motion, water, presence, health and the like.
+
+What Home Assistant loads for the platform; the entity class is in platforms/binary_sensor.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
-from homeassistant.components.binary_sensor import (
-    BinarySensorEntity,
-    BinarySensorEntityDescription,
-)
 from homeassistant.const import Platform
 
-from .entity import GatewayEntity, GatewayEntityDescription
-from .publisher import platform_setup
+from .backends.publisher import platform_setup
+from .platforms.binary_sensor import GatewayBinarySensor
 
+# Reads come from the coordinators; writes are bounded by each backend itself.
 PARALLEL_UPDATES = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class GatewayBinarySensorDescription[NativeT](
-    GatewayEntityDescription[NativeT], BinarySensorEntityDescription
-):
-    """How a binary sensor reads a native object."""
-
-    is_on_fn: Callable[[NativeT], bool | None]
-
-
-class GatewayBinarySensor(GatewayEntity, BinarySensorEntity):
-    """A backend binary sensor."""
-
-    entity_description: GatewayBinarySensorDescription[Any]
-
-    @property
-    def is_on(self) -> bool | None:
-        """Whether the sensed condition holds."""
-        return self.read(self.entity_description.is_on_fn)
-
 
 async_setup_entry = platform_setup(Platform.BINARY_SENSOR, GatewayBinarySensor)

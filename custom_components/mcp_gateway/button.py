@@ -1,36 +1,16 @@
-"""Buttons: one-shot actions such as running a rule or snoozing an alarm."""
+"""Buttons: one-shot actions such as running a rule or snoozing an alarm.
+
+What Home Assistant loads for the platform; the entity class is in platforms/button.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
-
-from homeassistant.components.button import ButtonEntity, ButtonEntityDescription
 from homeassistant.const import Platform
 
-from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
-from .publisher import platform_setup
+from .backends.publisher import platform_setup
+from .platforms.button import GatewayButton
 
+# Reads come from the coordinators; writes are bounded by each backend itself.
 PARALLEL_UPDATES = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class GatewayButtonDescription[NativeT](GatewayEntityDescription[NativeT], ButtonEntityDescription):
-    """What pressing the button does."""
-
-    press_fn: Callable[[Any, NativeT], Awaitable[Any]]
-
-
-class GatewayButton(GatewayEntity, ButtonEntity):
-    """A backend button."""
-
-    entity_description: GatewayButtonDescription[Any]
-
-    @translate_errors
-    async def async_press(self) -> None:
-        """Press it."""
-        await self.entity_description.press_fn(self.runtime, self.native)
-
 
 async_setup_entry = platform_setup(Platform.BUTTON, GatewayButton)

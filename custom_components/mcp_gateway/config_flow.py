@@ -14,9 +14,8 @@ import voluptuous as vol
 from .backends.base import McpGatewayConfigEntry
 from .backends.homecast.config_flow import HomecastFlowMixin
 from .backends.hubitat.config_flow import HubitatFlowMixin
-from .backends.registry import BACKENDS, backend
 from .backends.robine_wake.config_flow import RobineWakeFlowMixin
-from .const import (
+from .core.const import (
     BACKEND_HOMECAST,
     BACKEND_HUBITAT,
     BACKEND_ROBINE_WAKE,
@@ -24,13 +23,14 @@ from .const import (
     CONF_GATEWAY_EXPOSED,
     DOMAIN,
 )
-from .gateway.settings import (
+from .core.settings import (
     GATEWAY_TITLE,
     GATEWAY_UNIQUE_ID,
     KIND_GATEWAY,
     options_from_input,
     settings_schema,
 )
+from .registry import BACKENDS, backend
 
 
 # Every registry row's flow_mixin is a base here (a test checks); mypy needs them spelled out.

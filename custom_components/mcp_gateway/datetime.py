@@ -1,45 +1,16 @@
-"""Date-times: virtual date accessories."""
+"""Date-times: virtual date accessories.
+
+What Home Assistant loads for the platform; the entity class is in platforms/datetime.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
-
-from homeassistant.components.datetime import DateTimeEntity, DateTimeEntityDescription
 from homeassistant.const import Platform
 
-from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
-from .publisher import platform_setup
+from .backends.publisher import platform_setup
+from .platforms.datetime import GatewayDateTime
 
+# Reads come from the coordinators; writes are bounded by each backend itself.
 PARALLEL_UPDATES = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class GatewayDateTimeDescription[NativeT](
-    GatewayEntityDescription[NativeT], DateTimeEntityDescription
-):
-    """How a date-time entity reads and sets a native object."""
-
-    value_fn: Callable[[NativeT], datetime | None]
-    set_fn: Callable[[Any, NativeT, datetime], Awaitable[Any]]
-
-
-class GatewayDateTime(GatewayEntity, DateTimeEntity):
-    """A backend date-time value."""
-
-    entity_description: GatewayDateTimeDescription[Any]
-
-    @property
-    def native_value(self) -> datetime | None:
-        """The current value (timezone-aware)."""
-        return self.read(self.entity_description.value_fn)
-
-    @translate_errors
-    async def async_set_value(self, value: datetime) -> None:
-        """Set the value."""
-        await self.entity_description.set_fn(self.runtime, self.native, value)
-
 
 async_setup_entry = platform_setup(Platform.DATETIME, GatewayDateTime)

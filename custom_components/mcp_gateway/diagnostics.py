@@ -8,8 +8,8 @@ from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
 
 from .backends.base import McpGatewayConfigEntry
-from .const import CONF_BACKEND
-from .gateway.settings import KIND_GATEWAY
+from .core.const import CONF_BACKEND
+from .core.settings import KIND_GATEWAY
 
 # Keys that may hold credentials or identify a person, wherever they appear.
 TO_REDACT = {

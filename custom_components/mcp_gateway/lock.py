@@ -1,53 +1,16 @@
-"""Locks."""
+"""Locks.
+
+What Home Assistant loads for the platform; the entity class is in platforms/lock.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
-
-from homeassistant.components.lock import LockEntity, LockEntityDescription
 from homeassistant.const import Platform
 
-from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
-from .publisher import platform_setup
+from .backends.publisher import platform_setup
+from .platforms.lock import GatewayLock
 
+# Reads come from the coordinators; writes are bounded by each backend itself.
 PARALLEL_UPDATES = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class GatewayLockDescription[NativeT](GatewayEntityDescription[NativeT], LockEntityDescription):
-    """How a lock reads and sets a native object."""
-
-    is_locked_fn: Callable[[NativeT], bool | None]
-    is_jammed_fn: Callable[[NativeT], bool | None] = lambda _: None
-    set_locked_fn: Callable[[Any, NativeT, bool], Awaitable[Any]]
-
-
-class GatewayLock(GatewayEntity, LockEntity):
-    """A backend lock."""
-
-    entity_description: GatewayLockDescription[Any]
-
-    @property
-    def is_locked(self) -> bool | None:
-        """Whether it is locked."""
-        return self.read(self.entity_description.is_locked_fn)
-
-    @property
-    def is_jammed(self) -> bool | None:
-        """Whether it reports a jam."""
-        return self.read(self.entity_description.is_jammed_fn)
-
-    @translate_errors
-    async def async_lock(self, **kwargs: Any) -> None:
-        """Lock."""
-        await self.entity_description.set_locked_fn(self.runtime, self.native, True)
-
-    @translate_errors
-    async def async_unlock(self, **kwargs: Any) -> None:
-        """Unlock."""
-        await self.entity_description.set_locked_fn(self.runtime, self.native, False)
-
 
 async_setup_entry = platform_setup(Platform.LOCK, GatewayLock)

@@ -13,14 +13,9 @@ from homeassistant.components.logbook.const import (
 from homeassistant.components.logbook.models import LazyEventPartialState
 from homeassistant.core import HomeAssistant, callback
 
-from .const import DOMAIN
-from .gateway.approval import (
-    ATTR_CHANNEL,
-    ATTR_DECIDED_BY,
-    ATTR_OUTCOME,
-    EVENT_APPROVAL,
-)
-from .gateway.policy import (
+from .core.const import DOMAIN
+from .gateway.approval.manager import ATTR_CHANNEL, ATTR_DECIDED_BY, ATTR_OUTCOME, EVENT_APPROVAL
+from .permissions.policy import (
     ATTR_BACKEND,
     ATTR_CLIENT_NAME,
     ATTR_SUCCESS,

@@ -25,8 +25,8 @@ except ImportError:  # HA before repairs flows had their own result type (2025.4
         FlowResult as FixFlowResult,
     )
 
-from .gateway.approval import Channel, approval_manager
-from .gateway.approval_channels import ISSUE_PREFIX, placeholders
+from .gateway.approval.channels import ISSUE_PREFIX, placeholders
+from .gateway.approval.manager import Channel, approval_manager
 
 
 class ApprovalFlow(RepairsFlow):

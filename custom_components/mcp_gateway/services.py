@@ -22,9 +22,9 @@ from homeassistant.const import EVENT_COMPONENT_LOADED
 from homeassistant.core import Event, HomeAssistant, ServiceCall, callback
 from homeassistant.exceptions import Unauthorized
 
-from .backends.actions import BackendAction
-from .backends.registry import BACKENDS
-from .const import DOMAIN
+from .core.const import DOMAIN
+from .permissions.actions import BackendAction
+from .registry import BACKENDS
 
 _LOGGER = logging.getLogger(__name__)
 

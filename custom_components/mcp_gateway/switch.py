@@ -1,47 +1,16 @@
-"""Switches: anything with an on/off state a backend can set (plugs, rules, automations, alarms)."""
+"""Switches: anything with an on/off state a backend can set (plugs, rules, automations, alarms).
+
+What Home Assistant loads for the platform; the entity class is in platforms/switch.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
-
-from homeassistant.components.switch import SwitchEntity, SwitchEntityDescription
 from homeassistant.const import Platform
 
-from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
-from .publisher import platform_setup
+from .backends.publisher import platform_setup
+from .platforms.switch import GatewaySwitch
 
+# Reads come from the coordinators; writes are bounded by each backend itself.
 PARALLEL_UPDATES = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class GatewaySwitchDescription[NativeT](GatewayEntityDescription[NativeT], SwitchEntityDescription):
-    """How a switch reads and sets a native object."""
-
-    is_on_fn: Callable[[NativeT], bool | None]
-    set_fn: Callable[[Any, NativeT, bool], Awaitable[Any]]
-
-
-class GatewaySwitch(GatewayEntity, SwitchEntity):
-    """A backend switch."""
-
-    entity_description: GatewaySwitchDescription[Any]
-
-    @property
-    def is_on(self) -> bool | None:
-        """Whether it is on."""
-        return self.read(self.entity_description.is_on_fn)
-
-    @translate_errors
-    async def async_turn_on(self, **kwargs: Any) -> None:
-        """Turn it on."""
-        await self.entity_description.set_fn(self.runtime, self.native, True)
-
-    @translate_errors
-    async def async_turn_off(self, **kwargs: Any) -> None:
-        """Turn it off."""
-        await self.entity_description.set_fn(self.runtime, self.native, False)
-
 
 async_setup_entry = platform_setup(Platform.SWITCH, GatewaySwitch)

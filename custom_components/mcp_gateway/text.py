@@ -1,42 +1,16 @@
-"""Texts: virtual text accessories."""
+"""Texts: virtual text accessories.
+
+What Home Assistant loads for the platform; the entity class is in platforms/text.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
-
-from homeassistant.components.text import TextEntity, TextEntityDescription
 from homeassistant.const import Platform
 
-from .entity import GatewayEntity, GatewayEntityDescription, translate_errors
-from .publisher import platform_setup
+from .backends.publisher import platform_setup
+from .platforms.text import GatewayText
 
+# Reads come from the coordinators; writes are bounded by each backend itself.
 PARALLEL_UPDATES = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class GatewayTextDescription[NativeT](GatewayEntityDescription[NativeT], TextEntityDescription):
-    """How a text entity reads and sets a native object."""
-
-    value_fn: Callable[[NativeT], str | None]
-    set_fn: Callable[[Any, NativeT, str], Awaitable[Any]]
-
-
-class GatewayText(GatewayEntity, TextEntity):
-    """A backend text value."""
-
-    entity_description: GatewayTextDescription[Any]
-
-    @property
-    def native_value(self) -> str | None:
-        """The current text."""
-        return self.read(self.entity_description.value_fn)
-
-    @translate_errors
-    async def async_set_value(self, value: str) -> None:
-        """Set the text."""
-        await self.entity_description.set_fn(self.runtime, self.native, value)
-
 
 async_setup_entry = platform_setup(Platform.TEXT, GatewayText)

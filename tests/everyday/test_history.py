@@ -8,8 +8,8 @@ import json
 
 from homeassistant.util import dt as dt_util
 
+from simulators.hubitat.devices import Event
 from tests.simulation import first_device
-from tests.simulators.hubitat.devices import Event
 
 from .assistant import Home
 

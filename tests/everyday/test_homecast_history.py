@@ -12,9 +12,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.gateway import exposure
-from custom_components.mcp_gateway.gateway.settings import GatewaySettings
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.core.settings import GatewaySettings
+from custom_components.mcp_gateway.permissions import exposure
 
 from .assistant import GEORGE_STREET, ROBS_FLAT, Assistant, Home
 

@@ -14,7 +14,7 @@ from homeassistant.loader import async_get_integration
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.backends.coordinator import BackendCoordinator
-from custom_components.mcp_gateway.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpAuthError, McpConnectionError, McpError
 
 

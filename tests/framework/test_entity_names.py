@@ -19,16 +19,16 @@ from homeassistant.helpers.entity import EntityDescription
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.binary_sensor import GatewayBinarySensorDescription
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.entity import (
+from custom_components.mcp_gateway.backends.entity import (
     NAMED_BY_DEVICE_CLASS,
     DeviceSpec,
     EntitySpec,
     GatewayEntity,
 )
-from custom_components.mcp_gateway.event import GatewayEventDescription
-from custom_components.mcp_gateway.sensor import GatewaySensorDescription
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.platforms.binary_sensor import GatewayBinarySensorDescription
+from custom_components.mcp_gateway.platforms.event import GatewayEventDescription
+from custom_components.mcp_gateway.platforms.sensor import GatewaySensorDescription
 from tests.simulation import FakeClient, InMemoryRuntime, setup_in_memory
 
 
@@ -181,7 +181,7 @@ def _entity_classes() -> list[type[GatewayEntity]]:
     classes: list[type[GatewayEntity]] = [GatewayEntity]
     for platform in Platform:
         try:
-            module = importlib.import_module(f"custom_components.mcp_gateway.{platform}")
+            module = importlib.import_module(f"custom_components.mcp_gateway.platforms.{platform}")
         except ModuleNotFoundError:
             continue
         classes += [

@@ -26,16 +26,16 @@ from homeassistant.helpers.update_coordinator import UpdateFailed
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
-from custom_components.mcp_gateway.binary_sensor import GatewayBinarySensorDescription
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
-from custom_components.mcp_gateway.event import EventOccurrence, GatewayEventDescription
+from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import (
     McpAuthError,
     McpConnectionError,
     McpToolError,
 )
-from custom_components.mcp_gateway.switch import GatewaySwitchDescription
+from custom_components.mcp_gateway.platforms.binary_sensor import GatewayBinarySensorDescription
+from custom_components.mcp_gateway.platforms.event import EventOccurrence, GatewayEventDescription
+from custom_components.mcp_gateway.platforms.switch import GatewaySwitchDescription
 from tests.registry import device_of as registry_device
 from tests.simulation import FakeClient, InMemoryRuntime, setup_in_memory
 

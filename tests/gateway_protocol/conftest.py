@@ -15,15 +15,15 @@ from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.mcp_gateway.gateway import async_setup_gateway
-from custom_components.mcp_gateway.gateway.view import GatewayRuntime
+from custom_components.mcp_gateway.gateway.http.view import GatewayRuntime
 from custom_components.mcp_gateway.mcp.server import (
     InvalidParamsError,
     RequestContext,
     ResourceNotFoundError,
     UnknownToolError,
 )
+from simulators.hubitat import create_app
 from tests.hubitat.sim import Sim
-from tests.simulators.hubitat import create_app
 
 URL = "/api/mcp_gateway"
 ACCEPT = "application/json, text/event-stream"

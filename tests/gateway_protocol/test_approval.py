@@ -35,25 +35,7 @@ from pytest_homeassistant_custom_component.common import (
     async_mock_service,
 )
 
-from custom_components.mcp_gateway.gateway import (
-    approval as approval_module,
-    approval_channels as approval_channels_module,
-)
-from custom_components.mcp_gateway.gateway.approval import (
-    DATA_APPROVALS,
-    EVENT_APPROVAL,
-    Channel,
-    Outcome,
-    Pending,
-    approval_manager,
-)
-from custom_components.mcp_gateway.gateway.approval_channels import (
-    async_setup_channels,
-    placeholders,
-)
-from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
-from custom_components.mcp_gateway.gateway.settings import (
+from custom_components.mcp_gateway.core.settings import (
     CONF_APPROVAL,
     CONF_APPROVAL_ENTITIES,
     CONF_APPROVAL_EXEMPT,
@@ -61,6 +43,24 @@ from custom_components.mcp_gateway.gateway.settings import (
     CONF_APPROVERS,
     CONF_EXPOSED_ONLY,
 )
+from custom_components.mcp_gateway.gateway.approval import (
+    channels as approval_channels_module,
+    manager as approval_module,
+)
+from custom_components.mcp_gateway.gateway.approval.channels import (
+    async_setup_channels,
+    placeholders,
+)
+from custom_components.mcp_gateway.gateway.approval.manager import (
+    DATA_APPROVALS,
+    EVENT_APPROVAL,
+    Channel,
+    Outcome,
+    Pending,
+    approval_manager,
+)
+from custom_components.mcp_gateway.gateway.handler import GatewayHandler
+from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
 from custom_components.mcp_gateway.logbook import async_describe_events
 from custom_components.mcp_gateway.mcp.elicitation import ElicitationUnsupportedError
 from custom_components.mcp_gateway.mcp.server import RequestContext

@@ -31,13 +31,13 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
 )
 
-from custom_components.mcp_gateway.gateway import approval as approval_module
-from custom_components.mcp_gateway.gateway.approval import (
+from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.gateway.approval import manager as approval_module
+from custom_components.mcp_gateway.gateway.approval.manager import (
     EVENT_APPROVAL,
     Channel,
     approval_manager,
 )
-from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 

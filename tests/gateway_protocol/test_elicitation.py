@@ -23,7 +23,11 @@ from mcp.shared.context import RequestContext as SdkContext
 from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 import pytest
 
-from custom_components.mcp_gateway.gateway.view import GatewayRuntime, McpGatewayView, PostStream
+from custom_components.mcp_gateway.gateway.http.view import (
+    GatewayRuntime,
+    McpGatewayView,
+    PostStream,
+)
 from custom_components.mcp_gateway.mcp import elicitation
 from custom_components.mcp_gateway.mcp.elicitation import (
     ElicitationUnsupportedError,
@@ -776,7 +780,7 @@ async def test_remembered_capabilities_are_bounded(
     gateway: GatewayRuntime, client: TestClient, hass_access_token: str
 ) -> None:
     """What clients declared is remembered for a bounded number of token and agent pairs."""
-    with patch("custom_components.mcp_gateway.gateway.view._MAX_CLIENT_NAMES", 1):
+    with patch("custom_components.mcp_gateway.gateway.http.view._MAX_CLIENT_NAMES", 1):
         for agent in ("app-one", "app-two"):
             body = rpc(
                 "initialize",

@@ -16,7 +16,7 @@ from homeassistant.core import HomeAssistant
 from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
 
-from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
+from custom_components.mcp_gateway.core.settings import CONF_RATE_LIMIT, MAX_RATE_LIMIT
 from custom_components.mcp_gateway.mcp.server import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,

@@ -11,12 +11,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.core_config import async_process_ha_core_config
 import pytest
 
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.gateway.settings import (
-    CONF_ALLOWED_ORIGINS,
-    CONF_RATE_LIMIT,
-)
-from custom_components.mcp_gateway.gateway.view import MAX_BODY_BYTES, GatewayRuntime
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.core.settings import CONF_ALLOWED_ORIGINS, CONF_RATE_LIMIT
+from custom_components.mcp_gateway.gateway.http.view import MAX_BODY_BYTES, GatewayRuntime
 from tests.simulation import gateway_entry
 
 from .conftest import ACCEPT, URL, ClientFactory, FakeHandler, base_url, make_token, rpc
@@ -318,7 +315,7 @@ async def test_client_names_from_initialize_are_remembered_per_token_and_agent(
     await _post(client, rpc("tools/list"), **{"User-Agent": "curl/8"})
     assert handler.contexts[-1].client_name == "curl/8"
     # The memory is bounded: the oldest name goes first.
-    from custom_components.mcp_gateway.gateway import view
+    from custom_components.mcp_gateway.gateway.http import view
 
     monkeypatch.setattr(view, "_MAX_CLIENT_NAMES", 2)
     for number in range(3):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from custom_components.mcp_gateway.gateway import limits
-from custom_components.mcp_gateway.gateway.limits import RateLimiter
+from custom_components.mcp_gateway.permissions import limits
+from custom_components.mcp_gateway.permissions.limits import RateLimiter
 
 
 class Clock:

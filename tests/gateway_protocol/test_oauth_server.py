@@ -26,9 +26,9 @@ from homeassistant.helpers.network import NoURLAvailableError
 import pytest
 from yarl import URL as YURL
 
-from custom_components.mcp_gateway.gateway import oauth
-from custom_components.mcp_gateway.gateway.settings import CONF_ALLOWED_ORIGINS
-from custom_components.mcp_gateway.gateway.view import GatewayRuntime
+from custom_components.mcp_gateway.core.settings import CONF_ALLOWED_ORIGINS
+from custom_components.mcp_gateway.gateway.http import oauth
+from custom_components.mcp_gateway.gateway.http.view import GatewayRuntime
 from tests.simulation import gateway_entry
 
 from .conftest import ACCEPT, HA_HAS_PKCE, URL, base_url, login_flow, rpc
@@ -275,7 +275,8 @@ async def test_configured_and_loopback_hosts_are_used(
 async def test_without_any_url_nothing_is_published(anon: TestClient) -> None:
     """Without any known URL the challenge is plain Bearer and the documents are 404."""
     with patch(
-        "custom_components.mcp_gateway.gateway.origins.get_url", side_effect=NoURLAvailableError
+        "custom_components.mcp_gateway.gateway.http.origins.get_url",
+        side_effect=NoURLAvailableError,
     ):
         response = await anon.post(
             URL, json=rpc("ping"), headers={"Accept": ACCEPT, "Host": "evil.example"}

@@ -9,8 +9,8 @@ from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.const import CONF_BACKEND, DOMAIN
-from custom_components.mcp_gateway.gateway.settings import (
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.settings import (
     CONF_ALLOW_NON_ADMIN,
     CONF_ALLOWED_ORIGINS,
     CONF_APPROVAL,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.gateway import async_setup_gateway
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.view import DATA_GATEWAY
+from custom_components.mcp_gateway.gateway.http.view import DATA_GATEWAY
 
 from .conftest import FakeHandler
 

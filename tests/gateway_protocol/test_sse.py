@@ -11,7 +11,7 @@ from homeassistant.core import HomeAssistant
 import orjson
 import pytest
 
-from custom_components.mcp_gateway.gateway.view import GatewayRuntime
+from custom_components.mcp_gateway.gateway.http.view import GatewayRuntime
 
 from .conftest import URL, ClientFactory, FakeHandler, make_token, rpc
 

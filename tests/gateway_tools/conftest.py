@@ -21,19 +21,19 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.mcp_gateway.backends.base import BackendHealth, ToolClass, ToolTier
-from custom_components.mcp_gateway.const import (
+from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec
+from custom_components.mcp_gateway.core.const import (
     BACKEND_HUBITAT,
     CONF_BACKEND,
     CONF_GATEWAY_EXPOSED,
     DOMAIN,
 )
-from custom_components.mcp_gateway.entity import DeviceSpec, EntitySpec
-from custom_components.mcp_gateway.gateway.policy import classify
-from custom_components.mcp_gateway.light import GatewayLightDescription, LightCommand
 from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
-from custom_components.mcp_gateway.sensor import GatewaySensorDescription
-from custom_components.mcp_gateway.switch import GatewaySwitchDescription
+from custom_components.mcp_gateway.permissions.policy import classify
+from custom_components.mcp_gateway.platforms.light import GatewayLightDescription, LightCommand
+from custom_components.mcp_gateway.platforms.sensor import GatewaySensorDescription
+from custom_components.mcp_gateway.platforms.switch import GatewaySwitchDescription
 from tests.registry import pin_entity_id
 from tests.simulation import FakeClient, InMemoryRuntime, setup_in_memory
 

@@ -8,8 +8,8 @@ from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway import changes as changes_module
-from custom_components.mcp_gateway.gateway.changes import ChangeWatch, with_changes
+from custom_components.mcp_gateway.gateway.tools import changes as changes_module
+from custom_components.mcp_gateway.gateway.tools.changes import ChangeWatch, with_changes
 
 PLUG = "switch.kitchen_plug"
 LAMP = "light.desk_lamp"

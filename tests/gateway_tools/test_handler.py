@@ -16,14 +16,11 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
 )
 
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.gateway import (
-    catalog as catalog_module,
-    handler as handler_module,
-)
-from custom_components.mcp_gateway.gateway.catalog import gateway_tool_names
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.gateway import handler as handler_module
+from custom_components.mcp_gateway.gateway.catalog import store as catalog_module
+from custom_components.mcp_gateway.gateway.catalog.store import gateway_tool_names
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE
 from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import (
     McpAuthError,
@@ -40,6 +37,7 @@ from custom_components.mcp_gateway.mcp.server import (
     ResourceNotFoundError,
     UnknownToolError,
 )
+from custom_components.mcp_gateway.permissions.policy import EVENT_GATEWAY_WRITE
 from tests.results import result_data
 
 from .conftest import FakeRuntime, add_fake_entry, fake_tools
@@ -751,7 +749,7 @@ async def test_context_snapshot_is_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Beyond its cap the snapshot says how to get the rest."""
-    from custom_components.mcp_gateway.gateway import resources
+    from custom_components.mcp_gateway.gateway.tools import resources
 
     monkeypatch.setattr(resources, "CONTEXT_MAX_ENTITIES", 2)
     context = await GatewayHandler(hass).read_resource(

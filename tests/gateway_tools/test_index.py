@@ -13,10 +13,10 @@ from homeassistant.helpers import (
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway import selection
-from custom_components.mcp_gateway.gateway.get_state import async_get_state
-from custom_components.mcp_gateway.gateway.index import EntityIndex
-from custom_components.mcp_gateway.gateway.set_state import async_set_state
+from custom_components.mcp_gateway.gateway.finding import selection
+from custom_components.mcp_gateway.gateway.finding.index import EntityIndex
+from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
 
 from .conftest import Ctx, add_fake_entry
 

@@ -15,9 +15,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 import voluptuous as vol
 
 from custom_components.mcp_gateway.backends import BACKENDS as KINDS
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.gateway.exposure import require_exposed
-from custom_components.mcp_gateway.gateway.get_state import GET_STATE_SCHEMA
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
 from custom_components.mcp_gateway.gateway.llm_api import (
     API_PROMPT,
     LLM_API_ID,
@@ -25,9 +24,10 @@ from custom_components.mcp_gateway.gateway.llm_api import (
     GatewayLlmTool,
     voluptuous_schema,
 )
-from custom_components.mcp_gateway.gateway.policy import PermissionDenied
-from custom_components.mcp_gateway.gateway.set_state import SET_STATE_SCHEMA
-from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.gateway.tools.get_state import GET_STATE_SCHEMA
+from custom_components.mcp_gateway.gateway.tools.set_state import SET_STATE_SCHEMA
+from custom_components.mcp_gateway.permissions.exposure import require_exposed
+from custom_components.mcp_gateway.permissions.policy import PermissionDenied
 
 from .conftest import FakeRuntime
 

@@ -13,10 +13,11 @@ from homeassistant.helpers import (
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway import matching
-from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.get_state import async_get_state
-from custom_components.mcp_gateway.localtime import local_state
+from custom_components.mcp_gateway.core.localtime import local_state
+from custom_components.mcp_gateway.core.words import words
+from custom_components.mcp_gateway.gateway.catalog.store import ToolFailure
+from custom_components.mcp_gateway.gateway.finding import matching
+from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
 
 from .conftest import Ctx, FakeRuntime
 
@@ -133,11 +134,11 @@ async def test_empty_values_mean_not_given(
 
 def test_words_match_rules() -> None:
     """Prefixes of words, plurals folded; short words only whole."""
-    assert matching.words_match(["bed"], matching.words("Master Bedroom"))
-    assert matching.words_match(matching.words("Lights"), matching.words("light.kitchen"))
-    assert not matching.words_match(["tv"], matching.words("tvoc sensor"))
-    assert matching.words_match(["tv"], matching.words("Living room TV"))
-    assert not matching.words_match(["garage"], matching.words("Front door"))
+    assert matching.words_match(["bed"], words("Master Bedroom"))
+    assert matching.words_match(words("Lights"), words("light.kitchen"))
+    assert not matching.words_match(["tv"], words("tvoc sensor"))
+    assert matching.words_match(["tv"], words("Living room TV"))
+    assert not matching.words_match(["garage"], words("Front door"))
 
 
 def test_timestamp_states_in_local_time(hass: HomeAssistant) -> None:
@@ -153,11 +154,11 @@ def test_timestamp_states_in_local_time(hass: HomeAssistant) -> None:
 def test_domain_words(hass: HomeAssistant) -> None:
     """A thermostat is found as "thermostat" or "temperature", blinds as "blinds"."""
     climate = matching.entity_words(hass, "climate.bedroom_ac", None, None, None)
-    assert matching.words_match(matching.words("bedroom temperature"), climate)
-    assert matching.words_match(matching.words("thermostat"), climate)
+    assert matching.words_match(words("bedroom temperature"), climate)
+    assert matching.words_match(words("thermostat"), climate)
     cover = matching.entity_words(hass, "cover.office_window", None, None, None)
-    assert matching.words_match(matching.words("blinds"), cover)
-    assert not matching.words_match(matching.words("blinds"), climate)
+    assert matching.words_match(words("blinds"), cover)
+    assert not matching.words_match(words("blinds"), climate)
 
 
 async def test_whole_area_without_a_match_falls_back_to_partial_ones(

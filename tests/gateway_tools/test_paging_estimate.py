@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.gateway import get_state
+from custom_components.mcp_gateway.gateway.tools import get_state
 
 from .conftest import Ctx
 

@@ -8,7 +8,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockUser
 
 from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
-from custom_components.mcp_gateway.gateway.policy import (
+from custom_components.mcp_gateway.permissions.policy import (
     ConfirmationRequired,
     PermissionDenied,
     Role,

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.gateway.ha_tools import HA_TOOLS
-from custom_components.mcp_gateway.gateway.handler import SEARCH_SCHEMA
-from custom_components.mcp_gateway.gateway.schemas import (
+from custom_components.mcp_gateway.gateway.catalog.schemas import (
     portable_schema,
     restore_arguments,
     schema_problems,
 )
+from custom_components.mcp_gateway.gateway.handler import SEARCH_SCHEMA
+from custom_components.mcp_gateway.gateway.tools.ha_tools import HA_TOOLS
 
 
 def _obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:

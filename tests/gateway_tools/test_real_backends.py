@@ -29,22 +29,22 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_URL as HUBITAT_URL,
 )
 from custom_components.mcp_gateway.backends.robine_wake.const import CONF_URL as ROBINE_URL
-from custom_components.mcp_gateway.const import (
+from custom_components.mcp_gateway.core.const import (
     BACKEND_HOMECAST,
     BACKEND_HUBITAT,
     BACKEND_ROBINE_WAKE,
     CONF_BACKEND,
     DOMAIN,
 )
+from custom_components.mcp_gateway.gateway.catalog.schemas import schema_problems
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.schemas import schema_problems
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from simulators.base import SimClock
+from simulators.homecast import HOMECAST, create_app as homecast_app
+from simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
+from simulators.hubitat.catalog import GATEWAYS as HUBITAT_GATEWAYS, TOOLS as HUBITAT_TOOLS
+from simulators.robine_wake import create_app as robine_app
 from tests.results import result_data
-from tests.simulators.base import SimClock
-from tests.simulators.homecast import HOMECAST, create_app as homecast_app
-from tests.simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
-from tests.simulators.hubitat.catalog import GATEWAYS as HUBITAT_GATEWAYS, TOOLS as HUBITAT_TOOLS
-from tests.simulators.robine_wake import create_app as robine_app
 
 BUDGET_BYTES = 12 * 1024
 URL = "/api/mcp_gateway"

@@ -21,16 +21,19 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
     async_wait_recording_done,
 )
 
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.get_history import (
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.gateway.catalog.store import ToolFailure
+from custom_components.mcp_gateway.gateway.tools.get_history import (
     COVERAGE_NOTE,
     EXCLUDED,
     NOTHING_HELD,
     async_get_history,
 )
-from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE, async_record_write
-from custom_components.mcp_gateway.gateway.set_state import async_set_state
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
+from custom_components.mcp_gateway.permissions.policy import (
+    EVENT_GATEWAY_WRITE,
+    async_record_write,
+)
 
 from .conftest import Ctx
 
@@ -234,7 +237,7 @@ async def test_history_refuses_too_many_entities(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A broad query asks for narrower filters instead of flooding the answer."""
-    from custom_components.mcp_gateway.gateway import get_history
+    from custom_components.mcp_gateway.gateway.tools import get_history
 
     monkeypatch.setattr(get_history, "MAX_HISTORY_ENTITIES", 2)
     with pytest.raises(ToolFailure, match="3 entities match; narrow") as err:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.gateway.get_state import jsonable
-from custom_components.mcp_gateway.gateway.schemas import schema_errors
+from custom_components.mcp_gateway.gateway.catalog.schemas import schema_errors
+from custom_components.mcp_gateway.gateway.tools.get_state import jsonable
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -11,14 +11,14 @@ from hypothesis import example, given, strategies as st
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway import gateway_tool
-from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.gateway_tool import (
+from custom_components.mcp_gateway.gateway.catalog import gateway_tool
+from custom_components.mcp_gateway.gateway.catalog.gateway_tool import (
     GATEWAY_TOOL_SCHEMA,
     checked_arguments,
 )
+from custom_components.mcp_gateway.gateway.catalog.schemas import schema_problems
+from custom_components.mcp_gateway.gateway.catalog.store import ToolFailure
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.schemas import schema_problems
 from custom_components.mcp_gateway.mcp.server import RequestContext
 
 from .conftest import add_fake_entry

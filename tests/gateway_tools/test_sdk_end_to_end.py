@@ -21,7 +21,7 @@ from mcp.shared.exceptions import McpError
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 
 from .conftest import FakeRuntime, add_fake_entry
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from custom_components.mcp_gateway.gateway.search import (
+from custom_components.mcp_gateway.gateway.catalog.search import (
     Bm25Index,
     Intent,
     Request,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from custom_components.mcp_gateway.gateway.gateway_tool import full_tool_name, tool_listing
+from custom_components.mcp_gateway.gateway.catalog.gateway_tool import full_tool_name, tool_listing
 
 HUB = [f"hub_{verb}_{thing}" for verb in ("get", "set") for thing in "abcdef"]
 

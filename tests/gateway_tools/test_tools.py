@@ -12,17 +12,17 @@ from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway import (
+from custom_components.mcp_gateway.gateway.catalog.store import ToolFailure
+from custom_components.mcp_gateway.gateway.finding import selection
+from custom_components.mcp_gateway.gateway.tools import (
     get_state as get_state_module,
-    selection,
     set_state as set_state_module,
 )
-from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.get_state import async_get_state
-from custom_components.mcp_gateway.gateway.list_backends import async_list_backends
-from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE
-from custom_components.mcp_gateway.gateway.service_calls import service_calls
-from custom_components.mcp_gateway.gateway.set_state import async_set_state
+from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
+from custom_components.mcp_gateway.gateway.tools.list_backends import async_list_backends
+from custom_components.mcp_gateway.gateway.tools.service_calls import service_calls
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
+from custom_components.mcp_gateway.permissions.policy import EVENT_GATEWAY_WRITE
 
 from .conftest import Ctx, FakeRuntime, add_fake_entry
 

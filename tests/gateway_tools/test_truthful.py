@@ -13,10 +13,10 @@ from pytest_homeassistant_custom_component.common import (
     async_capture_events,
 )
 
-from custom_components.mcp_gateway.gateway import set_state as set_state_module
-from custom_components.mcp_gateway.gateway.catalog import ToolFailure
-from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE
-from custom_components.mcp_gateway.gateway.set_state import async_set_state, expectation
+from custom_components.mcp_gateway.gateway.catalog.store import ToolFailure
+from custom_components.mcp_gateway.gateway.tools import set_state as set_state_module
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state, expectation
+from custom_components.mcp_gateway.permissions.policy import EVENT_GATEWAY_WRITE
 from tests.results import result_data
 
 from .conftest import Ctx, FakeRuntime

@@ -6,9 +6,9 @@ from homeassistant.core import HomeAssistant, State
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway.get_state import async_get_state
-from custom_components.mcp_gateway.gateway.presentation import entity_levels, level_units
-from custom_components.mcp_gateway.gateway.set_state import (
+from custom_components.mcp_gateway.gateway.catalog.presentation import entity_levels, level_units
+from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
+from custom_components.mcp_gateway.gateway.tools.set_state import (
     SET_STATE_SCHEMA,
     async_set_state,
     expectation,
@@ -114,7 +114,7 @@ async def test_a_brightness_the_lamp_does_not_reach_is_not_done(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """On is not enough: the answer is done only once the asked level shows."""
-    from custom_components.mcp_gateway.gateway import set_state as set_state_module
+    from custom_components.mcp_gateway.gateway.tools import set_state as set_state_module
 
     monkeypatch.setattr(set_state_module, "CONFIRM_SECONDS", 0.0)
     runtime: FakeRuntime = fake_entry.runtime_data

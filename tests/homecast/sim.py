@@ -12,7 +12,8 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
+from simulators.homecast import HOMECAST, HomecastSim, create_app
 from tests.simulation import (
     LoopbackServers,
     SimServer,
@@ -20,7 +21,6 @@ from tests.simulation import (
     registry_entity_id,
     setup_entry as setup_entry,
 )
-from tests.simulators.homecast import HOMECAST, HomecastSim, create_app
 
 TOKEN = "hc_test_token"
 

@@ -31,7 +31,7 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_SCAN_INTERVAL,
     DEFAULT_URL,
 )
-from custom_components.mcp_gateway.const import (
+from custom_components.mcp_gateway.core.const import (
     BACKEND_HOMECAST,
     CONF_BACKEND,
     CONF_GATEWAY_EXPOSED,

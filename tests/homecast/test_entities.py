@@ -22,9 +22,9 @@ from syrupy.assertion import SnapshotAssertion
 
 from custom_components.mcp_gateway.backends.homecast.const import PLATFORMS
 from custom_components.mcp_gateway.backends.homecast.runtime import HomecastRuntime
+from simulators.homecast import tools as sim_tools
+from simulators.homecast.model import Virtual, add_virtual
 from tests.simulation import snapshot_one_platform
-from tests.simulators.homecast import tools as sim_tools
-from tests.simulators.homecast.model import Virtual, add_virtual
 
 from .conftest import (
     Sim,

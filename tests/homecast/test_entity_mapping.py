@@ -17,7 +17,7 @@ from custom_components.mcp_gateway.backends.homecast.api import (
     Accessory,
     VirtualInfo,
 )
-from custom_components.mcp_gateway.climate import ClimateTarget
+from custom_components.mcp_gateway.platforms.climate import ClimateTarget
 
 
 def _acc(kind: str = "other", settable: tuple[str, ...] = (), **values: Any) -> Accessory:

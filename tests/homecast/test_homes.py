@@ -15,10 +15,10 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.mcp_gateway.backends.homecast.const import CONF_SERVER, SERVER_COMMUNITY
-from custom_components.mcp_gateway.gateway.catalog import GatewayCatalog, ToolFailure
-from custom_components.mcp_gateway.gateway.get_state import async_get_state
+from custom_components.mcp_gateway.gateway.catalog.store import GatewayCatalog, ToolFailure
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.set_state import async_set_state
+from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
 from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.results import result_data
 

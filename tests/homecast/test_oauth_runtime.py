@@ -14,7 +14,7 @@ from pytest_homeassistant_custom_component.common import async_fire_time_changed
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.mcp_gateway.backends.homecast.const import CONF_OAUTH_CLIENT
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 
 from .conftest import Sim, device_of, entity_id
 from .test_config_flow import _oauth_entry

@@ -19,8 +19,8 @@ from custom_components.mcp_gateway.backends.homecast import push as push_module
 from custom_components.mcp_gateway.backends.homecast.const import CONF_SERVER, SERVER_COMMUNITY
 from custom_components.mcp_gateway.backends.homecast.coordinator import HomecastCoordinator
 from custom_components.mcp_gateway.backends.homecast.push import HomecastPush
-from custom_components.mcp_gateway.const import DOMAIN
-from tests.simulators.homecast import PUSH, PushHub
+from custom_components.mcp_gateway.core.const import DOMAIN
+from simulators.homecast import PUSH, PushHub
 
 from .conftest import TOKEN, Sim, SimFactory, device_of, entity_id, setup_entry, token_entry
 

@@ -32,7 +32,7 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_SERVER,
     SERVER_COMMUNITY,
 )
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.client import BearerAuth, McpClient
 from custom_components.mcp_gateway.mcp.errors import McpAuthError, McpProtocolError
 from tests.registry import device_of as registry_device

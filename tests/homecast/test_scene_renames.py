@@ -25,7 +25,7 @@ from custom_components.mcp_gateway.backends.homecast.scenes import (
     match_rename,
     plan_renames,
 )
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpToolError
 
 from .conftest import Sim, home_entity_id, home_tail, setup_entry, token_entry

@@ -9,9 +9,9 @@ from homeassistant.const import STATE_UNKNOWN
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway.catalog import GatewayCatalog
+from custom_components.mcp_gateway.gateway.catalog.store import GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.set_state import async_set_state
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
 from custom_components.mcp_gateway.mcp.server import RequestContext
 
 from .conftest import Sim, home_entity_id, home_tail, setup_entry, token_entry

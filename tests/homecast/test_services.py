@@ -12,7 +12,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 import voluptuous as vol
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 
 from .conftest import TOKEN, Sim, home_tail, setup_entry, token_entry
 

@@ -19,7 +19,7 @@ from pytest_homeassistant_custom_component.common import async_fire_time_changed
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from tests.simulation import LoopbackServers
 
 from .sim import (

@@ -13,6 +13,7 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from simulators.hubitat import HUB, TOOLS, Hub, create_app, mcp_path
 from tests.simulation import (
     LoopbackServers,
     SimServer,
@@ -21,7 +22,6 @@ from tests.simulation import (
     registry_entity_id,
     setup_entry as _setup_entry,
 )
-from tests.simulators.hubitat import HUB, TOOLS, Hub, create_app, mcp_path
 
 TOKEN = "sim-token"
 

@@ -23,7 +23,7 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_TOKEN,
     CONF_URL,
 )
-from custom_components.mcp_gateway.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpTimeoutError, McpToolError
 
 from .conftest import TOKEN, Sim, SimFactory, first, make_entry, setup_entry

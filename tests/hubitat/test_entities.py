@@ -20,8 +20,8 @@ from custom_components.mcp_gateway.backends.hubitat.api import (
     Modes,
 )
 from custom_components.mcp_gateway.backends.hubitat.coordinator import HubitatData
-from custom_components.mcp_gateway.climate import ClimateTarget
-from custom_components.mcp_gateway.light import LightCommand
+from custom_components.mcp_gateway.platforms.climate import ClimateTarget
+from custom_components.mcp_gateway.platforms.light import LightCommand
 
 
 class FakeRuntime:

@@ -29,7 +29,7 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
 )
 from custom_components.mcp_gateway.backends.hubitat.coordinator import HubitatData
 from custom_components.mcp_gateway.backends.hubitat.entities import HSM
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 
 from .conftest import Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
 from .test_api import api

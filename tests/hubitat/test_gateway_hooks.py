@@ -19,10 +19,10 @@ from custom_components.mcp_gateway.backends.hubitat.tools import (
     filter_listing,
     resolve_device,
 )
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
-from tests.simulators.hubitat import GATEWAYS, TOOL_DEFS
+from simulators.hubitat import GATEWAYS, TOOL_DEFS
 
 from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, setup_entry
 

@@ -31,11 +31,11 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     SWEEP_INTERVAL,
 )
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.gateway import set_state as set_state_module
-from custom_components.mcp_gateway.gateway.set_state import async_set_state
-from tests.simulators.base import INTERNAL_ERROR, RpcFailure
-from tests.simulators.hubitat.devices import Device
-from tests.simulators.hubitat.hub import epoch_ms
+from custom_components.mcp_gateway.gateway.tools import set_state as set_state_module
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
+from simulators.base import INTERNAL_ERROR, RpcFailure
+from simulators.hubitat.devices import Device
+from simulators.hubitat.hub import epoch_ms
 
 from .conftest import Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
 

@@ -16,10 +16,10 @@ import pytest
 
 from custom_components.mcp_gateway.backends.hubitat import const
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpTimeoutError
+from simulators.hubitat.hub import Mode
 from tests.registry import area_name, device_of
-from tests.simulators.hubitat.hub import Mode
 
 from .conftest import Sim, entity_id, first, make_entry, poll, setup_entry
 

@@ -35,8 +35,8 @@ from custom_components.mcp_gateway.backends.hubitat.push import (
 )
 from custom_components.mcp_gateway.backends.hubitat.push_rules import RULE_PREFIX
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.const import BACKEND_HUBITAT, DOMAIN
-from tests.simulators.hubitat.rule_engine import RuleEngine
+from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, DOMAIN
+from simulators.hubitat.rule_engine import RuleEngine
 
 from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
 

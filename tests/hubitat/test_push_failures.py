@@ -28,9 +28,9 @@ from custom_components.mcp_gateway.backends.hubitat.push import (
 )
 from custom_components.mcp_gateway.backends.hubitat.push_rules import RULE_PREFIX, name_prefix
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpConnectionError, McpRpcError
-from tests.simulators.hubitat.rule_engine import RuleEngine
+from simulators.hubitat.rule_engine import RuleEngine
 
 from .conftest import Sim, make_entry, poll, setup_entry
 

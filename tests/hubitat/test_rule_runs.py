@@ -9,10 +9,10 @@ from homeassistant.helpers import entity_registry as er
 import pytest
 from pytest_homeassistant_custom_component.common import MockUser
 
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.gateway.catalog import GatewayCatalog
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.gateway.catalog.store import GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.set_state import async_set_state
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
 from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.results import result_data
 

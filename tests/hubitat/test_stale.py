@@ -8,8 +8,8 @@ from datetime import timedelta
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockUser
 
-from custom_components.mcp_gateway.gateway.get_state import async_get_state
-from custom_components.mcp_gateway.localtime import local_iso
+from custom_components.mcp_gateway.core.localtime import local_iso
+from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
 
 from .conftest import Sim, entity_id, first, make_entry, setup_entry
 

@@ -28,12 +28,12 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
 )
 from custom_components.mcp_gateway.backends.hubitat.coordinator import _merge
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.const import BACKEND_HUBITAT, DOMAIN
+from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, DOMAIN
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from simulators.hubitat import BEST_PRACTICE_KEY
 from tests.results import result_data
-from tests.simulators.hubitat import BEST_PRACTICE_KEY
 
 from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
 

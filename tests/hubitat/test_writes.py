@@ -21,7 +21,7 @@ from custom_components.mcp_gateway.backends.hubitat.api import (
 )
 from custom_components.mcp_gateway.backends.hubitat.coalescer import WriteCoalescer
 from custom_components.mcp_gateway.backends.hubitat.const import CONF_SEND_KEY, ISSUE_KEY_REFUSED
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import (
     McpConnectionError,
     McpRpcError,
@@ -146,7 +146,7 @@ async def test_changed_key_is_reported(hass: HomeAssistant, sim: Sim) -> None:
     plug = first(sim, "switch")
     switch = entity_id(hass, sim, f"{plug.id}_switch", "switch")
     with (
-        patch("tests.simulators.hubitat.tools.BEST_PRACTICE_KEY", "bps-ack-300"),
+        patch("simulators.hubitat.tools.BEST_PRACTICE_KEY", "bps-ack-300"),
         pytest.raises(HomeAssistantError),
     ):
         await hass.services.async_call(

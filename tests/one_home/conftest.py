@@ -21,6 +21,10 @@ from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from simulators.base import SimClock
+from simulators.homecast import HOMECAST, HomecastSim, create_app as homecast_app
+from simulators.hubitat import HUB, Hub, create_app as hubitat_app, mcp_path
+from simulators.robine_wake import ROBINE, RobineWake, create_app as robine_app
 from tests.simulation import (
     LoopbackServers,
     advance_clocks,
@@ -32,10 +36,6 @@ from tests.simulation import (
     setup_entry,
     sim_clock,
 )
-from tests.simulators.base import SimClock
-from tests.simulators.homecast import HOMECAST, HomecastSim, create_app as homecast_app
-from tests.simulators.hubitat import HUB, Hub, create_app as hubitat_app, mcp_path
-from tests.simulators.robine_wake import ROBINE, RobineWake, create_app as robine_app
 
 # Monday 30 November 2026, 05:00 UTC = 06:00 in Berlin; the clock's weekday alarm rings at 06:45.
 MONDAY_6AM = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)

@@ -23,14 +23,14 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
     async_wait_recording_done,
 )
 
-from custom_components.mcp_gateway.gateway import get_history
-from custom_components.mcp_gateway.gateway.get_history import COVERAGE_NOTE, MERGED_NOTE
+from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.gateway.tools import get_history
+from custom_components.mcp_gateway.gateway.tools.get_history import COVERAGE_NOTE, MERGED_NOTE
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from simulators.hubitat.devices import Event
 from tests.results import result_data
 from tests.simulation import gateway_entry
-from tests.simulators.hubitat.devices import Event
 
 from .conftest import MONDAY_6AM, OneHome
 

@@ -12,10 +12,10 @@ from homeassistant.core import Event, HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway.catalog import GatewayCatalog
+from custom_components.mcp_gateway.gateway.catalog.store import GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.policy import EVENT_GATEWAY_WRITE
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from custom_components.mcp_gateway.permissions.policy import EVENT_GATEWAY_WRITE
 
 from .conftest import MONDAY_6AM, OneHome
 

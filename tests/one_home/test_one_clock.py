@@ -18,11 +18,11 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockUser
 
 from custom_components.mcp_gateway.backends.base import ToolTier
-from custom_components.mcp_gateway.gateway.catalog import GatewayCatalog
+from custom_components.mcp_gateway.core.localtime import ISO_INSTANT
+from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.gateway.catalog.store import GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.gateway.resources import CONTEXT_URI
-from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY
-from custom_components.mcp_gateway.localtime import ISO_INSTANT
+from custom_components.mcp_gateway.gateway.tools.resources import CONTEXT_URI
 from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.simulation import gateway_entry
 

@@ -15,6 +15,8 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.backends.robine_wake.const import address_uid
+from simulators.base import SimClock
+from simulators.robine_wake import ROBINE, RobineWake, create_app
 from tests.simulation import (
     LoopbackServers,
     SimServer,
@@ -23,8 +25,6 @@ from tests.simulation import (
     setup_entry as setup_entry,
     sim_clock,
 )
-from tests.simulators.base import SimClock
-from tests.simulators.robine_wake import ROBINE, RobineWake, create_app
 
 # Monday 30 November 2026, 05:00 UTC = 06:00 in Berlin: the weekday alarm rings at 06:45.
 MONDAY_6AM = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)

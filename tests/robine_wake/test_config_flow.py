@@ -14,10 +14,10 @@ import pytest
 from custom_components.mcp_gateway.backends.robine_wake import model
 from custom_components.mcp_gateway.backends.robine_wake.api import RobineWakeApi
 from custom_components.mcp_gateway.backends.robine_wake.config_flow import normalize_url
-from custom_components.mcp_gateway.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from simulators import robine_wake as sim_module
+from simulators.robine_wake import DomainError, RobineWake
 from tests.registry import device_of
-from tests.simulators import robine_wake as sim_module
-from tests.simulators.robine_wake import DomainError, RobineWake
 
 from .conftest import DEVICE_ID, PASSWORD, Sim, SimFactory, make_entry, setup_entry
 

@@ -18,7 +18,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.mcp_gateway.backends.robine_wake import model
 from custom_components.mcp_gateway.backends.robine_wake.const import password_issue_id
 from custom_components.mcp_gateway.backends.robine_wake.runtime import RobineWakeRuntime
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpProtocolError, McpTimeoutError
 
 from .conftest import DEVICE_ID, PASSWORD, Sim, SimFactory, advance, make_entry, setup_entry
@@ -319,7 +319,7 @@ async def test_an_address_title_becomes_readable(
     read so, its unique ids and the entity ids it already has stay."""
     from homeassistant.helpers import device_registry as dr
 
-    from custom_components.mcp_gateway.gateway.catalog import GatewayCatalog
+    from custom_components.mcp_gateway.gateway.catalog.store import GatewayCatalog
 
     taken = make_entry(await sim_factory())
     taken.add_to_hass(hass)

@@ -14,9 +14,9 @@ from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockUser
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.core.localtime import ISO_INSTANT
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
-from custom_components.mcp_gateway.localtime import ISO_INSTANT
 from custom_components.mcp_gateway.mcp.server import RequestContext
 from tests.results import result_data
 

@@ -21,19 +21,19 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.gateway.settings import (
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.core.settings import (
     CONF_EXPOSED_ONLY,
     CONF_RATE_LIMIT,
     MAX_RATE_LIMIT,
 )
+from simulators.homecast import HomecastSim
+from simulators.hubitat import Hub
+from simulators.robine_wake import RobineWake
 from tests.all_backends import Simulators, setup_entries, start_simulators
 from tests.homecast import sim as homecast
 from tests.results import result_data
 from tests.simulation import LoopbackServers, gateway_entry
-from tests.simulators.homecast import HomecastSim
-from tests.simulators.hubitat import Hub
-from tests.simulators.robine_wake import RobineWake
 
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}

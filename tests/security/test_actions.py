@@ -23,7 +23,7 @@ from custom_components.mcp_gateway.backends.homecast.services import (
 from custom_components.mcp_gateway.backends.robine_wake.services import (
     ACTIONS as ROBINE_ACTIONS,
 )
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 
 from .conftest import SIGNED_IN, SIGNED_OUT, SecurityHome
 

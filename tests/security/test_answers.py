@@ -14,8 +14,8 @@ from typing import Any
 from homeassistant.exceptions import HomeAssistantError
 import pytest
 
-from custom_components.mcp_gateway.const import DOMAIN
-from custom_components.mcp_gateway.gateway.settings import (
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.core.settings import (
     CONF_EXPOSED_ONLY,
     CONF_MAX_ANSWER_MIB,
     CONF_RATE_LIMIT,

@@ -18,11 +18,11 @@ from homeassistant.helpers import llm
 import pytest
 from pytest_homeassistant_custom_component.common import MockUser
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY, CONF_RATE_LIMIT
+from custom_components.mcp_gateway.gateway.http.sse import MAX_SESSIONS, MAX_SESSIONS_PER_USER
+from custom_components.mcp_gateway.gateway.http.view import DATA_GATEWAY
 from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
-from custom_components.mcp_gateway.gateway.settings import CONF_EXPOSED_ONLY, CONF_RATE_LIMIT
-from custom_components.mcp_gateway.gateway.sse import MAX_SESSIONS, MAX_SESSIONS_PER_USER
-from custom_components.mcp_gateway.gateway.view import DATA_GATEWAY
 
 from .conftest import CLIENT_ID, SIGNED_IN, URL, SecurityHome
 from .test_actions import ALLOWED, _ws, closed_websocket_heartbeats  # noqa: F401 - a fixture

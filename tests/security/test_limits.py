@@ -13,13 +13,11 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.gateway import (
-    catalog as catalog_module,
-    handler as handler_module,
-    sse as sse_module,
-)
-from custom_components.mcp_gateway.gateway.settings import CONF_RATE_LIMIT
-from custom_components.mcp_gateway.gateway.view import DATA_GATEWAY
+from custom_components.mcp_gateway.core.settings import CONF_RATE_LIMIT
+from custom_components.mcp_gateway.gateway import handler as handler_module
+from custom_components.mcp_gateway.gateway.catalog import store as catalog_module
+from custom_components.mcp_gateway.gateway.http import sse as sse_module
+from custom_components.mcp_gateway.gateway.http.view import DATA_GATEWAY
 from custom_components.mcp_gateway.mcp.server import MAX_BATCH_ITEMS
 
 from .conftest import HUBITAT, URL, SecurityHome, error_code

@@ -12,7 +12,7 @@ from homeassistant.const import Platform
 from homeassistant.helpers import entity_registry as er
 import pytest
 
-from custom_components.mcp_gateway.const import DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from tests.homecast import sim as homecast_helpers
 
 from .conftest import HOMECAST_GATEWAY, SIGNED_IN, SecurityHome, error_code

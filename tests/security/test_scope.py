@@ -18,14 +18,14 @@ import pytest
 
 from custom_components.mcp_gateway.backends.base import BackendRuntime
 from custom_components.mcp_gateway.backends.homecast.entities import accessory_device_key
-from custom_components.mcp_gateway.const import CONF_GATEWAY_EXPOSED, DOMAIN
-from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
-from custom_components.mcp_gateway.gateway.policy import device_entity_ids
-from custom_components.mcp_gateway.gateway.settings import (
+from custom_components.mcp_gateway.core.const import CONF_GATEWAY_EXPOSED, DOMAIN
+from custom_components.mcp_gateway.core.settings import (
     CONF_EXPOSED_ONLY,
     CONF_RATE_LIMIT,
     MAX_RATE_LIMIT,
 )
+from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
+from custom_components.mcp_gateway.permissions.policy import device_entity_ids
 from tests.gateway_tools.test_llm_api import llm_context
 from tests.homecast import sim as homecast_helpers
 from tests.hubitat import sim as hubitat_sim

@@ -11,8 +11,11 @@ import logging
 
 import pytest
 
-from custom_components.mcp_gateway.gateway.oauth import AUTHORIZATION_SERVER_PATH, REGISTER_URL
-from custom_components.mcp_gateway.gateway.view import RESOURCE_METADATA_PATH
+from custom_components.mcp_gateway.gateway.http.oauth import (
+    AUTHORIZATION_SERVER_PATH,
+    REGISTER_URL,
+)
+from custom_components.mcp_gateway.gateway.http.view import RESOURCE_METADATA_PATH
 
 from .conftest import SIGNED_OUT, URL, SecurityHome
 

@@ -23,16 +23,10 @@ from mcp.client.streamable_http import streamablehttp_client
 import pytest
 from yarl import URL
 
+from simulators.base import FAULTS, STATS, SimClock
+from simulators.homecast import HOMECAST, TOOLS, HomecastSim, create_app, slug
+from simulators.homecast.model import TYPES
 from tests.simulation import ClientFactory, RawMcp, client_on_clock
-from tests.simulators.base import FAULTS, STATS, SimClock
-from tests.simulators.homecast import (
-    HOMECAST,
-    TOOLS,
-    HomecastSim,
-    create_app,
-    slug,
-)
-from tests.simulators.homecast.model import TYPES
 
 TOKEN = "hc_test_token"
 ACCEPT = "application/json, text/event-stream"
@@ -1766,7 +1760,7 @@ async def test_stats_count_tools(hc: Hc) -> None:
 def test_standalone_help_and_loopback_only() -> None:
     """The standalone server prints help and refuses hosts other than loopback."""
     ok = subprocess.run(
-        [sys.executable, "-m", "tests.simulators.homecast", "--help"],
+        [sys.executable, "-m", "simulators.homecast", "--help"],
         capture_output=True,
         text=True,
         check=False,
@@ -1775,7 +1769,7 @@ def test_standalone_help_and_loopback_only() -> None:
     assert ok.returncode == 0
     assert "--accessories" in ok.stdout
     refused = subprocess.run(
-        [sys.executable, "-m", "tests.simulators.homecast", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "simulators.homecast", "--host", "0.0.0.0"],
         capture_output=True,
         text=True,
         check=False,

@@ -21,9 +21,8 @@ import aiohttp
 from aiohttp.test_utils import TestClient
 import pytest
 
-from tests.simulation import ClientFactory, RawMcp, client_on_clock
-from tests.simulators.base import FAULTS, STATS, SimClock
-from tests.simulators.hubitat import (
+from simulators.base import FAULTS, STATS, SimClock
+from simulators.hubitat import (
     BEST_PRACTICE_KEY,
     CORE_TOOLS,
     GATEWAYS,
@@ -34,7 +33,8 @@ from tests.simulators.hubitat import (
     Hub,
     create_app,
 )
-from tests.simulators.hubitat.hub import Mode
+from simulators.hubitat.hub import Mode
+from tests.simulation import ClientFactory, RawMcp, client_on_clock
 
 KEY = {"bestPracticeKey": BEST_PRACTICE_KEY}
 NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
@@ -1305,7 +1305,7 @@ def test_utc_hub_reports_z() -> None:
     clock = SimClock()
     clock.set(NOW)
     hub = Hub(clock, devices=5, timezone="UTC")
-    from tests.simulators.hubitat.hub import event_time, hub_time
+    from simulators.hubitat.hub import event_time, hub_time
 
     assert hub_time(NOW, hub.tz) == "2026-11-29T18:00:00Z"
     assert event_time(NOW, hub.tz) == "2026-11-29T18:00:00.000+0000"
@@ -1456,7 +1456,7 @@ def test_standalone_prints_the_endpoint() -> None:
     """The standalone server prints its endpoint with the token."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.simulators.hubitat", "--port", str(port), "--devices", "5"],
+        [sys.executable, "-m", "simulators.hubitat", "--port", str(port), "--devices", "5"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

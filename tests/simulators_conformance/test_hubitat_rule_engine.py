@@ -16,8 +16,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 import pytest
 
-from tests.simulators.hubitat import TOOLS
-from tests.simulators.hubitat.rule_engine import RuleEngine
+from simulators.hubitat import TOOLS
+from simulators.hubitat.rule_engine import RuleEngine
 
 from .test_hubitat import KEY, Sim, make_sim as make_sim
 

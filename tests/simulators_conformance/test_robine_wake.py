@@ -21,9 +21,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 import pytest
 
-from tests.simulation import ClientFactory, RawMcp, client_on_clock
-from tests.simulators.base import FAULTS, STATS, SimClock
-from tests.simulators.robine_wake import (
+from simulators.base import FAULTS, STATS, SimClock
+from simulators.robine_wake import (
     DEFAULT_SOUNDS,
     MAX_ALARMS,
     RECENT_SESSIONS,
@@ -34,6 +33,7 @@ from tests.simulators.robine_wake import (
     RobineWake,
     create_app,
 )
+from tests.simulation import ClientFactory, RawMcp, client_on_clock
 
 HEADERS = {
     "Content-Type": "application/json",
@@ -1320,7 +1320,7 @@ async def test_clock_moved_back_does_not_replay(sim: Sim) -> None:
 def test_standalone_refuses_other_hosts() -> None:
     """The standalone server refuses hosts other than loopback."""
     result = subprocess.run(
-        [sys.executable, "-m", "tests.simulators.robine_wake", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "simulators.robine_wake", "--host", "0.0.0.0"],
         capture_output=True,
         text=True,
         timeout=30,

@@ -7,6 +7,6 @@ the registry's kinds.
 
 from __future__ import annotations
 
-from ..const import BACKEND_HOMECAST, BACKEND_HUBITAT, BACKEND_ROBINE_WAKE
+from ..core.const import BACKEND_HOMECAST, BACKEND_HUBITAT, BACKEND_ROBINE_WAKE
 
 BACKENDS: tuple[str, ...] = (BACKEND_HUBITAT, BACKEND_HOMECAST, BACKEND_ROBINE_WAKE)

@@ -16,9 +16,9 @@ from homeassistant.core import HomeAssistant
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from ..entity import EntitySpec
     from ..mcp.client import McpClient, ToolResult
-    from ..publisher import EntityPublisher
+    from .entity import EntitySpec
+    from .publisher import EntityPublisher
 
 
 type McpGatewayConfigEntry = ConfigEntry[BackendRuntime]

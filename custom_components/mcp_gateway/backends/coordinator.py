@@ -18,7 +18,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
-from ..const import DOMAIN
+from ..core.const import DOMAIN
 from ..mcp.errors import McpAuthError, McpError
 
 if TYPE_CHECKING:

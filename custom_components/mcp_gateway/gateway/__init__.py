@@ -8,14 +8,15 @@ from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 from homeassistant.loader import async_get_integration
 
-from ..const import DOMAIN
+from ..core.const import DOMAIN
 from ..mcp.server import McpServer, ServerHandler
-from .approval_channels import async_setup_channels
+from ..permissions.limits import DATA_USER_RATES
+from .approval.channels import async_setup_channels
+from .http.oauth import AuthorizationServerMetadataView, ClientRegistrationView
+from .http.sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
+from .http.view import DATA_GATEWAY, GatewayRuntime, McpGatewayView, dumps
+from .http.wellknown import ProtectedResourceMetadataView
 from .llm_api import async_register_llm_api
-from .oauth import AuthorizationServerMetadataView, ClientRegistrationView
-from .sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
-from .view import DATA_GATEWAY, GatewayRuntime, McpGatewayView, dumps
-from .wellknown import ProtectedResourceMetadataView
 
 SERVER_NAME: Final = "home-assistant-mcp-gateway"
 SERVER_TITLE: Final = "Home Assistant MCP Gateway"
@@ -53,6 +54,7 @@ async def async_setup_gateway(
     )
     sessions = SseSessionManager(hass)
     runtime = hass.data[DATA_GATEWAY] = GatewayRuntime(hass, server, sessions)
+    hass.data[DATA_USER_RATES] = runtime.rates
     hass.http.register_view(McpGatewayView())
     hass.http.register_view(McpGatewaySseView(sessions))
     hass.http.register_view(McpGatewayMessagesView(sessions))

@@ -17,7 +17,8 @@ from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
 from ..backends.base import BackendRuntime, ToolClass, ToolTier, UnknownListing
-from ..const import CONF_BACKEND
+from ..core.const import CONF_BACKEND
+from ..core.settings import gateway_settings
 from ..mcp.client import ToolResult
 from ..mcp.errors import (
     McpAuthError,
@@ -37,7 +38,17 @@ from ..mcp.server import (
     ResourceNotFoundError,
     UnknownToolError,
 )
-from .approval import (
+from ..permissions.exposure import CallerView, require_exposed
+from ..permissions.policy import (
+    PermissionDenied,
+    allowed_tiers,
+    async_record_write,
+    may_use_gateway,
+    require_backend_call,
+    require_confirmation,
+    require_tier,
+)
+from .approval.manager import (
     ApprovalReason,
     approval_applies,
     approval_manager,
@@ -45,7 +56,16 @@ from .approval import (
     sensitive_backend_call,
     set_state_reason,
 )
-from .catalog import (
+from .catalog.gateway_tool import (
+    checked_arguments,
+    full_tool_name,
+    gateway_tool_definition,
+    kind_tool_definition,
+    listed_names,
+)
+from .catalog.presentation import devices_phrase, first_line, note_unavailable, rank_hits
+from .catalog.schemas import lift_single_items, restore_arguments, schema_errors
+from .catalog.store import (
     BackendCatalog,
     BackendTool,
     CoreTool,
@@ -56,34 +76,9 @@ from .catalog import (
     catalog_listing,
     gateway_tool_names,
 )
-from .changes import ChangeWatch, with_changes
-from .exposure import CallerView, require_exposed
-from .gateway_tool import (
-    checked_arguments,
-    full_tool_name,
-    gateway_tool_definition,
-    kind_tool_definition,
-    listed_names,
-)
-from .ha_tools import HA_TOOLS
-from .policy import (
-    PermissionDenied,
-    allowed_tiers,
-    async_record_write,
-    may_use_gateway,
-    require_backend_call,
-    require_confirmation,
-    require_tier,
-)
-from .presentation import (
-    devices_phrase,
-    first_line,
-    note_unavailable,
-    rank_hits,
-)
-from .resources import async_read_resource, list_resources
-from .schemas import lift_single_items, restore_arguments, schema_errors
-from .settings import gateway_settings
+from .tools.changes import ChangeWatch, with_changes
+from .tools.ha_tools import HA_TOOLS
+from .tools.resources import async_read_resource, list_resources
 
 _LOGGER = logging.getLogger(__name__)
 

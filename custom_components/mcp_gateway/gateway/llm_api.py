@@ -27,10 +27,10 @@ from homeassistant.helpers import llm
 from homeassistant.util.json import JsonObjectType
 import voluptuous as vol
 
-from ..const import DOMAIN
+from ..core.const import DOMAIN
 from ..mcp.server import LEGACY_VERSIONS, RequestContext, ServerHandler
-from .catalog import ToolFailure
-from .view import charge_user
+from ..permissions.limits import charge_user
+from .catalog.store import ToolFailure
 
 LLM_API_ID: Final = DOMAIN
 LLM_API_NAME: Final = "MCP Gateway"

@@ -2,7 +2,7 @@
 
 Homecast resolves a set_state update's home by slug, display name or UUID, its room by slug
 or display name and its accessory by slug, display name or UUID inside that room (the cloud's
-api/home.py, as tests/simulators/homecast follows it; the community server's local-rest.ts
+api/home.py, as simulators/homecast follows it; the community server's local-rest.ts
 hands the room and accessory on to the relay, which resolves them the same way). Each address
 is resolved here the same way, to every accessory it may reach, so that permission and
 exposure are decided on what the call reaches, however it is spelt.
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import copy
 from typing import Any, Final
 
-from ...gateway import matching
+from ...core.words import words
 from ..base import Shown, UnknownListing
 from .api import Accessory, Home, HomecastState
 from .entities import accessory_device_key
@@ -48,14 +48,13 @@ def homes_named(data: HomecastState | None, ref: Any) -> tuple[list[Home], bool]
 def home_by_name(data: HomecastState | None, ref: Any) -> Home | None:
     """The one followed home a reference names the way people say it (any case, accents,
     apostrophes and separators: "rob's flat", "Rob's_Flat"), or None (none, or several)."""
-    if data is None or not isinstance(ref, str) or not matching.words(ref):
+    if data is None or not isinstance(ref, str) or not words(ref):
         return None
-    wanted = matching.words(ref)
+    wanted = words(ref)
     found = [
         home
         for home in data.homes.values()
-        if not home.missing
-        and wanted in (matching.words(home.name), matching.words(home.key), [home.uuid.lower()])
+        if not home.missing and wanted in (words(home.name), words(home.key), [home.uuid.lower()])
     ]
     return found[0] if len(found) == 1 else None
 

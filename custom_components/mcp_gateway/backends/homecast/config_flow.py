@@ -25,7 +25,7 @@ from homeassistant.helpers import config_entry_oauth2_flow, config_validation as
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 import voluptuous as vol
 
-from ...const import BACKEND_HOMECAST, CONF_BACKEND
+from ...core.const import BACKEND_HOMECAST, CONF_BACKEND
 from ...mcp.client import BearerAuth, McpClient
 from ...mcp.errors import (
     McpAuthError,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
-from ...const import DOMAIN
+from ...core.const import DOMAIN
 from ...mcp.errors import McpAuthError, McpRpcError, McpToolError
 from ..coordinator import BackendCoordinator
 from .api import EVENT_KEY, ButtonPress, HomecastApi, HomecastState

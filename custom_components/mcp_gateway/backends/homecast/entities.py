@@ -42,26 +42,26 @@ from homeassistant.const import (
 )
 from homeassistant.util import dt as dt_util
 
-from ...alarm_control_panel import GatewayAlarmDescription
-from ...binary_sensor import GatewayBinarySensorDescription
-from ...button import GatewayButtonDescription
-from ...climate import ClimateTarget, GatewayClimateDescription
-from ...const import MICROGRAMS_PER_CUBIC_METER, PARTS_PER_MILLION
-from ...cover import GatewayCoverDescription
-from ...datetime import GatewayDateTimeDescription
-from ...entity import DeviceSpec, EntitySpec, GatewayEntityDescription
-from ...event import EventOccurrence, GatewayEventDescription
-from ...fan import GatewayFanDescription
-from ...gateway import matching
-from ...light import GatewayLightDescription, LightCommand
-from ...lock import GatewayLockDescription
-from ...number import GatewayNumberDescription
-from ...scene import GatewaySceneDescription
-from ...select import GatewaySelectDescription
-from ...sensor import GatewaySensorDescription
-from ...switch import GatewaySwitchDescription
-from ...text import GatewayTextDescription
-from ...valve import GatewayValveDescription
+from ...core.const import MICROGRAMS_PER_CUBIC_METER, PARTS_PER_MILLION
+from ...core.words import words
+from ...platforms.alarm_control_panel import GatewayAlarmDescription
+from ...platforms.binary_sensor import GatewayBinarySensorDescription
+from ...platforms.button import GatewayButtonDescription
+from ...platforms.climate import ClimateTarget, GatewayClimateDescription
+from ...platforms.cover import GatewayCoverDescription
+from ...platforms.datetime import GatewayDateTimeDescription
+from ...platforms.event import EventOccurrence, GatewayEventDescription
+from ...platforms.fan import GatewayFanDescription
+from ...platforms.light import GatewayLightDescription, LightCommand
+from ...platforms.lock import GatewayLockDescription
+from ...platforms.number import GatewayNumberDescription
+from ...platforms.scene import GatewaySceneDescription
+from ...platforms.select import GatewaySelectDescription
+from ...platforms.sensor import GatewaySensorDescription
+from ...platforms.switch import GatewaySwitchDescription
+from ...platforms.text import GatewayTextDescription
+from ...platforms.valve import GatewayValveDescription
+from ..entity import DeviceSpec, EntitySpec, GatewayEntityDescription
 from .api import EVENT_KEY, NO_ROOM, Accessory, Home, HomecastState
 from .const import CONF_SERVER, SERVER_COMMUNITY
 from .scenes import home_device_key, scene_key
@@ -1333,7 +1333,7 @@ def home_named(home: str, name: str) -> str:
     """An accessory's device name in an account of several homes: the home first, as HA
     puts a device's name before its entities' ("Rob's Flat Kitchen Desk Lamp"), unless the
     name already says it."""
-    if matching.words(home) and _contains(matching.words(name), matching.words(home)):
+    if words(home) and _contains(words(name), words(home)):
         return name
     return f"{home} {name}"
 

@@ -44,7 +44,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from yarl import URL
 
-from ...const import DOMAIN
+from ...core.const import DOMAIN
 from ...mcp.errors import McpError
 
 # get_state's own renaming (aliases, older names), so a pushed value lands under the same key.

@@ -18,15 +18,15 @@ from homeassistant.helpers.config_entry_oauth2_flow import LocalOAuth2Implementa
 from homeassistant.util import dt as dt_util
 from yarl import URL
 
-from ...const import DOMAIN
-from ...entity import EntitySpec
-from ...gateway.settings import backend_answer_cap
-from ...localtime import localize_result
+from ...core.const import DOMAIN
+from ...core.localtime import localize_result
+from ...core.settings import backend_answer_cap
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
-from ...publisher import EntityPublisher
-from ...scene import async_scene_ran
+from ...platforms.scene import async_scene_ran
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
+from ..entity import EntitySpec
+from ..publisher import EntityPublisher
 from .addresses import (
     filter_automations,
     filter_history,

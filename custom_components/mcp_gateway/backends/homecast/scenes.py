@@ -32,8 +32,8 @@ from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_platform, entity_registry as er
 
-from ...const import DOMAIN
-from ...entity import entry_uid
+from ...core.const import DOMAIN
+from ..entity import entry_uid
 from .api import Home, HomecastState, SceneRenamed, slugify_name
 
 if TYPE_CHECKING:

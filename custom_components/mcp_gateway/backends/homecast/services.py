@@ -15,16 +15,14 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import VolSchemaType
 import voluptuous as vol
 
-from ...const import BACKEND_HOMECAST, DOMAIN
-from ...entity import backend_errors
-from ...gateway.exposure import CallerView
+from ...core.const import BACKEND_HOMECAST, DOMAIN
 from ...mcp.errors import (
     McpAuthError,
     McpConnectionError,
     McpError,
     McpResponseTooLargeError,
 )
-from ..actions import (
+from ...permissions.actions import (
     ATTR_CONFIG_ENTRY_ID,
     ActionHandler,
     BackendAction,
@@ -32,7 +30,9 @@ from ..actions import (
     entry_runtime,
     permission_check,
 )
+from ...permissions.exposure import CallerView
 from ..base import UnknownListing
+from ..entity import backend_errors
 
 if TYPE_CHECKING:
     from .runtime import HomecastRuntime

@@ -18,7 +18,7 @@ from homeassistant.helpers.selector import (
 import voluptuous as vol
 from yarl import URL
 
-from ...const import BACKEND_HUBITAT, CONF_BACKEND
+from ...core.const import BACKEND_HUBITAT, CONF_BACKEND
 from ...mcp.client import McpClient, QueryTokenAuth
 from ..flow import (
     SECRET_FIELD,

@@ -31,8 +31,7 @@ from homeassistant.helpers import (
 )
 from homeassistant.util import dt as dt_util
 
-from ...const import DOMAIN
-from ...entity import device_identifier, entry_uid
+from ...core.const import DOMAIN
 from ...mcp.errors import (
     McpError,
     McpProtocolError,
@@ -41,6 +40,7 @@ from ...mcp.errors import (
     McpToolError,
 )
 from ..coordinator import BackendCoordinator
+from ..entity import device_identifier, entry_uid
 from .api import (
     DeviceEvent,
     HsmStatus,

@@ -45,21 +45,21 @@ from homeassistant.util.percentage import (
 )
 from yarl import URL
 
-from ...alarm_control_panel import GatewayAlarmDescription
-from ...binary_sensor import GatewayBinarySensorDescription
-from ...button import GatewayButtonDescription
-from ...climate import ClimateTarget, GatewayClimateDescription
-from ...const import PARTS_PER_MILLION
-from ...cover import GatewayCoverDescription
-from ...entity import DeviceSpec, EntitySpec
-from ...event import EventOccurrence, GatewayEventDescription
-from ...fan import GatewayFanDescription
-from ...light import GatewayLightDescription, LightCommand
-from ...lock import GatewayLockDescription
-from ...select import GatewaySelectDescription
-from ...sensor import GatewaySensorDescription
-from ...switch import GatewaySwitchDescription
-from ...valve import GatewayValveDescription
+from ...core.const import PARTS_PER_MILLION
+from ...platforms.alarm_control_panel import GatewayAlarmDescription
+from ...platforms.binary_sensor import GatewayBinarySensorDescription
+from ...platforms.button import GatewayButtonDescription
+from ...platforms.climate import ClimateTarget, GatewayClimateDescription
+from ...platforms.cover import GatewayCoverDescription
+from ...platforms.event import EventOccurrence, GatewayEventDescription
+from ...platforms.fan import GatewayFanDescription
+from ...platforms.light import GatewayLightDescription, LightCommand
+from ...platforms.lock import GatewayLockDescription
+from ...platforms.select import GatewaySelectDescription
+from ...platforms.sensor import GatewaySensorDescription
+from ...platforms.switch import GatewaySwitchDescription
+from ...platforms.valve import GatewayValveDescription
+from ..entity import DeviceSpec, EntitySpec
 from .api import HubInfo, HubitatDevice, HubitatRule
 from .const import HUB_DEVICE_KEY, rule_device_key
 from .coordinator import (

@@ -32,11 +32,11 @@ from homeassistant.helpers.network import NoURLAvailableError, get_url
 from homeassistant.util import dt as dt_util
 from yarl import URL
 
-from ...const import DOMAIN
-from ...entity import DeviceSpec, EntitySpec
+from ...core.const import DOMAIN
 from ...mcp.errors import McpError, McpRpcError
-from ...sensor import GatewaySensorDescription
+from ...platforms.sensor import GatewaySensorDescription
 from ..base import McpGatewayConfigEntry
+from ..entity import DeviceSpec, EntitySpec
 from .api import DeviceEvent, HubitatApi, HubitatDevice, parse_time
 from .const import CONF_PUSH, CONF_WEBHOOK_ID, HUB_DEVICE_KEY, ISSUE_PUSH, SWEEP_INTERVAL
 from .coordinator import HubitatCoordinator

@@ -17,14 +17,14 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import SelectOptionDict
 
-from ...const import BACKEND_HUBITAT, DOMAIN
-from ...entity import EntitySpec
-from ...gateway.settings import backend_answer_cap
-from ...localtime import local_iso, localize_result
+from ...core.const import BACKEND_HUBITAT, DOMAIN
+from ...core.localtime import local_iso, localize_result
+from ...core.settings import backend_answer_cap
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
 from ...mcp.errors import McpError, McpProtocolError, McpRpcError
-from ...publisher import EntityPublisher
 from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
+from ..entity import EntitySpec
+from ..publisher import EntityPublisher
 from . import const
 from .api import (
     Command,

@@ -20,9 +20,9 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 import voluptuous as vol
 from yarl import URL
 
-from ...const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
-from ...entity import entry_uid
+from ...core.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
 from ...mcp.errors import McpAuthError, McpError, McpToolError
+from ..entity import entry_uid
 from ..flow import (
     SECRET_FIELD,
     URL_FIELD,

@@ -14,9 +14,9 @@ from homeassistant.helpers.event import async_track_point_in_utc_time
 from homeassistant.helpers.update_coordinator import UpdateFailed
 from homeassistant.util import dt as dt_util
 
-from ...const import DOMAIN
-from ...event import EventOccurrence
+from ...core.const import DOMAIN
 from ...mcp.errors import McpAuthError, McpError, McpRateLimitError
+from ...platforms.event import EventOccurrence
 from ..coordinator import BackendCoordinator
 from .api import RobineWakeApi
 from .const import (

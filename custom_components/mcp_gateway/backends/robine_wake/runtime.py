@@ -12,12 +12,11 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from yarl import URL
 
-from ...const import BACKEND_ROBINE_WAKE, DOMAIN
-from ...gateway.settings import backend_answer_cap
-from ...localtime import localize_result
+from ...core.const import BACKEND_ROBINE_WAKE, DOMAIN
+from ...core.localtime import localize_result
+from ...core.settings import backend_answer_cap
 from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpRateLimitError
-from ...publisher import EntityPublisher
 from ..base import (
     BackendHealth,
     BackendRuntime,
@@ -26,6 +25,7 @@ from ..base import (
     ToolClass,
     ToolTier,
 )
+from ..publisher import EntityPublisher
 from . import model
 from .api import RevisionConflict, RobineWakeApi
 from .const import (

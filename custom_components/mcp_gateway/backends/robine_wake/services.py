@@ -12,15 +12,15 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 import voluptuous as vol
 
-from ...const import BACKEND_ROBINE_WAKE, DOMAIN
-from ...entity import backend_errors
-from ..actions import (
+from ...core.const import BACKEND_ROBINE_WAKE, DOMAIN
+from ...permissions.actions import (
     ATTR_CONFIG_ENTRY_ID,
     BackendAction,
     async_authorize,
     entry_runtime,
     permission_check,
 )
+from ..entity import backend_errors
 from . import model
 from .api import RevisionConflict, RobineDomainError
 

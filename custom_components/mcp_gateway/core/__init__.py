@@ -1,0 +1,1 @@
+"""The foundation the other parts read: constants, local times, settings, availability."""

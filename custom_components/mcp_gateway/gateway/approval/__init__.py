@@ -1,0 +1,1 @@
+"""A person's approval of sensitive calls: what needs it, grants, approvers."""

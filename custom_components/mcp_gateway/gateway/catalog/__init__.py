@@ -1,0 +1,1 @@
+"""The tools the gateway offers: catalogs, the gateway tool, search, schemas."""

@@ -1,0 +1,343 @@
+"""Which of the integration's entities a Home Assistant-level tool works on.
+
+The entities of every exposed backend entry (from the entity index), narrowed by the filters
+get_state and get_history share (backend, floor, area, domain, name, availability, entity ids,
+matched the way people name things: matching.py) and by what the caller may read and HA
+exposes to assistants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from homeassistant.auth.models import User
+from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE, Platform
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import area_registry as ar, entity_registry as er
+
+from ...backends.base import BackendRuntime
+from ...backends.entity import entry_uid
+from ...core.words import words
+from ...permissions.exposure import exposure_applies, is_exposed_entity
+from ...permissions.policy import can_read_entity
+from ..catalog.store import ExposedBackend, GatewayCatalog, ToolFailure
+from . import homes, matching
+from .index import EntityIndex
+
+# The most entity ids one filter names (as many as get_state's largest page).
+MAX_ENTITY_IDS: Final = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class EntityRef:
+    """One of the integration's entities, with where it lives."""
+
+    entity_id: str
+    backend: ExposedBackend
+    area_id: str | None
+    device_id: str | None
+
+    @property
+    def domain(self) -> str:
+        """The entity's platform domain."""
+        return self.entity_id.split(".", 1)[0]
+
+    def home(self, hass: HomeAssistant) -> str:
+        """The home the entity is in (homes.py)."""
+        return homes.home_of(hass, self.backend, self.device_id)
+
+
+def backend_key(hass: HomeAssistant, ref: EntityRef) -> tuple[BackendRuntime, Platform, str] | None:
+    """The entity's loaded backend runtime and its (platform, EntitySpec key) there."""
+    runtime = ref.backend.runtime
+    entry = er.async_get(hass).async_get(ref.entity_id)
+    if runtime is None or entry is None:
+        return None
+    prefix = f"{entry_uid(runtime.entry)}_"
+    if not entry.unique_id.startswith(prefix):
+        return None
+    try:
+        platform = Platform(ref.domain)
+    except ValueError:
+        return None
+    return runtime, platform, entry.unique_id[len(prefix) :]
+
+
+def exposed_entities(
+    hass: HomeAssistant,
+    backends: Iterable[ExposedBackend],
+    *,
+    entity_ids: Iterable[str] | None = None,
+    domains: Iterable[str] | None = None,
+) -> list[EntityRef]:
+    """The enabled registry entities of the given backend entries, in entity id order.
+
+    `entity_ids` / `domains` narrow through the index first, so only those are built.
+    """
+    by_entry = {backend.entry.entry_id: backend for backend in backends}
+    index = EntityIndex.get(hass)
+    return [
+        EntityRef(
+            entity.entity_id, by_entry[entity.entry_id], index.area_of(entity), entity.device_id
+        )
+        for entity in index.entities(by_entry, entity_ids=entity_ids, domains=domains)
+    ]
+
+
+def readable_entities(
+    hass: HomeAssistant, user: User, refs: Iterable[EntityRef] | None = None
+) -> list[EntityRef]:
+    """The given refs (default: every exposed entity) this user may read (and, by the
+    settings, exposed to assistants)."""
+    if refs is None:
+        refs = exposed_entities(hass, GatewayCatalog.get(hass).exposed_backends())
+    exposed = exposure_applies(hass)
+    return [
+        ref
+        for ref in refs
+        if can_read_entity(user, ref.entity_id)
+        and (not exposed or is_exposed_entity(hass, ref.entity_id))
+    ]
+
+
+def candidate_entities(hass: HomeAssistant, args: Mapping[str, Any]) -> list[EntityRef]:
+    """Exposed entities narrowed by the index on the exact filters (entity_ids, domain)."""
+    domains = given(args, "domain")
+    return exposed_entities(
+        hass,
+        GatewayCatalog.get(hass).exposed_backends(),
+        entity_ids=given(args, "entity_ids"),
+        domains={_casefold(domain) for domain in domains} if domains else None,
+    )
+
+
+# --- the shared filters --------------------------------------------------------------------------
+
+FILTER_PROPERTIES: Final[dict[str, Any]] = {
+    "backend": {
+        "type": "string",
+        "description": "Gateway tool name, entry title or backend kind (hubitat, homecast, …).",
+    },
+    "area": {
+        "type": "string",
+        "description": 'Area name, alias or id, or part of it ("bedroom").',
+    },
+    "floor": {"type": "string", "description": "Floor name, alias or id."},
+    "home": {
+        "type": "string",
+        "description": "A Homecast home, Hubitat hub or HA's own (\"Rob's Flat\").",
+    },
+    "domain": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": 'Entity domains, e.g. ["light", "switch"].',
+    },
+    "name": {
+        "type": "string",
+        "description": (
+            "Words of the name, alias, device, area or entity id, any case and order "
+            '("front door", "kitchen lights").'
+        ),
+    },
+    "available": {
+        "type": "boolean",
+        "description": "false: only unavailable (offline) entities; true: only available ones.",
+    },
+    "entity_ids": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_ENTITY_IDS},
+}
+
+
+def _casefold(value: str) -> str:
+    return value.strip().casefold()
+
+
+def given(args: Mapping[str, Any], key: str) -> Any:
+    """A filter's value; empty strings and lists mean "not given" (strict-mode clients fill
+    every property, and an empty one is how they leave it out)."""
+    value = args.get(key)
+    return None if value in ("", []) else value
+
+
+@dataclass(slots=True)
+class Selection:
+    """Filtered entities, and what the filters found out along the way (for the AI)."""
+
+    refs: list[EntityRef]
+    notes: list[str]
+
+
+def filter_entities(
+    hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]
+) -> list[EntityRef]:
+    """Apply get_state's filters; an unknown backend or area is an error that lists the known."""
+    return select_entities(hass, refs, args).refs
+
+
+def select_entities(
+    hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]
+) -> Selection:
+    """Apply the shared filters, matching the way people name things (see matching.py)."""
+    selected = list(refs)
+    notes: list[str] = []
+    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
+    if (backend := given(args, "backend")) is not None:
+        selected = _by_backend(hass, selected, backend)
+    if (home := given(args, "home")) is not None:
+        wanted_homes = homes.wanted_homes(hass, home)
+        selected = [ref for ref in selected if ref.home(hass) in wanted_homes]
+    if (floor := given(args, "floor")) is not None:
+        selected = _by_floor(hass, selected, floor, notes)
+    # The area goes last: when its whole-name match leaves nothing, partial matches may not.
+    area = given(args, "area")
+    before_filters = selected
+    if domains := given(args, "domain"):
+        wanted_domains = {_casefold(domain) for domain in domains}
+        selected = [ref for ref in selected if ref.domain in wanted_domains]
+    if (name := given(args, "name")) is not None:
+        wanted = words(name)
+        raw = _casefold(name)
+        selected = [
+            ref
+            for ref in selected
+            if matching.words_match(wanted, _words(hass, ref, area_names))
+            or raw in _searchable_name(hass, ref)
+        ]
+    if (available := args.get("available")) is not None:
+        selected = [ref for ref in selected if _is_available(hass, ref) is available]
+    if (entity_ids := given(args, "entity_ids")) is not None:
+        wanted_ids = set(entity_ids)
+        selected = [ref for ref in selected if ref.entity_id in wanted_ids]
+    if area is not None:
+        selected = _by_area(
+            hass, selected, before_filters, area, area_names=area_names, notes=notes
+        )
+    return Selection(selected, notes)
+
+
+def _by_floor(
+    hass: HomeAssistant, selected: list[EntityRef], floor: str, notes: list[str]
+) -> list[EntityRef]:
+    """The entities on the floor(s) the words name; a home's name is taken as that home
+    (people say "upstairs" and "at the flat" alike). Nothing matching is an error that lists
+    the floors and the homes."""
+    found = matching.best(matching.floors(hass), floor)
+    if found:
+        area_ids = matching.areas_on_floors(hass, {f.id for f in found})
+        return [ref for ref in selected if ref.area_id in area_ids]
+    if in_homes := set(homes.matching_homes(hass, floor)):
+        notes.append(f"No floor is named '{floor}'; the home {', '.join(sorted(in_homes))}.")
+        return [ref for ref in selected if ref.home(hass) in in_homes]
+    known = ", ".join(sorted(f.name for f in matching.floors(hass))) or "none"
+    raise ToolFailure(
+        f"Unknown floor '{floor}'. Floors: {known}. "
+        f"Homes (filter with home): {', '.join(homes.known_homes(hass)) or 'none'}.",
+        code="not_found",
+    )
+
+
+def _by_area(
+    hass: HomeAssistant,
+    selected: list[EntityRef],
+    every: list[EntityRef],
+    area: str,
+    *,
+    area_names: Mapping[str, str],
+    notes: list[str],
+) -> list[EntityRef]:
+    """The selected entities in the area(s) the words name: whole names first, then parts.
+
+    Entities without an area are found by the area's words in their name too ("Bedroom Robine
+    Wake" when nobody assigned the clock to an area). An area nothing could match is an error
+    that lists the areas.
+    """
+    wanted = words(area)
+
+    def unassigned(refs: Sequence[EntityRef]) -> list[EntityRef]:
+        return [
+            ref
+            for ref in refs
+            if ref.area_id is None and matching.words_match(wanted, _words(hass, ref, area_names))
+        ]
+
+    tiers = matching.tiers(matching.areas(hass), area)
+    if not tiers and not unassigned(every):
+        known = ", ".join(sorted(area_names.values())) or "none"
+        raise ToolFailure(f"Unknown area '{area}'. Areas: {known}.", code="not_found")
+    for rank, tier in enumerate(tiers):
+        ids = {found.id for found in tier}
+        in_area = [ref for ref in selected if ref.area_id in ids]
+        chosen = in_area + [ref for ref in unassigned(selected) if ref not in in_area]
+        if not chosen:
+            continue
+        if rank > 0:
+            exact = ", ".join(found.name for found in tiers[0])
+            notes.append(f"Nothing matches in {exact}; found in areas named like '{area}'.")
+        if len(tier) > 1:
+            notes.append(f"Areas matching '{area}': {', '.join(a.name for a in tier)}.")
+        return chosen
+    if not tiers:
+        notes.append(f"No area matches '{area}'; these entities have it in their name.")
+    return unassigned(selected)
+
+
+def _by_backend(hass: HomeAssistant, refs: list[EntityRef], backend: str) -> list[EntityRef]:
+    wanted = _casefold(backend)
+    all_backends = GatewayCatalog.get(hass).exposed_backends()
+    matching_ids = {
+        b.entry.entry_id
+        for b in all_backends
+        if wanted
+        in (
+            _casefold(b.gateway_name),
+            _casefold(b.entry.title),
+            b.kind,
+            _casefold(b.entry.entry_id),
+        )
+    }
+    if not matching_ids:
+        known = ", ".join(b.gateway_name for b in all_backends) or "none"
+        raise ToolFailure(f"Unknown backend '{backend}'. Backends: {known}.", code="not_found")
+    return [ref for ref in refs if ref.backend.entry.entry_id in matching_ids]
+
+
+def _words(hass: HomeAssistant, ref: EntityRef, area_names: Mapping[str, str]) -> set[str]:
+    return matching.entity_words(
+        hass,
+        ref.entity_id,
+        hass.states.get(ref.entity_id),
+        area_names.get(ref.area_id) if ref.area_id else None,
+        ref.device_id,
+    )
+
+
+def _is_available(hass: HomeAssistant, ref: EntityRef) -> bool:
+    state = hass.states.get(ref.entity_id)
+    return state is not None and state.state != STATE_UNAVAILABLE
+
+
+def _searchable_name(hass: HomeAssistant, ref: EntityRef) -> str:
+    state = hass.states.get(ref.entity_id)
+    name = state.attributes.get(ATTR_FRIENDLY_NAME, "") if state else ""
+    return f"{_casefold(str(name))} {ref.entity_id}"
+
+
+def empty_hint(hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]) -> str:
+    """What exists instead, for an answer without entities: closest names, areas with entities."""
+    names = {}
+    for ref in refs:
+        state = hass.states.get(ref.entity_id)
+        if state is not None:
+            names[ref.entity_id] = str(state.attributes.get(ATTR_FRIENDLY_NAME, ref.entity_id))
+    parts: list[str] = []
+    query = " ".join(str(given(args, key) or "") for key in ("area", "name")).strip()
+    if query and (close := matching.closest_names(query, names)):
+        parts.append(f"Closest names: {', '.join(close)}.")
+    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
+    used = sorted({area_names[ref.area_id] for ref in refs if ref.area_id in area_names})
+    if used:
+        parts.append(f"Areas with entities: {', '.join(used)}.")
+    if not parts:
+        parts.append(f"{len(refs)} entities exist; loosen the filters.")
+    return "No entity matches these filters. " + " ".join(parts)

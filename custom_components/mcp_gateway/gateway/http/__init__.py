@@ -1,0 +1,1 @@
+"""The gateway's HTTP doors: Streamable HTTP, SSE, CORS, origins, OAuth metadata."""

@@ -1,0 +1,265 @@
+"""get_state: the current states of the integration's entities, projected and paged.
+
+Each entity carries only the fields asked for (empty ones left out); a page ends at a limit or
+near STATE_PAGE_CHARS of JSON, whichever comes first, and says where the next one starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import area_registry as ar, device_registry as dr
+from homeassistant.util import dt as dt_util
+
+from ...core.localtime import local_iso, local_iso_text, local_state
+from ..catalog.presentation import (
+    LEVEL_NAMES,
+    RAW_LEVEL_ATTRIBUTES,
+    entity_levels,
+    level_of,
+    level_units,
+)
+from ..finding import homes
+from ..finding.selection import (
+    FILTER_PROPERTIES,
+    MAX_ENTITY_IDS,
+    EntityRef,
+    backend_key,
+    candidate_entities,
+    empty_hint,
+    given,
+    readable_entities,
+    select_entities,
+)
+
+if TYPE_CHECKING:
+    from ...mcp.server import RequestContext
+
+# A page can hold every entity one filter names.
+MAX_STATE_LIMIT: Final = MAX_ENTITY_IDS
+DEFAULT_STATE_LIMIT: Final = MAX_STATE_LIMIT
+# A page stops growing at about this many characters of JSON: the result carries it once (as
+# text), and with the escaping of a JSON string must stay well inside the server's size guard.
+STATE_PAGE_CHARS: Final = 128_000
+SIZE_SAMPLE: Final = 8
+# A device unheard of for this long may show a value that is no longer true (most devices
+# report at least daily, e.g. their battery).
+STALE_AFTER: Final = timedelta(hours=24)
+
+BASIC_FIELDS: Final = (
+    "entity_id",
+    "name",
+    "state",
+    "levels",
+    "area",
+    "home",
+    "unit",
+    "backend",
+)
+
+
+GET_STATE_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        **FILTER_PROPERTIES,
+        "fields": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": (
+                "Fields per entity (default entity_id, name, state, levels, area, home, "
+                "unit, backend); levels are set_state's (brightness_pct…), units in `units`. "
+                "Also: domain, device, last_changed, attributes (all), or any attribute name."
+            ),
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_STATE_LIMIT,
+            "description": "Page size (pages also end near 100 KB).",
+        },
+        "offset": {"type": "integer", "minimum": 0},
+    },
+    "required": [],
+    "additionalProperties": False,
+}
+
+
+async def async_get_state(
+    hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
+) -> dict[str, Any]:
+    """Current states of the integration's entities the caller may read."""
+    # Filters first, on the index's narrowed candidates; the permission check is per entity
+    # that matched (and the list is already in entity id order).
+    selection = select_entities(hass, candidate_entities(hass, args), args)
+    refs = readable_entities(hass, ctx.user, selection.refs)
+    limit = args.get("limit") or DEFAULT_STATE_LIMIT
+    offset = args.get("offset") or 0
+    asked = given(args, "fields")
+    fields = asked or BASIC_FIELDS
+    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
+    devices = dr.async_get(hass)
+    page = refs[offset : offset + limit]
+    # One backend on the page: said once at the top, not per entity.
+    page_backends = {ref.backend.gateway_name for ref in page}
+    shared_backend = "backend" in fields and len(page_backends) == 1
+    # The home only where it tells entities apart (several homes), or when asked for; one
+    # home on the page is said once at the top too.
+    with_home = "home" in fields and ("home" in (asked or ()) or homes.several_homes(hass))
+    page_homes = {ref.home(hass) for ref in page} if with_home else set()
+    shared_home = len(page_homes) == 1
+    item_fields = [
+        f
+        for f in fields
+        if not (shared_backend and f == "backend")
+        and not (f == "home" and (shared_home or not with_home))
+    ]
+    entities: list[dict[str, Any]] = []
+    now = dt_util.utcnow()
+    measured = 0
+    size = 0.0
+    for index, ref in enumerate(page):
+        if entities and size > STATE_PAGE_CHARS:
+            break
+        item = _project(hass, ref, item_fields, area_names=area_names, devices=devices)
+        if "state" in item:
+            _mark_stale(hass, ref, item, now)
+        # Every SIZE_SAMPLE-th item is measured and each counts as the mean of those: the
+        # estimate costs a fraction of encoding the page, and the size guard leaves margin.
+        if index % SIZE_SAMPLE == 0:
+            measured += _estimated_size(item)
+        size += measured / (index // SIZE_SAMPLE + 1)
+        entities.append(item)
+    result: dict[str, Any] = {"total": len(refs), "count": len(entities)}
+    if shared_backend:
+        result["backend"] = page_backends.pop()
+    if shared_home:
+        result["home"] = page_homes.pop()
+    result["entities"] = entities
+    # Each level's unit once per page, not per entity.
+    shown = {key for item in entities for key in item if key in LEVEL_NAMES}
+    if units := level_units(sorted(shown), hass.config.units.temperature_unit):
+        result["units"] = units
+    if offset + len(entities) < len(refs):
+        result["next_offset"] = offset + len(entities)
+    if selection.notes:
+        result["note"] = " ".join(selection.notes)
+    if not refs:
+        result["hint"] = empty_hint(hass, readable_entities(hass, ctx.user), args)
+    return result
+
+
+def _mark_stale(hass: HomeAssistant, ref: EntityRef, item: dict[str, Any], now: datetime) -> None:
+    """A value the device has not confirmed for long (the hub says when it last heard from
+    it) may no longer be true: say so, and since when."""
+    if (found := backend_key(hass, ref)) is None:
+        return
+    runtime, platform, key = found
+    heard = runtime.last_heard(platform, key)
+    if heard is not None and now - heard > STALE_AFTER:
+        item["possibly_stale"] = True
+        item["last_report"] = local_iso(heard)
+
+
+def _estimated_size(item: Mapping[str, Any]) -> int:
+    """Roughly the item's JSON length, cheaply: string values are measured by joining them
+    (one C-level pass); only an item with other values (attribute dicts, numbers) has those
+    encoded to be measured."""
+    try:
+        values = len("".join(item.values()))
+    except TypeError:
+        values = sum(
+            len(value) if isinstance(value, str) else len(_compact_json(value))
+            for value in item.values()
+        )
+    return 2 + 6 * len(item) + len("".join(item)) + values
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _project(
+    hass: HomeAssistant,
+    ref: EntityRef,
+    fields: Sequence[str],
+    *,
+    area_names: Mapping[str, str],
+    devices: dr.DeviceRegistry,
+) -> dict[str, Any]:
+    """One entity, only the asked fields; empty values are left out to stay compact."""
+    state = hass.states.get(ref.entity_id)
+    attributes = state.attributes if state is not None else {}
+    item: dict[str, Any] = {"entity_id": ref.entity_id}
+    for name in fields:
+        value: Any
+        match name:
+            case "entity_id":
+                continue
+            case "name":
+                value = attributes.get(ATTR_FRIENDLY_NAME)
+            case "state":
+                # Timestamps in HA's zone, not UTC (localtime.py).
+                value = local_state(state) if state is not None else "unknown"
+            case "area":
+                value = area_names.get(ref.area_id) if ref.area_id else None
+            case "unit":
+                value = attributes.get(ATTR_UNIT_OF_MEASUREMENT)
+            case "home":
+                value = ref.home(hass)
+            case "backend":
+                value = ref.backend.gateway_name
+            case "domain":
+                value = ref.domain
+            case "device":
+                device = devices.async_get(ref.device_id) if ref.device_id else None
+                value = (device.name_by_user or device.name) if device else None
+            case "last_changed":
+                value = local_iso(state.last_changed) if state is not None else None
+            case "levels":
+                if state is not None:
+                    item.update(entity_levels(state))
+                continue
+            case "attributes":
+                # Levels in set_state's units, never HA's raw 0-255 brightness beside them.
+                value = {
+                    key: jsonable(val)
+                    for key, val in attributes.items()
+                    if key != ATTR_FRIENDLY_NAME and key not in RAW_LEVEL_ATTRIBUTES
+                }
+                if state is not None:
+                    value.update(entity_levels(state))
+            case _ if name in RAW_LEVEL_ATTRIBUTES or name in LEVEL_NAMES:
+                # Asked by HA's name or the level's: the level, in set_state's unit.
+                if state is not None:
+                    item.update(
+                        (key, level)
+                        for key, level in entity_levels(state).items()
+                        if key == name or level_of(name) == key
+                    )
+                continue
+            case _:
+                value = jsonable(attributes.get(name))
+        if value is not None:
+            item[name] = value
+    return item
+
+
+def jsonable(value: Any) -> Any:
+    """State attributes may hold datetimes, enums, sets: make them plain JSON, every instant
+    (a datetime, or ISO text with an offset) in HA's zone."""
+    if isinstance(value, str):
+        return local_iso_text(value)
+    if value is None or isinstance(value, int | float | bool):
+        return value
+    if isinstance(value, datetime):
+        return local_iso(value) if value.tzinfo is not None else value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(key): jsonable(val) for key, val in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(item) for item in value]
+    return str(value)

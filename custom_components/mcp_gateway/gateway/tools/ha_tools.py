@@ -1,0 +1,76 @@
+"""The Home Assistant-level core tools: state, control and history of the integration's entities.
+
+They work on the entities of every exposed backend entry, through HA itself: states come from
+the state machine, writes are HA service calls under the caller's context (so HA's own entity
+permissions apply), history comes from HA's recorder. Nothing here talks to a backend directly.
+Each tool lives in its own module; this table is what the handler offers.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ...backends.base import ToolTier
+from ..catalog.store import CoreTool
+from .get_history import GET_HISTORY_SCHEMA, async_get_history
+from .get_state import GET_STATE_SCHEMA, async_get_state
+from .list_backends import LIST_BACKENDS_SCHEMA, async_list_backends
+from .set_state import SET_STATE_SCHEMA, async_set_state
+
+HA_TOOLS: Final[tuple[CoreTool, ...]] = (
+    CoreTool(
+        name="get_state",
+        title="Get entity states",
+        description=(
+            "Current state of the gateway's Home Assistant entities (all backends) that you may "
+            "read: what is on, open, locked, temperatures, which devices are offline "
+            "(available=false). Filter by area, floor, home, name, domain, backend or entity_ids; "
+            "pick fields."
+        ),
+        input_schema=GET_STATE_SCHEMA,
+        tier=ToolTier.READ,
+        read_only=True,
+        run=async_get_state,
+    ),
+    CoreTool(
+        name="set_state",
+        title="Set entity states",
+        description=(
+            "Control entities through Home Assistant, several per call: turn lights and "
+            "switches on/off, dim, lock, open/close covers and valves, set temperature, modes "
+            'and values: updates=[{"entity_id": "light.kitchen", "state": "on", '
+            '"brightness_pct": 60}]. Runs as you, with your Home Assistant permissions.'
+        ),
+        input_schema=SET_STATE_SCHEMA,
+        tier=ToolTier.CONTROL,
+        read_only=False,
+        open_world=True,
+        run=async_set_state,
+    ),
+    CoreTool(
+        name="get_history",
+        title="Get entity history",
+        description=(
+            "What happened over the last hours: state changes of entities (motion, switches, "
+            "lights, temperatures) from Home Assistant's recorder (any backend): same "
+            "filters as get_state, plus hours or start/end. Where the recorder holds less "
+            "than asked, says from when, and gives the backend's own history call."
+        ),
+        input_schema=GET_HISTORY_SCHEMA,
+        tier=ToolTier.READ,
+        read_only=True,
+        run=async_get_history,
+    ),
+    CoreTool(
+        name="list_backends",
+        title="List backends",
+        description=(
+            "Each backend behind this gateway: its gateway tool, health, protocol version, "
+            "latency and how many of its tools you may use."
+        ),
+        input_schema=LIST_BACKENDS_SCHEMA,
+        tier=ToolTier.READ,
+        read_only=True,
+        run=async_list_backends,
+    ),
+)

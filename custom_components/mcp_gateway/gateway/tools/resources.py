@@ -1,0 +1,165 @@
+"""The gateway's resources: a usage guide and a live, permission-filtered context snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import json
+from typing import Any, Final
+
+from homeassistant.auth.models import User
+from homeassistant.const import ATTR_FRIENDLY_NAME
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import area_registry as ar
+
+from ...backends.base import ToolTier
+from ...core.localtime import local_state
+from ...permissions.policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
+from ..catalog.gateway_tool import listed_names
+from ..catalog.store import GatewayCatalog
+from ..finding.selection import readable_entities
+
+GUIDE_URI: Final = "mcp-gateway://guide"
+CONTEXT_URI: Final = "mcp-gateway://context"
+# The snapshot is a primer, not a dump: beyond this get_state pages through the rest.
+CONTEXT_MAX_ENTITIES: Final = 300
+
+SET_STATE_VOCABULARY: Final = (
+    "- light: state on/off, brightness_pct (0-100), color_temp_kelvin, hs_color, transition",
+    "- switch: state on/off; fan: state on/off, percentage",
+    "- cover, valve: state open/closed/stop, position (0-100 % open)",
+    "- lock: state locked/unlocked/open, code",
+    "- climate: state on/off or an HVAC mode, temperature, target_temp_low/high, fan_mode",
+    "- alarm_control_panel: state disarmed/armed_home/armed_away/armed_night/armed_vacation, code",
+    "- select, number, text, datetime: value; button: state pressed; scene: state on",
+    "- sensor, binary_sensor, event: read-only",
+)
+
+RESOURCES: Final[tuple[dict[str, Any], ...]] = (
+    {
+        "uri": GUIDE_URI,
+        "name": "guide",
+        "title": "How to use this gateway",
+        "description": "Tools, tiers and conventions of this Home Assistant MCP gateway.",
+        "mimeType": "text/markdown",
+    },
+    {
+        "uri": CONTEXT_URI,
+        "name": "context",
+        "title": "Home context",
+        "description": "Backends and the states of the entities you may read, by area.",
+        "mimeType": "application/json",
+    },
+)
+
+
+def list_resources() -> list[dict[str, Any]]:
+    """The resource list (the same for every user; contents are filtered when read)."""
+    return [dict(resource) for resource in RESOURCES]
+
+
+async def async_read_resource(hass: HomeAssistant, user: User, uri: str) -> dict[str, Any] | None:
+    """The ReadResourceResult of a URI, or None when it is not ours."""
+    if uri == GUIDE_URI:
+        text, mime = await _async_guide(hass, user), "text/markdown"
+    elif uri == CONTEXT_URI:
+        snapshot = await async_context_snapshot(hass, user)
+        text, mime = json.dumps(snapshot, separators=(",", ":")), "application/json"
+    else:
+        return None
+    return {"contents": [{"uri": uri, "mimeType": mime, "text": text}]}
+
+
+async def _async_guide(hass: HomeAssistant, user: User) -> str:
+    tiers = allowed_tiers(user)
+    visible = await GatewayCatalog.get(hass).async_visible(user)
+    listed = listed_names([backend for backend, _, _ in visible])
+    gateways = "\n".join(
+        f"- `{_call_as(*listed[backend.gateway_name])}`: {backend.kind.replace('_', ' ')} "
+        f"“{backend.entry.title}”, {len(tools)} tools for you"
+        for backend, _, tools in visible
+    )
+    lines = [
+        "# Home Assistant MCP gateway",
+        "",
+        f"You act as {ROLE_LABELS[user_role(user)]} of Home Assistant; tool tiers you may "
+        f"use: {describe_tiers(tiers)}. Everything you do runs with that user's Home "
+        "Assistant permissions, and every change is written to Home Assistant's logbook.",
+        "",
+        "## Core tools",
+        "- `search_tools {query}`: find any tool (core or backend) by what it does; the best "
+        "match comes with its input schema and how to call it.",
+        "- `get_state`: entity states; filter by area or floor (names, aliases or parts), "
+        "name words, domain, backend, `available: false` for offline devices; pick fields.",
+    ]
+    if ToolTier.CONTROL in tiers:
+        lines.append(
+            "- `set_state {updates: [...]}`: change entities (state on/off, brightness_pct, "
+            "position, temperature, value, …), many per call."
+        )
+    lines += [
+        "- `get_history`: recorded state changes of entities.",
+        "- `list_backends`: health and latency of each backend.",
+        "",
+        "## Backend gateways",
+        "Call a gateway tool with `{}` for all its tools and their input schemas (it can be "
+        'large), or `{"describe": [names]}` for the ones you need (its description names '
+        'them all; `search_tools` finds them), then with `{"tool": name, "args": "{...}"}` '
+        "(the arguments as JSON text; an object works too). "
+        'Destructive tools also need `"confirm": true`: ask the user first.',
+    ]
+    if ToolTier.CONTROL in tiers:
+        lines.append(
+            "Prefer `set_state` for entities; use a backend's own tools for what Home "
+            "Assistant does not model (rules, scenes, alarms, …)."
+        )
+        lines += ["", "## set_state, per domain", *SET_STATE_VOCABULARY]
+    lines += [
+        "",
+        gateways or "No backend is exposed.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _call_as(tool: str, entry: str | None) -> str:
+    return tool if entry is None else f'{tool} {{"entry": "{entry}"}}'
+
+
+async def async_context_snapshot(hass: HomeAssistant, user: User) -> dict[str, Any]:
+    """Backends plus `{area: {entity_id: [name, state]}}` for what the user may read."""
+    visible = await GatewayCatalog.get(hass).async_visible(user)
+    backends = [
+        {
+            "gateway_tool": backend.gateway_name,
+            "title": backend.entry.title,
+            "backend": backend.kind,
+            "connected": backend.runtime is not None,
+        }
+        for backend, _, _ in visible
+    ]
+    refs = sorted(readable_entities(hass, user), key=lambda ref: ref.entity_id)
+    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
+    areas: dict[str, dict[str, list[Any]]] = {}
+    for ref in refs[:CONTEXT_MAX_ENTITIES]:
+        state = hass.states.get(ref.entity_id)
+        area = area_names.get(ref.area_id or "", "No area")
+        name = state.attributes.get(ATTR_FRIENDLY_NAME) if state else None
+        areas.setdefault(area, {})[ref.entity_id] = [
+            name,
+            local_state(state) if state is not None else "unknown",
+        ]
+    snapshot: dict[str, Any] = {
+        "role": str(user_role(user)),
+        "backends": backends,
+        "areas": areas,
+        "entities": len(refs),
+    }
+    if len(refs) > CONTEXT_MAX_ENTITIES:
+        snapshot["truncated"] = _truncation_note(refs)
+    return snapshot
+
+
+def _truncation_note(refs: Sequence[Any]) -> str:
+    return (
+        f"Only the first {CONTEXT_MAX_ENTITIES} of {len(refs)} entities are shown; use "
+        "get_state with filters for the rest."
+    )

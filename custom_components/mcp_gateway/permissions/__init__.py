@@ -1,0 +1,1 @@
+"""One permission model on every path: tiers, users, exposure, rate limits, actions."""

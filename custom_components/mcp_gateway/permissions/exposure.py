@@ -1,0 +1,122 @@
+"""HA's "expose to assistants" settings, as the gateway honours them.
+
+HA's own MCP server and Assist reach only the entities exposed to the `conversation` assistant
+(`homeassistant.helpers.llm` asks `async_should_expose(hass, "conversation", entity_id)`); the
+gateway does the same unless its settings say every entity of its backends is reachable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from homeassistant.auth.models import User
+from homeassistant.components.homeassistant.exposed_entities import async_should_expose
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant
+
+from ..backends.base import BackendRuntime
+from ..core.settings import gateway_settings
+from .policy import (
+    PermissionDenied,
+    Refusal,
+    Role,
+    can_read_entity,
+    device_entity_ids,
+    readable_subjects,
+    spec_entity_id,
+    user_role,
+)
+
+# The assistant id HA's conversation agents, Assist and mcp_server check exposure for.
+ASSISTANT: Final = "conversation"
+
+
+def exposure_applies(hass: HomeAssistant) -> bool:
+    """Whether exposure limits the gateway: the option, and HA's settings being loaded.
+
+    The `homeassistant` integration, which keeps them, always runs in a real Home Assistant;
+    without it there is no exposure to honour.
+    """
+    return gateway_settings(hass).exposed_only and "homeassistant" in hass.config.components
+
+
+def is_exposed_entity(hass: HomeAssistant, entity_id: str) -> bool:
+    """Whether the entity is exposed to assistants (HA's defaults apply to new entities)."""
+    return async_should_expose(hass, ASSISTANT, entity_id)
+
+
+def require_exposed(
+    hass: HomeAssistant, user: User, addressed: Mapping[str, Sequence[str]], what: str
+) -> None:
+    """A backend call may address a device only if one of its entities is exposed.
+
+    HA exposes entities, not devices; a device whose every entity is hidden from assistants
+    is hidden (its diagnostic entities, never exposed by default, do not hide it). An address
+    no entity stands for has no exposure setting at all, so it is refused too, for every
+    caller: it may reach a hidden device under another spelling.
+    """
+    if not exposure_applies(hass):
+        return
+    unmapped = sorted(key for key, entity_ids in addressed.items() if not entity_ids)
+    if unmapped:
+        raise PermissionDenied(
+            f"Permission denied: {what} addresses {', '.join(unmapped)}, which no Home "
+            "Assistant entity exposed to assistants stands for.",
+            Refusal.UNMAPPED,
+            unmapped,
+        )
+    hidden = [
+        entity_ids[0]
+        for entity_ids in addressed.values()
+        if not any(is_exposed_entity(hass, e) for e in entity_ids)
+    ]
+    if hidden:
+        raise PermissionDenied(
+            f"Permission denied: {what} addresses {', '.join(readable_subjects(user, hidden))}, "
+            "not exposed to assistants in Home Assistant (Settings → Voice assistants → "
+            "Expose)."
+        )
+
+
+class CallerView:
+    """What one caller may see of one backend through the gateway (backends.base.Shown).
+
+    Shown: what the caller may read in full (every entity of a device) and, while exposure
+    applies, what has an entity exposed to assistants. What no entity stands for is shown to
+    administrators only, and to no one while exposure applies.
+    """
+
+    def __init__(
+        self, hass: HomeAssistant, user: User, runtime: BackendRuntime, *, assistant: bool = True
+    ) -> None:
+        self.hass = hass
+        self.user = user
+        self.runtime = runtime
+        # Exposure is for assistants: an action's caller sees what their rights allow.
+        self.exposure = assistant and exposure_applies(hass)
+        self._devices: dict[str, bool] = {}
+
+    def device(self, key: str) -> bool:
+        """Whether the device may be shown."""
+        if (known := self._devices.get(key)) is None:
+            known = self._devices[key] = self._shown(
+                device_entity_ids(self.hass, self.runtime, key)
+            )
+        return known
+
+    def entities(self, keys: Iterable[tuple[Platform, str]]) -> bool:
+        """Whether what these entities stand for may be shown."""
+        ids = [
+            entity_id
+            for platform, key in keys
+            if (entity_id := spec_entity_id(self.hass, self.runtime, platform, key)) is not None
+        ]
+        return self._shown(ids)
+
+    def _shown(self, entity_ids: Sequence[str]) -> bool:
+        if not entity_ids:
+            return not self.exposure and user_role(self.user) is Role.ADMIN
+        if not all(can_read_entity(self.user, e) for e in entity_ids):
+            return False
+        return not self.exposure or any(is_exposed_entity(self.hass, e) for e in entity_ids)

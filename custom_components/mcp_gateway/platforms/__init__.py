@@ -1,0 +1,1 @@
+"""Each Home Assistant platform's entity class and description, over native objects."""
