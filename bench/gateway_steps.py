@@ -1,6 +1,6 @@
 """Benchmark: where the gateway's own time goes on a backend tool call, step by step.
 
-    .venv/bin/python -m bench.gateway_steps [--calls 3000]
+    .venv/bin/python -m bench.gateway_steps [--calls 3000] [--legacy-hub]
 
 `bench.gateway` measures the gateway against a bare relay across processes, as a client sees
 it. This one looks inside, in one process, where every step can be timed where it runs: one
@@ -23,6 +23,7 @@ import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
 import contextlib
+import contextvars
 from dataclasses import dataclass
 import functools
 import inspect
@@ -62,30 +63,34 @@ PROTOCOL = "2025-06-18"
 
 @dataclass(frozen=True)
 class Step:
-    """A function on the gateway path, timed where it runs."""
+    """A public method on the gateway path, timed where it runs."""
 
     label: str
-    owner: Any
+    owner: type
     name: str
 
 
-# Outermost first: each step's own time is its function's minus the next one's.
+# Outermost first: each step's own time is its method's minus the next one's. Only public
+# methods (the view's `post` is what Home Assistant calls): the gateway's inner steps are timed
+# together, so renaming or regrouping its private helpers cannot silently change a figure, and
+# a step the path no longer takes fails the run (every step must run once a call).
 STEPS = (
     Step("admission, body decoding, answer encoding (the view)", McpGatewayView, "post"),
     Step("the MCP server layer", McpServer, "handle_http"),
-    Step("finding the entry's tool", GatewayHandler, "call_tool"),
-    Step("argument check, catalog, authorization", GatewayHandler, "_call_gateway"),
-    Step("the call's deadline, passing the result on", GatewayHandler, "_execute"),
+    Step(
+        "the gateway tool: entry, arguments, catalog, authorization, deadline",
+        GatewayHandler,
+        "call_tool",
+    ),
     Step("the backend runtime (Hubitat)", HubitatRuntime, "async_call_tool"),
-    Step("the MCP client, down to its HTTP request", McpClient, "call_tool"),
-    Step("the backend hop (HTTP to the hub and back)", McpClient, "_post"),
+    Step("the MCP client, its hop included", McpClient, "call_tool"),
 )
-INNER = Step("  of the checks: tier, entity permissions, exposure", GatewayHandler, "_authorize")
+HOP = "the same exchange straight from aiohttp (the direct call)"
 RELAY = Step("for comparison: the bare relay's whole view, its hop included", RelayView, "post")
 
 
 class StepTimer:
-    """Wraps each step's function to add its time while `active`.
+    """Wraps each step's method to add its time and count its calls while `active`.
 
     The views' handlers are taken when the views are registered, so the wrappers go in before
     Home Assistant sets anything up; inactive, each costs one plain call.
@@ -94,38 +99,56 @@ class StepTimer:
     def __init__(self) -> None:
         self.active = False
         self.spent: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
         self.calls = 0
+        # Set while a request's outermost step runs, in that request's task only: the
+        # entry's own polls (the same client methods, other tasks) are not counted.
+        self._in_request: contextvars.ContextVar[bool] = contextvars.ContextVar(
+            "in_request", default=False
+        )
 
-    def install(self, steps: tuple[Step, ...]) -> None:
+    def install(self, steps: tuple[Step, ...], outermost: tuple[Step, ...]) -> None:
         for step in steps:
             self.spent[step.label] = 0.0
-            setattr(step.owner, step.name, self._wrapped(step, getattr(step.owner, step.name)))
+            self.counts[step.label] = 0
+            original = getattr(step.owner, step.name)
+            setattr(step.owner, step.name, self._wrapped(step, original, step in outermost))
 
-    def _wrapped(self, step: Step, original: Any) -> Any:
-        spent, label = self.spent, step.label
-        if inspect.iscoroutinefunction(original):
+    def _wrapped(
+        self, step: Step, original: Callable[..., Awaitable[Any]], outermost: bool
+    ) -> Callable[..., Awaitable[Any]]:
+        if not inspect.iscoroutinefunction(original):
+            raise TypeError(f"{step.owner.__name__}.{step.name} is no longer a coroutine")
+        spent, counts, label, in_request = self.spent, self.counts, step.label, self._in_request
 
-            async def timed_async(*args: Any, **kwargs: Any) -> Any:
-                if not self.active:
-                    return await original(*args, **kwargs)
-                began = time.perf_counter()
-                try:
-                    return await original(*args, **kwargs)
-                finally:
-                    spent[label] += time.perf_counter() - began
-
-            return timed_async
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            if not self.active:
-                return original(*args, **kwargs)
+        @functools.wraps(original)
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            if not self.active or not (outermost or in_request.get()):
+                return await original(*args, **kwargs)
+            counts[label] += 1
+            token = in_request.set(True) if outermost else None
             began = time.perf_counter()
             try:
-                return original(*args, **kwargs)
+                return await original(*args, **kwargs)
             finally:
                 spent[label] += time.perf_counter() - began
+                if token is not None:
+                    in_request.reset(token)
 
         return timed
+
+    async def add(self, label: str, call: Callable[[], Awaitable[None]]) -> None:
+        """Time a call of the benchmark's own (the direct hop) as a step."""
+        self.counts[label] = self.counts.get(label, 0) + 1
+        began = time.perf_counter()
+        await call()
+        self.spent[label] = self.spent.get(label, 0.0) + time.perf_counter() - began
+
+    def check(self) -> None:
+        """Every step ran once a call: otherwise the path changed and the figures mislead."""
+        strays = {label: n for label, n in self.counts.items() if n != self.calls}
+        if strays:
+            raise RuntimeError(f"steps not run once in each of {self.calls} calls: {strays}")
 
     def per_call(self, label: str) -> float:
         return self.spent[label] / self.calls * 1e6
@@ -155,20 +178,20 @@ async def setup(hass: HomeAssistant, sim_url: str) -> str:
     return hass.auth.async_create_access_token(refresh)
 
 
-async def run(calls: int, legacy_hub: bool) -> None:
+async def run(calls: int, legacy_hub: bool, devices: int = 207, warmup: int = 100) -> None:
     print(f"machine load at start: {load()}")
-    if legacy_hub:
-        prefer_modern = functools.partialmethod(McpClient.__init__, prefer_modern=False)
-        McpClient.__init__ = prefer_modern  # type: ignore[method-assign]
     print(f"the gateway's client speaks {'2025-06-18' if legacy_hub else '2026-07-28'} to the hub")
-    sim_app = create_app(devices=207, hub_id="hub-bench", token=SIM_TOKEN, gateways=False)
+    # A hub app from before 2026-07-28 has the gateway's client fall back as it would.
+    sim_app = create_app(
+        devices=devices, hub_id="hub-bench", token=SIM_TOKEN, gateways=False, modern=not legacy_hub
+    )
     async with (
         async_test_home_assistant() as hass,
         contextlib.AsyncExitStack() as stack,
     ):
         hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)  # let HA load our integration
         timer = StepTimer()
-        timer.install((*STEPS, INNER, RELAY))
+        timer.install((*STEPS, RELAY), outermost=(STEPS[0], RELAY))
         sim = TestServer(sim_app, host="127.0.0.1")
         await sim.start_server()
         stack.push_async_callback(sim.close)
@@ -213,11 +236,11 @@ async def run(calls: int, legacy_hub: bool) -> None:
             ),
         }
         spent: dict[str, list[float]] = {name: [] for name in cases}
-        for round_no in range(calls + 100):
+        for round_no in range(calls + warmup):
             for name, call in cases.items():
                 began = time.perf_counter()
                 await call()
-                if round_no >= 100:  # the first rounds warm up
+                if round_no >= warmup:
                     spent[name].append(time.perf_counter() - began)
         gateway, relay, direct = spent.values()
 
@@ -236,26 +259,29 @@ async def run(calls: int, legacy_hub: bool) -> None:
         for _ in range(calls):
             await cases["through the gateway"]()
             await cases["through the bare relay"]()
+            await timer.add(HOP, cases["straight to the simulator"])
         timer.active = False
+        timer.check()
         print(f"\nsteps of {calls:,} gateway calls (µs a call, timed where they run):")
         for step, inner in zip(STEPS, (*STEPS[1:], None), strict=True):
             own_time = timer.per_call(step.label) - (timer.per_call(inner.label) if inner else 0)
-            print(f"  {step.label:<62} {own_time:6.1f}")
-            if step.name == "_call_gateway":
-                print(f"  {INNER.label:<62} {timer.per_call(INNER.label):6.1f}")
-        print(f"  {RELAY.label:<62} {timer.per_call(RELAY.label):6.1f}")
+            print(f"  {step.label:<70} {own_time:6.1f}")
+        print(f"    {'of it: ' + HOP:<68} {timer.per_call(HOP):6.1f}")
+        print(f"  {RELAY.label:<70} {timer.per_call(RELAY.label):6.1f}")
         print(f"machine load at end: {load()}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3000, help="measured calls per case")
+    parser.add_argument("--devices", type=int, default=207, help="simulated Hubitat devices")
+    parser.add_argument("--warmup", type=int, default=100, help="unmeasured first rounds")
     parser.add_argument(
         "--legacy-hub", action="store_true", help="the gateway's client speaks 2025-06-18"
     )
     logging.disable(logging.WARNING)  # HA's custom-integration notice, nothing measured
     options = parser.parse_args()
-    asyncio.run(run(options.calls, options.legacy_hub))
+    asyncio.run(run(options.calls, options.legacy_hub, options.devices, options.warmup))
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ class Options:
     app_id: str
     structured_content: bool
     enforce_origin: bool
+    modern: bool = True
 
 
 HUB = web.AppKey("hubitat_hub", Hub)
@@ -89,11 +90,14 @@ def create_app(
     has_hsm: bool = True,
     realistic_devices: bool = False,
     custom_rule_engine: bool = False,
+    modern: bool = True,
 ) -> web.Application:
     """A simulated hub serving `/apps/api/<app_id>/mcp`.
 
     command_delay: seconds until a command takes effect; 0 = at once (after the reply's
     snapshot), None = queued until `app[HUB].apply_pending()`.
+    modern: False is an app from before the 2026-07-28 era, which refuses that version as
+    any unknown one (clients then initialize with an older one).
     """
     app = make_app(clock)
     hub = Hub(
@@ -123,7 +127,7 @@ def create_app(
         custom_rule_engine=custom_rule_engine,
     )
     app.on_cleanup.append(_close_engine)
-    app[OPTIONS] = Options(token, str(app_id), structured_content, enforce_origin)
+    app[OPTIONS] = Options(token, str(app_id), structured_content, enforce_origin, modern)
     app.router.add_route("*", "/apps/api/{app_id}/mcp", _handle)
     # The cloud relay's shape: /api/<hubUid>/apps/<appId>/mcp (same app behind it).
     app.router.add_route("*", "/api/{hub_uid}/apps/{app_id}/mcp", _handle)
@@ -180,13 +184,15 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     except RpcFailure as err:
         return _json(rpc_error(None, err.code, err.message))
     version = request.headers.get("MCP-Protocol-Version")
-    if version is not None and version not in SUPPORTED_VERSIONS:
+    if version is not None and (
+        version not in SUPPORTED_VERSIONS or (version == MODERN and not options.modern)
+    ):
         return _json(
             rpc_error(
                 _id_of(body),
                 UNSUPPORTED_VERSION,
                 f"Unsupported protocol version: {version}",
-                {"requested": version, "supported": list(SUPPORTED_VERSIONS)},
+                {"requested": version, "supported": list(_versions(options))},
             ),
             400,
         )
@@ -213,6 +219,10 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     if reply is None:
         return web.Response(status=202)
     return _guard(reply, status)
+
+
+def _versions(options: Options) -> tuple[str, ...]:
+    return SUPPORTED_VERSIONS if options.modern else INITIALIZE_VERSIONS
 
 
 def _guard(reply: Any, status: int = 200) -> web.Response:
