@@ -249,5 +249,5 @@ def forget_removed(hass: HomeAssistant) -> None:
     deleted = getattr(devices, "_deleted_devices", None)
     if deleted is None:
         deleted = devices.deleted_devices
-    for key in [k for k, d in deleted.items() if d.orphaned_timestamp]:
-        del deleted[key]
+    for device_id in [k for k, d in deleted.items() if d.orphaned_timestamp]:
+        del deleted[device_id]

@@ -174,10 +174,11 @@ async def hubitat(
 ) -> list[Series]:
     """Motion, switch and button changes on a pushing and a polled hub, then idle calls."""
     hubs: dict[str, tuple[HubitatServer, Any]] = {}
-    for mode, hub_id, options in (
+    choices: tuple[tuple[str, str, dict[str, Any]], ...] = (
         ("push", "fresh-push", {CONF_PUSH: True}),
         ("poll", "fresh-poll", {}),
-    ):
+    )
+    for mode, hub_id, options in choices:
         sim = await start_hub(
             servers, hub_id=hub_id, custom_rule_engine=mode == "push", command_delay=0
         )
@@ -192,7 +193,7 @@ async def hubitat(
     for index in range(changes):
         kind, device_kind, platform = _HUB_CHANGES[index % len(_HUB_CHANGES)]
         await asyncio.sleep(rng.uniform(0, HUBITAT_POLL))
-        waits = {}
+        waits: dict[str, tuple[HubitatServer, Any, str, Any, asyncio.Future[float]]] = {}
         for mode, (sim, entry) in hubs.items():
             device = first(sim, device_kind)
             target = _hub_entity(hass, entry.entry_id, f"{sim.hub.hub_id}_{device.id}_", platform)
@@ -250,7 +251,8 @@ async def homecast(
     )
     entries = {}
     for mode, sim in (("push", pushed), ("poll", polled)):
-        entry = token_entry(sim, **{CONF_SERVER: SERVER_COMMUNITY})
+        data: dict[str, Any] = {CONF_SERVER: SERVER_COMMUNITY}
+        entry = token_entry(sim, **data)
         entry.add_to_hass(hass)
         await hass.config_entries.async_setup(entry.entry_id)
         entries[mode] = (entry, sim)

@@ -57,7 +57,12 @@ import homeassistant.components
 from homeassistant.const import __version__ as HA_VERSION
 from mcp import ClientSession, types
 from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamablehttp_client
+
+# The SDK of HA 2026.10 deprecates this name for one taking an httpx client; 1.12 (HA 2025.4's
+# peer) has only this one, which both keep working.
+from mcp.client.streamable_http import (  # type: ignore[deprecated, unused-ignore]
+    streamablehttp_client,
+)
 from yarl import URL
 
 from bench import hubitat_simulator, load
@@ -182,6 +187,14 @@ def paired_median(mine: Stats, base: Stats) -> float:
     return (
         statistics.median(a - b for a, b in zip(mine.latencies, base.latencies, strict=True)) * 1000
     )
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The text of a result's first content block (every server here answers in text)."""
+    first = result.content[0]
+    if not isinstance(first, types.TextContent):
+        raise TypeError(f"expected text, got {first.type}")
+    return first.text
 
 
 async def tools_call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
@@ -380,9 +393,9 @@ async def run(args: argparse.Namespace) -> int:
             state_core = await core.call_tool(live_context, {})
             if state_ours.isError or state_core.isError:
                 raise RuntimeError("a state read failed")
-            device = json.loads((await direct.call_tool("hub_list_devices", {})).content[0].text)[
-                "devices"
-            ][0]["id"]
+            device = json.loads(text_of(await direct.call_tool("hub_list_devices", {})))["devices"][
+                0
+            ]["id"]
             get_direct = {"deviceId": str(device)}
             through_gateway = {"tool": "hub_get_device", "args": get_direct}
 
@@ -455,8 +468,8 @@ async def run(args: argparse.Namespace) -> int:
         like_core = 0 if core_streams else 2
         print(f"tools/list JSON: ours {sizes['ours']} bytes, core {sizes['core']} bytes")
         print(
-            f"state read text: ours {len(state_ours.content[0].text)} chars,"
-            f" core {len(state_core.content[0].text)} chars"
+            f"state read text: ours {len(text_of(state_ours))} chars,"
+            f" core {len(text_of(state_core))} chars"
         )
         missed: list[str] = []
         for mine, theirs in results:

@@ -41,6 +41,7 @@ from array import array
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 import contextlib
+import functools
 import gc
 import json
 import logging
@@ -297,7 +298,9 @@ async def state_reads(hass: HomeAssistant, user: User, rounds: int) -> list[tupl
             for index, (entry, target, _) in enumerate(hubs):
                 chosen[0] = entry.entry_id
                 spent = await timed(
-                    lambda t=target: handler.call_tool(ctx(user), "get_state", {"entity_ids": [t]})
+                    functools.partial(
+                        handler.call_tool, ctx(user), "get_state", {"entity_ids": [target]}
+                    )
                 )
                 if round_ >= 10:  # warm-up rounds
                     times[index].append(spent)
@@ -617,13 +620,15 @@ async def results_and_lights(hass: HomeAssistant, user: User, repeats: int) -> d
         for round_ in range(repeats + 3):
             for state in ("on", "off"):
                 spent_one = await timed(
-                    lambda s=state: handler.call_tool(
-                        ctx(user), "set_state", updates(lights[:1], s)
+                    functools.partial(
+                        handler.call_tool, ctx(user), "set_state", updates(lights[:1], state)
                     )
                 )
                 stats.reset()
                 spent_twenty = await timed(
-                    lambda s=state: handler.call_tool(ctx(user), "set_state", updates(lights, s))
+                    functools.partial(
+                        handler.call_tool, ctx(user), "set_state", updates(lights, state)
+                    )
                 )
                 trips = max(trips, stats.tools["hub_manage_devices"])
                 if round_ >= 3:
