@@ -84,6 +84,18 @@ class EntitySpec:
     translation_placeholders: Mapping[str, str] | None = None
 
 
+# An entity's (platform, key), the platform as its plain string: the collector stops tracking a
+# tuple of strings, while one holding the Platform member is walked by every full collection
+# (the publisher keeps two per entity: the specs' key and the published one). Platform is a
+# StrEnum, equal to and hashed as its string, so look-ups with a Platform member find these keys.
+type SpecKey = tuple[str, str]
+
+
+def spec_key(spec: EntitySpec) -> SpecKey:
+    """The key the publisher and the entity limit know a spec by."""
+    return (spec.platform.value, spec.key)
+
+
 def entry_uid(entry: ConfigEntry) -> str:
     """What every unique id and device identifier of an entry starts with."""
     return entry.unique_id or entry.entry_id

@@ -8,29 +8,31 @@ come and go without a reload.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Set as AbstractSet
 from functools import partial
 import logging
 from typing import TYPE_CHECKING, Final
 
-from homeassistant.const import EntityCategory, Platform
-from homeassistant.core import Event, HomeAssistant, callback
-from homeassistant.helpers import (
-    device_registry as dr,
-    entity_platform,
-    entity_registry as er,
-    issue_registry as ir,
-)
-from homeassistant.helpers.debounce import Debouncer
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr, entity_registry as er
 from homeassistant.helpers.entity import Entity
 from homeassistant.helpers.entity_platform import (
     AddConfigEntryEntitiesCallback,
     AddEntitiesCallback,
 )
-from homeassistant.helpers.typing import UNDEFINED
 
 from ..core.const import DOMAIN
-from .entity import DeviceSpec, EntitySpec, device_identifier, device_info, entry_uid
+from .entity import (
+    DeviceSpec,
+    EntitySpec,
+    SpecKey,
+    device_identifier,
+    device_info,
+    entry_uid,
+    spec_key,
+)
+from .entity_limit import EntityLimitPlanner
 
 if TYPE_CHECKING:
     from .base import BackendRuntime, McpGatewayConfigEntry
@@ -38,11 +40,6 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 type EntityFactory = Callable[[BackendRuntime, EntitySpec], Entity]
-# An entity's (platform, key), the platform as its plain string: the collector stops tracking a
-# tuple of strings, while one holding the Platform member is walked by every full collection
-# (two per entity: the specs' key and the published one). Platform is a StrEnum, equal to and
-# hashed as its string, so look-ups with a Platform member find these keys.
-type SpecKey = tuple[str, str]
 
 
 # Devices or entities registered per step: a hub with thousands of devices is added in steps
@@ -52,27 +49,6 @@ SLICE: Final = 50
 AT_ONCE: Final = 4 * SLICE
 # Specs derived from a backend's data between yields to the event loop.
 DERIVE_CHUNK: Final = 500
-
-# Home Assistant 2026.x refuses a new enabled entity, with a warning, once a config entry has
-# MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY (10,000) enabled ones (2025.4 has no cap). A backend
-# over it gets its entities in this order of precedence, so that what waits is the least
-# needed: what users act on, then readings, then events, buttons and the like.
-_CONTROLS: Final = frozenset(
-    {
-        Platform.ALARM_CONTROL_PANEL,
-        Platform.CLIMATE,
-        Platform.COVER,
-        Platform.FAN,
-        Platform.LIGHT,
-        Platform.LOCK,
-        Platform.SCENE,
-        Platform.SWITCH,
-        Platform.VALVE,
-    }
-)
-_READINGS: Final = frozenset({Platform.SENSOR, Platform.BINARY_SENSOR})
-# A deleted entity restored with these comes back enabled (HA 2026.x's registry).
-_RESTORED_ENABLED: Final = (None, er.RegistryEntryDisabler.CONFIG_ENTRY)
 
 
 class EntityPublisher:
@@ -108,12 +84,10 @@ class EntityPublisher:
         self._deriving: asyncio.Task[None] | None = None
         # Bumped by every refresh: slices planned before one are planned again.
         self._generation = 0
-        # Specs HA's cap on enabled entities leaves no room for; planned again on every refresh
-        # and, while some wait, when the entry's entities are registered or disabled.
-        self._withheld: set[SpecKey] = set()
-        self._unwatch_registry: Callable[[], None] | None = None
-        # Disabling a thousand entities is a thousand events: one plan for the lot.
-        self._replan = Debouncer(hass, _LOGGER, cooldown=1.0, immediate=True, function=self._apply)
+        # HA's cap on enabled entities: what it leaves no room for waits, planned again on
+        # every refresh and, while some wait, when the entry's entities are registered or
+        # disabled (then the planner calls _apply).
+        self._limit = EntityLimitPlanner(hass, runtime.entry, self.unique_id, self._apply)
 
     @property
     def _entry_uid(self) -> str:
@@ -160,16 +134,13 @@ class EntityPublisher:
     @property
     def withheld(self) -> int:
         """How many entities wait for room under HA's cap on an entry's enabled entities."""
-        return len(self._withheld)
+        return len(self._limit.withheld)
 
     @callback
     def async_stop(self) -> None:
         """Before the platforms unload: no more adding, and no slice left half done."""
         self._platforms.clear()
-        self._withheld.clear()
-        self._watch_registry(False)
-        self._replan.async_shutdown()
-        ir.async_delete_issue(self._hass, DOMAIN, limit_issue_id(self._runtime.entry.entry_id))
+        self._limit.stop()
         self._generation += 1  # a derivation in progress is dropped
         if self._slicing is not None:
             self._slicing.cancel()
@@ -202,7 +173,7 @@ class EntityPublisher:
     def _take(specs: Iterator[EntitySpec], derived: dict[SpecKey, EntitySpec]) -> bool:
         """Derive up to DERIVE_CHUNK more specs; True once there are no more."""
         for count, spec in enumerate(specs, 1):
-            derived[_key(spec)] = spec
+            derived[spec_key(spec)] = spec
             if count >= DERIVE_CHUNK:
                 return False
         return True
@@ -237,11 +208,11 @@ class EntityPublisher:
 
     # --- adding ----------------------------------------------------------------------------
 
-    def _pending_devices(self) -> list[DeviceSpec]:
+    def _pending_devices(self, withheld: AbstractSet[SpecKey]) -> list[DeviceSpec]:
         """Devices (parents first) whose registry entry is missing or described differently."""
         devices: dict[str, DeviceSpec] = {}
         for key, spec in self._specs.items():
-            if key in self._withheld:
+            if key in withheld:
                 continue  # a device whose entities all wait would be an empty one
             device: DeviceSpec | None = spec.device
             while device is not None and device.key not in devices:
@@ -250,13 +221,11 @@ class EntityPublisher:
         changed = [d for key, d in devices.items() if self._devices.get(key) != d]
         return sorted(changed, key=_depth)
 
-    def _pending_entities(self) -> list[EntitySpec]:
+    def _pending_entities(self, withheld: AbstractSet[SpecKey]) -> list[EntitySpec]:
         return [
             spec
             for key, spec in self._specs.items()
-            if key[0] in self._platforms
-            and key not in self._published
-            and key not in self._withheld
+            if key[0] in self._platforms and key not in self._published and key not in withheld
         ]
 
     @callback
@@ -299,120 +268,8 @@ class EntityPublisher:
 
     def _planned(self) -> tuple[list[DeviceSpec], list[EntitySpec]]:
         """What to add now: the cap planned first, so nothing it withholds is handed over."""
-        self._plan_within_limit()
-        return self._pending_devices(), self._pending_entities()
-
-    def _plan_within_limit(self) -> None:
-        """Withhold the entities HA would refuse under its cap, the least needed first.
-
-        HA counts the entry's registered enabled entities; an entity it has registered before
-        is always let in, a new one only while there is room. Entities handed over but not
-        registered yet hold their places. What is withheld is tried again on every refresh
-        and when the entry's entities are registered or disabled (_watch_registry).
-        """
-        cap: int | None = getattr(entity_platform, "MAX_ENABLED_ENTITIES_PER_CONFIG_ENTRY", None)
-        before = len(self._withheld)
-        if cap is None or len(self._specs) <= cap:
-            self._withheld = set()
-        elif self._withheld or any(key not in self._published for key in self._specs):
-            # Planned before the platforms register too: devices come first, and one whose
-            # entities all wait is not registered empty.
-            self._withheld = self._over(cap)
-        if self._withheld or before:
-            self._report_limit(cap or 0)
-
-    def _over(self, cap: int) -> set[SpecKey]:
-        """The new entities that would not fit, as HA decides when it registers them.
-
-        HA checks the cap for an entity enabled by default; then the registry may restore a
-        deleted entity's own `disabled_by` (HA 2026.x) or disable every new entity (the entry's
-        "enable newly added entities" off). A place is taken by what ends up enabled; what
-        is checked but ends up disabled still needs the entry below the cap when it comes.
-        """
-        registry = er.async_get(self._hass)
-        entry = self._runtime.entry
-        # By platform and unique id: two platforms' entities may share a key.
-        registered = {
-            (entity.domain, entity.unique_id): entity
-            for entity in er.async_entries_for_config_entry(registry, entry.entry_id)
-        }
-        occupied = sum(1 for entity in registered.values() if entity.disabled_by is None)
-        holding = 0
-        takers: list[EntitySpec] = []  # would end up enabled
-        checked_only: list[EntitySpec] = []  # checked against the cap, then disabled
-        for key, spec in self._specs.items():
-            unique_id = self.unique_id(spec)
-            if (key[0], unique_id) in registered:
-                continue
-            checked = spec.description.entity_registry_enabled_default
-            deleted = registry.deleted_entities.get((key[0], DOMAIN, unique_id))
-            restored = getattr(deleted, "disabled_by", UNDEFINED)
-            enabled = checked if restored is UNDEFINED else restored in _RESTORED_ENABLED
-            takes_place = enabled and not entry.pref_disable_new_entities
-            if key in self._published:
-                holding += takes_place
-            elif takes_place:
-                takers.append(spec)
-            elif checked:
-                checked_only.append(spec)
-        takers.sort(key=_precedence)
-        room = cap - occupied - holding
-        withheld = takers[max(0, room) :]
-        if room <= len(takers):
-            withheld += checked_only
-        return {_key(spec) for spec in withheld}
-
-    def _report_limit(self, cap: int) -> None:
-        entry = self._runtime.entry
-        self._watch_registry(bool(self._withheld))
-        if not self._withheld:
-            ir.async_delete_issue(self._hass, DOMAIN, limit_issue_id(entry.entry_id))
-            return
-        ir.async_create_issue(
-            self._hass,
-            DOMAIN,
-            limit_issue_id(entry.entry_id),
-            is_fixable=False,
-            severity=ir.IssueSeverity.WARNING,
-            translation_key="entity_limit",
-            translation_placeholders={
-                "title": entry.title,
-                "limit": str(cap),
-                "count": str(len(self._withheld)),
-            },
-        )
-
-    def _watch_registry(self, watch: bool) -> None:
-        """While entities wait, the entry's registry changes can make room for them.
-
-        An entity the user disables frees a place (HA reloads an entry when one of its
-        entities is enabled, not when one is disabled, and a backend may not refresh for long:
-        Hubitat only when its devices change). An entity HA registers shows whether it took a
-        place that was kept for it (HA may register it disabled).
-        """
-        if watch and self._unwatch_registry is None:
-            self._unwatch_registry = self._hass.bus.async_listen(
-                er.EVENT_ENTITY_REGISTRY_UPDATED,
-                self._on_registry_change,
-                event_filter=self._frees_or_takes_place,
-            )
-        elif not watch and self._unwatch_registry is not None:
-            self._unwatch_registry()
-            self._unwatch_registry = None
-
-    @callback
-    def _frees_or_takes_place(self, data: er.EventEntityRegistryUpdatedData) -> bool:
-        if data["action"] == "update":
-            if "disabled_by" not in data["changes"]:
-                return False
-        elif data["action"] != "create":
-            return False
-        entity = er.async_get(self._hass).async_get(data["entity_id"])
-        return entity is not None and entity.config_entry_id == self._runtime.entry.entry_id
-
-    @callback
-    def _on_registry_change(self, _: Event[er.EventEntityRegistryUpdatedData]) -> None:
-        self._replan.async_schedule_call()
+        withheld = self._limit.plan(self._specs, self._published)
+        return self._pending_devices(withheld), self._pending_entities(withheld)
 
     def _ensure_devices(self, devices: Iterable[DeviceSpec]) -> None:
         registry = dr.async_get(self._hass)
@@ -433,11 +290,11 @@ class EntityPublisher:
     def _add_entities(self, specs: Iterable[EntitySpec]) -> None:
         by_platform: dict[Platform, list[EntitySpec]] = {}
         for spec in specs:
-            if spec.platform in self._platforms and _key(spec) not in self._published:
+            if spec.platform in self._platforms and spec_key(spec) not in self._published:
                 by_platform.setdefault(spec.platform, []).append(spec)
         for platform, new in by_platform.items():
             add_entities, factory = self._platforms[platform]
-            self._published.update(_key(spec) for spec in new)
+            self._published.update(spec_key(spec) for spec in new)
             add_entities([factory(self._runtime, spec) for spec in new])
 
     # --- removing --------------------------------------------------------------------------
@@ -448,7 +305,7 @@ class EntityPublisher:
             return
         entities = er.async_get(self._hass)
         for spec in gone:
-            self._published.discard(_key(spec))
+            self._published.discard(spec_key(spec))
             entity_id = entities.async_get_entity_id(spec.platform, DOMAIN, self.unique_id(spec))
             if entity_id is not None:
                 _LOGGER.debug("Removing %s: gone from the backend", entity_id)
@@ -516,22 +373,6 @@ class EntityPublisher:
     def has_device(self, identifiers: set[tuple[str, str]]) -> bool:
         """Whether a registry device is still one the backend has (for manual removal)."""
         return bool(identifiers & self._wanted_devices())
-
-
-def _key(spec: EntitySpec) -> SpecKey:
-    return (spec.platform.value, spec.key)
-
-
-def limit_issue_id(entry_id: str) -> str:
-    """The repair issue of an entry with more entities than HA's cap lets in."""
-    return f"entity_limit_{entry_id}"
-
-
-def _precedence(spec: EntitySpec) -> tuple[int, int]:
-    """Primary entities before settings and diagnostics; controls, then readings, then the rest."""
-    category = spec.description.entity_category
-    kind = 0 if spec.platform in _CONTROLS else 1 if spec.platform in _READINGS else 2
-    return (0 if category is None else 1 if category is EntityCategory.CONFIG else 2, kind)
 
 
 async def _pause() -> None:
