@@ -6,11 +6,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 import socket
 
 from aiohttp import web
 
+from simulators import DATA_DIR
 from simulators.homecast import create_app as homecast_app
 from simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
 from simulators.robine_wake import create_app as robine_app
@@ -21,7 +21,7 @@ ROBINE_PASSWORD = "wake-up"
 # Homecast as a real account answers: a two-home capture shaped like the server's get_state
 # (slug names, virtual accessories as type "other", raw characteristic names), served by the
 # simulator of the Homecast Mac app's community server.
-HOMECAST_STATE = Path(__file__).resolve().parent.parent / "simulators/data/homecast_real.json"
+HOMECAST_STATE = DATA_DIR / "homecast_real.json"
 
 
 def free_port() -> int:

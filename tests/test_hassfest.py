@@ -472,7 +472,7 @@ def test_imported_components_are_declared_in_the_manifest() -> None:
 
 
 def test_the_import_check_finds_an_undeclared_component() -> None:
-    """Without after_dependencies, recorder (imported by gateway/tools/get_history.py) is an error."""
+    """Without after_dependencies, recorder (imported by get_history.py) is an error."""
     manifest = {key: value for key, value in MANIFEST.items() if key != "after_dependencies"}
     assert undeclared_components(ROOT, manifest) == {"gateway/tools/get_history.py": {"recorder"}}
     assert "http" in {

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import json
-from pathlib import Path
 from typing import Any
 
 from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
 
+from simulators import DATA_DIR
 from tests.all_backends import Simulators
 from tests.homecast import sim as homecast
 from tests.hubitat import sim as hubitat
@@ -25,7 +25,7 @@ from tests.simulation import LoopbackServers
 
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
-REAL_HOMES = Path(__file__).parent.parent / "simulators" / "data" / "homecast_real.json"
+REAL_HOMES = DATA_DIR / "homecast_real.json"
 ROBS_FLAT = "Rob's Flat"
 GEORGE_STREET = "George Street"
 # Each request is done within this many tool calls.

@@ -6,8 +6,8 @@ from homeassistant.core import HomeAssistant, State
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway.catalog.presentation import entity_levels, level_units
 from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
+from custom_components.mcp_gateway.gateway.tools.levels import entity_levels, level_units
 from custom_components.mcp_gateway.gateway.tools.set_state import (
     SET_STATE_SCHEMA,
     async_set_state,

@@ -3,7 +3,6 @@ as the community server serves it): twins told apart, scenes run by home name.""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from awesomeversion import AwesomeVersion
@@ -20,6 +19,7 @@ from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
 from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from simulators import DATA_DIR
 from tests.results import result_data
 
 from .conftest import Sim, SimFactory, setup_entry, token_entry
@@ -36,7 +36,7 @@ def _lamp_id(device_slug: str) -> str:
 GEORGE_LAMP = _lamp_id("george_street_kitchen_desk_lamp")
 FLAT_LAMP = _lamp_id("rob_s_flat_kitchen_desk_lamp")
 
-REAL_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_real.json"
+REAL_FILE = DATA_DIR / "homecast_real.json"
 
 
 def _ctx(user: Any) -> RequestContext:

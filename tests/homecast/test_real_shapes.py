@@ -8,7 +8,6 @@ the Mac app's community server (src/server/local-server.ts + local-mcp.ts).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -35,12 +34,13 @@ from custom_components.mcp_gateway.backends.homecast.const import (
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.client import BearerAuth, McpClient
 from custom_components.mcp_gateway.mcp.errors import McpAuthError, McpProtocolError
+from simulators import DATA_DIR
 from tests.registry import device_of as registry_device
 from tests.simulation import LoopbackServers
 
 from .conftest import TOKEN, Sim, SimFactory, device_of, entity_id, setup_entry, token_entry
 
-REAL_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_real.json"
+REAL_FILE = DATA_DIR / "homecast_real.json"
 # Stateless entities: no state until first pressed/run.
 _STATELESS = ("button.", "event.", "scene.")
 

@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 import hashlib
 import json
-from pathlib import Path
 import subprocess
 import sys
 from typing import Any
@@ -23,6 +22,7 @@ from mcp.client.streamable_http import streamablehttp_client
 import pytest
 from yarl import URL
 
+from simulators import DATA_DIR
 from simulators.base import FAULTS, STATS, SimClock
 from simulators.homecast import HOMECAST, TOOLS, HomecastSim, create_app, slug
 from simulators.homecast.model import TYPES
@@ -31,10 +31,10 @@ from tests.simulation import ClientFactory, RawMcp, client_on_clock
 TOKEN = "hc_test_token"
 ACCEPT = "application/json, text/event-stream"
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-LEGACY_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_legacy.json"
+LEGACY_FILE = DATA_DIR / "homecast_legacy.json"
 # Shaped as the real server answers (src/server/local-rest.ts getState): slug names, virtual
 # accessories as type "other", raw characteristic names, two homes, one unreachable switch.
-REAL_FILE = Path(__file__).parent.parent / "simulators" / "data" / "homecast_real.json"
+REAL_FILE = DATA_DIR / "homecast_real.json"
 TOOL_NAMES = {
     "get_state",
     "set_state",

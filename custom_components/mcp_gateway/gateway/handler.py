@@ -63,7 +63,7 @@ from .catalog.gateway_tool import (
     kind_tool_definition,
     listed_names,
 )
-from .catalog.presentation import devices_phrase, first_line, note_unavailable, rank_hits
+from .catalog.ranking import first_line, rank_hits
 from .catalog.schemas import lift_single_items, restore_arguments, schema_errors
 from .catalog.store import (
     BackendCatalog,
@@ -76,6 +76,7 @@ from .catalog.store import (
     catalog_listing,
     gateway_tool_names,
 )
+from .replies import devices_phrase, note_unavailable
 from .tools.changes import ChangeWatch, with_changes
 from .tools.ha_tools import HA_TOOLS
 from .tools.resources import async_read_resource, list_resources

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
+import json
 from typing import Any, Final
 
 from ...backends.base import ToolTier
-from .presentation import gateway_arguments
 from .schemas import lift_single_items, schema_errors
 from .store import BackendTool, ExposedBackend, ToolFailure, tool_annotations
 
@@ -88,7 +88,7 @@ def checked_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """A gateway tool's arguments as the handler runs them, checked against GATEWAY_TOOL_SCHEMA.
 
     Empty values are dropped and `args` given as JSON text comes back as its object
-    (presentation.gateway_arguments); anything invalid raises ToolFailure ("invalid").
+    (gateway_arguments); anything invalid raises ToolFailure ("invalid").
     """
     try:
         checked = gateway_arguments(arguments)
@@ -221,3 +221,25 @@ def kind_tool_definition(
         },
         "annotations": _annotations(title, tools.values()),
     }
+
+
+def gateway_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A gateway tool's arguments as the handler checks them.
+
+    `args` may come as JSON text (what the advertised schema asks, so strict function-calling
+    dialects accept it) or as an object; empty values are how clients that must fill every
+    property leave one out.
+    """
+    cleaned = {key: value for key, value in arguments.items() if value not in ("", [], None)}
+    if cleaned.get("confirm") is False:
+        del cleaned["confirm"]
+    args = cleaned.get("args")
+    if isinstance(args, str):
+        try:
+            parsed = json.loads(args)
+        except ValueError as err:
+            raise ValueError(f'"args" is not valid JSON: {err}') from err
+        if not isinstance(parsed, dict):
+            raise ValueError('"args" must be a JSON object, e.g. {"id": "5"}.')  # noqa: TRY004
+        cleaned["args"] = parsed
+    return cleaned

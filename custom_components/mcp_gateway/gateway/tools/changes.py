@@ -19,8 +19,8 @@ from homeassistant.helpers.event import async_track_state_change_event
 
 from ...backends.base import BackendRuntime
 from ...core.localtime import local_state
-from ..catalog.presentation import LEVEL_NAMES, entity_levels, level_units
 from ..finding.selection import candidate_entities, readable_entities
+from .levels import LEVEL_NAMES, entity_levels, level_units
 
 # How long after a run its effects are watched for: devices on a hub report within a second
 # or two; a backend polled less often may report later (the answer then says so).

@@ -17,13 +17,6 @@ from homeassistant.helpers import area_registry as ar, device_registry as dr
 from homeassistant.util import dt as dt_util
 
 from ...core.localtime import local_iso, local_iso_text, local_state
-from ..catalog.presentation import (
-    LEVEL_NAMES,
-    RAW_LEVEL_ATTRIBUTES,
-    entity_levels,
-    level_of,
-    level_units,
-)
 from ..finding import homes
 from ..finding.selection import (
     FILTER_PROPERTIES,
@@ -35,6 +28,13 @@ from ..finding.selection import (
     given,
     readable_entities,
     select_entities,
+)
+from .levels import (
+    LEVEL_NAMES,
+    RAW_LEVEL_ATTRIBUTES,
+    entity_levels,
+    level_of,
+    level_units,
 )
 
 if TYPE_CHECKING:

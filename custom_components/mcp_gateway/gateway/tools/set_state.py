@@ -31,7 +31,6 @@ from ...core.const import DOMAIN
 from ...core.localtime import local_state
 from ...core.words import words
 from ...permissions.policy import async_record_write
-from ..catalog.presentation import LEVEL_NAMES, entity_levels, level_units
 from ..catalog.store import ToolFailure
 from ..finding import homes, matching
 from ..finding.selection import (
@@ -44,6 +43,7 @@ from ..finding.selection import (
     select_entities,
 )
 from .changes import ChangeWatch
+from .levels import LEVEL_NAMES, entity_levels, level_units
 from .service_calls import UPDATE_PROPERTIES, BadUpdate, ServiceCall, service_calls
 
 if TYPE_CHECKING:
