@@ -11,7 +11,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
-from custom_components.mcp_gateway.gateway.catalog.schemas import schema_problems
+from custom_components.mcp_gateway.gateway.catalog.schemas.subset import schema_problems
 from tests.all_backends import setup_entries, start_simulators
 from tests.simulation import LoopbackServers
 

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.gateway.catalog.schemas import (
+from custom_components.mcp_gateway.gateway.catalog.schemas.convert import (
     portable_schema,
     restore_arguments,
-    schema_problems,
 )
+from custom_components.mcp_gateway.gateway.catalog.schemas.subset import schema_problems
 from custom_components.mcp_gateway.gateway.handler import SEARCH_SCHEMA
 from custom_components.mcp_gateway.gateway.tools.ha_tools import HA_TOOLS
 

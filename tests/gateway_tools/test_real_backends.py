@@ -36,7 +36,7 @@ from custom_components.mcp_gateway.core.const import (
     CONF_BACKEND,
     DOMAIN,
 )
-from custom_components.mcp_gateway.gateway.catalog.schemas import schema_problems
+from custom_components.mcp_gateway.gateway.catalog.schemas.subset import schema_problems
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.server import RequestContext
 from simulators.base import SimClock
@@ -423,7 +423,7 @@ async def test_every_schema_suits_every_provider(
 ) -> None:
     """tools/list, every backend tool's schema (catalog calls and search) are portable.
 
-    Portable: what OpenAI's strict mode and Gemini's OpenAPI subset both accept (schemas.py).
+    Portable: what OpenAI's strict mode and Gemini's OpenAPI subset both accept (schemas/subset.py).
     The three backends' own schemas are not (type arrays, free-form objects, minLength, …).
     """
     handler = GatewayHandler(hass)

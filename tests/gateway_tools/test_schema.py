@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.gateway.catalog.schemas import schema_errors
+from custom_components.mcp_gateway.gateway.catalog.schemas.validate import schema_errors
 from custom_components.mcp_gateway.gateway.tools.get_state import jsonable
 
 SCHEMA: dict[str, Any] = {

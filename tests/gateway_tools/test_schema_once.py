@@ -16,7 +16,7 @@ from custom_components.mcp_gateway.gateway.catalog.gateway_tool import (
     GATEWAY_TOOL_SCHEMA,
     checked_arguments,
 )
-from custom_components.mcp_gateway.gateway.catalog.schemas import schema_problems
+from custom_components.mcp_gateway.gateway.catalog.schemas.subset import schema_problems
 from custom_components.mcp_gateway.gateway.catalog.store import ToolFailure
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.server import RequestContext

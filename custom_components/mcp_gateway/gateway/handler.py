@@ -64,7 +64,8 @@ from .catalog.gateway_tool import (
     listed_names,
 )
 from .catalog.ranking import first_line, rank_hits
-from .catalog.schemas import lift_single_items, restore_arguments, schema_errors
+from .catalog.schemas.convert import restore_arguments
+from .catalog.schemas.validate import lift_single_items, schema_errors
 from .catalog.store import (
     BackendCatalog,
     BackendTool,

@@ -55,7 +55,7 @@ _TYPES: Final[Mapping[str, Any]] = {
 
 
 def voluptuous_schema(schema: Mapping[str, Any]) -> vol.Schema:
-    """A portable JSON schema (schemas.py) as the voluptuous schema HA's llm helpers take.
+    """A portable JSON schema (schemas/subset.py) as the voluptuous schema HA's llm helpers take.
 
     HA's agents turn it back into JSON schema with voluptuous_openapi; types, enums, bounds,
     nesting, required keys and descriptions survive the round trip.

@@ -14,7 +14,7 @@ import json
 from typing import Any, Final
 
 from ...backends.base import ToolTier
-from .schemas import lift_single_items, schema_errors
+from .schemas.validate import lift_single_items, schema_errors
 from .store import BackendTool, ExposedBackend, ToolFailure, tool_annotations
 
 # Tools one selective catalog call may describe.
@@ -26,7 +26,7 @@ GATEWAY_TOOL_SCHEMA: Final[dict[str, Any]] = {
         "tool": {"type": "string", "description": "Tool to run; omit to list them."},
         # Free-form objects are what no strict function-calling dialect accepts
         # (OpenAI strict, Gemini): the schema declares JSON text, the one type both take,
-        # and says (as schemas.py notes any other type) that the object itself is taken too.
+        # and says (as schemas/convert.py notes other types) that the object itself is taken too.
         "args": {
             "type": "string",
             "description": (

@@ -27,7 +27,7 @@ from ...backends import BACKENDS
 from ...backends.base import BackendRuntime, ToolClass, ToolTier
 from ...core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
 from ...permissions.policy import allowed_tiers
-from .schemas import portable_schema
+from .schemas.convert import portable_schema
 from .search import Bm25Index, SearchDocument
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class BackendTool:
     name: str
     definition: dict[str, Any]
     tool_class: ToolClass
-    # The schema every model provider accepts (see schemas.py), computed once per catalog.
+    # The schema every model provider accepts (see schemas/subset.py), computed once per catalog.
     portable: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -1,0 +1,1 @@
+"""Tool schemas: the portable subset, backend schemas converted into it, arguments checked."""
