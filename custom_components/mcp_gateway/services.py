@@ -22,6 +22,7 @@ from homeassistant.const import EVENT_COMPONENT_LOADED
 from homeassistant.core import Event, HomeAssistant, ServiceCall, callback
 from homeassistant.exceptions import Unauthorized
 
+from .core.compat import websocket_command
 from .core.const import DOMAIN
 from .permissions.actions import BackendAction
 from .registry import BACKENDS
@@ -63,8 +64,7 @@ def _async_refuse_as_unauthorized(hass: HomeAssistant, actions: dict[str, Backen
     """Put a permission check in front of core's `call_service` for this domain's actions."""
     from homeassistant.components import websocket_api  # loaded by now
 
-    handlers = hass.data.get(_WEBSOCKET)
-    registered = handlers.get(_CALL_SERVICE) if isinstance(handlers, dict) else None
+    registered = websocket_command(hass, _CALL_SERVICE)
     if registered is None:  # core's registry changed shape: refusals stay as core answers them
         return
     core_handler, schema = registered

@@ -20,6 +20,7 @@ from unittest.mock import patch
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 from homeassistant.auth.providers.homeassistant import HassAuthProvider
+from homeassistant.components.auth import login_flow as ha_login_flow
 from homeassistant.core import HomeAssistant
 from homeassistant.core_config import async_process_ha_core_config
 from homeassistant.helpers.network import NoURLAvailableError
@@ -178,7 +179,7 @@ async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: Tes
             }
         )
 
-    with patch.object(oauth.login_flow.WellKnownOAuthInfoView, "get", declaring):
+    with patch.object(ha_login_flow.WellKnownOAuthInfoView, "get", declaring):
         document = await (await anon.get(AS_PATH)).json()
     assert document["code_challenge_methods_supported"] == ["S256"]
     assert document["authorization_endpoint"] == f"{base_url(anon)}/auth/authorize"
@@ -187,7 +188,7 @@ async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: Tes
     async def metadata_documents(self: Any, request: web.Request) -> web.Response:
         return web.json_response({"client_id_metadata_document_supported": True})
 
-    with patch.object(oauth.login_flow.WellKnownOAuthInfoView, "get", metadata_documents):
+    with patch.object(ha_login_flow.WellKnownOAuthInfoView, "get", metadata_documents):
         document = await (await anon.get(AS_PATH)).json()
     assert document["client_id_metadata_document_supported"] is True
     assert "code_challenge_methods_supported" not in document
@@ -200,7 +201,7 @@ async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: Tes
             }
         )
 
-    with patch.object(oauth.login_flow.WellKnownOAuthInfoView, "get", odd_shapes):
+    with patch.object(ha_login_flow.WellKnownOAuthInfoView, "get", odd_shapes):
         document = await (await anon.get(AS_PATH)).json()
     assert "client_id_metadata_document_supported" not in document
     assert "code_challenge_methods_supported" not in document
@@ -208,11 +209,11 @@ async def test_pkce_is_advertised_only_when_home_assistant_declares_it(anon: Tes
     async def broken(self: Any, request: web.Request) -> web.Response:
         return web.Response(body=b"not json", content_type="application/json")
 
-    with patch.object(oauth.login_flow.WellKnownOAuthInfoView, "get", broken):
+    with patch.object(ha_login_flow.WellKnownOAuthInfoView, "get", broken):
         document = await (await anon.get(AS_PATH)).json()
     assert "code_challenge_methods_supported" not in document
     # A release without that view (or with another shape) still gets the gateway's document.
-    with patch.object(oauth.login_flow, "WellKnownOAuthInfoView", None):
+    with patch.object(ha_login_flow, "WellKnownOAuthInfoView", None):
         response = await anon.get(AS_PATH)
     assert response.status == 200
     assert (await response.json())["issuer"] == f"{base_url(anon)}/api/mcp_gateway"

@@ -13,12 +13,12 @@ from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
 from homeassistant.core import callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
-from homeassistant.helpers import translation
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.typing import UNDEFINED
 from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
 
+from ..core.compat import cached_translation
 from ..core.const import DOMAIN
 from ..mcp.errors import (
     McpAuthError,
@@ -207,11 +207,8 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
         if self.has_entity_name and (translation_key := self.translation_key) is not None:
             # Loaded by the entity platform before it sets up our entities; HA falls back to
             # English for a language without our translations.
-            translations = translation.async_get_cached_translations(
-                hass, hass.config.language, "entity", DOMAIN
-            )
             key = f"component.{DOMAIN}.entity.{self.spec.platform}.{translation_key}.name"
-            if (translated := translations.get(key)) is not None:
+            if (translated := cached_translation(hass, "entity", DOMAIN, key)) is not None:
                 try:
                     return translated.format_map(self.translation_placeholders)
                 except KeyError:
@@ -222,11 +219,11 @@ class GatewayEntity(CoordinatorEntity[DataUpdateCoordinator[Any]]):
             self.spec.platform, device_class
         ):
             return None
-        translations = translation.async_get_cached_translations(
-            hass, hass.config.language, "entity_component", self.spec.platform
-        )
-        return translations.get(
-            f"component.{self.spec.platform}.entity_component.{device_class}.name"
+        return cached_translation(
+            hass,
+            "entity_component",
+            self.spec.platform,
+            f"component.{self.spec.platform}.entity_component.{device_class}.name",
         )
 
     @property

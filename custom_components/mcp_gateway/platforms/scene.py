@@ -11,9 +11,9 @@ from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import entity_platform, entity_registry as er
-from homeassistant.util import dt as dt_util
 
 from ..backends.entity import GatewayEntity, GatewayEntityDescription, entry_uid, translate_errors
+from ..core.compat import record_scene_activation
 from ..core.const import DOMAIN
 
 
@@ -37,11 +37,8 @@ class GatewayScene(GatewayEntity, Scene):
     @callback
     def async_record_activation(self) -> None:
         """The scene ran another way (the backend's own tool): show when, as HA does when it
-        runs it. HA 2026 names the hook; 2025 keeps the time only in Scene's private field."""
-        if (record := getattr(Scene, "_async_record_activation", None)) is not None:
-            record(self)
-        else:
-            self._Scene__last_activated = dt_util.utcnow().isoformat()
+        runs it (through HA's private hook: core/compat.py)."""
+        record_scene_activation(self)
         self.async_write_ha_state()
 
 

@@ -17,16 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from http import HTTPStatus
-import json
-import logging
 import time
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from aiohttp import hdrs, web
-from homeassistant.components.auth import indieauth, login_flow
+from homeassistant.components.auth import indieauth
 from homeassistant.helpers.http import KEY_HASS
 
+from ...core.compat import async_ha_oauth_metadata
 from ...core.const import GATEWAY_URL
 from ...core.settings import gateway_settings
 from ...mcp.server import parse_json
@@ -34,8 +33,6 @@ from ...permissions.limits import RateLimiter
 from .cors import CorsView
 from .origins import check_origin, is_loopback_host, public_base, request_host
 from .view import json_response, malformed_host
-
-_LOGGER = logging.getLogger(__name__)
 
 AUTHORIZATION_SERVER_PATH: Final = f"/.well-known/oauth-authorization-server{GATEWAY_URL}"
 REGISTER_URL: Final = f"{GATEWAY_URL}/register"
@@ -86,7 +83,7 @@ class AuthorizationServerMetadataView(CorsView):
             "revocation_endpoint_auth_methods_supported": ["none"],
             "service_documentation": "https://developers.home-assistant.io/docs/auth_api",
         }
-        document.update(_declared_capabilities(await _ha_metadata(request)))
+        document.update(_declared_capabilities(await async_ha_oauth_metadata(request)))
         return json_response(
             document, HTTPStatus.OK, {hdrs.CACHE_CONTROL: f"public, max-age={_CACHE_SECONDS}"}
         )
@@ -101,21 +98,6 @@ def _declared_capabilities(declared: dict[str, Any]) -> dict[str, Any]:
     if declared.get("client_id_metadata_document_supported") is True:
         capabilities["client_id_metadata_document_supported"] = True
     return capabilities
-
-
-async def _ha_metadata(request: web.Request) -> dict[str, Any]:
-    """What the running HA declares in its own RFC 8414 document (its auth component's view).
-
-    Nothing, if that view is gone or changed shape: then nothing extra is advertised.
-    """
-    view = getattr(login_flow, "WellKnownOAuthInfoView", None)
-    try:
-        response = await view().get(request)  # type: ignore[misc]
-        document = json.loads(response.body)
-    except Exception:  # another component's internals: fail closed, advertise less
-        _LOGGER.debug("Home Assistant's own OAuth metadata could not be read", exc_info=True)
-        return {}
-    return document if isinstance(document, dict) else {}
 
 
 class RegistrationError(Exception):
