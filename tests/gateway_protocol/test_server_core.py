@@ -470,7 +470,7 @@ async def test_session_negotiates_and_remembers_the_client(
     )
     assert reply.status == 202
     assert reply.body["result"]["protocolVersion"] == "2025-03-26"
-    assert state == SessionState("2025-03-26", "old-client", initialized=True)
+    assert state == SessionState("2025-03-26", "old-client")
     reply = await server.handle_session(rpc("tools/list"), session=state, user="u")
     assert handler.contexts[-1].client_name == "old-client"
     assert handler.contexts[-1].protocol_version == "2025-03-26"

@@ -76,12 +76,12 @@ async def test_index_follows_the_registries(
     """Renames, area moves of a device, disabling and removal show at the next read."""
     ctx = Ctx(user=hass_admin_user)
     index = EntityIndex.get(hass)
-    assert index.get_entity(PLUG) is not None
+    assert [e.entity_id for e in index.entities([fake_entry.entry_id], entity_ids=[PLUG])] == [PLUG]
     entities = er.async_get(hass)
     devices = dr.async_get(hass)
 
     entities.async_update_entity(PLUG, new_entity_id="switch.coffee")
-    assert index.get_entity(PLUG) is None
+    assert index.entities([fake_entry.entry_id], entity_ids=[PLUG]) == []
     assert _ids(await async_get_state(hass, ctx, {"entity_ids": ["switch.coffee", PLUG]})) == [
         "switch.coffee"
     ]
@@ -110,7 +110,7 @@ async def test_index_follows_the_registries(
     assert _ids(await async_get_state(hass, ctx, {"domain": ["switch"]})) == []
     # Other integrations' entities never enter the index.
     entities.async_get_or_create("light", "other", "x1", suggested_object_id="foreign")
-    assert index.get_entity("light.foreign") is None
+    assert _ids(await async_get_state(hass, ctx, {"domain": ["light"]})) == [LAMP]
 
 
 async def test_index_covers_entries_added_later(

@@ -217,7 +217,7 @@ async def test_unsupported_version_is_named(fake: FakeMcp, http: aiohttp.ClientS
     client = McpClient(http, fake.url, prefer_modern=False)
     with pytest.raises(McpProtocolError, match="2023-01-01"):
         await client.connect()
-    assert client.connected is False
+    assert client.protocol_version is None
 
 
 async def test_concurrent_first_calls_initialize_once(
@@ -312,7 +312,7 @@ async def test_close_deletes_session(fake: FakeMcp, http: aiohttp.ClientSession)
     assert len(deletes) == 1
     assert deletes[0].headers["Mcp-Session-Id"] == "sess-1"
     assert client.session_id is None
-    assert client.connected is False
+    assert client.protocol_version is None
 
 
 async def test_close_without_session_sends_nothing(
@@ -363,5 +363,5 @@ async def test_session_lost_right_after_initialize(
     client = McpClient(http, fake.url, prefer_modern=False)
     with pytest.raises(McpConnectionError, match="forgot the session"):
         await client.connect()
-    assert client.connected is False
+    assert client.protocol_version is None
     assert len(fake.posts("initialize")) == 1

@@ -536,7 +536,7 @@ async def test_connection_refused(http: aiohttp.ClientSession) -> None:
         await client.connect()
     assert err.value.status is None
     assert not isinstance(err.value, McpTimeoutError)
-    assert client.connected is False
+    assert client.protocol_version is None
 
 
 async def test_endpoint_not_found(fake: FakeMcp, http: aiohttp.ClientSession) -> None:

@@ -85,9 +85,13 @@ def test_tool_result_is_error_and_frozen() -> None:
         {"content": [], "isError": True, "structuredContent": {"a": 1}, "_meta": {"m": 2}},
     ],
 )
-def test_tool_result_round_trips(raw: dict[str, Any]) -> None:
-    """as_result() gives back the MCP result it was built from (minus resultType)."""
-    assert ToolResult.from_result({**raw, "resultType": "complete"}).as_result() == raw
+def test_tool_result_reads_every_field(raw: dict[str, Any]) -> None:
+    """from_result() keeps each part of the MCP result the gateway passes on."""
+    result = ToolResult.from_result({**raw, "resultType": "complete"})
+    assert result.content == raw["content"]
+    assert result.structured == raw.get("structuredContent")
+    assert result.is_error is raw["isError"]
+    assert result.meta == raw.get("_meta")
 
 
 def test_tool_result_rejects_non_list_content() -> None:

@@ -183,15 +183,6 @@ class ToolResult:
         except ValueError:
             return text
 
-    def as_result(self) -> dict[str, Any]:
-        """The MCP `tools/call` result object again (for passing a result on unchanged)."""
-        out: dict[str, Any] = {"content": self.content, "isError": self.is_error}
-        if self.structured is not None:
-            out["structuredContent"] = self.structured
-        if self.meta is not None:
-            out["_meta"] = self.meta
-        return out
-
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> ToolResult:
         """Build from the JSON `result` of `tools/call`; raises McpProtocolError if malformed."""
@@ -304,11 +295,6 @@ class McpClient:
     def url(self) -> str:
         """The endpoint as configured (credentials that auth adds are not in it)."""
         return str(self._url)
-
-    @property
-    def connected(self) -> bool:
-        """True once a handshake (discover or initialize) has succeeded."""
-        return self._connected
 
     @property
     def modern(self) -> bool:

@@ -194,7 +194,6 @@ class SessionState:
 
     protocol_version: str = LEGACY_VERSIONS[-1]
     client_name: str | None = None
-    initialized: bool = False
     client_capabilities: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -553,7 +552,6 @@ class McpServer:
         if era.session is not None:
             era.session.protocol_version = version
             era.session.client_name = _client_name(params.get("clientInfo"))
-            era.session.initialized = True
             capabilities = params.get("capabilities")
             era.session.client_capabilities = (
                 dict(capabilities) if isinstance(capabilities, dict) else {}

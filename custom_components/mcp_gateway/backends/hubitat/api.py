@@ -320,12 +320,6 @@ def parse_device(item: Any, *, listing: bool = True) -> HubitatDevice:
     )
 
 
-def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """A nested object of an answer, empty when it is missing or not an object."""
-    value = data.get(key)
-    return value if isinstance(value, dict) else {}
-
-
 def parse_hub_info(data: Any) -> HubInfo:
     """The hub's identity from `hub_get_info`.
 

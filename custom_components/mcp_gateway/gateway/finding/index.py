@@ -64,10 +64,6 @@ class EntityIndex:
 
     # --- queries ---------------------------------------------------------------------------
 
-    def get_entity(self, entity_id: str) -> IndexedEntity | None:
-        """One entity of ours (enabled or not), or None."""
-        return self._entities.get(entity_id)
-
     def area_of(self, entity: IndexedEntity) -> str | None:
         """The entity's own area, else its device's."""
         if entity.own_area_id is not None or entity.device_id is None:
