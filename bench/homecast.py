@@ -39,9 +39,10 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_ACCESS_TOKEN,
     CONF_AUTH_TYPE,
     CONF_HOMES,
+    KIND as HOMECAST_KIND,
 )
 from custom_components.mcp_gateway.backends.homecast.entities import derive_specs
-from custom_components.mcp_gateway.core.const import BACKEND_HOMECAST, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from simulators.base import STATS
 from simulators.homecast import HOMECAST, create_app
 
@@ -66,7 +67,7 @@ async def run(homes: int, per_home: int, polls: int) -> None:
             title="Homecast bench",
             unique_id=min(uuids),
             data={
-                CONF_BACKEND: BACKEND_HOMECAST,
+                CONF_BACKEND: HOMECAST_KIND,
                 "url": str(server.make_url("/mcp")),
                 CONF_AUTH_TYPE: AUTH_TOKEN,
                 CONF_ACCESS_TOKEN: TOKEN,

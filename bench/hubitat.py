@@ -43,13 +43,14 @@ from pytest_homeassistant_custom_component.common import (
 from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_TOKEN,
     CONF_URL,
+    KIND as HUBITAT_KIND,
     SWEEP_INTERVAL,
 )
 from custom_components.mcp_gateway.backends.hubitat.coordinator import (
     _SECOND_COMPLETE as SECOND_COMPLETE,
 )
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from simulators.base import STATS
 from simulators.hubitat import HUB, create_app, mcp_path
 
@@ -77,7 +78,7 @@ async def hub_entry(
                 title="Bench hub",
                 unique_id=app[HUB].hub_id,
                 data={
-                    CONF_BACKEND: BACKEND_HUBITAT,
+                    CONF_BACKEND: HUBITAT_KIND,
                     CONF_URL: str(server.make_url(mcp_path())),
                     CONF_TOKEN: TOKEN,
                 },

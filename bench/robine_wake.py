@@ -43,8 +43,9 @@ from pytest_homeassistant_custom_component.common import (
 from custom_components.mcp_gateway.backends.robine_wake.const import (
     CONF_SCAN_INTERVAL,
     DEFAULT_SCAN_INTERVAL,
+    KIND as ROBINE_WAKE_KIND,
 )
-from custom_components.mcp_gateway.core.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from simulators.base import STATS
 from simulators.robine_wake import ROBINE, create_app
 
@@ -81,7 +82,7 @@ async def run(rings: int, interval: float, scheduled: int) -> None:
             domain=DOMAIN,
             title="Bedroom clock",
             unique_id="rw-bench",
-            data={CONF_BACKEND: BACKEND_ROBINE_WAKE, "url": str(server.make_url("/mcp"))},
+            data={CONF_BACKEND: ROBINE_WAKE_KIND, "url": str(server.make_url("/mcp"))},
             options={CONF_SCAN_INTERVAL: interval},
         )
         started = time.monotonic()

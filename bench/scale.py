@@ -76,16 +76,18 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_ACCESS_TOKEN,
     CONF_AUTH_TYPE,
     CONF_HOMES,
+    KIND as HOMECAST_KIND,
 )
-from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN, CONF_URL
-from custom_components.mcp_gateway.backends.robine_wake.const import CONF_URL as ROBINE_URL
-from custom_components.mcp_gateway.core.const import (
-    BACKEND_HOMECAST,
-    BACKEND_HUBITAT,
-    BACKEND_ROBINE_WAKE,
-    CONF_BACKEND,
-    DOMAIN,
+from custom_components.mcp_gateway.backends.hubitat.const import (
+    CONF_TOKEN,
+    CONF_URL,
+    KIND as HUBITAT_KIND,
 )
+from custom_components.mcp_gateway.backends.robine_wake.const import (
+    CONF_URL as ROBINE_URL,
+    KIND as ROBINE_WAKE_KIND,
+)
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.gateway.catalog.store import ExposedBackend, GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.tools import get_state
@@ -234,7 +236,7 @@ async def add_entry(
 
 def hubitat_data(server: TestServer) -> dict[str, Any]:
     return {
-        CONF_BACKEND: BACKEND_HUBITAT,
+        CONF_BACKEND: HUBITAT_KIND,
         CONF_URL: str(server.make_url(mcp_path("42"))),
         CONF_TOKEN: "sim-token",
     }
@@ -351,7 +353,7 @@ async def tools_list(hass: HomeAssistant, user: User) -> dict[str, Any]:
         for n, server in enumerate(homecasts):
             homes = [home.uuid.lower() for home in server.app[HOMECAST].homes]
             data = {
-                CONF_BACKEND: BACKEND_HOMECAST,
+                CONF_BACKEND: HOMECAST_KIND,
                 "url": str(server.make_url("/mcp")),
                 CONF_AUTH_TYPE: AUTH_TOKEN,
                 CONF_ACCESS_TOKEN: "hc_test_token",
@@ -359,7 +361,7 @@ async def tools_list(hass: HomeAssistant, user: User) -> dict[str, Any]:
             }
             plan.append((f"Homecast {n + 1}", min(homes), data))
         for n, server in enumerate(robines):
-            data = {CONF_BACKEND: BACKEND_ROBINE_WAKE, ROBINE_URL: str(server.make_url("/mcp"))}
+            data = {CONF_BACKEND: ROBINE_WAKE_KIND, ROBINE_URL: str(server.make_url("/mcp"))}
             plan.append((f"Clock {n + 1}", f"rw-00000000000{n}", data))
         first = [plan[0], plan[3], plan[5]]
         rest = [item for item in plan if item not in first]
@@ -410,7 +412,7 @@ async def external_hub(devices: int, seed: int) -> AsyncIterator[tuple[str, str]
 
 def external_data(base: str) -> dict[str, Any]:
     return {
-        CONF_BACKEND: BACKEND_HUBITAT,
+        CONF_BACKEND: HUBITAT_KIND,
         CONF_URL: f"{base}{mcp_path('42')}",
         CONF_TOKEN: "sim-token",
     }

@@ -44,17 +44,15 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_ACCESS_TOKEN,
     CONF_AUTH_TYPE,
     CONF_HOMES,
+    KIND as HOMECAST_KIND,
 )
-from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN
+from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN, KIND as HUBITAT_KIND
 from custom_components.mcp_gateway.backends.publisher import EntityPublisher
-from custom_components.mcp_gateway.backends.robine_wake.const import CONF_PASSWORD
-from custom_components.mcp_gateway.core.const import (
-    BACKEND_HOMECAST,
-    BACKEND_HUBITAT,
-    BACKEND_ROBINE_WAKE,
-    CONF_BACKEND,
-    DOMAIN,
+from custom_components.mcp_gateway.backends.robine_wake.const import (
+    CONF_PASSWORD,
+    KIND as ROBINE_WAKE_KIND,
 )
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.core.settings import KIND_GATEWAY
 from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpToolError
@@ -156,7 +154,7 @@ def hubitat_entry(
         domain=DOMAIN,
         title="Home Hub",
         unique_id=unique_id,
-        data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: url, CONF_TOKEN: token},
+        data={CONF_BACKEND: HUBITAT_KIND, CONF_URL: url, CONF_TOKEN: token},
         options=options or {},
     )
 
@@ -181,7 +179,7 @@ def homecast_token_entry(
         title="Homecast",
         unique_id=unique_id or min(homes),
         data={
-            CONF_BACKEND: BACKEND_HOMECAST,
+            CONF_BACKEND: HOMECAST_KIND,
             CONF_URL: url,
             CONF_AUTH_TYPE: AUTH_TOKEN,
             CONF_ACCESS_TOKEN: token,
@@ -199,7 +197,7 @@ def robine_wake_entry(
     options: dict[str, Any] | None = None,
 ) -> MockConfigEntry:
     """An entry for a (simulated) Robine Wake clock."""
-    data: dict[str, Any] = {CONF_BACKEND: BACKEND_ROBINE_WAKE, CONF_URL: url}
+    data: dict[str, Any] = {CONF_BACKEND: ROBINE_WAKE_KIND, CONF_URL: url}
     if password is not None:
         data[CONF_PASSWORD] = password
     return MockConfigEntry(

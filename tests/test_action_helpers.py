@@ -8,12 +8,9 @@ from homeassistant.exceptions import ServiceValidationError
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.core.const import (
-    BACKEND_HOMECAST,
-    BACKEND_ROBINE_WAKE,
-    CONF_BACKEND,
-    DOMAIN,
-)
+from custom_components.mcp_gateway.backends.homecast.const import KIND as HOMECAST_KIND
+from custom_components.mcp_gateway.backends.robine_wake.const import KIND as ROBINE_WAKE_KIND
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.permissions.actions import ATTR_CONFIG_ENTRY_ID, entry_runtime
 
 
@@ -33,16 +30,16 @@ def _call(hass: HomeAssistant, entry_id: str) -> ServiceCall:
 
 async def test_loaded_entry_gives_its_runtime(hass: HomeAssistant) -> None:
     """A loaded entry gives its runtime."""
-    entry = _entry(hass, BACKEND_ROBINE_WAKE, ConfigEntryState.LOADED)
+    entry = _entry(hass, ROBINE_WAKE_KIND, ConfigEntryState.LOADED)
     runtime = object()
     entry.runtime_data = runtime
-    found = entry_runtime(_call(hass, entry.entry_id), BACKEND_ROBINE_WAKE, not_found="gone")
+    found = entry_runtime(_call(hass, entry.entry_id), ROBINE_WAKE_KIND, not_found="gone")
     assert found is runtime
 
 
 @pytest.mark.parametrize(
     ("backend", "domain"),
-    [(BACKEND_HOMECAST, DOMAIN), (BACKEND_ROBINE_WAKE, "other_integration")],
+    [(HOMECAST_KIND, DOMAIN), (ROBINE_WAKE_KIND, "other_integration")],
 )
 async def test_entry_of_another_backend_or_integration(
     hass: HomeAssistant, backend: str, domain: str
@@ -51,7 +48,7 @@ async def test_entry_of_another_backend_or_integration(
     entry = _entry(hass, backend, ConfigEntryState.LOADED, domain)
     with pytest.raises(ServiceValidationError) as err:
         entry_runtime(
-            _call(hass, entry.entry_id), BACKEND_ROBINE_WAKE, not_found="gone", not_loaded="off"
+            _call(hass, entry.entry_id), ROBINE_WAKE_KIND, not_found="gone", not_loaded="off"
         )
     assert err.value.translation_key == "gone"
     assert err.value.translation_placeholders == {"entry_id": entry.entry_id}
@@ -60,20 +57,20 @@ async def test_entry_of_another_backend_or_integration(
 async def test_unknown_entry(hass: HomeAssistant) -> None:
     """An unknown entry is a translated validation error naming it."""
     with pytest.raises(ServiceValidationError) as err:
-        entry_runtime(_call(hass, "nope"), BACKEND_ROBINE_WAKE, not_found="gone")
+        entry_runtime(_call(hass, "nope"), ROBINE_WAKE_KIND, not_found="gone")
     assert err.value.translation_key == "gone"
     assert err.value.translation_placeholders == {"entry_id": "nope"}
 
 
 async def test_entry_not_loaded(hass: HomeAssistant) -> None:
     """Its own message where the backend has one, else the not-found one."""
-    entry = _entry(hass, BACKEND_ROBINE_WAKE, ConfigEntryState.SETUP_RETRY)
+    entry = _entry(hass, ROBINE_WAKE_KIND, ConfigEntryState.SETUP_RETRY)
     call = _call(hass, entry.entry_id)
     with pytest.raises(ServiceValidationError) as err:
-        entry_runtime(call, BACKEND_ROBINE_WAKE, not_found="gone", not_loaded="off")
+        entry_runtime(call, ROBINE_WAKE_KIND, not_found="gone", not_loaded="off")
     assert err.value.translation_key == "off"
     assert err.value.translation_placeholders == {"title": "Bedroom clock"}
     with pytest.raises(ServiceValidationError) as err:
-        entry_runtime(call, BACKEND_ROBINE_WAKE, not_found="gone")
+        entry_runtime(call, ROBINE_WAKE_KIND, not_found="gone")
     assert err.value.translation_key == "gone"
     assert err.value.translation_placeholders == {"entry_id": entry.entry_id}

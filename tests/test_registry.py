@@ -3,30 +3,102 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 from pathlib import Path
 
+from homeassistant.config_entries import HANDLERS
+from homeassistant.const import CONF_SCAN_INTERVAL
 from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway import services
-from custom_components.mcp_gateway.backends import BACKENDS as KINDS
-from custom_components.mcp_gateway.config_flow import McpGatewayConfigFlow
-from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway import config_flow, services
+from custom_components.mcp_gateway.backends import (
+    is_backend_entry,
+    register_kinds,
+    registered_kinds,
+)
+from custom_components.mcp_gateway.config_flow import McpGatewayConfigFlow, McpGatewayOptionsFlow
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
+from custom_components.mcp_gateway.core.settings import KIND_GATEWAY
 from custom_components.mcp_gateway.registry import BACKENDS, backend, runtime_class
 
 ROOT = Path(services.__file__).parent
 STRINGS = json.loads((ROOT / "strings.json").read_text())
+# Every package below backends/ is a backend (the framework's modules are files).
+KINDS = {path.parent.name for path in (ROOT / "backends").glob("*/__init__.py")}
 
 
 def test_every_row_is_wired() -> None:
-    """Kinds match, each runtime says its kind, each flow mixin is a base of the flow class."""
-    assert tuple(row.kind for row in BACKENDS) == KINDS
+    """Each backend package has a row, whose kind is its own const.KIND and its runtime's."""
+    assert {row.kind for row in BACKENDS} == KINDS
+    assert len(BACKENDS) == len(KINDS)
     for row in BACKENDS:
+        const = importlib.import_module(f"custom_components.mcp_gateway.backends.{row.kind}.const")
+        assert row.kind == const.KIND
         assert row.runtime.kind == row.kind
         assert runtime_class(row.kind) is row.runtime
-        assert issubclass(McpGatewayConfigFlow, row.flow_mixin)
         assert backend(row.kind) is row
+
+
+def test_the_flow_class_has_every_rows_mixin() -> None:
+    """The class HA runs for the domain takes each row's mixin as a base, after its own steps."""
+    assert HANDLERS[DOMAIN] is McpGatewayConfigFlow
+    assert McpGatewayConfigFlow.__name__ == "McpGatewayConfigFlow"
+    assert McpGatewayConfigFlow.__module__ == config_flow.__name__
+    for row in BACKENDS:
+        assert issubclass(McpGatewayConfigFlow, row.flow_mixin)
+        assert callable(getattr(McpGatewayConfigFlow, f"async_step_{row.kind}_reauth"))
+        assert callable(getattr(McpGatewayConfigFlow, f"async_step_{row.kind}_reconfigure"))
+    # The Homecast mixin's OAuth hooks win over the OAuth2 base's.
+    homecast = backend("homecast").flow_mixin
+    assert McpGatewayConfigFlow.async_oauth_create_entry is homecast.async_oauth_create_entry
+    assert McpGatewayConfigFlow.async_step_user is not homecast.async_step_user
+
+
+def test_options_steps_come_from_the_registry() -> None:
+    """Each row's kind is an options step with its own texts; no other name is a step."""
+    flow = McpGatewayOptionsFlow()
+    for row in BACKENDS:
+        assert callable(getattr(flow, f"async_step_{row.kind}"))
+        assert "scan_interval" in STRINGS["options"]["step"][row.kind]["data"]
+    assert not hasattr(flow, "async_step_zigbee")
+    assert not hasattr(flow, "hubitat")
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+async def test_each_kind_submits_its_own_options_form(hass: HomeAssistant, kind: str) -> None:
+    """The form HA shows as step `kind` is stored through that step (an entry not loaded)."""
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: kind})
+    entry.add_to_hass(hass)
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == kind
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {CONF_GATEWAY_EXPOSED: False}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options[CONF_GATEWAY_EXPOSED] is False
+    assert CONF_SCAN_INTERVAL in entry.options  # its own fields, at their defaults
+
+
+def test_backend_entries_are_the_registered_kinds(hass: HomeAssistant) -> None:
+    """The gateway tells backend entries by the registry's kinds: not its settings entry, nor
+    an entry of a kind no row registers (made by another version, say)."""
+    assert registered_kinds() == KINDS
+
+    def entry(kind: str) -> MockConfigEntry:
+        return MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: kind})
+
+    assert all(is_backend_entry(entry(kind)) for kind in KINDS)
+    assert not is_backend_entry(entry(KIND_GATEWAY))
+    assert not is_backend_entry(entry("zigbee"))
+    assert not is_backend_entry(MockConfigEntry(domain=DOMAIN, data={}))
+    with pytest.raises(ValueError, match="the gateway's own entry"):
+        register_kinds([*KINDS, KIND_GATEWAY])
+    assert registered_kinds() == KINDS
 
 
 def test_unknown_kind_is_refused() -> None:
@@ -55,9 +127,9 @@ async def test_menu_comes_from_the_registry(hass: HomeAssistant) -> None:
 
 
 # Modules outside a backend's own package that may import from it: the registry (the one
-# table), the flow class (its mixins as static bases) and HA's application_credentials
-# platform (Homecast's OAuth fallback, a module HA looks up by name).
-_WIRING = {"registry.py", "config_flow.py", "application_credentials.py"}
+# table) and HA's application_credentials platform (Homecast's OAuth fallback, a module HA
+# looks up by name).
+_WIRING = {"registry.py", "application_credentials.py"}
 
 
 def _backend_imports(path: Path) -> list[tuple[str, list[str]]]:
@@ -86,10 +158,5 @@ def test_only_the_wiring_modules_name_a_backend() -> None:
         and (imports := _backend_imports(path))
     }
     assert set(outside) <= _WIRING, outside
-    # The flow class takes only the mixins; the menu and the options come from the rows.
-    assert all(
-        names == [row.flow_mixin.__name__]
-        for kind, names in outside["config_flow.py"]
-        for row in BACKENDS
-        if row.kind == kind
-    ), outside["config_flow.py"]
+    # The flow class, too, takes its mixins, menu and options from the rows.
+    assert "config_flow.py" not in outside

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 import logging
+import types
 from typing import Any
 
 from homeassistant.config_entries import ConfigFlow, ConfigFlowResult, OptionsFlow
@@ -12,17 +13,7 @@ from homeassistant.helpers import config_entry_oauth2_flow
 import voluptuous as vol
 
 from .backends.base import McpGatewayConfigEntry
-from .backends.homecast.config_flow import HomecastFlowMixin
-from .backends.hubitat.config_flow import HubitatFlowMixin
-from .backends.robine_wake.config_flow import RobineWakeFlowMixin
-from .core.const import (
-    BACKEND_HOMECAST,
-    BACKEND_HUBITAT,
-    BACKEND_ROBINE_WAKE,
-    CONF_BACKEND,
-    CONF_GATEWAY_EXPOSED,
-    DOMAIN,
-)
+from .core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
 from .core.settings import (
     GATEWAY_TITLE,
     GATEWAY_UNIQUE_ID,
@@ -32,16 +23,13 @@ from .core.settings import (
 )
 from .registry import BACKENDS, backend
 
+type _Step = Callable[[dict[str, Any] | None], Awaitable[ConfigFlowResult]]
 
-# Every registry row's flow_mixin is a base here (a test checks); mypy needs them spelled out.
-class McpGatewayConfigFlow(
-    HubitatFlowMixin,
-    HomecastFlowMixin,
-    RobineWakeFlowMixin,
-    config_entry_oauth2_flow.AbstractOAuth2FlowHandler,
-    domain=DOMAIN,
-):
-    """One flow class for every backend; the OAuth2 base serves Homecast's OAuth login."""
+
+class _FlowBase(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
+    """What the flow class does itself: the menu, the gateway's entry, reauth/reconfigure
+    dispatch; McpGatewayConfigFlow adds every backend's steps. The OAuth2 base serves
+    Homecast's OAuth login (its mixin overrides hooks of it, so the mixins are real bases)."""
 
     VERSION = 1
     # 1.2: poll intervals under CONF_SCAN_INTERVAL (__init__.async_migrate_entry).
@@ -120,6 +108,32 @@ class McpGatewayConfigFlow(
         return McpGatewayOptionsFlow()
 
 
+def _flow_class(mixins: Iterable[type[ConfigFlow]]) -> type[_FlowBase]:
+    """_FlowBase with each registry row's flow mixin as a further base.
+
+    HA runs a step by `getattr(flow, f"async_step_{step_id}")`, and the Homecast mixin overrides
+    the OAuth2 base's hooks, so the mixins must be bases, not looked up one by one. A class
+    statement needs its bases spelled out; building the class here from the rows keeps the
+    registry the one place that names a mixin. mypy sees _FlowBase (each mixin is
+    type-checked in its own module); `domain` registers the class as the domain's handler.
+    """
+    flow = types.new_class(
+        "McpGatewayConfigFlow",
+        (_FlowBase, *mixins),
+        {"domain": DOMAIN},
+        lambda namespace: namespace.update(
+            __module__=__name__,
+            __qualname__="McpGatewayConfigFlow",
+            __doc__="One flow class for every backend: the gateway's steps, then each row's.",
+        ),
+    )
+    assert issubclass(flow, _FlowBase)
+    return flow
+
+
+McpGatewayConfigFlow = _flow_class(row.flow_mixin for row in BACKENDS)
+
+
 class McpGatewayOptionsFlow(OptionsFlow):
     """One options form: the backend's fields first, then whether the gateway exposes it."""
 
@@ -130,23 +144,21 @@ class McpGatewayOptionsFlow(OptionsFlow):
             return await self.async_step_gateway()
         return await self._backend_options(kind, user_input)
 
-    async def async_step_hubitat(
-        self, user_input: dict[str, Any] | None = None
-    ) -> ConfigFlowResult:
-        """A Hubitat hub's options."""
-        return await self._backend_options(BACKEND_HUBITAT, user_input)
+    def __getattr__(self, name: str) -> _Step:
+        """`async_step_<kind>` of every registry row: HA submits a form to the step it is
+        named after, and each kind's form is its own step (its texts: options.step.<kind>).
 
-    async def async_step_homecast(
-        self, user_input: dict[str, Any] | None = None
-    ) -> ConfigFlowResult:
-        """A Homecast account's options."""
-        return await self._backend_options(BACKEND_HOMECAST, user_input)
+        Looked up rather than written per kind, so a new row needs nothing here. (mypy then
+        types any unknown attribute of this class as such a step; nothing else relies on it.)
+        """
+        kind = name.removeprefix("async_step_")
+        if kind == name or kind not in {row.kind for row in BACKENDS}:
+            raise AttributeError(name)
 
-    async def async_step_robine_wake(
-        self, user_input: dict[str, Any] | None = None
-    ) -> ConfigFlowResult:
-        """A Robine Wake clock's options."""
-        return await self._backend_options(BACKEND_ROBINE_WAKE, user_input)
+        async def step(user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+            return await self._backend_options(kind, user_input)
+
+        return step
 
     async def _backend_options(
         self, kind: str, user_input: dict[str, Any] | None

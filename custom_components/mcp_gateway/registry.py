@@ -1,8 +1,10 @@
 """The backend registry: one row per backend kind.
 
-Entry setup (which runtime), the config flow (its menu), the options flow (each backend's
-fields) and the actions (what async_setup registers) all read this table; docs/ARCHITECTURE.md
-("Adding a backend") says what a new row needs.
+Entry setup (which runtime), the config flow (its menu and steps), the options flow (each
+backend's form) and the actions (what async_setup registers) all read this table, and the
+gateway learns from it which entries are backends' (`backends.register_kinds`). A kind is
+declared once, as `KIND` in its package's const.py, and registered only here;
+docs/ARCHITECTURE.md ("Adding a backend") says what a new row needs.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from typing import Any, Final
 
 from homeassistant.config_entries import ConfigEntry
 
+from .backends import register_kinds
 from .backends.base import BackendRuntime
 from .backends.flow import BackendFlowMixin
+from .backends.homecast import const as homecast
 from .backends.homecast.config_flow import (
     COMMUNITY_STEP as HOMECAST_COMMUNITY_STEP,
     HomecastFlowMixin,
@@ -22,12 +26,13 @@ from .backends.homecast.config_flow import (
 )
 from .backends.homecast.runtime import HomecastRuntime
 from .backends.homecast.services import ACTIONS as HOMECAST_ACTIONS
+from .backends.hubitat import const as hubitat
 from .backends.hubitat.config_flow import HubitatFlowMixin, hubitat_options_schema
 from .backends.hubitat.runtime import HubitatRuntime
+from .backends.robine_wake import const as robine_wake
 from .backends.robine_wake.config_flow import RobineWakeFlowMixin, robine_wake_options_schema
 from .backends.robine_wake.runtime import RobineWakeRuntime
 from .backends.robine_wake.services import ACTIONS as ROBINE_WAKE_ACTIONS
-from .core.const import BACKEND_HOMECAST, BACKEND_HUBITAT, BACKEND_ROBINE_WAKE
 from .permissions.actions import BackendAction
 
 
@@ -35,11 +40,13 @@ from .permissions.actions import BackendAction
 class Backend:
     """What the rest of the integration needs of one backend kind."""
 
-    kind: str  # entry.data[CONF_BACKEND]; also the config flow's menu step
+    # entry.data[CONF_BACKEND]; also the config flow's menu step and the options flow's step.
+    kind: str
     runtime: type[BackendRuntime]
-    # A base of McpGatewayConfigFlow (listed there too: a flow class needs static bases).
+    # A base of McpGatewayConfigFlow, which config_flow.py builds from these rows.
     flow_mixin: type[BackendFlowMixin]
-    # The backend's own options fields; the options flow adds CONF_GATEWAY_EXPOSED.
+    # The backend's own options fields; the options flow adds CONF_GATEWAY_EXPOSED and shows
+    # them as step `kind` (strings.json options.step.<kind>).
     options_schema: Callable[[ConfigEntry], dict[Any, Any]]
     actions: tuple[BackendAction, ...] = ()
     # Further first steps of its own in the "add a backend" menu, shown after `kind`.
@@ -47,9 +54,9 @@ class Backend:
 
 
 BACKENDS: Final[tuple[Backend, ...]] = (
-    Backend(BACKEND_HUBITAT, HubitatRuntime, HubitatFlowMixin, hubitat_options_schema),
+    Backend(hubitat.KIND, HubitatRuntime, HubitatFlowMixin, hubitat_options_schema),
     Backend(
-        BACKEND_HOMECAST,
+        homecast.KIND,
         HomecastRuntime,
         HomecastFlowMixin,
         homecast_options_schema,
@@ -57,7 +64,7 @@ BACKENDS: Final[tuple[Backend, ...]] = (
         menu_steps=(HOMECAST_COMMUNITY_STEP,),
     ),
     Backend(
-        BACKEND_ROBINE_WAKE,
+        robine_wake.KIND,
         RobineWakeRuntime,
         RobineWakeFlowMixin,
         robine_wake_options_schema,
@@ -65,6 +72,8 @@ BACKENDS: Final[tuple[Backend, ...]] = (
     ),
 )
 _BY_KIND: Final = {backend.kind: backend for backend in BACKENDS}
+# The layers below the registry tell backend entries by these kinds (they cannot import it).
+register_kinds(_BY_KIND)
 
 
 def backend(kind: str) -> Backend:

@@ -14,7 +14,8 @@ from homeassistant.loader import async_get_integration
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.backends.coordinator import BackendCoordinator
-from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT_KIND
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpAuthError, McpConnectionError, McpError
 
 
@@ -67,7 +68,7 @@ async def test_auth_error_starts_reauth_with_translated_reason(hass: HomeAssista
     # once the integration is set up; this test sets up only a coordinator.
     await (await async_get_integration(hass, DOMAIN)).async_get_platform("config_flow")
     entry = MockConfigEntry(
-        domain=DOMAIN, title="Kitchen hub", data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: "x"}
+        domain=DOMAIN, title="Kitchen hub", data={CONF_BACKEND: HUBITAT_KIND, CONF_URL: "x"}
     )
     entry.add_to_hass(hass)
     coordinator = _Coordinator(hass, entry)

@@ -22,12 +22,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 
 from custom_components.mcp_gateway.backends.base import BackendHealth, ToolClass, ToolTier
 from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec
-from custom_components.mcp_gateway.core.const import (
-    BACKEND_HUBITAT,
-    CONF_BACKEND,
-    CONF_GATEWAY_EXPOSED,
-    DOMAIN,
-)
+from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT_KIND
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
 from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.permissions.policy import classify
@@ -183,7 +179,7 @@ _PINNED = (
 class FakeRuntime(InMemoryRuntime):
     """An in-memory backend: devices as entities, tools answered from memory."""
 
-    kind = BACKEND_HUBITAT
+    kind = HUBITAT_KIND
     platforms = (Platform.SWITCH, Platform.LIGHT, Platform.SENSOR)
     poll_interval = timedelta(minutes=5)
     things: dict[str, Thing]
@@ -292,7 +288,7 @@ async def add_fake_entry(
     entry = MockConfigEntry(
         domain=DOMAIN,
         title=title,
-        data={CONF_BACKEND: BACKEND_HUBITAT},
+        data={CONF_BACKEND: HUBITAT_KIND},
         options=options,
         unique_id=unique_id,
     )

@@ -14,7 +14,6 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 import voluptuous as vol
 
-from custom_components.mcp_gateway.backends import BACKENDS as KINDS
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
 from custom_components.mcp_gateway.gateway.llm_api import (
@@ -28,6 +27,7 @@ from custom_components.mcp_gateway.gateway.tools.get_state import GET_STATE_SCHE
 from custom_components.mcp_gateway.gateway.tools.set_state import SET_STATE_SCHEMA
 from custom_components.mcp_gateway.permissions.exposure import require_exposed
 from custom_components.mcp_gateway.permissions.policy import PermissionDenied
+from custom_components.mcp_gateway.registry import BACKENDS
 
 from .conftest import FakeRuntime
 
@@ -143,7 +143,9 @@ async def test_no_user_no_tools(hass: HomeAssistant, fake_entry: MockConfigEntry
 
 def test_prompt_names_no_backend() -> None:
     """A new backend edits no prompt: the text says what the tools do, not which backends."""
-    assert all(kind.replace("_", " ") not in API_PROMPT.lower() for kind in KINDS)
+    assert all(
+        kind.replace("_", " ") not in API_PROMPT.lower() for kind in (row.kind for row in BACKENDS)
+    )
     assert "get_state" in API_PROMPT
 
 

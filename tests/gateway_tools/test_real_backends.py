@@ -23,19 +23,18 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_ACCESS_TOKEN,
     CONF_AUTH_TYPE,
     CONF_HOMES,
+    KIND as HOMECAST_KIND,
 )
 from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_TOKEN as HUBITAT_TOKEN,
     CONF_URL as HUBITAT_URL,
+    KIND as HUBITAT_KIND,
 )
-from custom_components.mcp_gateway.backends.robine_wake.const import CONF_URL as ROBINE_URL
-from custom_components.mcp_gateway.core.const import (
-    BACKEND_HOMECAST,
-    BACKEND_HUBITAT,
-    BACKEND_ROBINE_WAKE,
-    CONF_BACKEND,
-    DOMAIN,
+from custom_components.mcp_gateway.backends.robine_wake.const import (
+    CONF_URL as ROBINE_URL,
+    KIND as ROBINE_WAKE_KIND,
 )
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.gateway.catalog.schemas.subset import schema_problems
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.server import RequestContext
@@ -61,11 +60,11 @@ async def sims() -> AsyncGenerator[dict[str, TestServer]]:
     """One simulator of each backend."""
     clock = SimClock()
     servers = {
-        BACKEND_HUBITAT: TestServer(
+        HUBITAT_KIND: TestServer(
             hubitat_app(hub_id="hub-0001", devices=24, command_delay=0), host="127.0.0.1"
         ),
-        BACKEND_HOMECAST: TestServer(homecast_app(write_delay=0), host="127.0.0.1"),
-        BACKEND_ROBINE_WAKE: TestServer(
+        HOMECAST_KIND: TestServer(homecast_app(write_delay=0), host="127.0.0.1"),
+        ROBINE_WAKE_KIND: TestServer(
             robine_app(clock=clock, command_delay=0, device_id="rw-0123456789ab"),
             host="127.0.0.1",
         ),
@@ -81,39 +80,39 @@ async def sims() -> AsyncGenerator[dict[str, TestServer]]:
 async def entries(hass: HomeAssistant, sims: dict[str, TestServer]) -> dict[str, MockConfigEntry]:
     """One loaded entry per backend, and HA's HTTP server with the gateway."""
     assert await async_setup_component(hass, "http", {"http": {}})
-    hubitat = sims[BACKEND_HUBITAT]
-    homecast = sims[BACKEND_HOMECAST]
+    hubitat = sims[HUBITAT_KIND]
+    homecast = sims[HOMECAST_KIND]
     homes = [home.uuid.lower() for home in homecast.app[HOMECAST].homes]
     made = {
-        BACKEND_HUBITAT: MockConfigEntry(
+        HUBITAT_KIND: MockConfigEntry(
             domain=DOMAIN,
             title="Home Hub",
             unique_id=hubitat.app[HUB].hub_id,
             data={
-                CONF_BACKEND: BACKEND_HUBITAT,
+                CONF_BACKEND: HUBITAT_KIND,
                 HUBITAT_URL: str(hubitat.make_url(mcp_path("42"))),
                 HUBITAT_TOKEN: "sim-token",
             },
         ),
-        BACKEND_HOMECAST: MockConfigEntry(
+        HOMECAST_KIND: MockConfigEntry(
             domain=DOMAIN,
             title="Homecast",
             unique_id=min(homes),
             data={
-                CONF_BACKEND: BACKEND_HOMECAST,
+                CONF_BACKEND: HOMECAST_KIND,
                 "url": str(homecast.make_url("/mcp")),
                 CONF_AUTH_TYPE: AUTH_TOKEN,
                 CONF_ACCESS_TOKEN: "hc_test_token",
                 CONF_HOMES: homes,
             },
         ),
-        BACKEND_ROBINE_WAKE: MockConfigEntry(
+        ROBINE_WAKE_KIND: MockConfigEntry(
             domain=DOMAIN,
             title="Bedroom clock",
             unique_id="rw-0123456789ab",
             data={
-                CONF_BACKEND: BACKEND_ROBINE_WAKE,
-                ROBINE_URL: str(sims[BACKEND_ROBINE_WAKE].make_url("/mcp")),
+                CONF_BACKEND: ROBINE_WAKE_KIND,
+                ROBINE_URL: str(sims[ROBINE_WAKE_KIND].make_url("/mcp")),
             },
         ),
     }
@@ -162,9 +161,9 @@ async def test_admin_tools_list_fits_the_budget(
     tools = json.loads(body)["result"]["tools"]
     assert len(body) <= BUDGET_BYTES, len(body)
     gateways = {
-        "hubitat_home_hub": entries[BACKEND_HUBITAT],
-        "homecast": entries[BACKEND_HOMECAST],
-        "robine_wake_bedroom_clock": entries[BACKEND_ROBINE_WAKE],
+        "hubitat_home_hub": entries[HUBITAT_KIND],
+        "homecast": entries[HOMECAST_KIND],
+        "robine_wake_bedroom_clock": entries[ROBINE_WAKE_KIND],
     }
     assert {tool["name"] for tool in tools} == {
         "search_tools",
@@ -175,7 +174,7 @@ async def test_admin_tools_list_fits_the_budget(
         *gateways,
     }
     # Every one of the hub's tools, sub-tools of its gateways included, is reachable.
-    hubitat = await entries[BACKEND_HUBITAT].runtime_data.async_list_tools()
+    hubitat = await entries[HUBITAT_KIND].runtime_data.async_list_tools()
     assert {tool["name"] for tool in hubitat} == {tool.name for tool in HUBITAT_TOOLS}
     titles = {tool["name"]: tool["title"] for tool in tools}
     assert titles["homecast"] == "Homecast"  # the kind is not repeated when the title has it
@@ -209,8 +208,8 @@ async def test_hubitat_device_command_through_the_gateway(
     hass_user: MockUser,
 ) -> None:
     """A device command needs control of that device's entity; the write key is the runtime's."""
-    entry = entries[BACKEND_HUBITAT]
-    hub = sims[BACKEND_HUBITAT].app[HUB]
+    entry = entries[HUBITAT_KIND]
+    hub = sims[HUBITAT_KIND].app[HUB]
     switch = sorted(hub.find(kind="switch"), key=lambda d: d.id)[0]
     runtime = entry.runtime_data
     keys = runtime.device_keys_in_call("hub_call_device_command", {"deviceId": str(switch.id)})
@@ -262,7 +261,7 @@ async def test_read_only_user_reads_each_backend(
         result = await handler.call_tool(_ctx(hass_read_only_user), gateway, {"tool": tool})
         assert result["isError"] is False, (gateway, result)
     # A device read needs read permission on the device's entities, which read-only users have.
-    switch = sorted(sims[BACKEND_HUBITAT].app[HUB].find(kind="switch"), key=lambda d: d.id)[0]
+    switch = sorted(sims[HUBITAT_KIND].app[HUB].find(kind="switch"), key=lambda d: d.id)[0]
     device = await handler.call_tool(
         _ctx(hass_read_only_user),
         "hubitat_home_hub",
@@ -344,9 +343,9 @@ async def test_real_backend_matrix(
     catalogs: dict[str, set[str]] = {}
     everything: dict[str, set[str]] = {}
     for gateway, entry in (
-        ("hubitat_home_hub", entries[BACKEND_HUBITAT]),
-        ("homecast", entries[BACKEND_HOMECAST]),
-        ("robine_wake_bedroom_clock", entries[BACKEND_ROBINE_WAKE]),
+        ("hubitat_home_hub", entries[HUBITAT_KIND]),
+        ("homecast", entries[HOMECAST_KIND]),
+        ("robine_wake_bedroom_clock", entries[ROBINE_WAKE_KIND]),
     ):
         result = await handler.call_tool(_ctx(user), gateway, {})
         catalogs[gateway] = {tool["name"] for tool in result_data(result)["tools"]}
@@ -547,9 +546,9 @@ async def test_every_entity_is_in_a_home(
     for item in listed["entities"]:
         by_home.setdefault(item["home"], set()).add(entries_of(hass, item["entity_id"]))
     assert by_home == {
-        "Home Hub": {BACKEND_HUBITAT},
-        "Main House": {BACKEND_ROBINE_WAKE},
-        **{name: {BACKEND_HOMECAST} for name in homecast},
+        "Home Hub": {HUBITAT_KIND},
+        "Main House": {ROBINE_WAKE_KIND},
+        **{name: {HOMECAST_KIND} for name in homecast},
     }
     hub = result_data(
         await handler.call_tool(_ctx(hass_admin_user), "get_state", {"home": "home hub"})
@@ -569,7 +568,7 @@ async def test_every_entity_is_in_a_home(
 
 def sims_homes(entries: dict[str, MockConfigEntry]) -> list[str]:
     """The names of the homes the Homecast entry follows, as the integration reads them."""
-    data = entries[BACKEND_HOMECAST].runtime_data.coordinator.data
+    data = entries[HOMECAST_KIND].runtime_data.coordinator.data
     return [home.name for home in data.homes.values()]
 
 
@@ -589,7 +588,7 @@ async def test_list_backends_names_the_homes(
     )
     by_kind = {item["backend"]: item["homes"] for item in listed["backends"]}
     assert by_kind == {
-        BACKEND_HUBITAT: ["Home Hub"],
-        BACKEND_HOMECAST: sorted(sims_homes(entries), key=str.casefold),
-        BACKEND_ROBINE_WAKE: ["Main House"],
+        HUBITAT_KIND: ["Home Hub"],
+        HOMECAST_KIND: sorted(sims_homes(entries), key=str.casefold),
+        ROBINE_WAKE_KIND: ["Main House"],
     }

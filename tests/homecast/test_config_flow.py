@@ -30,13 +30,9 @@ from custom_components.mcp_gateway.backends.homecast.const import (
     CONF_OAUTH_ENDPOINTS,
     CONF_SCAN_INTERVAL,
     DEFAULT_URL,
+    KIND as HOMECAST_KIND,
 )
-from custom_components.mcp_gateway.core.const import (
-    BACKEND_HOMECAST,
-    CONF_BACKEND,
-    CONF_GATEWAY_EXPOSED,
-    DOMAIN,
-)
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
 from custom_components.mcp_gateway.mcp.client import McpClient
 from custom_components.mcp_gateway.mcp.errors import McpRpcError, McpToolError
 
@@ -120,7 +116,7 @@ async def test_token_flow_creates_entry(hass: HomeAssistant, sim: Sim) -> None:
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == f"Homecast ({sim.state.homes[0].name})"
     assert result["data"] == {
-        CONF_BACKEND: BACKEND_HOMECAST,
+        CONF_BACKEND: HOMECAST_KIND,
         CONF_URL: sim.url,
         CONF_AUTH_TYPE: "token",
         CONF_ACCESS_TOKEN: TOKEN,

@@ -22,8 +22,9 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_SEND_KEY,
     CONF_TOKEN,
     CONF_URL,
+    KIND as HUBITAT_KIND,
 )
-from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.mcp.errors import McpTimeoutError, McpToolError
 
 from .conftest import TOKEN, Sim, SimFactory, first, make_entry, setup_entry
@@ -33,7 +34,7 @@ async def _hubitat_form(hass: HomeAssistant) -> str:
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
     assert result["type"] is FlowResultType.MENU
     result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {"next_step_id": BACKEND_HUBITAT}
+        result["flow_id"], {"next_step_id": HUBITAT_KIND}
     )
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "hubitat"
@@ -48,7 +49,7 @@ async def test_user_url_with_token(hass: HomeAssistant, sim: Sim) -> None:
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Home Hub"
-    assert result["data"] == {CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: sim.url, CONF_TOKEN: TOKEN}
+    assert result["data"] == {CONF_BACKEND: HUBITAT_KIND, CONF_URL: sim.url, CONF_TOKEN: TOKEN}
     assert result["result"].unique_id == sim.hub.hub_id
 
 

@@ -22,7 +22,11 @@ import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.mcp_gateway.backends.hubitat import push as push_module
-from custom_components.mcp_gateway.backends.hubitat.const import CONF_PUSH, CONF_WEBHOOK_ID
+from custom_components.mcp_gateway.backends.hubitat.const import (
+    CONF_PUSH,
+    CONF_WEBHOOK_ID,
+    KIND as HUBITAT_KIND,
+)
 from custom_components.mcp_gateway.backends.hubitat.push import (
     MODE_POLLING,
     MODE_PUSH,
@@ -35,7 +39,7 @@ from custom_components.mcp_gateway.backends.hubitat.push import (
 )
 from custom_components.mcp_gateway.backends.hubitat.push_rules import RULE_PREFIX
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from simulators.hubitat.rule_engine import RuleEngine
 
 from .conftest import TOKEN, Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
@@ -352,7 +356,7 @@ async def test_config_flow_asks_for_consent(
     rules = dict(sim.hub.custom_rules)
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
     result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {"next_step_id": BACKEND_HUBITAT}
+        result["flow_id"], {"next_step_id": HUBITAT_KIND}
     )
     assert result["type"] is FlowResultType.FORM
     assert result["description_placeholders"]["ha_url"] == ha_url

@@ -24,11 +24,12 @@ from custom_components.mcp_gateway.backends.hubitat.const import (
     CONF_TOKEN,
     CONF_URL,
     ISSUE_LOCATION_EVENTS,
+    KIND as HUBITAT_KIND,
     SWEEP_INTERVAL,
 )
 from custom_components.mcp_gateway.backends.hubitat.coordinator import _merge
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
-from custom_components.mcp_gateway.core.const import BACKEND_HUBITAT, DOMAIN
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.mcp.server import RequestContext
@@ -198,7 +199,7 @@ async def test_hub_without_zigbee_id(
     for hub_sim in (first_hub, second_hub):
         flow = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
         flow = await hass.config_entries.flow.async_configure(
-            flow["flow_id"], {"next_step_id": BACKEND_HUBITAT}
+            flow["flow_id"], {"next_step_id": HUBITAT_KIND}
         )
         result = await hass.config_entries.flow.async_configure(
             flow["flow_id"], {CONF_URL: hub_sim.url, CONF_TOKEN: TOKEN}
@@ -213,7 +214,7 @@ async def test_hub_without_zigbee_id(
         assert registry.async_get_entity_id("select", DOMAIN, f"{entry.entry_id}_hub_mode")
     flow = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
     flow = await hass.config_entries.flow.async_configure(
-        flow["flow_id"], {"next_step_id": BACKEND_HUBITAT}
+        flow["flow_id"], {"next_step_id": HUBITAT_KIND}
     )
     again = await hass.config_entries.flow.async_configure(
         flow["flow_id"], {CONF_URL: first_hub.url, CONF_TOKEN: TOKEN}

@@ -14,7 +14,8 @@ import pytest
 from custom_components.mcp_gateway.backends.robine_wake import model
 from custom_components.mcp_gateway.backends.robine_wake.api import RobineWakeApi
 from custom_components.mcp_gateway.backends.robine_wake.config_flow import normalize_url
-from custom_components.mcp_gateway.core.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.backends.robine_wake.const import KIND as ROBINE_WAKE_KIND
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from simulators import robine_wake as sim_module
 from simulators.robine_wake import DomainError, RobineWake
 from tests.registry import device_of
@@ -26,7 +27,7 @@ async def _start(hass: HomeAssistant) -> FlowResult:
     menu = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
     assert menu["type"] is FlowResultType.MENU
     result = await hass.config_entries.flow.async_configure(
-        menu["flow_id"], {"next_step_id": BACKEND_ROBINE_WAKE}
+        menu["flow_id"], {"next_step_id": ROBINE_WAKE_KIND}
     )
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "robine_wake"
@@ -87,7 +88,7 @@ async def test_user_flow_without_password(hass: HomeAssistant, sim: Sim) -> None
     result = await _submit(hass, await _start(hass), {"url": _host_port(sim)})
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Robine Wake"  # it names itself nothing
-    assert result["data"] == {CONF_BACKEND: BACKEND_ROBINE_WAKE, "url": sim.url}
+    assert result["data"] == {CONF_BACKEND: ROBINE_WAKE_KIND, "url": sim.url}
     assert result["result"].unique_id == f"address:127.0.0.1:{sim.server.port}"
     await hass.async_block_till_done()
     assert result["result"].state is ConfigEntryState.LOADED
@@ -128,7 +129,7 @@ async def test_user_flow_asks_the_password_on_401(
     result = await _submit(hass, result, {"password": PASSWORD})
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["data"] == {
-        CONF_BACKEND: BACKEND_ROBINE_WAKE,
+        CONF_BACKEND: ROBINE_WAKE_KIND,
         "url": sim.url,
         "password": PASSWORD,
         "auth_scheme": "basic",

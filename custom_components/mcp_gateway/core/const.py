@@ -8,11 +8,9 @@ import homeassistant.const as ha_const
 
 DOMAIN: Final = "mcp_gateway"
 
-# Which backend a config entry talks to; stored in entry.data.
+# Which backend a config entry talks to, stored in entry.data: a backend's KIND (its
+# const.py; registry.py lists them) or core.settings.KIND_GATEWAY.
 CONF_BACKEND: Final = "backend"
-BACKEND_HUBITAT: Final = "hubitat"
-BACKEND_HOMECAST: Final = "homecast"
-BACKEND_ROBINE_WAKE: Final = "robine_wake"
 
 GATEWAY_URL: Final = "/api/mcp_gateway"
 

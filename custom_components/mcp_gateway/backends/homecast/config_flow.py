@@ -25,7 +25,7 @@ from homeassistant.helpers import config_entry_oauth2_flow, config_validation as
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 import voluptuous as vol
 
-from ...core.const import BACKEND_HOMECAST, CONF_BACKEND
+from ...core.const import CONF_BACKEND
 from ...mcp.client import BearerAuth, McpClient
 from ...mcp.errors import (
     McpAuthError,
@@ -50,6 +50,7 @@ from .const import (
     DATA_OAUTH_ENDPOINTS,
     DEFAULT_SCAN_INTERVAL,
     DEFAULT_URL,
+    KIND,
     MAX_SCAN_INTERVAL,
     MIN_SCAN_INTERVAL,
     OAUTH_SCOPES,
@@ -195,7 +196,7 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
             self._abort_if_unique_id_configured()
             for other in self._async_current_entries(include_ignore=False):
                 # A credential limited to other homes of a configured account.
-                if other.data.get(CONF_BACKEND) == BACKEND_HOMECAST and set(
+                if other.data.get(CONF_BACKEND) == KIND and set(
                     other.data.get(CONF_HOMES, [])
                 ) & set(homes):
                     return self.async_abort(reason="already_configured")
@@ -220,7 +221,7 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
                     )
                 names = ", ".join(self._hc_homes[h] for h in chosen)
                 return self.async_create_entry(
-                    title=f"Homecast ({names})", data={CONF_BACKEND: BACKEND_HOMECAST, **data}
+                    title=f"Homecast ({names})", data={CONF_BACKEND: KIND, **data}
                 )
             errors["base"] = "no_homes_selected"
         default = list(self._hc_homes)

@@ -8,6 +8,9 @@ from homeassistant.const import CONF_ACCESS_TOKEN, CONF_SCAN_INTERVAL, Platform
 
 __all__ = ["CONF_ACCESS_TOKEN", "CONF_SCAN_INTERVAL"]
 
+# entry.data[CONF_BACKEND] of its entries, and its row in registry.py: said only here.
+KIND: Final = "homecast"
+
 PLATFORMS: Final = (
     Platform.ALARM_CONTROL_PANEL,
     Platform.BINARY_SENSOR,

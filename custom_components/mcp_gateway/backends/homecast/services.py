@@ -15,7 +15,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import VolSchemaType
 import voluptuous as vol
 
-from ...core.const import BACKEND_HOMECAST, DOMAIN
+from ...core.const import DOMAIN
 from ...mcp.errors import (
     McpAuthError,
     McpConnectionError,
@@ -33,6 +33,7 @@ from ...permissions.actions import (
 from ...permissions.exposure import CallerView
 from ..base import UnknownListing
 from ..entity import backend_errors
+from .const import KIND
 
 if TYPE_CHECKING:
     from .runtime import HomecastRuntime
@@ -166,7 +167,7 @@ _UPDATE_VIRTUAL = vol.All(
 
 
 def _runtime(call: ServiceCall) -> HomecastRuntime:
-    runtime = entry_runtime(call, BACKEND_HOMECAST, not_found="homecast_entry_not_found")
+    runtime = entry_runtime(call, KIND, not_found="homecast_entry_not_found")
     return cast("HomecastRuntime", runtime)
 
 

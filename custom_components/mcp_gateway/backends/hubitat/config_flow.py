@@ -18,7 +18,7 @@ from homeassistant.helpers.selector import (
 import voluptuous as vol
 from yarl import URL
 
-from ...core.const import BACKEND_HUBITAT, CONF_BACKEND
+from ...core.const import CONF_BACKEND
 from ...mcp.client import McpClient, QueryTokenAuth
 from ..flow import (
     SECRET_FIELD,
@@ -41,6 +41,7 @@ from .const import (
     CONF_TOKEN,
     CONF_URL,
     DEFAULT_SCAN_INTERVAL,
+    KIND,
     MAX_SCAN_INTERVAL,
     MIN_SCAN_INTERVAL,
 )
@@ -124,7 +125,7 @@ class HubitatFlowMixin(BackendFlowMixin):
                 self._async_abort_entries_match({CONF_URL: url})
             return self.async_create_entry(
                 title=info.name or "Hubitat hub",
-                data={CONF_BACKEND: BACKEND_HUBITAT, CONF_URL: url, CONF_TOKEN: token},
+                data={CONF_BACKEND: KIND, CONF_URL: url, CONF_TOKEN: token},
                 # Push is set up only when the user asked for it here (or in the options).
                 options={CONF_PUSH: bool(user_input.get(CONF_PUSH, False))},
             )

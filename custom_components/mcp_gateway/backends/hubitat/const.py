@@ -9,6 +9,9 @@ from homeassistant.const import CONF_HOST, CONF_SCAN_INTERVAL, CONF_TOKEN, CONF_
 
 __all__ = ["CONF_HOST", "CONF_SCAN_INTERVAL", "CONF_TOKEN", "CONF_URL"]
 
+# entry.data[CONF_BACKEND] of its entries, and its row in registry.py: said only here.
+KIND: Final = "hubitat"
+
 PLATFORMS: Final = (
     Platform.ALARM_CONTROL_PANEL,
     Platform.BINARY_SENSOR,

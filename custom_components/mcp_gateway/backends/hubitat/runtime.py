@@ -17,7 +17,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import SelectOptionDict
 
-from ...core.const import BACKEND_HUBITAT, DOMAIN
+from ...core.const import DOMAIN
 from ...core.localtime import local_iso, localize_result
 from ...core.settings import backend_answer_cap
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
@@ -46,6 +46,7 @@ from .const import (
     CONF_WEBHOOK_ID,
     DEFAULT_SCAN_INTERVAL,
     ISSUE_KEY_REFUSED,
+    KIND,
     MAX_WRITES_IN_FLIGHT,
     PLATFORMS,
     rule_device_key,
@@ -85,7 +86,7 @@ READ_BACK_GAP: Final = 0.5
 class HubitatRuntime(BackendRuntime):
     """One Hubitat hub."""
 
-    kind: ClassVar[str] = BACKEND_HUBITAT
+    kind: ClassVar[str] = KIND
     platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
     reads_back: ClassVar[bool] = True
 

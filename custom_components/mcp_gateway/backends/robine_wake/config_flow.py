@@ -20,7 +20,7 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 import voluptuous as vol
 from yarl import URL
 
-from ...core.const import BACKEND_ROBINE_WAKE, CONF_BACKEND, DOMAIN
+from ...core.const import CONF_BACKEND, DOMAIN
 from ...mcp.errors import McpAuthError, McpError, McpToolError
 from ..entity import entry_uid
 from ..flow import (
@@ -40,6 +40,7 @@ from .const import (
     CONF_SCAN_INTERVAL,
     CONF_URL,
     DEFAULT_SCAN_INTERVAL,
+    KIND,
     MAX_SCAN_INTERVAL,
     MIN_SCAN_INTERVAL,
     address_uid,
@@ -242,7 +243,7 @@ class RobineWakeFlowMixin(BackendFlowMixin):
         else:
             await self.async_set_unique_id(address_uid(url))
             self._abort_if_unique_id_configured()
-        data = _with_credentials({CONF_BACKEND: BACKEND_ROBINE_WAKE, CONF_URL: url}, secret, scheme)
+        data = _with_credentials({CONF_BACKEND: KIND, CONF_URL: url}, secret, scheme)
         return self.async_create_entry(title=clock.name or self._unnamed_title(), data=data)
 
     def _unnamed_title(self) -> str:

@@ -12,6 +12,9 @@ from yarl import URL
 
 __all__ = ["CONF_PASSWORD", "CONF_SCAN_INTERVAL", "CONF_URL"]
 
+# entry.data[CONF_BACKEND] of its entries, and its row in registry.py: said only here.
+KIND: Final = "robine_wake"
+
 PLATFORMS: Final = (
     Platform.BINARY_SENSOR,
     Platform.BUTTON,

@@ -12,7 +12,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from yarl import URL
 
-from ...core.const import BACKEND_ROBINE_WAKE, DOMAIN
+from ...core.const import DOMAIN
 from ...core.localtime import localize_result
 from ...core.settings import backend_answer_cap
 from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
@@ -35,6 +35,7 @@ from .const import (
     CONF_URL,
     DEFAULT_SCAN_INTERVAL,
     DEVICE_KEY,
+    KIND,
     PLATFORMS,
     is_address_title,
     password_issue_id,
@@ -87,7 +88,7 @@ def make_client(
 class RobineWakeRuntime(BackendRuntime):
     """One Robine Wake alarm clock."""
 
-    kind = BACKEND_ROBINE_WAKE
+    kind = KIND
     platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
 
     def __init__(

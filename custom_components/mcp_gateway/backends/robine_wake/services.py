@@ -12,7 +12,7 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 import voluptuous as vol
 
-from ...core.const import BACKEND_ROBINE_WAKE, DOMAIN
+from ...core.const import DOMAIN
 from ...permissions.actions import (
     ATTR_CONFIG_ENTRY_ID,
     BackendAction,
@@ -23,6 +23,7 @@ from ...permissions.actions import (
 from ..entity import backend_errors
 from . import model
 from .api import RevisionConflict, RobineDomainError
+from .const import KIND
 
 if TYPE_CHECKING:
     from .runtime import RobineWakeRuntime
@@ -114,7 +115,7 @@ async def _authorized(call: ServiceCall, tool: str) -> RobineWakeRuntime:
 def _runtime(call: ServiceCall) -> RobineWakeRuntime:
     runtime = entry_runtime(
         call,
-        BACKEND_ROBINE_WAKE,
+        KIND,
         not_found="robine_wake_entry_not_found",
         not_loaded="robine_wake_entry_not_loaded",
     )

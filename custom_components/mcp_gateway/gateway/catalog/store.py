@@ -23,7 +23,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.util import slugify
 from homeassistant.util.hass_dict import HassKey
 
-from ...backends import BACKENDS
+from ...backends import is_backend_entry
 from ...backends.base import BackendRuntime, ToolClass, ToolTier
 from ...core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
 from ...permissions.policy import allowed_tiers
@@ -279,11 +279,7 @@ def is_exposed(entry: ConfigEntry) -> bool:
 
 def backend_entries(hass: HomeAssistant) -> list[ConfigEntry]:
     """All backend entries (loaded or not), in creation order."""
-    return [
-        entry
-        for entry in hass.config_entries.async_entries(DOMAIN)
-        if entry.data.get(CONF_BACKEND) in BACKENDS
-    ]
+    return [entry for entry in hass.config_entries.async_entries(DOMAIN) if is_backend_entry(entry)]
 
 
 def _fingerprint(tools: list[dict[str, Any]]) -> str:
