@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 import math
 import re
@@ -20,6 +20,7 @@ from .model import (
     VIRTUAL_TYPES,
     Accessory,
     Home,
+    Room,
     Scene,
     Virtual,
     WriteError,
@@ -191,6 +192,31 @@ def _char_matches(char: str, wanted: list[str]) -> bool:
 # get_state / set_state
 
 
+def _matches(needle: str | None, key: str, name: str) -> bool:
+    """get_state's filters: no filter, or a substring of the key or the lowercased name."""
+    return not needle or needle in key or needle in name.lower()
+
+
+def _home_body(
+    sim: HomecastSim, home: Home, rf: str | None, nf: str | None, tf: str | None
+) -> tuple[dict[str, Any], int]:
+    """One home's room -> accessory view under the room, name and type filters."""
+    body: dict[str, Any] = {}
+    count = 0
+    for room in home.rooms:
+        if not _matches(rf, room.slug, room.name):
+            continue
+        for acc in room.accessories:
+            rendered = render_accessory(home, room, acc, sim.vocabulary)
+            if tf and rendered["type"] != tf:
+                continue
+            if not _matches(nf, acc.slug, acc.name):
+                continue
+            body.setdefault(room.slug, {})[acc.slug] = rendered
+            count += 1
+    return body, count
+
+
 async def get_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
     """Nested home -> room -> accessory view; filters are case-insensitive substrings."""
     filters = {k: _text(args, k) for k in ("filter_by_home", "filter_by_room", "filter_by_name")}
@@ -205,22 +231,12 @@ async def get_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
     homes: dict[str, str] = {}
     count = 0
     for home in sim.visible_homes(grant):
-        if hf and hf not in home.slug and hf not in home.name.lower():
+        if not _matches(hf, home.slug, home.name):
             continue
         if not home.relay_online:
             continue  # the service silently leaves out homes whose relay is not connected
-        body: dict[str, Any] = {}
-        for room in home.rooms:
-            if rf and rf not in room.slug and rf not in room.name.lower():
-                continue
-            for acc in room.accessories:
-                rendered = render_accessory(home, room, acc, sim.vocabulary)
-                if tf and rendered["type"] != tf:
-                    continue
-                if nf and nf not in acc.slug and nf not in acc.name.lower():
-                    continue
-                body.setdefault(room.slug, {})[acc.slug] = rendered
-                count += 1
+        body, found = _home_body(sim, home, rf, nf, tf)
+        count += found
         if filtered and not body:
             continue
         body["_scenes"] = [s.name for s in home.scenes]
@@ -255,15 +271,9 @@ COMMUNITY_SETTABLE = frozenset(
 )
 
 
-async def set_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Apply updates; each update succeeds or fails alone, failures grouped by home.
-
-    The relay (HomeKitManager.swift setState) writes every property at once and reports a
-    write an accessory did not confirm within writeTimeoutSeconds in its `failed` list. The
-    cloud passes those on per home; the community server (local-rest.ts handleSetState)
-    counts every update of a home as applied once the relay answered, whatever it failed.
-    """
-    updates = args.get("updates")
+def _check_updates(updates: Any) -> list[dict[str, Any]]:
+    """handleSetState's argument check: a non-empty array of objects naming home, room and
+    accessory."""
     if not isinstance(updates, list) or not updates:
         raise ToolError("'updates' must be a non-empty array")
     for index, update in enumerate(updates):
@@ -272,72 +282,121 @@ async def set_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
         for key in ("home", "room", "accessory"):
             if not isinstance(update.get(key), str):
                 raise ToolError(f"updates[{index}]: '{key}' is required")
-    updated = failed = 0
-    changes: list[str] = []
-    errors: dict[str, list[str]] = {}
-    waited = False  # a write the relay waits for until its timeout
-    for update in updates:
-        ref = update["home"]
-        props = {k: v for k, v in update.items() if k not in ("home", "room", "accessory")}
+    return updates
+
+
+def _update_props(sim: HomecastSim, update: dict[str, Any]) -> dict[str, Any]:
+    """The properties one update sets."""
+    props = {k: v for k, v in update.items() if k not in ("home", "room", "accessory")}
+    if sim.community:
+        # handleSetState keeps only its settableProps: virtual values, thermostat keys
+        # and the rest are dropped without a word, and the accessory still counts.
+        props = {k: v for k, v in props.items() if k in COMMUNITY_SETTABLE and v is not None}
+    return props
+
+
+def _update_target(
+    sim: HomecastSim, home: Home, update: dict[str, Any], props: dict[str, Any]
+) -> tuple[Room, Accessory]:
+    """The room and accessory an update names; WriteError when either is missing or there is
+    nothing to set."""
+    room = home.find_room(update["room"])
+    if room is None:
+        raise WriteError("ACCESSORY_NOT_FOUND", f"room '{update['room']}' not found")
+    acc = home.find(update["accessory"], room)
+    if acc is None:
+        raise WriteError("ACCESSORY_NOT_FOUND", f"'{update['accessory']}' not found in {room.slug}")
+    if not props:
         if sim.community:
-            # handleSetState keeps only its settableProps: virtual values, thermostat keys
-            # and the rest are dropped without a word, and the accessory still counts.
-            props = {k: v for k, v in props.items() if k in COMMUNITY_SETTABLE and v is not None}
-        shown = ", ".join(f"{k}={format_value(v)}" for k, v in props.items())
-        line = f"{ref}/{update['room']}/{update['accessory']}: {shown}"
-        try:
-            home = _home(sim, grant, ref, write=True)
-        except ToolError as err:
-            failed += 1
-            errors.setdefault(ref, []).append(str(err))
-            continue
-        try:
-            room = home.find_room(update["room"])
-            if room is None:
-                raise WriteError("ACCESSORY_NOT_FOUND", f"room '{update['room']}' not found")
-            acc = home.find(update["accessory"], room)
-            if acc is None:
-                raise WriteError(
-                    "ACCESSORY_NOT_FOUND", f"'{update['accessory']}' not found in {room.slug}"
-                )
-            if not props:
-                if sim.community:
-                    raise WriteError("NOTHING", "")  # the relay is sent no property for it
-                raise WriteError("INVALID_VALUE", f"nothing to set on {acc.slug}")
-            targets = acc.members if acc.members else [acc]
-            accepted: dict[str, Any] = {}
-            for key, value in props.items():
-                norm_key, norm_value = normalize_key(key, value)
-                for target in targets:
-                    accepted[norm_key] = check_value(target, norm_key, norm_value)
-            if any(not t.reachable for t in targets):
-                waited = True
-                raise WriteError(
-                    "ACCESSORY_UNREACHABLE",
-                    f"{acc.name} did not confirm the write within "
-                    f"{RELAY_WRITE_TIMEOUT:.0f}s — it may be unreachable.",
-                )
-        except WriteError as err:
-            if sim.community:
-                updated += 1
-                changes.append(line)
-            else:
-                failed += 1
-                errors.setdefault(home.slug, []).append(str(err))
-            continue
-        sim.write(home, acc, accepted)
-        updated += 1
-        changes.append(f"{home.slug}/{room.slug}/{acc.slug}: {shown}")
-    if waited:
+            raise WriteError("NOTHING", "")  # the relay is sent no property for it
+        raise WriteError("INVALID_VALUE", f"nothing to set on {acc.slug}")
+    return room, acc
+
+
+def _accepted_values(acc: Accessory, props: dict[str, Any]) -> dict[str, Any]:
+    """HomeKitManager.swift setState's per-property check, on every member of a group; an
+    unreachable target fails the write after the relay's timeout."""
+    targets = acc.members if acc.members else [acc]
+    accepted: dict[str, Any] = {}
+    for key, value in props.items():
+        norm_key, norm_value = normalize_key(key, value)
+        for target in targets:
+            accepted[norm_key] = check_value(target, norm_key, norm_value)
+    if any(not t.reachable for t in targets):
+        raise WriteError(
+            "ACCESSORY_UNREACHABLE",
+            f"{acc.name} did not confirm the write within "
+            f"{RELAY_WRITE_TIMEOUT:.0f}s — it may be unreachable.",
+        )
+    return accepted
+
+
+@dataclass
+class _SetTally:
+    """set_state's running result: counts, change lines and failures grouped by home."""
+
+    updated: int = 0
+    failed: int = 0
+    changes: list[str] = field(default_factory=list)
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    waited: bool = False  # a write the relay waits for until its timeout
+
+    def fail(self, home: str, message: str) -> None:
+        self.failed += 1
+        self.errors.setdefault(home, []).append(message)
+
+    def applied(self, line: str) -> None:
+        self.updated += 1
+        self.changes.append(line)
+
+
+def _apply_update(sim: HomecastSim, grant: Grant, update: dict[str, Any], tally: _SetTally) -> None:
+    """One update of set_state: it succeeds or fails alone."""
+    ref = update["home"]
+    props = _update_props(sim, update)
+    shown = ", ".join(f"{k}={format_value(v)}" for k, v in props.items())
+    try:
+        home = _home(sim, grant, ref, write=True)
+    except ToolError as err:
+        tally.fail(ref, str(err))
+        return
+    try:
+        room, acc = _update_target(sim, home, update, props)
+        accepted = _accepted_values(acc, props)
+    except WriteError as err:
+        if err.code == "ACCESSORY_UNREACHABLE":
+            tally.waited = True
+        if sim.community:
+            tally.applied(f"{ref}/{update['room']}/{update['accessory']}: {shown}")
+        else:
+            tally.fail(home.slug, str(err))
+        return
+    sim.write(home, acc, accepted)
+    tally.applied(f"{home.slug}/{room.slug}/{acc.slug}: {shown}")
+
+
+async def set_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
+    """Apply updates; each update succeeds or fails alone, failures grouped by home.
+
+    The relay (HomeKitManager.swift setState) writes every property at once and reports a
+    write an accessory did not confirm within writeTimeoutSeconds in its `failed` list. The
+    cloud passes those on per home; the community server (local-rest.ts handleSetState)
+    counts every update of a home as applied once the relay answered, whatever it failed.
+    """
+    updates = _check_updates(args.get("updates"))
+    tally = _SetTally()
+    for update in updates:
+        _apply_update(sim, grant, update, tally)
+    if tally.waited:
         await asyncio.sleep(sim.relay_write_timeout)
-    message = f"Updated {updated} of {len(updates)} accessories"
-    if failed:
-        message += f"; {failed} failed"
+    message = f"Updated {tally.updated} of {len(updates)} accessories"
+    if tally.failed:
+        message += f"; {tally.failed} failed"
     return {
-        "updated": updated,
-        "failed": failed,
-        "changes": changes,
-        "errors": [f"{home}: {'; '.join(msgs)}" for home, msgs in errors.items()],
+        "updated": tally.updated,
+        "failed": tally.failed,
+        "changes": tally.changes,
+        "errors": [f"{home}: {'; '.join(msgs)}" for home, msgs in tally.errors.items()],
         "message": message,
     }
 
@@ -413,6 +472,73 @@ def _buckets(
     return out
 
 
+def _history_range(sim: HomecastSim, args: dict[str, Any]) -> tuple[datetime, datetime]:
+    """handleQueryHistory's window: `end` defaults to now, `start` to 24 hours before it."""
+    end = _parse_time(args["end"], "end") if args.get("end") else sim.clock.now()
+    start = _parse_time(args["start"], "start") if args.get("start") else end - timedelta(hours=24)
+    if start >= end:
+        raise ToolError("'start' must be before 'end'")
+    return start, end
+
+
+def _history_resolution(args: dict[str, Any], span: float) -> str:
+    """handleQueryHistory's resolution; `auto` picks raw up to 2 days, hourly up to 60."""
+    resolution = args.get("resolution", "auto")
+    if resolution not in ("auto", "raw", "hourly", "daily"):
+        raise ToolError("'resolution' must be auto, raw, hourly or daily")
+    if resolution == "auto":
+        return "raw" if span <= 2 * 86400 else "hourly" if span <= 60 * 86400 else "daily"
+    return str(resolution)
+
+
+def _points_cap(args: dict[str, Any]) -> int:
+    """handleQueryHistory's max_points_per_series: a positive number, at most 2000."""
+    cap = args.get("max_points_per_series", 500)
+    if isinstance(cap, bool) or not isinstance(cap, int | float) or cap < 1:
+        raise ToolError("'max_points_per_series' must be a positive number")
+    return min(int(cap), 2000)
+
+
+def _accessory_wanted(acc: Accessory, wanted: list[str]) -> bool:
+    """An accessory filter entry matches by id, or as a substring of its key or name."""
+    if not wanted:
+        return True
+    return any(w == acc.uuid.lower() or w in acc.slug or w in acc.name.lower() for w in wanted)
+
+
+def _series_points(
+    records: list[Record], char: str, resolution: str, t0: float, t1: float
+) -> list[list[Any]]:
+    """One characteristic's points in [t0, t1): raw changes or hourly/daily buckets."""
+    all_char = [r for r in records if r.characteristic == char]
+    window = [r for r in all_char if t0 <= r.at < t1]
+    if resolution == "raw":
+        return [[_iso(r.at), r.value] for r in window]
+    before = [r for r in all_char if r.at < t0]
+    prior = before[-1].value if before else None
+    size = 3600.0 if resolution == "hourly" else 86400.0
+    return _buckets(window, prior, t0, t1, size=size, numeric=char in NUMERIC_CHARS)
+
+
+def _series_entry(
+    home: Home, acc: Accessory, char: str, points: list[list[Any]], limit: int
+) -> dict[str, Any]:
+    """A series cut to `limit` points; a cut series carries the `continue_from` time."""
+    entry: dict[str, Any] = {
+        "accessory": acc.slug,
+        "name": acc.name,
+        "room": home.room_of(acc).slug,
+        "characteristic": char,
+        "kind": "numeric" if char in NUMERIC_CHARS else "state",
+    }
+    if len(points) > limit:
+        entry["continue_from"] = points[limit][0]
+        points = points[:limit]
+    entry["points"] = points
+    entry["count"] = len(points)
+    return entry
+
+
 async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
     """Many series at once, raw or as precomputed hourly/daily buckets, paged by continue_from.
 
@@ -422,20 +548,9 @@ async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) ->
     home = _history_home(sim, grant, _text(args, "home"))
     if not home.analytics:
         return _analytics_off(home)
-    end = _parse_time(args["end"], "end") if args.get("end") else sim.clock.now()
-    start = _parse_time(args["start"], "start") if args.get("start") else end - timedelta(hours=24)
-    if start >= end:
-        raise ToolError("'start' must be before 'end'")
-    resolution = args.get("resolution", "auto")
-    if resolution not in ("auto", "raw", "hourly", "daily"):
-        raise ToolError("'resolution' must be auto, raw, hourly or daily")
-    span = (end - start).total_seconds()
-    if resolution == "auto":
-        resolution = "raw" if span <= 2 * 86400 else "hourly" if span <= 60 * 86400 else "daily"
-    cap = args.get("max_points_per_series", 500)
-    if isinstance(cap, bool) or not isinstance(cap, int | float) or cap < 1:
-        raise ToolError("'max_points_per_series' must be a positive number")
-    cap = min(int(cap), 2000)
+    start, end = _history_range(sim, args)
+    resolution = _history_resolution(args, (end - start).total_seconds())
+    cap = _points_cap(args)
     budget = 50_000
     wanted_acc = [str(a).lower() for a in args.get("accessories") or []]
     wanted_char = [str(c) for c in args.get("characteristics") or []]
@@ -446,41 +561,18 @@ async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) ->
     series: list[dict[str, Any]] = []
     truncated = False
     for acc in home.devices():
-        if wanted_acc and not any(
-            w == acc.uuid.lower() or w in acc.slug or w in acc.name.lower() for w in wanted_acc
-        ):
+        if not _accessory_wanted(acc, wanted_acc):
             continue
         mine = by_accessory.get(acc.uuid, [])
         for char in sorted({r.characteristic for r in mine}):
             if wanted_char and not _char_matches(char, wanted_char):
                 continue
-            numeric = char in NUMERIC_CHARS
-            all_char = [r for r in mine if r.characteristic == char]
-            window = [r for r in all_char if t0 <= r.at < t1]
-            before = [r for r in all_char if r.at < t0]
-            prior = before[-1].value if before else None
-            if resolution == "raw":
-                points: list[list[Any]] = [[_iso(r.at), r.value] for r in window]
-            else:
-                size = 3600.0 if resolution == "hourly" else 86400.0
-                points = _buckets(window, prior, t0, t1, size=size, numeric=numeric)
+            points = _series_points(mine, char, resolution, t0, t1)
             if not points:
                 continue
-            limit = min(cap, budget)
-            entry: dict[str, Any] = {
-                "accessory": acc.slug,
-                "name": acc.name,
-                "room": home.room_of(acc).slug,
-                "characteristic": char,
-                "kind": "numeric" if numeric else "state",
-            }
-            if len(points) > limit:
-                entry["continue_from"] = points[limit][0]
-                points = points[:limit]
-                truncated = True
-            entry["points"] = points
-            entry["count"] = len(points)
-            budget -= len(points)
+            entry = _series_entry(home, acc, char, points, min(cap, budget))
+            truncated = truncated or "continue_from" in entry
+            budget -= entry["count"]
             series.append(entry)
             if budget <= 0:
                 break
@@ -496,6 +588,44 @@ async def query_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) ->
     }
 
 
+def _positive(value: Any, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ToolError(f"'{what}' must be a positive number")
+
+
+def _find_history_accessory(
+    sim: HomecastSim, grant: Grant, needle: str, home_ref: str | None
+) -> tuple[Home, Accessory] | None:
+    """handleGetHistory's lookup: the first accessory, across the homes `home` matches (all
+    without it), whose id is the needle or whose key or name contains it."""
+    ref = home_ref.lower() if home_ref else None
+    for home in sim.visible_homes(grant):
+        if ref and ref not in home.name.lower() and ref not in home.slug:
+            continue
+        for acc in home.devices():
+            if needle == acc.uuid.lower() or needle in acc.slug or needle in acc.name.lower():
+                return home, acc
+    return None
+
+
+def _characteristic_history(
+    char: str, window: list[Record], max_points: int | float
+) -> dict[str, Any]:
+    """One characteristic thinned to about max_points: numeric points with min/avg/max over
+    the whole window, or the state transitions."""
+    step = max(1, math.ceil(len(window) / int(max_points)))
+    sample = window[::step]
+    if char not in NUMERIC_CHARS:
+        return {"transitions": [[_iso(r.at), r.value] for r in sample]}
+    vals = [float(r.value) for r in window]
+    return {
+        "points": [[_iso(r.at), r.value] for r in sample],
+        "min": min(vals),
+        "avg": round(sum(vals) / len(vals), 2),
+        "max": max(vals),
+    }
+
+
 async def get_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
     """One accessory's recorded changes: numeric points with a summary, or state transitions.
 
@@ -506,24 +636,9 @@ async def get_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> A
     home_ref = _text(args, "home")
     hours = args.get("hours", 24)
     max_points = args.get("max_points", 200)
-    for value, what in ((hours, "hours"), (max_points, "max_points")):
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ToolError(f"'{what}' must be a positive number")
-    found: tuple[Home, Accessory] | None = None
-    for home in sim.visible_homes(grant):
-        if (
-            home_ref
-            and home_ref.lower() not in home.name.lower()
-            and home_ref.lower() not in home.slug
-        ):
-            continue
-        for acc in home.devices():
-            # The first accessory whose id is it or whose key or name contains it.
-            if needle == acc.uuid.lower() or needle in acc.slug or needle in acc.name.lower():
-                found = (home, acc)
-                break
-        if found:
-            break
+    _positive(hours, "hours")
+    _positive(max_points, "max_points")
+    found = _find_history_accessory(sim, grant, needle, home_ref)
     if found is None:
         raise ToolError(f"Accessory '{args['accessory']}' not found")
     home, acc = found
@@ -539,20 +654,8 @@ async def get_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> A
     out: dict[str, Any] = {}
     for char in chars[:6]:
         window = [r for r in mine if r.characteristic == char and start <= r.at < end]
-        if not window:
-            continue
-        step = max(1, math.ceil(len(window) / int(max_points)))
-        sample = window[::step]
-        if char in NUMERIC_CHARS:
-            vals = [float(r.value) for r in window]
-            out[char] = {
-                "points": [[_iso(r.at), r.value] for r in sample],
-                "min": min(vals),
-                "avg": round(sum(vals) / len(vals), 2),
-                "max": max(vals),
-            }
-        else:
-            out[char] = {"transitions": [[_iso(r.at), r.value] for r in sample]}
+        if window:
+            out[char] = _characteristic_history(char, window, max_points)
     message = (
         f"{len(out)} characteristic(s) over the last {hours:g} hours"
         if out
@@ -938,31 +1041,36 @@ def _hc_conditions(home: Home, conditions: Any) -> None:
                 raise ToolError("operator must be and, or or not")
             _hc_conditions(home, cond.get("conditions"))
             continue
-        kind = cond.get("type")
-        if kind == "device":
-            _subject(home, cond)
-            if "value" not in cond:
-                raise ToolError("device conditions need a value")
-        elif kind == "numeric":
-            _subject(home, cond)
-            _threshold(cond, "condition")
-        elif kind == "virtual":
-            _virtual(home, cond.get("virtual"))
-            if not {"equals", "above", "below"} & cond.keys():
-                raise ToolError("virtual conditions need equals, above or below")
-        elif kind == "time":
-            for key in ("after", "before"):
-                if key in cond and not _HHMM.match(str(cond[key])):
-                    raise ToolError(f"'{key}' must be HH:MM")
-        elif kind == "sun":
-            for key in ("after", "before"):
-                if key in cond and cond[key] not in ("sunrise", "sunset"):
-                    raise ToolError(f"'{key}' must be sunrise or sunset")
-        elif kind == "template":
-            if not isinstance(cond.get("expression"), str):
-                raise ToolError("template conditions need an expression")
-        else:
-            raise ToolError(f"unknown condition type {kind!r}")
+        _hc_condition(home, cond)
+
+
+def _hc_condition(home: Home, cond: dict[str, Any]) -> None:
+    """One leaf condition (not an and/or/not group), checked by its type."""
+    kind = cond.get("type")
+    if kind == "device":
+        _subject(home, cond)
+        if "value" not in cond:
+            raise ToolError("device conditions need a value")
+    elif kind == "numeric":
+        _subject(home, cond)
+        _threshold(cond, "condition")
+    elif kind == "virtual":
+        _virtual(home, cond.get("virtual"))
+        if not {"equals", "above", "below"} & cond.keys():
+            raise ToolError("virtual conditions need equals, above or below")
+    elif kind == "time":
+        for key in ("after", "before"):
+            if key in cond and not _HHMM.match(str(cond[key])):
+                raise ToolError(f"'{key}' must be HH:MM")
+    elif kind == "sun":
+        for key in ("after", "before"):
+            if key in cond and cond[key] not in ("sunrise", "sunset"):
+                raise ToolError(f"'{key}' must be sunrise or sunset")
+    elif kind == "template":
+        if not isinstance(cond.get("expression"), str):
+            raise ToolError("template conditions need an expression")
+    else:
+        raise ToolError(f"unknown condition type {kind!r}")
 
 
 def _hc_actions(home: Home, actions: Any) -> None:
