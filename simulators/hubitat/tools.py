@@ -116,6 +116,58 @@ def _int(
     return number
 
 
+def _device_filter(args: dict[str, Any]) -> tuple[str | None, int | None]:
+    """toolListDevices' `filter`: enabled, disabled, virtual or stale:N (N hours)."""
+    flt = _str(args, "filter")
+    if flt and flt.startswith("stale:"):
+        try:
+            return flt, int(flt[6:])
+        except ValueError as err:
+            raise invalid(f"filter stale:N needs a number of hours, got '{flt}'") from err
+    if flt not in (None, "enabled", "disabled", "virtual"):
+        raise invalid("filter must be enabled, disabled, virtual or stale:N")
+    return flt, None
+
+
+def _preferences(prefs: Any) -> dict[str, Any] | None:
+    """toolUpdateDevice's `preferences`: names mapped to {type, value}."""
+    if prefs is not None and (
+        not isinstance(prefs, dict)
+        or not all(isinstance(v, dict) and "type" in v and "value" in v for v in prefs.values())
+    ):
+        raise invalid("preferences must map names to {type, value}")
+    return prefs
+
+
+def _apply_device_update(
+    hub: Hub, d: Device, args: dict[str, Any], room_target: Room | None, prefs: Any
+) -> list[str]:
+    """toolUpdateDevice's writes, in its order; the names of the fields it changed."""
+    updated = []
+    if args.get("label") is not None:
+        d.label = str(args["label"])
+        updated.append("label")
+    if args.get("name") is not None:
+        d.name = str(args["name"])
+        updated.append("name")
+    if args.get("room") is not None:
+        hub.move_device(d, room_target)
+        updated.append("room")
+    if args.get("enabled") is not None:
+        d.disabled = not _bool(args["enabled"])
+        updated.append("enabled")
+    if prefs:
+        d.preferences.update({k: v["value"] for k, v in prefs.items()})
+        updated.append("preferences")
+    if args.get("tags") is not None:
+        d.tags = [str(t) for t in args["tags"]]
+        updated.append("tags")
+    if args.get("dataValues") is not None:
+        d.data_values.update({str(k): str(v) for k, v in dict(args["dataValues"]).items()})
+        updated.append("dataValues")
+    return updated
+
+
 def _bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("true", "1", "yes", "on")
@@ -513,52 +565,17 @@ class Tools:
     # ---- devices ----
 
     async def _t_list_devices(self, args: dict[str, Any]) -> dict[str, Any]:
+        """libraries/mcp-devices-lib.groovy toolListDevices: filters, then a format and a page."""
         hub = self.hub
         fmt = args.get("format") or "summary"
         if fmt not in ("summary", "detailed", "ids", "context"):
             raise invalid("format must be one of: summary, detailed, ids, context")
-        flt = _str(args, "filter")
-        stale_hours: int | None = None
-        if flt and flt.startswith("stale:"):
-            try:
-                stale_hours = int(flt[6:])
-            except ValueError as err:
-                raise invalid(f"filter stale:N needs a number of hours, got '{flt}'") from err
-        elif flt not in (None, "enabled", "disabled", "virtual"):
-            raise invalid("filter must be enabled, disabled, virtual or stale:N")
+        flt, stale_hours = _device_filter(args)
         if flt == "virtual":
             return self._list_virtual()
-        if args.get("changedSince") not in (None, ""):
-            since = parse_time(args["changedSince"], "changedSince")
-            candidates = [d for d in hub.changed_since(since) if d.selected or d.mcp_managed]
-        else:
-            candidates = sorted(hub.visible_devices(), key=lambda d: d.id)
-        label = (_str(args, "labelFilter") or "").lower()
-        capability = (_str(args, "capabilityFilter") or "").lower()
-        room_filter = (_str(args, "roomFilter") or "").lower()
-        only_on = _bool(args.get("onlyOn", False))
-        now = hub.now()
-        matches = []
-        for d in candidates:
-            if (flt == "enabled" and d.disabled) or (flt == "disabled" and not d.disabled):
-                continue
-            if (
-                stale_hours is not None
-                and d.last_activity
-                and (now - d.last_activity < timedelta(hours=stale_hours))
-            ):
-                continue
-            if label and label not in d.label.lower():
-                continue
-            if capability and capability not in (c.lower() for c in d.capabilities):
-                continue
-            if room_filter:
-                room = hub.room_of(d)
-                if room is None or room.name.lower() != room_filter:
-                    continue
-            if only_on and d.value("switch") != "on":
-                continue
-            matches.append(d)
+        candidates = self._list_candidates(args)
+        keep = self._device_predicate(args, flt, stale_hours)
+        matches = [d for d in candidates if keep(d)]
         if fmt == "ids":
             ids = [d.id for d in matches]
             return {"deviceIds": ids, "count": len(ids), "total": len(hub.visible_devices())}
@@ -568,6 +585,52 @@ class Tools:
         result: dict[str, Any] = {"devices": [render(d) for d in page]}
         result.update(self._paged(page, offset, limit, len(matches)))
         return result
+
+    def _list_candidates(self, args: dict[str, Any]) -> list[Device]:
+        """toolListDevices' starting set: the devices changed since `changedSince` (selected
+        or MCP-managed), else every visible device by id."""
+        if args.get("changedSince") not in (None, ""):
+            since = parse_time(args["changedSince"], "changedSince")
+            return [d for d in self.hub.changed_since(since) if d.selected or d.mcp_managed]
+        return sorted(self.hub.visible_devices(), key=lambda d: d.id)
+
+    def _device_predicate(
+        self, args: dict[str, Any], flt: str | None, stale_hours: int | None
+    ) -> Callable[[Device], bool]:
+        """toolListDevices' per-device filters: enabled/disabled, stale:N, labelFilter,
+        capabilityFilter, roomFilter (exact room name) and onlyOn."""
+        hub = self.hub
+        label = (_str(args, "labelFilter") or "").lower()
+        capability = (_str(args, "capabilityFilter") or "").lower()
+        room_filter = (_str(args, "roomFilter") or "").lower()
+        only_on = _bool(args.get("onlyOn", False))
+        now = hub.now()
+
+        def fresh(d: Device) -> bool:
+            return (
+                stale_hours is not None
+                and bool(d.last_activity)
+                and (now - d.last_activity < timedelta(hours=stale_hours))
+            )
+
+        def in_room(d: Device) -> bool:
+            room = hub.room_of(d)
+            return room is not None and room.name.lower() == room_filter
+
+        def keep(d: Device) -> bool:
+            if (flt == "enabled" and d.disabled) or (flt == "disabled" and not d.disabled):
+                return False
+            if fresh(d):
+                return False
+            if label and label not in d.label.lower():
+                return False
+            if capability and capability not in (c.lower() for c in d.capabilities):
+                return False
+            if room_filter and not in_room(d):
+                return False
+            return not (only_on and d.value("switch") != "on")
+
+        return keep
 
     def _list_virtual(self) -> dict[str, Any]:
         devices = []
@@ -1004,45 +1067,15 @@ class Tools:
         return out
 
     async def _t_update_device(self, args: dict[str, Any]) -> dict[str, Any]:
+        """libraries/mcp-devices-lib.groovy toolUpdateDevice: check every field, then apply."""
         hub = self.hub
         d = self.device(args.get("deviceId"))
         fields = ("label", "name", "room", "enabled", "preferences", "tags", "dataValues")
         if not any(args.get(f) is not None for f in fields):
             raise invalid(f"Nothing to update: give at least one of {', '.join(fields)}")
-        room_target = None
-        if args.get("room") is not None and str(args["room"]).strip():
-            room_target = hub.room_by(str(args["room"]))
-            if room_target is None:
-                names = ", ".join(r.name for r in hub.rooms.values())
-                raise invalid(f"Room not found: {args['room']}. Available rooms: {names}")
-        prefs = args.get("preferences")
-        if prefs is not None and (
-            not isinstance(prefs, dict)
-            or not all(isinstance(v, dict) and "type" in v and "value" in v for v in prefs.values())
-        ):
-            raise invalid("preferences must map names to {type, value}")
-        updated = []
-        if args.get("label") is not None:
-            d.label = str(args["label"])
-            updated.append("label")
-        if args.get("name") is not None:
-            d.name = str(args["name"])
-            updated.append("name")
-        if args.get("room") is not None:
-            hub.move_device(d, room_target)
-            updated.append("room")
-        if args.get("enabled") is not None:
-            d.disabled = not _bool(args["enabled"])
-            updated.append("enabled")
-        if prefs:
-            d.preferences.update({k: v["value"] for k, v in prefs.items()})
-            updated.append("preferences")
-        if args.get("tags") is not None:
-            d.tags = [str(t) for t in args["tags"]]
-            updated.append("tags")
-        if args.get("dataValues") is not None:
-            d.data_values.update({str(k): str(v) for k, v in dict(args["dataValues"]).items()})
-            updated.append("dataValues")
+        room_target = self._room_target(args.get("room"))
+        prefs = _preferences(args.get("preferences"))
+        updated = _apply_device_update(hub, d, args, room_target, prefs)
         hub.notify()
         room = hub.room_of(d)
         return {
@@ -1053,6 +1086,16 @@ class Tools:
             "room": room.name if room else None,
             "disabled": d.disabled,
         }
+
+    def _room_target(self, ref: Any) -> Room | None:
+        """toolUpdateDevice's `room`: an existing room by name; blank leaves the room."""
+        if ref is None or not str(ref).strip():
+            return None
+        room = self.hub.room_by(str(ref))
+        if room is None:
+            names = ", ".join(r.name for r in self.hub.rooms.values())
+            raise invalid(f"Room not found: {ref}. Available rooms: {names}")
+        return room
 
     async def _t_delete_device(self, args: dict[str, Any]) -> dict[str, Any]:
         d = self.device(args.get("deviceId"))
