@@ -53,6 +53,20 @@ def _invalid(message: str) -> RpcFailure:
     return RpcFailure(INVALID_PARAMS, message)
 
 
+def _validate_time_trigger(trigger: dict[str, Any]) -> None:
+    """validateTrigger's `time` case: HH:mm, sunrise or sunset."""
+    if not trigger.get("time") and not trigger.get("sunrise") and not trigger.get("sunset"):
+        raise _invalid(
+            "time trigger requires time (HH:mm), sunrise, or sunset. Examples: "
+            '{"type":"time","time":"08:30"}, {"type":"time","sunrise":true,"offset":30}'
+        )
+    if trigger.get("time") and not _TIME.match(str(trigger["time"])):
+        raise _invalid(
+            f"time trigger: Invalid time format '{trigger['time']}'. Expected format: "
+            "HH:mm (e.g., 08:30, 23:45)"
+        )
+
+
 class RuleEngine:
     """The custom rules of one app and what they do when the hub's events fire."""
 
@@ -277,57 +291,59 @@ class RuleEngine:
         return out
 
     def _validate_trigger(self, trigger: dict[str, Any]) -> None:
+        """hubitat-mcp-server.groovy validateTrigger: one check per trigger type."""
         kind = trigger.get("type")
         if not kind:
             raise _invalid("Trigger type is required")
         if kind == "device_event":
-            if not trigger.get("deviceId") and not trigger.get("deviceIds"):
-                raise _invalid("device_event trigger requires deviceId or deviceIds")
-            if not trigger.get("attribute"):
-                raise _invalid("device_event trigger requires attribute")
-            if trigger.get("deviceId") and self.hub.visible(trigger["deviceId"]) is None:
-                raise _invalid(f"Device not found: {trigger['deviceId']}")
-            if trigger.get("deviceIds"):
-                ids = trigger["deviceIds"]
-                if not isinstance(ids, list) or not ids:
-                    raise _invalid("device_event trigger deviceIds must be a non-empty list")
-                for device_id in ids:
-                    if self.hub.visible(device_id) is None:
-                        raise _invalid(f"Device not found: {device_id}")
-                match = trigger.get("matchMode")
-                if match and match not in ("any", "all"):
-                    raise _invalid(
-                        f"device_event trigger matchMode must be 'any' or 'all' (got '{match}')"
-                    )
-            self._validate_operator(trigger.get("operator"), "device_event trigger")
-            self._validate_duration(trigger.get("duration"), "device_event trigger")
+            self._validate_device_event(trigger)
         elif kind == "button_event":
-            if not trigger.get("deviceId"):
-                raise _invalid("button_event trigger requires deviceId")
-            if self.hub.visible(trigger["deviceId"]) is None:
-                raise _invalid(f"Device not found: {trigger['deviceId']}")
-            action = trigger.get("action")
-            if action is not None and action not in BUTTON_ACTIONS:
-                raise _invalid(
-                    f"button_event trigger: Invalid button action '{action}'. Valid actions: "
-                    f"{', '.join(BUTTON_ACTIONS)}"
-                )
+            self._validate_button_event(trigger)
         elif kind == "time":
-            if not trigger.get("time") and not trigger.get("sunrise") and not trigger.get("sunset"):
-                raise _invalid(
-                    "time trigger requires time (HH:mm), sunrise, or sunset. Examples: "
-                    '{"type":"time","time":"08:30"}, {"type":"time","sunrise":true,"offset":30}'
-                )
-            if trigger.get("time") and not _TIME.match(str(trigger["time"])):
-                raise _invalid(
-                    f"time trigger: Invalid time format '{trigger['time']}'. Expected format: "
-                    "HH:mm (e.g., 08:30, 23:45)"
-                )
+            _validate_time_trigger(trigger)
         elif kind == "periodic":
             if trigger.get("interval") is None:
                 raise _invalid("periodic trigger requires interval")
         elif kind not in ("mode_change", "hsm_change"):
             raise _invalid(f"Unknown trigger type: {kind}")
+
+    def _validate_device_event(self, trigger: dict[str, Any]) -> None:
+        """validateTrigger's `device_event` case: visible devices, attribute, operator and
+        duration, matchMode for a deviceIds list."""
+        if not trigger.get("deviceId") and not trigger.get("deviceIds"):
+            raise _invalid("device_event trigger requires deviceId or deviceIds")
+        if not trigger.get("attribute"):
+            raise _invalid("device_event trigger requires attribute")
+        if trigger.get("deviceId") and self.hub.visible(trigger["deviceId"]) is None:
+            raise _invalid(f"Device not found: {trigger['deviceId']}")
+        if trigger.get("deviceIds"):
+            self._validate_device_ids(trigger)
+        self._validate_operator(trigger.get("operator"), "device_event trigger")
+        self._validate_duration(trigger.get("duration"), "device_event trigger")
+
+    def _validate_device_ids(self, trigger: dict[str, Any]) -> None:
+        ids = trigger["deviceIds"]
+        if not isinstance(ids, list) or not ids:
+            raise _invalid("device_event trigger deviceIds must be a non-empty list")
+        for device_id in ids:
+            if self.hub.visible(device_id) is None:
+                raise _invalid(f"Device not found: {device_id}")
+        match = trigger.get("matchMode")
+        if match and match not in ("any", "all"):
+            raise _invalid(f"device_event trigger matchMode must be 'any' or 'all' (got '{match}')")
+
+    def _validate_button_event(self, trigger: dict[str, Any]) -> None:
+        """validateTrigger's `button_event` case: a visible device and a known action."""
+        if not trigger.get("deviceId"):
+            raise _invalid("button_event trigger requires deviceId")
+        if self.hub.visible(trigger["deviceId"]) is None:
+            raise _invalid(f"Device not found: {trigger['deviceId']}")
+        action = trigger.get("action")
+        if action is not None and action not in BUTTON_ACTIONS:
+            raise _invalid(
+                f"button_event trigger: Invalid button action '{action}'. Valid actions: "
+                f"{', '.join(BUTTON_ACTIONS)}"
+            )
 
     @staticmethod
     def _validate_operator(operator: Any, context: str) -> None:
