@@ -229,41 +229,25 @@ class Hub:
         return room
 
     def _populate(self, count: int, hidden: int) -> None:
-        rng = self.rng
+        """A generated hub: rooms, `count` selected devices and `hidden` unselected ones, their
+        events, rules, hub variables and files. The seeded RNG is drawn in a fixed order."""
         now = self.now()
         room_count = max(3, min(len(ROOMS), count // 4))
         rooms = [self.add_room(name) for name in ROOMS[:room_count]]
-        kinds = list(WEIGHTS)[:count]
-        kinds += rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()), k=count - len(kinds))
-        if count >= 20:
-            kinds[-2:] = ["switch", "switch"]  # become the components of a power strip
         labels: set[str] = set()
-        # A few devices exist on the hub but were not selected in the MCP app.
-        kinds += [("switch", "motion")[i % 2] for i in range(hidden)]
-        for index, kind_key in enumerate(kinds):
-            kind = KINDS[kind_key]
-            room: Room | None
-            if kind_key == "garage" and any(r.name == "Garage" for r in rooms):
-                room = next(r for r in rooms if r.name == "Garage")
-            elif kind_key == "presence" or rng.random() < 0.06:
-                room = None  # phones and some forgotten devices sit in no room
-            else:
-                room = rng.choice(rooms)
-            base = f"{room.name} {kind.noun}" if room else kind.noun
+        for index, kind_key in enumerate(self._device_kinds(count, hidden)):
+            room = self._pick_room(kind_key, rooms)
+            base = f"{room.name} {KINDS[kind_key].noun}" if room else KINDS[kind_key].noun
             label, n = base, 2
             while label in labels:
                 label, n = f"{base} {n}", n + 1
             labels.add(label)
-            age = timedelta(seconds=rng.uniform(60, 3 * 86400))
-            if rng.random() < 0.08:
-                age = timedelta(days=rng.uniform(10, 40))  # a stale battery device
-            when = now - age
-            when = when.replace(microsecond=when.microsecond // 1000 * 1000)
+            when = self._last_seen(now)  # drawn before the id, which draws too
             device = build_device(
                 kind_key,
                 self._new_id(),
                 label,
-                rng,
+                self.rng,
                 room_id=room.id if room else None,
                 when=when,
                 realistic=self.realistic_devices,
@@ -274,12 +258,7 @@ class Hub:
                 for attr in device.attributes.values():
                     attr.value = attr.date = None
                 device.last_activity = None
-            self.devices[device.id] = device
-            if room:
-                room.device_ids.append(device.id)
-            for attr in device.attributes.values():
-                if attr.value is not None and attr.date is not None:
-                    self._store_event(device, attr, attr.value, attr.date, True)
+            self._install(device, room)
         if count >= 20:
             self._add_quirks([d for d in self.devices.values() if d.selected])
         self._populate_rules()
@@ -292,6 +271,42 @@ class Hub:
             "notes.txt": "Hub notes\n",
             "mcp_rule_backup_porch_20261101.json": '{"name": "Porch lights"}',
         }
+
+    def _device_kinds(self, count: int, hidden: int) -> list[str]:
+        """Every kind once, then weighted draws; the hidden devices come last."""
+        kinds = list(WEIGHTS)[:count]
+        kinds += self.rng.choices(
+            list(WEIGHTS), weights=list(WEIGHTS.values()), k=count - len(kinds)
+        )
+        if count >= 20:
+            kinds[-2:] = ["switch", "switch"]  # become the components of a power strip
+        # A few devices exist on the hub but were not selected in the MCP app.
+        kinds += [("switch", "motion")[i % 2] for i in range(hidden)]
+        return kinds
+
+    def _pick_room(self, kind_key: str, rooms: list[Room]) -> Room | None:
+        if kind_key == "garage" and any(r.name == "Garage" for r in rooms):
+            return next(r for r in rooms if r.name == "Garage")
+        if kind_key == "presence" or self.rng.random() < 0.06:
+            return None  # phones and some forgotten devices sit in no room
+        return self.rng.choice(rooms)
+
+    def _last_seen(self, now: datetime) -> datetime:
+        """A last activity minutes to days ago (weeks for a stale battery device), whole ms."""
+        age = timedelta(seconds=self.rng.uniform(60, 3 * 86400))
+        if self.rng.random() < 0.08:
+            age = timedelta(days=self.rng.uniform(10, 40))  # a stale battery device
+        when = now - age
+        return when.replace(microsecond=when.microsecond // 1000 * 1000)
+
+    def _install(self, device: Device, room: Room | None) -> None:
+        """Add a generated device to the hub and its room, with its current values as events."""
+        self.devices[device.id] = device
+        if room:
+            room.device_ids.append(device.id)
+        for attr in device.attributes.values():
+            if attr.value is not None and attr.date is not None:
+                self._store_event(device, attr, attr.value, attr.date, True)
 
     def _add_quirks(self, selected: list[Device]) -> None:
         """What real hubs accumulate: components, a disabled device, no label, twin labels."""
