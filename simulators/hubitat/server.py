@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass
 import json
 import logging
@@ -161,23 +162,14 @@ def _authorized(request: web.Request, options: Options) -> bool:
 
 
 async def _handle(request: web.Request) -> web.StreamResponse:
+    """The app's `/apps/api/<id>/mcp` endpoint (hubitat-mcp-server.groovy handleMcpRequest),
+    behind the platform's app routing and OAuth check."""
     app = request.app
     options = app[OPTIONS]
-    hub = app[HUB]
-    hub_uid = request.match_info.get("hub_uid")
-    if request.match_info["app_id"] != options.app_id or hub_uid not in (None, hub.hub_id):
-        return web.Response(status=404, text="App not found")
-    if app[FAULTS].revoked or not _authorized(request, options):
-        # The platform's OAuth layer answers before the app sees the request.
-        return _json({"error": True, "type": "AccessDenied", "message": "Unauthorized"}, 401)
-    if request.method != "POST":
-        return web.Response(status=405, headers={"Allow": "POST"}, text="Method Not Allowed")
-    origin = request.headers.get("Origin")
-    if origin and not _origin_ok(origin):
-        if options.enforce_origin:
-            return _json(rpc_error(None, INVALID_REQUEST, "Origin not allowed"), 403)
-        _LOGGER.error("Origin %s is not a known identity of this hub (served anyway)", origin)
-    hub.mcp_requests += 1
+    refused = _refused(request)
+    if refused is not None:
+        return refused
+    app[HUB].mcp_requests += 1
     raw = await request.read()
     try:
         body = parse_json_body(raw)
@@ -197,20 +189,9 @@ async def _handle(request: web.Request) -> web.StreamResponse:
             400,
         )
     modern = version == MODERN
-    stats = app[STATS]
     if isinstance(body, list):
-        if modern:
-            return _json(rpc_error(None, INVALID_REQUEST, "Batch bodies need a legacy era"), 400)
-        if not body:
-            return _json(rpc_error(None, INVALID_REQUEST, "Empty batch"))
-        replies = []
-        for message in body:
-            stats.record_message(message)
-            reply, _ = await _process(app, message, modern=False)
-            if reply is not None:
-                replies.append(reply)
-        return _guard(replies) if replies else web.Response(status=202)
-    stats.record_message(body)
+        return await _handle_batch(app, body, modern=modern)
+    app[STATS].record_message(body)
     if modern and isinstance(body, dict) and "id" in body:
         mismatch = _header_mismatch(request, body)
         if mismatch:
@@ -223,6 +204,42 @@ async def _handle(request: web.Request) -> web.StreamResponse:
 
 def _versions(options: Options) -> tuple[str, ...]:
     return SUPPORTED_VERSIONS if options.modern else INITIALIZE_VERSIONS
+
+
+def _refused(request: web.Request) -> web.Response | None:
+    """The answer before the app reads the body: an unknown app or hub, a revoked or wrong
+    token, a method other than POST, or a foreign Origin when origins are enforced."""
+    app = request.app
+    options = app[OPTIONS]
+    hub_uid = request.match_info.get("hub_uid")
+    if request.match_info["app_id"] != options.app_id or hub_uid not in (None, app[HUB].hub_id):
+        return web.Response(status=404, text="App not found")
+    if app[FAULTS].revoked or not _authorized(request, options):
+        # The platform's OAuth layer answers before the app sees the request.
+        return _json({"error": True, "type": "AccessDenied", "message": "Unauthorized"}, 401)
+    if request.method != "POST":
+        return web.Response(status=405, headers={"Allow": "POST"}, text="Method Not Allowed")
+    origin = request.headers.get("Origin")
+    if origin and not _origin_ok(origin):
+        if options.enforce_origin:
+            return _json(rpc_error(None, INVALID_REQUEST, "Origin not allowed"), 403)
+        _LOGGER.error("Origin %s is not a known identity of this hub (served anyway)", origin)
+    return None
+
+
+async def _handle_batch(app: web.Application, body: list[Any], *, modern: bool) -> web.Response:
+    """A JSON-RPC batch: refused in the modern era, else every message answered in order."""
+    if modern:
+        return _json(rpc_error(None, INVALID_REQUEST, "Batch bodies need a legacy era"), 400)
+    if not body:
+        return _json(rpc_error(None, INVALID_REQUEST, "Empty batch"))
+    replies = []
+    for message in body:
+        app[STATS].record_message(message)
+        reply, _ = await _process(app, message, modern=False)
+        if reply is not None:
+            replies.append(reply)
+    return _guard(replies) if replies else web.Response(status=202)
 
 
 def _guard(reply: Any, status: int = 200) -> web.Response:
@@ -501,61 +518,117 @@ async def _control(request: web.Request) -> web.Response:
         return web.json_response({"error": "POST a JSON body"}, status=405)
     try:
         body = await request.json()
-        if action == "attribute":
-            event = hub.set_attribute(int(body["deviceId"]), body["attribute"], body["value"])
-            return web.json_response({"event": event is not None})
-        if action == "button":
-            attr = {"push": "pushed", "hold": "held", "doubleTap": "doubleTapped"}.get(
-                body.get("action", "push"), "released"
-            )
-            hub.set_attribute(int(body["deviceId"]), attr, int(body.get("button", 1)))
-            return web.json_response({"event": True})
-        if action == "pair":
-            device = hub.pair_device(body["kind"], body["label"], body.get("room"))
-            return web.json_response({"deviceId": str(device.id)})
-        if action == "remove":
-            hub.remove_device(int(body["deviceId"]))
-            return web.json_response({"removed": True})
-        if action == "mode":
-            hub.set_mode(body["mode"])
-            return web.json_response({"mode": hub.mode_name})
-        if action == "hsm":
-            hub.set_hsm_status(body["status"])
-            return web.json_response({"hsm": hub.hsm_status})
-        if action == "hsm_alert":
-            hub.trigger_hsm_alert(body["alert"])
-            return web.json_response({"alert": hub.hsm_alert})
-        if action == "settings":
-            # What the user sets on the app's page (hubitat-mcp-server.groovy mainPage).
-            engine = request.app[TOOLS].engine
-            if "enableCustomRuleEngine" in body:
-                engine.enabled = bool(body["enableCustomRuleEngine"])
-            if "loopGuardMax" in body:
-                engine.loop_guard_max = int(body["loopGuardMax"])
-            return web.json_response({"enableCustomRuleEngine": engine.enabled})
-        if action == "hub_security":
-            hub.hub_security_blocks = bool(body["blocks"])
-            return web.json_response({"blocks": hub.hub_security_blocks})
-        if action == "rm_fails":
-            hub.rm_fails = bool(body["fails"])
-            return web.json_response({"fails": hub.rm_fails})
-        if action == "history_fails":
-            hub.history_fails = {int(device_id) for device_id in body["deviceIds"]}
-            return web.json_response({"deviceIds": sorted(hub.history_fails)})
-        if action == "throws":
-            if body.get("message") is None:
-                hub.tools_throw.pop(str(body["tool"]), None)
-            else:
-                hub.tools_throw[str(body["tool"])] = str(body["message"])
-            return web.json_response({"throws": hub.tools_throw})
-        if action == "advance":
-            hub.clock.advance(float(body["seconds"]))
-            return web.json_response({"now": hub.now().isoformat()})
-        if action == "activity":
-            events = hub.random_activity(int(body.get("count", 1)))
-            return web.json_response({"events": len(events)})
-        if action == "apply":
-            return web.json_response({"applied": hub.apply_pending()})
+        handler = _CONTROLS.get(action)
+        if handler is not None:
+            return web.json_response(handler(request.app, body))
     except (KeyError, ValueError, TypeError) as err:
         return web.json_response({"error": f"bad request: {err!r}"}, status=400)
     return web.json_response({"error": f"unknown action {action}"}, status=404)
+
+
+def _c_attribute(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    event = app[HUB].set_attribute(int(body["deviceId"]), body["attribute"], body["value"])
+    return {"event": event is not None}
+
+
+def _c_button(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    attr = {"push": "pushed", "hold": "held", "doubleTap": "doubleTapped"}.get(
+        body.get("action", "push"), "released"
+    )
+    app[HUB].set_attribute(int(body["deviceId"]), attr, int(body.get("button", 1)))
+    return {"event": True}
+
+
+def _c_pair(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    device = app[HUB].pair_device(body["kind"], body["label"], body.get("room"))
+    return {"deviceId": str(device.id)}
+
+
+def _c_remove(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    app[HUB].remove_device(int(body["deviceId"]))
+    return {"removed": True}
+
+
+def _c_mode(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    app[HUB].set_mode(body["mode"])
+    return {"mode": app[HUB].mode_name}
+
+
+def _c_hsm(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    app[HUB].set_hsm_status(body["status"])
+    return {"hsm": app[HUB].hsm_status}
+
+
+def _c_hsm_alert(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    app[HUB].trigger_hsm_alert(body["alert"])
+    return {"alert": app[HUB].hsm_alert}
+
+
+def _c_settings(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    # What the user sets on the app's page (hubitat-mcp-server.groovy mainPage).
+    engine = app[TOOLS].engine
+    if "enableCustomRuleEngine" in body:
+        engine.enabled = bool(body["enableCustomRuleEngine"])
+    if "loopGuardMax" in body:
+        engine.loop_guard_max = int(body["loopGuardMax"])
+    return {"enableCustomRuleEngine": engine.enabled}
+
+
+def _c_hub_security(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    app[HUB].hub_security_blocks = bool(body["blocks"])
+    return {"blocks": app[HUB].hub_security_blocks}
+
+
+def _c_rm_fails(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    app[HUB].rm_fails = bool(body["fails"])
+    return {"fails": app[HUB].rm_fails}
+
+
+def _c_history_fails(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    hub = app[HUB]
+    hub.history_fails = {int(device_id) for device_id in body["deviceIds"]}
+    return {"deviceIds": sorted(hub.history_fails)}
+
+
+def _c_throws(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    hub = app[HUB]
+    if body.get("message") is None:
+        hub.tools_throw.pop(str(body["tool"]), None)
+    else:
+        hub.tools_throw[str(body["tool"])] = str(body["message"])
+    return {"throws": hub.tools_throw}
+
+
+def _c_advance(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    hub = app[HUB]
+    hub.clock.advance(float(body["seconds"]))
+    return {"now": hub.now().isoformat()}
+
+
+def _c_activity(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    events = app[HUB].random_activity(int(body.get("count", 1)))
+    return {"events": len(events)}
+
+
+def _c_apply(app: web.Application, body: dict[str, Any]) -> dict[str, Any]:
+    return {"applied": app[HUB].apply_pending()}
+
+
+# The control actions, one step each of what happens on a hub outside MCP.
+_CONTROLS: dict[str, Callable[[web.Application, dict[str, Any]], dict[str, Any]]] = {
+    "attribute": _c_attribute,
+    "button": _c_button,
+    "pair": _c_pair,
+    "remove": _c_remove,
+    "mode": _c_mode,
+    "hsm": _c_hsm,
+    "hsm_alert": _c_hsm_alert,
+    "settings": _c_settings,
+    "hub_security": _c_hub_security,
+    "rm_fails": _c_rm_fails,
+    "history_fails": _c_history_fails,
+    "throws": _c_throws,
+    "advance": _c_advance,
+    "activity": _c_activity,
+    "apply": _c_apply,
+}
