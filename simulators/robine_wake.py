@@ -467,7 +467,11 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
 
 
 def validate_schema(value: Any, schema: dict[str, Any], path: str = "arguments") -> None:
-    """Check `value` against the subset of JSON Schema our tool schemas use; raise ValueError."""
+    """Check `value` against the subset of JSON Schema our tool schemas use; raise ValueError.
+
+    50-002 "Tools": tool definitions include JSON Schema inputs, and invalid arguments are a
+    JSON-RPC error; the keywords are checked in this order: type, enum, then the keywords of
+    the value's own kind."""
     kind = schema.get("type")
     if kind is not None:
         kinds = kind if isinstance(kind, list) else [kind]
@@ -478,32 +482,48 @@ def validate_schema(value: Any, schema: dict[str, Any], path: str = "arguments")
     if "enum" in schema and value not in schema["enum"]:
         raise ValueError(f"{path}: must be one of {', '.join(map(str, schema['enum']))}")
     if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0):
-            raise ValueError(f"{path}: too short")
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            raise ValueError(f"{path}: longer than {schema['maxLength']} characters")
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            raise ValueError(f"{path}: does not match {schema['pattern']}")
+        _check_string(value, schema, path)
     if isinstance(value, int) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            raise ValueError(f"{path}: below {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            raise ValueError(f"{path}: above {schema['maximum']}")
+        _check_integer(value, schema, path)
     if isinstance(value, list):
-        if schema.get("uniqueItems") and len({json.dumps(v) for v in value}) != len(value):
-            raise ValueError(f"{path}: items must be unique")
-        for index, item in enumerate(value):
-            validate_schema(item, schema.get("items", {}), f"{path}[{index}]")
+        _check_array(value, schema, path)
     if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        for name in schema.get("required", []):
-            if name not in value:
-                raise ValueError(f"{path}.{name}: required")
-        for name, item in value.items():
-            if name in properties:
-                validate_schema(item, properties[name], f"{path}.{name}")
-            elif schema.get("additionalProperties") is False:
-                raise ValueError(f"{path}.{name}: unknown property")
+        _check_object(value, schema, path)
+
+
+def _check_string(value: str, schema: dict[str, Any], path: str) -> None:
+    if len(value) < schema.get("minLength", 0):
+        raise ValueError(f"{path}: too short")
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        raise ValueError(f"{path}: longer than {schema['maxLength']} characters")
+    if "pattern" in schema and not re.search(schema["pattern"], value):
+        raise ValueError(f"{path}: does not match {schema['pattern']}")
+
+
+def _check_integer(value: int, schema: dict[str, Any], path: str) -> None:
+    if "minimum" in schema and value < schema["minimum"]:
+        raise ValueError(f"{path}: below {schema['minimum']}")
+    if "maximum" in schema and value > schema["maximum"]:
+        raise ValueError(f"{path}: above {schema['maximum']}")
+
+
+def _check_array(value: list[Any], schema: dict[str, Any], path: str) -> None:
+    if schema.get("uniqueItems") and len({json.dumps(v) for v in value}) != len(value):
+        raise ValueError(f"{path}: items must be unique")
+    for index, item in enumerate(value):
+        validate_schema(item, schema.get("items", {}), f"{path}[{index}]")
+
+
+def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str) -> None:
+    properties = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in value:
+            raise ValueError(f"{path}.{name}: required")
+    for name, item in value.items():
+        if name in properties:
+            validate_schema(item, properties[name], f"{path}.{name}")
+        elif schema.get("additionalProperties") is False:
+            raise ValueError(f"{path}.{name}: unknown property")
 
 
 def _local_at(day: date, hhmm: str, tz: ZoneInfo) -> datetime:
@@ -523,6 +543,39 @@ def _days_text(alarm: Alarm) -> str:
     if alarm.days:
         return ", ".join(alarm.days)
     return f"once on {alarm.date}" if alarm.date else "once"
+
+
+def _refuse_retired(changes: dict[str, Any]) -> None:
+    """50-002 "Camera-free state and tactile configuration": retired presence policies are
+    rejected on new writes."""
+    retired = sorted(name for name in RETIRED_FIELDS if name in changes)
+    if retired:
+        raise DomainError(
+            "retired_field",
+            f"Presence-based fields are retired and cannot be written: {', '.join(retired)}",
+            {"fields": retired},
+        )
+
+
+def _merged_fields(changes: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
+    """`changes` over `base` (or the defaults): a vibration replaces the whole profile, days
+    come in week order and make a one-shot date go."""
+    fields = dict(base) if base is not None else {**ALARM_DEFAULTS}
+    fields["vibration"] = dict(fields.get("vibration") or ALARM_DEFAULTS["vibration"])
+    fields.update({k: v for k, v in changes.items() if k != "vibration"})
+    if "vibration" in changes:
+        vibration = dict(changes["vibration"])
+        if vibration["profile"] == "off":
+            # Decision: "off" ignores any intensity, stored as 0.
+            vibration["intensity"] = 0
+        else:
+            vibration.setdefault("intensity", DEFAULT_VIBRATION_INTENSITY)
+        fields["vibration"] = vibration
+    if fields["days"]:
+        if changes.get("days") and "date" not in changes:
+            fields["date"] = None  # becoming a repeating alarm drops a one-shot date
+        fields["days"] = [day for day in DAYS if day in fields["days"]]
+    return fields
 
 
 class RobineWake:
@@ -740,31 +793,12 @@ class RobineWake:
         """Merge `changes` over `base` (or the defaults), apply domain rules; raise DomainError.
 
         Schema checks (types, ranges, patterns) happened before; these are the rules a schema
-        cannot state: known sound, one-shot dates, the ceilings, the alarm limit.
+        cannot state (50-002 "Purpose": the alarm domain's validation and safety ceilings;
+        "Camera-free state and tactile configuration": retired presence fields, the
+        vibration profile): known sound, one-shot dates, the ceilings.
         """
-        retired = sorted(name for name in RETIRED_FIELDS if name in changes)
-        if retired:
-            raise DomainError(
-                "retired_field",
-                f"Presence-based fields are retired and cannot be written: {', '.join(retired)}",
-                {"fields": retired},
-            )
-        fields = dict(base) if base is not None else {**ALARM_DEFAULTS}
-        fields["vibration"] = dict(fields.get("vibration") or ALARM_DEFAULTS["vibration"])
-        fields.update({k: v for k, v in changes.items() if k != "vibration"})
-        warnings: list[str] = []
-        if "vibration" in changes:
-            vibration = dict(changes["vibration"])
-            if vibration["profile"] == "off":
-                # Decision: "off" ignores any intensity, stored as 0.
-                vibration["intensity"] = 0
-            else:
-                vibration.setdefault("intensity", DEFAULT_VIBRATION_INTENSITY)
-            fields["vibration"] = vibration
-        if fields["days"]:
-            if changes.get("days") and "date" not in changes:
-                fields["date"] = None  # becoming a repeating alarm drops a one-shot date
-            fields["days"] = [day for day in DAYS if day in fields["days"]]
+        _refuse_retired(changes)
+        fields = _merged_fields(changes, base)
         label = str(fields["label"]).strip()
         if not label:
             raise DomainError(
@@ -778,25 +812,34 @@ class RobineWake:
                 {"field": "sound_id", "known": sorted(self.sounds)},
             )
         if fields["date"] is not None:
-            if fields["days"]:
-                raise DomainError(
-                    "validation_failed",
-                    "A date is only allowed for one-shot alarms (no days).",
-                    {"field": "date"},
-                )
-            try:
-                day = date.fromisoformat(fields["date"])
-            except ValueError:
-                raise DomainError(
-                    "validation_failed", f"{fields['date']} is not a date.", {"field": "date"}
-                ) from None
-            # A used-up, disabled one-shot may keep its past date (inert); enabling it may not.
-            if fields["enabled"] and _local_at(day, fields["time"], self.tz) <= self.clock.now():
-                raise DomainError(
-                    "validation_failed",
-                    f"{fields['date']} {fields['time']} is in the past.",
-                    {"field": "date"},
-                )
+            self._check_one_shot_date(fields)
+        self._check_ceilings(fields)
+        return fields, self._alarm_warnings(fields)
+
+    def _check_one_shot_date(self, fields: dict[str, Any]) -> None:
+        """A date belongs to a one-shot alarm only, and an enabled one may not be in the past."""
+        if fields["days"]:
+            raise DomainError(
+                "validation_failed",
+                "A date is only allowed for one-shot alarms (no days).",
+                {"field": "date"},
+            )
+        try:
+            day = date.fromisoformat(fields["date"])
+        except ValueError:
+            raise DomainError(
+                "validation_failed", f"{fields['date']} is not a date.", {"field": "date"}
+            ) from None
+        # A used-up, disabled one-shot may keep its past date (inert); enabling it may not.
+        if fields["enabled"] and _local_at(day, fields["time"], self.tz) <= self.clock.now():
+            raise DomainError(
+                "validation_failed",
+                f"{fields['date']} {fields['time']} is in the past.",
+                {"field": "date"},
+            )
+
+    def _check_ceilings(self, fields: dict[str, Any]) -> None:
+        """50-002's safety ceilings: the device's maximum volume, the calibrated vibration."""
         if fields["volume"] > self.max_volume:
             raise DomainError(
                 "ceiling_exceeded",
@@ -810,13 +853,17 @@ class RobineWake:
                 f"calibrated ceiling of {VIBRATION_CEILING}.",
                 {"field": "vibration.intensity", "limit": VIBRATION_CEILING},
             )
+
+    def _alarm_warnings(self, fields: dict[str, Any]) -> list[str]:
+        """What a valid alarm still deserves a word about."""
+        warnings: list[str] = []
         if not fields["enabled"]:
             warnings.append("The alarm is disabled and will not ring.")
         if fields["vibration"]["profile"] != "off" and fields["vibration"]["intensity"] == 0:
             warnings.append("The vibration profile has intensity 0 and will not be felt.")
         if fields["ramp_seconds"] > self.sounds[fields["sound_id"]].duration_s:
             warnings.append("The ramp is longer than the sound; the sound repeats while ramping.")
-        return fields, warnings
+        return warnings
 
     def _alarm(self, alarm_id: str) -> Alarm:
         alarm = self.alarms.get(alarm_id)
@@ -1212,22 +1259,12 @@ def _accepts_json(request: web.Request) -> bool:
 
 
 async def _handle_mcp(request: web.Request) -> web.Response:
+    """POST /mcp (50-002 "Protocol profile" and "Security boundary"): one JSON-RPC message
+    per request, answered synchronously as JSON; notifications get 202 and no body."""
     device = request.app[ROBINE]
-    # Order of the device's plug pipeline: rate limit, Origin, credentials, then the route.
-    wait = device.rate_limiter.check(request.remote or "?", device.clock.monotonic())
-    if wait is not None:
-        return _refuse(429, "Too many requests", {"Retry-After": str(max(1, math.ceil(wait)))})
-    if not _origin_ok(request, device):
-        return _refuse(403, "Origin not allowed")
-    if not _auth_ok(request, device):
-        return _refuse(401, "Authentication required", {"WWW-Authenticate": _challenge(device)})
-    if request.method != "POST":
-        # No server-initiated stream (GET) and no session to end (DELETE).
-        return _refuse(405, "Method not allowed", {"Allow": "POST"})
-    if request.content_type != "application/json":
-        return _refuse(415, "Content-Type must be application/json")
-    if not _accepts_json(request):
-        return _refuse(406, "Accept must include application/json")
+    refused = _http_refusal(request, device)
+    if refused is not None:
+        return refused
     raw = await request.read()
     try:
         message = parse_json_body(raw)
@@ -1235,27 +1272,9 @@ async def _handle_mcp(request: web.Request) -> web.Response:
         return web.json_response(rpc_error(None, err.code, err.message), status=400)
     request.app[STATS].record_message(message)
     request_id = message.get("id") if isinstance(message, dict) else None
-    version = request.headers.get("MCP-Protocol-Version")
-    if version is not None and version not in SUPPORTED_VERSIONS:
-        return web.json_response(
-            rpc_error(
-                request_id,
-                INVALID_PARAMS,
-                f"Unsupported protocol version {version}; supported: "
-                + ", ".join(SUPPORTED_VERSIONS),
-                {"supported": list(SUPPORTED_VERSIONS), "requested": version},
-            ),
-            status=400,
-        )
-    if isinstance(message, list):
-        return web.json_response(
-            rpc_error(None, INVALID_REQUEST, "One JSON-RPC message per request; no batches"),
-            status=400,
-        )
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return web.json_response(
-            rpc_error(None, INVALID_REQUEST, "Not a JSON-RPC 2.0 message"), status=400
-        )
+    invalid = _message_refusal(message, request_id, request.headers.get("MCP-Protocol-Version"))
+    if invalid is not None:
+        return invalid
     method = message.get("method")
     if method is None and ("result" in message or "error" in message):
         return web.Response(status=202)  # a response to us: the device never asks, so ignore
@@ -1280,6 +1299,53 @@ async def _handle_mcp(request: web.Request) -> web.Response:
             rpc_error(request_id, err.code, err.message, err.data), status=err.status
         )
     return web.json_response(rpc_result(request_id, result))
+
+
+def _http_refusal(request: web.Request, device: RobineWake) -> web.Response | None:
+    """The HTTP-level answer before the body is read, in the order of the device's plug
+    pipeline: rate limit (MCP-008), Origin (MCP-003), credentials (MCP-002), then the route:
+    POST only, a JSON body, an Accept that takes JSON."""
+    wait = device.rate_limiter.check(request.remote or "?", device.clock.monotonic())
+    if wait is not None:
+        return _refuse(429, "Too many requests", {"Retry-After": str(max(1, math.ceil(wait)))})
+    if not _origin_ok(request, device):
+        return _refuse(403, "Origin not allowed")
+    if not _auth_ok(request, device):
+        return _refuse(401, "Authentication required", {"WWW-Authenticate": _challenge(device)})
+    if request.method != "POST":
+        # No server-initiated stream (GET) and no session to end (DELETE).
+        return _refuse(405, "Method not allowed", {"Allow": "POST"})
+    if request.content_type != "application/json":
+        return _refuse(415, "Content-Type must be application/json")
+    if not _accepts_json(request):
+        return _refuse(406, "Accept must include application/json")
+    return None
+
+
+def _message_refusal(message: Any, request_id: Any, version: str | None) -> web.Response | None:
+    """An unsupported MCP-Protocol-Version (400, -32602 with the supported versions), a batch
+    or anything that is not a JSON-RPC 2.0 object."""
+    if version is not None and version not in SUPPORTED_VERSIONS:
+        return web.json_response(
+            rpc_error(
+                request_id,
+                INVALID_PARAMS,
+                f"Unsupported protocol version {version}; supported: "
+                + ", ".join(SUPPORTED_VERSIONS),
+                {"supported": list(SUPPORTED_VERSIONS), "requested": version},
+            ),
+            status=400,
+        )
+    if isinstance(message, list):
+        return web.json_response(
+            rpc_error(None, INVALID_REQUEST, "One JSON-RPC message per request; no batches"),
+            status=400,
+        )
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return web.json_response(
+            rpc_error(None, INVALID_REQUEST, "Not a JSON-RPC 2.0 message"), status=400
+        )
+    return None
 
 
 async def _dispatch(device: RobineWake, method: str, params: dict[str, Any]) -> dict[str, Any]:
