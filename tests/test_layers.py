@@ -23,6 +23,7 @@ RANKS = {
     "gateway.approval": 1.3,
     "gateway.finding": 1.4,
     "gateway.catalog": 1.5,
+    "gateway.catalog.schemas": 1.6,
     "backends.<kind>": 2.0,
     "permissions": 3.0,
     "platforms": 4.0,
