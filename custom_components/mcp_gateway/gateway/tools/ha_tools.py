@@ -4,6 +4,11 @@ They work on the entities of every exposed backend entry, through HA itself: sta
 the state machine, writes are HA service calls under the caller's context (so HA's own entity
 permissions apply), history comes from HA's recorder. Nothing here talks to a backend directly.
 Each tool lives in its own module; this table is what the handler offers.
+
+Their parameters are JSON schemas in the portable subset (catalog/schemas/subset.py), not
+voluptuous schemas turned into JSON by voluptuous_openapi as HA's own LLM tools are: that
+conversion never closes an object (`additionalProperties: false`, which OpenAI's strict mode
+needs) and bounds an array's length with minLength/maxLength, not minItems/maxItems.
 """
 
 from __future__ import annotations
