@@ -92,6 +92,7 @@ from custom_components.mcp_gateway.gateway.catalog.store import ExposedBackend, 
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.tools import get_state
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from custom_components.mcp_gateway.mcp.types import CallToolResult, Tool
 from simulators.base import STATS, SimClock
 from simulators.homecast import HOMECAST, create_app as homecast_app
 from simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
@@ -234,6 +235,13 @@ async def add_entry(
     return entry
 
 
+def first_text(result: CallToolResult) -> str:
+    """The text of a result's first part: the gateway's own results are one text part."""
+    part = result["content"][0]
+    assert part["type"] == "text", part
+    return part["text"]
+
+
 def hubitat_data(server: TestServer) -> dict[str, Any]:
     return {
         CONF_BACKEND: HUBITAT_KIND,
@@ -292,7 +300,7 @@ async def state_reads(hass: HomeAssistant, user: User, rounds: int) -> list[tupl
             enabled = sorted(e.entity_id for e in some if e.disabled_by is None)
             target = enabled[len(enabled) // 2]
             answer = await handler.call_tool(ctx(user), "get_state", {"entity_ids": [target]})
-            assert json.loads(answer["content"][0]["text"])["count"] == 1, (n, target, answer)
+            assert json.loads(first_text(answer))["count"] == 1, (n, target, answer)
             hubs.append((entry, target, entity_count(hass, entry)))
         chosen = only_exposing(hass)
         times: list[list[float]] = [[] for _ in hubs]
@@ -319,7 +327,7 @@ async def state_reads(hass: HomeAssistant, user: User, rounds: int) -> list[tupl
 # --- 2 ------------------------------------------------------------------------------------
 
 
-def list_bytes(tools: list[dict[str, Any]]) -> int:
+def list_bytes(tools: list[Tool]) -> int:
     """The tools/list response as the gateway sends it (compact JSON-RPC)."""
     body = {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}
     return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
@@ -385,7 +393,7 @@ async def tools_list(hass: HomeAssistant, user: User) -> dict[str, Any]:
             name = backend.kind if backend.kind in listed else backend.gateway_name
             args: dict[str, Any] = {"entry": backend.gateway_name} if name == backend.kind else {}
             result = await handler.call_tool(ctx(user), name, args)
-            catalog = json.loads(result["content"][0]["text"])
+            catalog = json.loads(first_text(result))
             found = {tool["name"] for tool in catalog.get("tools", [])}
             reachable += len(own & found)
             missing += len(own - found)
@@ -582,7 +590,7 @@ async def results_and_lights(hass: HomeAssistant, user: User, repeats: int) -> d
     async with serve(app) as server:
         entry = await add_entry(hass, "Lights hub", "lights", hubitat_data(server))
         result = await handler.call_tool(ctx(user), "get_state", {"limit": 1000})
-        text = result["content"][0]["text"]
+        text = first_text(result)
         data = json.loads(text)
         old = {
             "content": [{"type": "text", "text": json.dumps(data, ensure_ascii=False)}],

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
 import re
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from homeassistant.components.sensor import SensorDeviceClass
 from homeassistant.const import ATTR_DEVICE_CLASS
@@ -19,6 +19,7 @@ from homeassistant.core import State
 from homeassistant.util import dt as dt_util
 
 from ..mcp.client import ToolResult
+from ..mcp.types import ContentBlock
 
 # An ISO-8601 date-time with an offset (or Z), as found inside text; the offset may lack its
 # colon, as Java writes it (Hubitat's event dates: `...05:45:00.000-0600`).
@@ -62,14 +63,18 @@ def localize_json(value: Any, tz: tzinfo | None = None) -> Any:
 def localize_result(result: ToolResult, tz: tzinfo | None = None) -> ToolResult:
     """A backend tool's result with every instant in `tz` (default Home Assistant's zone),
     in its text and its structured content alike, however the backend wrote them."""
-    content = [
-        {**part, "text": localize_text(part["text"], tz)}
-        if isinstance(part, dict) and isinstance(part.get("text"), str)
-        else part
-        for part in result.content
-    ]
+    content = [_localize_part(part, tz) for part in result.content]
     structured = None if result.structured is None else localize_json(result.structured, tz)
     return ToolResult(content, structured, result.is_error, result.meta)
+
+
+def _localize_part(part: ContentBlock, tz: tzinfo | None) -> ContentBlock:
+    """A part with its text localized: a text part, or any kind a server gives a text."""
+    text = part.get("text") if isinstance(part, dict) else None
+    if not isinstance(text, str):
+        return part
+    # The part's own kind kept, only its text replaced.
+    return cast(ContentBlock, {**part, "text": localize_text(text, tz)})
 
 
 # Domains whose state is an instant: a datetime's value, or when a button was last pressed,

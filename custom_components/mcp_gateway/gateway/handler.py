@@ -38,6 +38,15 @@ from ..mcp.server import (
     ResourceNotFoundError,
     UnknownToolError,
 )
+from ..mcp.types import (
+    CallToolResult,
+    ContentBlock,
+    GetPromptResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    Tool,
+)
 from ..permissions.exposure import CallerView, require_exposed
 from ..permissions.policy import (
     PermissionDenied,
@@ -121,7 +130,7 @@ def allow_non_admin(hass: HomeAssistant) -> bool:
 
 def tool_result(
     data: dict[str, Any], *, is_error: bool = False, structured: bool = False
-) -> dict[str, Any]:
+) -> CallToolResult:
     """A CallToolResult carrying its data once: compact JSON as text.
 
     Every client at every protocol version reads text content, and it is what models are
@@ -129,7 +138,7 @@ def tool_result(
     `outputSchema`, which then SHOULD repeat it as text. The gateway's tools declare none, so
     the text is their one encoding; `structured=True` is for a tool that does.
     """
-    result: dict[str, Any] = {
+    result: CallToolResult = {
         "content": [{"type": "text", "text": _compact(data)}],
         "isError": is_error,
     }
@@ -142,7 +151,7 @@ def _compact(data: Any) -> str:
     return _ENCODER.encode(data)
 
 
-def error_result(message: str, code: str = "failed", **details: Any) -> dict[str, Any]:
+def error_result(message: str, code: str = "failed", **details: Any) -> CallToolResult:
     """An `isError` result the AI can read."""
     return tool_result(ToolFailure(message, code=code, **details).as_structured(), is_error=True)
 
@@ -169,7 +178,7 @@ class GatewayHandler:
 
     # --- ServerHandler ---------------------------------------------------------------------
 
-    async def list_tools(self, ctx: RequestContext) -> list[dict[str, Any]]:
+    async def list_tools(self, ctx: RequestContext) -> list[Tool]:
         """Core tools and gateway tools this user may use; the rest is absent."""
         user = self._user(ctx)
         if not self._admitted(user):
@@ -196,7 +205,7 @@ class GatewayHandler:
 
     async def call_tool(
         self, ctx: RequestContext, name: str, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Run a core or gateway tool; a tool the user may not use is a clear error result."""
         user = self._user(ctx)
         if not self._admitted(user):
@@ -257,11 +266,11 @@ class GatewayHandler:
             if entry.data.get(CONF_BACKEND) == kind
         }
 
-    async def list_resources(self, ctx: RequestContext) -> list[dict[str, Any]]:
+    async def list_resources(self, ctx: RequestContext) -> list[Resource]:
         """The guide and the context snapshot."""
         return list_resources() if self._admitted(self._user(ctx)) else []
 
-    async def read_resource(self, ctx: RequestContext, uri: str) -> dict[str, Any]:
+    async def read_resource(self, ctx: RequestContext, uri: str) -> ReadResourceResult:
         """A resource's contents, filtered for the user."""
         user = self._user(ctx)
         if not self._admitted(user):
@@ -273,14 +282,14 @@ class GatewayHandler:
             raise ResourceNotFoundError(uri)
         return result
 
-    async def list_prompts(self, ctx: RequestContext) -> list[dict[str, Any]]:
+    async def list_prompts(self, ctx: RequestContext) -> list[Prompt]:
         """No prompts: the guide resource covers usage."""
         self._user(ctx)
         return []
 
     async def get_prompt(
         self, ctx: RequestContext, name: str, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> GetPromptResult:
         """There are no prompts."""
         raise InvalidParamsError(f"Unknown prompt: {name}")
 
@@ -298,7 +307,7 @@ class GatewayHandler:
 
     async def _call_core(
         self, ctx: RequestContext, user: User, tool: CoreTool, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         try:
             require_tier(user, tool.tier, tool.name)
         except PermissionDenied as err:
@@ -382,7 +391,7 @@ class GatewayHandler:
         user: User,
         backend: ExposedBackend,
         arguments: dict[str, Any],
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """A gateway tool call: checked arguments, the backend's catalog, then a listing of
         its tools, or one tool authorized, run and (a write) recorded."""
         try:
@@ -444,7 +453,7 @@ class GatewayHandler:
         reason: ApprovalReason,
         *,
         tier: ToolTier = ToolTier.CONTROL,
-    ) -> dict[str, Any] | None:
+    ) -> CallToolResult | None:
         """None once a person approved this very call (the approval is then used up), else
         the result that says it waits, was declined or expired; nothing has run."""
         refusal = await approval_manager(self.hass).async_gate(
@@ -460,8 +469,8 @@ class GatewayHandler:
         backend: ExposedBackend,
         runtime: BackendRuntime,
         name: str,
-        result: dict[str, Any],
-    ) -> dict[str, Any]:
+        result: CallToolResult,
+    ) -> CallToolResult:
         """A listing's answer with only what the caller may read and what is exposed, and a
         note of how much was withheld; an answer the backend cannot filter is refused."""
         answer = ToolResult(result.get("content", []), result.get("structuredContent"))
@@ -570,8 +579,8 @@ class GatewayHandler:
         user: User,
         backend: ExposedBackend,
         call: AuthorizedCall,
-        result: dict[str, Any],
-    ) -> dict[str, Any]:
+        result: CallToolResult,
+    ) -> CallToolResult:
         """A write's result, noted where HA sees its devices offline, and its logbook line."""
         if call.tool_class.tier is ToolTier.READ:
             return result
@@ -598,7 +607,7 @@ class GatewayHandler:
         deadline: float,
         *,
         write: bool,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Call the backend; every failure becomes an `isError` result that says what happened.
 
         A write whose request may have reached the backend before the connection failed or
@@ -656,7 +665,7 @@ class GatewayHandler:
         return _passthrough(result.content, result.structured, result.is_error)
 
 
-def _outcome_unknown(title: str, name: str, what: str) -> dict[str, Any]:
+def _outcome_unknown(title: str, name: str, what: str) -> CallToolResult:
     """The result of a write sent to the backend whose answer never came."""
     return error_result(
         f"{name} was sent to {title}, which then {what}: it may have run. Read the state "
@@ -698,7 +707,7 @@ def _listing(
     backend: ExposedBackend,
     backend_catalog: BackendCatalog,
     arguments: Mapping[str, Any],
-) -> dict[str, Any]:
+) -> CallToolResult:
     """The user's tools of a backend with their schemas: all, or those `describe` names.
 
     A `tool` or described name that is no tool of this user's raises ToolFailure naming theirs.
@@ -737,8 +746,8 @@ def _full_names(arguments: dict[str, Any], tools: Mapping[str, Any]) -> dict[str
 
 
 def _passthrough(
-    content: Sequence[dict[str, Any]], structured: Any, is_error: bool
-) -> dict[str, Any]:
+    content: Sequence[ContentBlock], structured: Any, is_error: bool
+) -> CallToolResult:
     """The backend's result, its data carried once.
 
     Text content is what every client reads, so it always goes through; the backend's
@@ -747,7 +756,7 @@ def _passthrough(
     A result with structuredContent but no content gets it as compact text instead.
     """
     parts = list(content)
-    result: dict[str, Any] = {"content": parts, "isError": is_error}
+    result: CallToolResult = {"content": parts, "isError": is_error}
     if structured is None:
         return result
     texts = [part.get("text") for part in parts if part.get("type") == "text"]

@@ -29,6 +29,7 @@ import voluptuous as vol
 
 from ..core.const import DOMAIN
 from ..mcp.server import LEGACY_VERSIONS, RequestContext, ServerHandler
+from ..mcp.types import CallToolResult
 from ..permissions.limits import charge_user
 from .catalog.store import ToolFailure
 
@@ -86,7 +87,7 @@ def _value(schema: Mapping[str, Any]) -> Any:
     return base
 
 
-def rate_limited_result(wait: int) -> dict[str, Any]:
+def rate_limited_result(wait: int) -> CallToolResult:
     """The tool result of a call refused by the rate limit (the gateway's ToolFailure shape)."""
     failure = ToolFailure(
         f"Rate limit exceeded; retry in {wait} s", code="rate_limited", retry_after=wait

@@ -4,11 +4,13 @@ addressed, by name, and a note where HA sees the device a backend says it acted 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Final
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant, State
 from homeassistant.helpers import device_registry as dr, entity_registry as er
+
+from ..mcp.types import CallToolResult
 
 # Logbook lines name at most this many devices, then "and N more".
 LOGBOOK_NAMES: Final = 4
@@ -49,8 +51,8 @@ def devices_phrase(
 
 
 def note_unavailable(
-    hass: HomeAssistant, result: dict[str, Any], entity_ids: Sequence[str]
-) -> dict[str, Any]:
+    hass: HomeAssistant, result: CallToolResult, entity_ids: Sequence[str]
+) -> CallToolResult:
     """A backend's "ok" for a device HA sees offline is no proof it acted: say so.
 
     A device is offline when every entity of it the call addressed that HA runs is
@@ -69,7 +71,7 @@ def note_unavailable(
         "Assistant (offline or unreachable): the backend may have accepted this without the "
         "device acting. Check with get_state."
     )
-    annotated = dict(result)
+    annotated = result.copy()
     annotated["content"] = [*result.get("content", ()), {"type": "text", "text": note}]
     if isinstance(structured := result.get("structuredContent"), dict):
         annotated["structuredContent"] = {**structured, "gateway_note": note}

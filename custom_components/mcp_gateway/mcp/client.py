@@ -39,6 +39,15 @@ from .errors import (
     McpToolError,
 )
 from .sse import SseDecoder
+from .types import (
+    CallToolParams,
+    ContentBlock,
+    Implementation,
+    InitializeParams,
+    JsonRpcNotification,
+    JsonRpcRequest,
+    RequestId,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -147,9 +156,12 @@ _UNPARSED: Final = object()
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A `tools/call` result. `text` joins the text parts; `data` is the most useful form."""
+    """A `tools/call` result. `text` joins the text parts; `data` is the most useful form.
 
-    content: list[dict[str, Any]]
+    Its parts are the server's as it sent them: passed on, not checked one by one.
+    """
+
+    content: list[ContentBlock]
     structured: Any = None
     is_error: bool = False
     meta: dict[str, Any] | None = None
@@ -159,11 +171,11 @@ class ToolResult:
 
     def __post_init__(self) -> None:
         text = "\n".join(
-            part["text"]
+            part_text
             for part in self.content
             if isinstance(part, dict)
             and part.get("type") == "text"
-            and isinstance(part.get("text"), str)
+            and isinstance(part_text := part.get("text"), str)
         )
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "_data", _UNPARSED)
@@ -265,7 +277,7 @@ class McpClient:
         self._auth = auth
         self._timeout = timeout
         self._client_timeout = aiohttp.ClientTimeout(total=timeout)
-        self._client_info = {"name": client_name, "version": client_version}
+        self._client_info: Implementation = {"name": client_name, "version": client_version}
         self._prefer_modern = prefer_modern
         self._extra_headers = dict(headers or {})
         self._limits = {kind: asyncio.Semaphore(cap) for kind, cap in (limits or {}).items()}
@@ -420,7 +432,7 @@ class McpClient:
         timeout: float | None = None,  # noqa: ASYNC109 - part of the documented API
     ) -> ToolResult:
         """Call a tool. `kind` selects an in-flight cap from `limits`, if one is set."""
-        params = {"name": name, "arguments": dict(args or {})}
+        params: CallToolParams = {"name": name, "arguments": dict(args or {})}
         semaphore = self._limits.get(kind)
         if semaphore is None:
             result = await self._call_rounds(params, timeout)
@@ -432,7 +444,7 @@ class McpClient:
 
     async def _call_rounds(
         self,
-        params: dict[str, Any],
+        params: CallToolParams,
         timeout: float | None,  # noqa: ASYNC109 - passed on to each request
     ) -> dict[str, Any]:
         """`tools/call`, continuing a multi round-trip request (2026-07-28) to its end.
@@ -528,7 +540,7 @@ class McpClient:
         return True
 
     async def _initialize(self) -> None:
-        params = {
+        params: InitializeParams = {
             "protocolVersion": LATEST_LEGACY_VERSION,
             "capabilities": {},
             "clientInfo": self._client_info,
@@ -576,7 +588,7 @@ class McpClient:
         params: Mapping[str, Any] | None,
         wait: float | None,
     ) -> None:
-        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        body: JsonRpcNotification = {"jsonrpc": "2.0", "method": method}
         params = self._with_meta(state, params)
         if params is not None:
             body["params"] = params
@@ -584,8 +596,8 @@ class McpClient:
 
     def _request_body(
         self, state: _State, method: str, params: Mapping[str, Any] | None
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
+    ) -> JsonRpcRequest:
+        body: JsonRpcRequest = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
         params = self._with_meta(state, params)
         if params is not None:
             body["params"] = params
@@ -620,7 +632,9 @@ class McpClient:
                 text = text.replace(secret, "***")
         return text
 
-    async def _post(self, state: _State, body: dict[str, Any], wait: float | None) -> _Exchange:
+    async def _post(
+        self, state: _State, body: JsonRpcRequest | JsonRpcNotification, wait: float | None
+    ) -> _Exchange:
         """POST one message; for a request, return the matching response message."""
         headers = self._base_headers(state)
         headers["Accept"] = _ACCEPT_POST
@@ -633,7 +647,6 @@ class McpClient:
                 headers[HEADER_NAME] = name
         url = self._prepare(headers)
         payload = codec.dumps(body)
-        request_id = body.get("id")
         # aiohttp's own total timeout (it replaces the session's default rather than adding a
         # second timer) covers connecting, sending and reading the whole body; the deadline
         # carries the same budget across stream resumptions.
@@ -654,12 +667,12 @@ class McpClient:
             ) as resp:
                 answered = True
                 await self._check_status(resp, label, state)
-                if request_id is None:
+                if "id" not in body:
                     if resp.content_type == "application/json":
                         # Nothing to use, but reading it lets the connection be reused.
                         self.stats.bytes_received += len(await self._read_body(resp, label))
                     return _Exchange({}, resp.headers)
-                message = await self._read_response(resp, request_id, label, state, deadline)
+                message = await self._read_response(resp, body["id"], label, state, deadline)
                 return _Exchange(message, resp.headers)
         except TimeoutError as err:
             raise McpTimeoutError(
@@ -726,7 +739,7 @@ class McpClient:
     async def _read_response(
         self,
         resp: aiohttp.ClientResponse,
-        request_id: int,
+        request_id: RequestId,
         label: str,
         state: _State,
         deadline: float,
@@ -753,7 +766,7 @@ class McpClient:
     async def _read_stream(
         self,
         resp: aiohttp.ClientResponse,
-        request_id: int,
+        request_id: RequestId,
         label: str,
         state: _State,
         deadline: float,
@@ -891,7 +904,7 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _answers(message: Mapping[str, Any], request_id: int) -> bool:
+def _answers(message: Mapping[str, Any], request_id: RequestId) -> bool:
     """Whether a message is the response to our request (an id-less error counts)."""
     if "method" in message:
         return False
@@ -927,7 +940,7 @@ def _rpc_error_in(raw: bytes) -> McpError | None:
     return None
 
 
-def _match_event(data: str, request_id: int, label: str) -> dict[str, Any] | None:
+def _match_event(data: str, request_id: RequestId, label: str) -> dict[str, Any] | None:
     """The response to our request if this event carries it; None for anything else."""
     try:
         message = json.loads(data)

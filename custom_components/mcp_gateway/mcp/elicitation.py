@@ -24,9 +24,19 @@ import logging
 import secrets
 from typing import Any, Final, Literal, Protocol
 
+from .types import (
+    CallToolResult,
+    ElicitAction,
+    ElicitInputRequest,
+    ElicitRequest,
+    ElicitRequestParams,
+    InputRequiredResult,
+    ServerRequest,
+)
+
 _LOGGER = logging.getLogger(__name__)
 
-ELICIT_METHOD: Final = "elicitation/create"
+ELICIT_METHOD: Final[Literal["elicitation/create"]] = "elicitation/create"
 # Elicitation appeared in 2025-06-18; older legacy versions have no such request.
 ELICITATION_VERSIONS: Final = frozenset({"2025-06-18", "2025-11-25", "2026-07-28"})
 DEFAULT_TIMEOUT: Final = 60.0
@@ -37,8 +47,6 @@ STATE_GRACE: Final = 30.0
 # The requestState of a modern continuation, and the JSON-RPC id of a legacy question: both
 # unguessable, so an answer can come only from the client that was asked.
 _TOKEN_BYTES: Final = 24
-
-type ElicitAction = Literal["accept", "decline", "cancel"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +99,7 @@ def supports_elicitation(version: str, capabilities: Any) -> bool:
     return not elicitation or "form" in elicitation
 
 
-def elicit_params(message: str, requested_schema: Mapping[str, Any]) -> dict[str, Any]:
+def elicit_params(message: str, requested_schema: Mapping[str, Any]) -> ElicitRequestParams:
     """The params of an `elicitation/create` request in form mode (the mode left out: it is
     the default, and 2025-06-18 clients know no other)."""
     return {"message": message, "requestedSchema": dict(requested_schema)}
@@ -124,7 +132,7 @@ def _token(prefix: str) -> str:
 class Outbound(Protocol):
     """A transport's way to send a JSON-RPC message to the client during a request."""
 
-    async def send(self, message: dict[str, Any]) -> bool:
+    async def send(self, message: ServerRequest) -> bool:
         """Send it; False when the client can no longer be reached."""
 
 
@@ -153,8 +161,8 @@ class PendingRequests:
         self,
         outbound: Outbound,
         owner: Any,
-        method: str,
-        params: dict[str, Any],
+        method: Literal["elicitation/create"],
+        params: ElicitRequestParams,
         timeout: float,  # noqa: ASYNC109 - the question's own time limit
     ) -> Any:
         """Send a request and await its result; TimeoutError, or ElicitationUnsupportedError
@@ -165,7 +173,12 @@ class PendingRequests:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiters[request_id] = _Waiter(owner, future)
         try:
-            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            message: ElicitRequest = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": method,
+                "params": params,
+            }
             # Sending counts against the limit too: a client that does not read its stream
             # can hold the send (a full session queue) as long as the answer.
             async with asyncio.timeout(timeout):
@@ -223,10 +236,10 @@ async def legacy_elicit(
 class InputRequired:
     """What a modern call answers while its handler waits: the questions and the state."""
 
-    input_requests: dict[str, Any]
+    input_requests: dict[str, ElicitInputRequest]
     request_state: str
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> InputRequiredResult:
         """The `input_required` result."""
         return {
             "resultType": "input_required",
@@ -241,7 +254,7 @@ class _Continuation:
 
     owner: Any
     fingerprint: str
-    task: asyncio.Task[dict[str, Any]] | None = None
+    task: asyncio.Task[CallToolResult] | None = None
     # The next thing the client is told: a question, or (the task being done) nothing.
     asked: asyncio.Future[InputRequired] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
@@ -285,9 +298,9 @@ class Continuations:
         self,
         owner: Any,
         fingerprint: str,
-        run: Callable[[Elicit | None], Awaitable[dict[str, Any]]],
+        run: Callable[[Elicit | None], Awaitable[CallToolResult]],
         can_ask: bool,
-    ) -> dict[str, Any] | InputRequired:
+    ) -> CallToolResult | InputRequired:
         """Run a call; its result, or the question it asks first."""
         if not can_ask:
             # Nothing to suspend on: the call runs in the request, cancelled with it.
@@ -307,7 +320,7 @@ class Continuations:
         cont.task.add_done_callback(lambda task: self._finished(cont, task))
         return await self._next(cont)
 
-    def _finished(self, cont: _Continuation, task: asyncio.Task[dict[str, Any]]) -> None:
+    def _finished(self, cont: _Continuation, task: asyncio.Task[CallToolResult]) -> None:
         self._running.discard(cont)
         # Nobody may be waiting any more (the client never came back): retrieve the outcome,
         # so a failure is logged once here rather than as a lost exception.
@@ -316,7 +329,7 @@ class Continuations:
 
     async def resume(
         self, owner: Any, fingerprint: str, request_state: str, responses: Any
-    ) -> dict[str, Any] | InputRequired:
+    ) -> CallToolResult | InputRequired:
         """Continue the call suspended under `request_state` with the client's answers."""
         cont = self._by_state.get(request_state)
         if cont is None or cont.owner != owner or cont.fingerprint != fingerprint:
@@ -353,7 +366,10 @@ class Continuations:
         # on without its answer (time limit, decided elsewhere) learns how the call ended.
         self._by_state[state] = cont
         self._expiry[state] = loop.call_later(timeout + STATE_GRACE, self._forget, state)
-        request = {"method": ELICIT_METHOD, "params": elicit_params(message, requested_schema)}
+        request: ElicitInputRequest = {
+            "method": ELICIT_METHOD,
+            "params": elicit_params(message, requested_schema),
+        }
         cont.asked.set_result(InputRequired({key: request}, state))
         try:
             async with asyncio.timeout(timeout):
@@ -368,7 +384,7 @@ class Continuations:
         self._expiry.pop(state, None)
 
     @staticmethod
-    async def _next(cont: _Continuation) -> dict[str, Any] | InputRequired:
+    async def _next(cont: _Continuation) -> CallToolResult | InputRequired:
         """Wait for the call to ask a question or to finish, whichever comes first.
 
         The client closing its request while the call runs cancels the call (the transport's
@@ -403,6 +419,6 @@ class Continuations:
 
 
 async def _run(
-    run: Callable[[Elicit | None], Awaitable[dict[str, Any]]], elicit: Elicit | None
-) -> dict[str, Any]:
+    run: Callable[[Elicit | None], Awaitable[CallToolResult]], elicit: Elicit | None
+) -> CallToolResult:
     return await run(elicit)

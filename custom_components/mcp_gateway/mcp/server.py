@@ -17,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 import functools
 import logging
 import re
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeGuard
 
 from . import codec
 from .elicitation import (
@@ -35,6 +36,24 @@ from .elicitation import (
     call_fingerprint,
     legacy_elicit,
     supports_elicitation,
+)
+from .types import (
+    CallToolResult,
+    DiscoverResult,
+    ErrorObject,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    InputRequiredResult,
+    JsonRpcErrorResponse,
+    JsonRpcResponse,
+    Prompt,
+    ReadResourceResult,
+    RequestId,
+    Resource,
+    ServerCapabilities,
+    ServerResult,
+    Tool,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -121,26 +140,26 @@ class RequestContext:
 class ServerHandler(Protocol):
     """What the server exposes; the gateway implements it over Home Assistant."""
 
-    async def list_tools(self, ctx: RequestContext) -> list[dict[str, Any]]:
+    async def list_tools(self, ctx: RequestContext) -> list[Tool]:
         """Full MCP Tool dicts the caller may use."""
 
     async def call_tool(
         self, ctx: RequestContext, name: str, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """A CallToolResult dict."""
 
-    async def list_resources(self, ctx: RequestContext) -> list[dict[str, Any]]:
+    async def list_resources(self, ctx: RequestContext) -> list[Resource]:
         """MCP Resource dicts."""
 
-    async def read_resource(self, ctx: RequestContext, uri: str) -> dict[str, Any]:
+    async def read_resource(self, ctx: RequestContext, uri: str) -> ReadResourceResult:
         """A ReadResourceResult dict."""
 
-    async def list_prompts(self, ctx: RequestContext) -> list[dict[str, Any]]:
+    async def list_prompts(self, ctx: RequestContext) -> list[Prompt]:
         """MCP Prompt dicts."""
 
     async def get_prompt(
         self, ctx: RequestContext, name: str, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> GetPromptResult:
         """A GetPromptResult dict."""
 
 
@@ -210,9 +229,9 @@ class _Era:
     capabilities: Mapping[str, Any] | None = None
 
 
-def error_body(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+def error_body(request_id: Any, code: int, message: str, data: Any = None) -> JsonRpcErrorResponse:
     """A JSON-RPC error response."""
-    error: dict[str, Any] = {"code": code, "message": message}
+    error: ErrorObject = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
@@ -255,7 +274,7 @@ def _has_lone_surrogate(value: Any) -> bool:
 _MAX_ID: Final = 2**63 - 1
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: Any) -> TypeGuard[RequestId]:
     # MCP narrows JSON-RPC ids to strings and integers; bool is an int subclass in Python.
     # Integers beyond 64 bits are refused: many peers (and fast encoders) cannot carry them.
     if isinstance(value, str):
@@ -316,14 +335,14 @@ class McpServer:
         dumps: Callable[[Any], bytes] | None = None,
     ) -> None:
         self.handler = handler
-        self.server_info: dict[str, Any] = {"name": name, "version": version}
+        self.server_info: Implementation = {"name": name, "version": version}
         if title:
             self.server_info["title"] = title
         self.instructions = instructions
         self.max_result_bytes = max_result_bytes
         self.max_batch_reply_bytes = max_batch_reply_bytes
         self._dumps = dumps or codec.dumps
-        self.capabilities: dict[str, Any] = {
+        self.capabilities: ServerCapabilities = {
             "tools": {"listChanged": False},
             "resources": {"subscribe": False, "listChanged": False},
             "prompts": {"listChanged": False},
@@ -433,14 +452,14 @@ class McpServer:
         answers = await self._batch(payload, _Era(version, False, hint), user)
         return Reply(200, answers) if answers else Reply(202)
 
-    async def _batch(self, payload: list[Any], era: _Era, user: Any) -> list[dict[str, Any]]:
+    async def _batch(self, payload: list[Any], era: _Era, user: Any) -> list[JsonRpcResponse]:
         """Answer a batch's items in order, within the batch reply's size.
 
         Each item yields to the event loop first, so other requests (and HA) run between them.
         Once the answers reach max_batch_reply_bytes, the items left are not run: each gets an
         error saying so, and the client can send them again on their own.
         """
-        answers: list[dict[str, Any]] = []
+        answers: list[JsonRpcResponse] = []
         size = 0
         for item in payload:
             await asyncio.sleep(0)
@@ -486,8 +505,7 @@ class McpServer:
         if answer is None:
             return Reply(202)
         # Only malformed messages are transport errors; everything else is a JSON-RPC answer.
-        error = answer.get("error")
-        if error is not None and error["code"] in (PARSE_ERROR, INVALID_REQUEST):
+        if "error" in answer and answer["error"]["code"] in (PARSE_ERROR, INVALID_REQUEST):
             return Reply(400, answer)
         return Reply(200, answer)
 
@@ -499,7 +517,7 @@ class McpServer:
 
     async def _legacy(
         self, message: Any, era: _Era, user: Any, in_batch: bool
-    ) -> dict[str, Any] | None:
+    ) -> JsonRpcResponse | None:
         """Answer one legacy message; None for notifications and posted responses."""
         if not isinstance(message, dict):
             return error_body(None, INVALID_REQUEST, "Message must be a JSON-RPC object")
@@ -523,6 +541,7 @@ class McpServer:
         if not isinstance(params, dict):
             return error_body(request_id, INVALID_REQUEST, "params must be an object")
         method: str = message["method"]
+        result: ServerResult
         try:
             if method == "initialize" and in_batch:
                 return error_body(request_id, INVALID_REQUEST, "initialize must not be batched")
@@ -546,7 +565,7 @@ class McpServer:
             return None
         return functools.partial(legacy_elicit, self.pending, era.outbound, user)
 
-    def _initialize(self, params: dict[str, Any], era: _Era) -> dict[str, Any]:
+    def _initialize(self, params: dict[str, Any], era: _Era) -> InitializeResult:
         requested = params.get("protocolVersion")
         version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
         if era.session is not None:
@@ -556,7 +575,7 @@ class McpServer:
             era.session.client_capabilities = (
                 dict(capabilities) if isinstance(capabilities, dict) else {}
             )
-        result: dict[str, Any] = {
+        result: InitializeResult = {
             "protocolVersion": version,
             "capabilities": self.capabilities,
             "serverInfo": self.server_info,
@@ -606,35 +625,47 @@ class McpServer:
             )
         client = _client_name(meta.get(META_CLIENT_INFO)) or hint
         ctx = RequestContext(version, client, user, request_id)
+        result: ServerResult
         try:
             if method == "server/discover":
-                result: dict[str, Any] = {
+                discovered: DiscoverResult = {
                     "supportedVersions": list(SUPPORTED_VERSIONS),
                     "capabilities": self.capabilities,
                 }
                 if self.instructions:
-                    result["instructions"] = self.instructions
+                    discovered["instructions"] = self.instructions
+                result = discovered
             elif method == "tools/call":
                 capabilities = meta.get(META_CLIENT_CAPABILITIES)
                 outcome = await self._modern_tool_call(params, ctx, capabilities)
                 if isinstance(outcome, InputRequired):
-                    answer = {**outcome.result(), "_meta": {META_SERVER_INFO: self.server_info}}
-                    return Reply(200, {"jsonrpc": "2.0", "id": request_id, "result": answer})
+                    answer: InputRequiredResult = {
+                        **outcome.result(),
+                        "_meta": {META_SERVER_INFO: self.server_info},
+                    }
+                    response: JsonRpcResponse = {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "result": answer,
+                    }
+                    return Reply(200, response)
                 result = outcome
             else:
                 result = await self._dispatch(method, params, ctx)
         except McpServerError as err:
             return _modern_error(request_id, err.code, err.message, err.data)
-        result = {**result, "resultType": "complete"}
+        # The modern envelope's members, added to whichever result it is.
+        complete: dict[str, Any] = {**result, "resultType": "complete"}
         if method in _CACHEABLE:
-            result.setdefault("ttlMs", 0)
-            result.setdefault("cacheScope", "private")
-        result_meta = result.get("_meta")
-        result["_meta"] = {
+            complete.setdefault("ttlMs", 0)
+            complete.setdefault("cacheScope", "private")
+        result_meta = complete.get("_meta")
+        complete["_meta"] = {
             **(result_meta if isinstance(result_meta, dict) else {}),
             META_SERVER_INFO: self.server_info,
         }
-        return Reply(200, {"jsonrpc": "2.0", "id": request_id, "result": result})
+        response = {"jsonrpc": "2.0", "id": request_id, "result": complete}
+        return Reply(200, response)
 
     @staticmethod
     def _modern_notification(payload: dict[str, Any], headers: _Headers) -> Reply:
@@ -669,7 +700,7 @@ class McpServer:
 
     async def _modern_tool_call(
         self, params: dict[str, Any], ctx: RequestContext, capabilities: Any
-    ) -> dict[str, Any] | InputRequired:
+    ) -> CallToolResult | InputRequired:
         """tools/call in the modern era: the handler may ask a question (`input_required`),
         and stays suspended until the client calls again with its answer and requestState."""
         name = _str_param(params, "name")
@@ -691,8 +722,9 @@ class McpServer:
                 ) from None
         else:
 
-            async def run(elicit: Elicit | None) -> dict[str, Any]:
-                return await self._dispatch("tools/call", params, replace(ctx, elicit=elicit))
+            async def run(elicit: Elicit | None) -> CallToolResult:
+                with _handler_failures("tools/call"):
+                    return await self._call_tool(params, replace(ctx, elicit=elicit))
 
             can_ask = supports_elicitation(ctx.protocol_version, capabilities)
             outcome = await self.continuations.start(ctx.user, fingerprint, run, can_ask)
@@ -706,18 +738,15 @@ class McpServer:
 
     async def _dispatch(
         self, method: str, params: dict[str, Any], ctx: RequestContext
-    ) -> dict[str, Any]:
+    ) -> ServerResult:
         """Run one request method through the handler; McpServerError for client faults."""
         handler = self.handler
-        try:
+        with _handler_failures(method):
             if method == "tools/list":
                 _no_cursor(params)
                 return {"tools": await handler.list_tools(ctx)}
             if method == "tools/call":
-                name = _str_param(params, "name")
-                arguments = _object_param(params, "arguments")
-                result = await handler.call_tool(ctx, name, arguments)
-                return self._guard_tool_result(name, result)
+                return await self._call_tool(params, ctx)
             if method == "resources/list":
                 _no_cursor(params)
                 return {"resources": await handler.list_resources(ctx)}
@@ -732,15 +761,15 @@ class McpServer:
             if method == "prompts/get":
                 name = _str_param(params, "name")
                 return await handler.get_prompt(ctx, name, _object_param(params, "arguments"))
-        except McpServerError:
-            raise
-        except Exception:
-            # A handler bug must not take the transport down, nor leak its details to clients.
-            _LOGGER.exception("MCP %s failed", method)
-            raise McpServerError(INTERNAL_ERROR, "Internal error") from None
         raise _MethodNotFound(method)
 
-    def _guard_tool_result(self, name: str, result: Any) -> dict[str, Any]:
+    async def _call_tool(self, params: dict[str, Any], ctx: RequestContext) -> CallToolResult:
+        name = _str_param(params, "name")
+        arguments = _object_param(params, "arguments")
+        result = await self.handler.call_tool(ctx, name, arguments)
+        return self._guard_tool_result(name, result)
+
+    def _guard_tool_result(self, name: str, result: CallToolResult) -> CallToolResult:
         """Check the handler's result and keep it within the response size limit."""
         if not isinstance(result, dict) or not isinstance(result.get("content"), list):
             _LOGGER.error("Tool %s returned a malformed result", name)
@@ -767,7 +796,21 @@ class McpServer:
         }
 
 
-def _surely_within(result: dict[str, Any], limit: int) -> bool:
+@contextmanager
+def _handler_failures(method: str) -> Iterator[None]:
+    """A handler's failure as the client sees it: its McpServerError as it is, anything
+    else as an internal error."""
+    try:
+        yield
+    except McpServerError:
+        raise
+    except Exception:
+        # A handler bug must not take the transport down, nor leak its details to clients.
+        _LOGGER.exception("MCP %s failed", method)
+        raise McpServerError(INTERNAL_ERROR, "Internal error") from None
+
+
+def _surely_within(result: CallToolResult, limit: int) -> bool:
     """Whether a result of text parts only fits whatever its text holds: a character is at
     most 6 bytes encoded (`\u001f`), so most results need no measuring at all."""
     if "structuredContent" in result:
@@ -786,7 +829,7 @@ def _plain_text(part: Any) -> str | None:
     return text if isinstance(text, str) and len(part) <= 2 else None
 
 
-def _result_size(result: dict[str, Any], dumps: Callable[[Any], bytes]) -> int:
+def _result_size(result: CallToolResult, dumps: Callable[[Any], bytes]) -> int:
     """About the encoded size of a tool result, without encoding it a first time.
 
     Text parts (most results are one) are measured as they will be escaped; only other parts
@@ -809,7 +852,7 @@ def _id_or_none(message: Any) -> Any:
     return request_id if _valid_id(request_id) else None
 
 
-def _batch_refusal(payload: list[Any]) -> dict[str, Any] | None:
+def _batch_refusal(payload: list[Any]) -> JsonRpcErrorResponse | None:
     """The error for a batch refused as a whole (empty, or longer than MAX_BATCH_ITEMS)."""
     if not payload:
         return error_body(None, INVALID_REQUEST, "Empty batch")

@@ -14,6 +14,7 @@ import json
 from typing import Any, Final
 
 from ...backends.base import ToolTier
+from ...mcp.types import Tool, ToolAnnotations
 from .schemas.validate import lift_single_items, schema_errors
 from .store import BackendTool, ExposedBackend, ToolFailure, tool_annotations
 
@@ -124,7 +125,7 @@ def _plain_call(checked: dict[str, Any]) -> bool:
 
 def gateway_tool_definition(
     backend: ExposedBackend, tools: Sequence[BackendTool], *, catalog_known: bool = True
-) -> dict[str, Any]:
+) -> Tool:
     """The gateway tool of one entry: names its tools (never their schemas, to keep lists small)."""
     kind_label = backend.kind.replace("_", " ").title()
     title = backend.entry.title or kind_label
@@ -149,7 +150,7 @@ def gateway_tool_definition(
     }
 
 
-def _annotations(title: str, tools: Collection[BackendTool]) -> dict[str, Any]:
+def _annotations(title: str, tools: Collection[BackendTool]) -> ToolAnnotations:
     """A gateway tool's hints from the tools it runs: read-only only if every one is, and
     destructive if any is (or any admin tool where it is not read-only)."""
     read_only = bool(tools) and all(t.tool_class.tier is ToolTier.READ for t in tools)
@@ -182,7 +183,7 @@ def listed_names(backends: Sequence[ExposedBackend]) -> dict[str, tuple[str, str
 
 def kind_tool_definition(
     kind: str, members: Sequence[tuple[ExposedBackend, bool, Sequence[BackendTool]]]
-) -> dict[str, Any]:
+) -> Tool:
     """One tool for every exposed entry of a backend kind: names the entries and their tools.
 
     `members` holds each entry with whether its catalog is known and the tools the user may

@@ -26,6 +26,7 @@ from homeassistant.util.hass_dict import HassKey
 from ...backends import is_backend_entry
 from ...backends.base import BackendRuntime, ToolClass, ToolTier
 from ...core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
+from ...mcp.types import Tool, ToolAnnotations
 from ...permissions.policy import allowed_tiers
 from .schemas.convert import portable_schema
 from .search import Bm25Index, SearchDocument
@@ -79,7 +80,7 @@ class CoreTool:
     open_world: bool = False
     run: CoreToolFn
 
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> Tool:
         """The MCP Tool dict."""
         return {
             "name": self.name,
@@ -98,7 +99,7 @@ class CoreTool:
 
 def tool_annotations(
     *, title: str, read_only: bool, destructive: bool, idempotent: bool, open_world: bool
-) -> dict[str, Any]:
+) -> ToolAnnotations:
     """All four hints, always explicit: clients' defaults are the unsafe ones."""
     return {
         "title": title,

@@ -37,6 +37,7 @@ from ...mcp.server import (
     error_body,
     parse_json,
 )
+from ...mcp.types import ServerRequest
 from ...permissions.limits import UserRates
 from ..approval.manager import approval_manager
 from .cors import CorsView
@@ -325,7 +326,7 @@ class PostStream:
         self.response: web.StreamResponse | None = None
         self.broken = False
 
-    async def send(self, message: dict[str, Any]) -> bool:
+    async def send(self, message: ServerRequest) -> bool:
         """Send a JSON-RPC message as an event; False once the client cannot be reached."""
         return await self._write(sse_event(dumps(message)))
 

@@ -19,6 +19,7 @@ from homeassistant.helpers.event import async_track_state_change_event
 
 from ...backends.base import BackendRuntime
 from ...core.localtime import local_state
+from ...mcp.types import CallToolResult
 from ..finding.selection import candidate_entities, readable_entities
 from .levels import LEVEL_NAMES, entity_levels, level_units
 
@@ -112,12 +113,12 @@ def _item(state: State) -> dict[str, Any]:
     return item
 
 
-def with_changes(result: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+def with_changes(result: CallToolResult, changes: Mapping[str, Any]) -> CallToolResult:
     """A backend tool's result with what the run changed, in its text and structured content
     (the backend's own answer stays as it was)."""
     if result.get("isError"):
         return result
-    annotated = dict(result)
+    annotated = result.copy()
     lines = [changes["changed_note"]]
     lines += [
         f"{item['entity_id']}: {item['state']}"

@@ -13,6 +13,7 @@ from homeassistant.helpers import area_registry as ar
 
 from ...backends.base import ToolTier
 from ...core.localtime import local_state
+from ...mcp.types import ReadResourceResult, Resource
 from ...permissions.policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
 from ..catalog.gateway_tool import listed_names
 from ..catalog.store import GatewayCatalog
@@ -34,7 +35,7 @@ SET_STATE_VOCABULARY: Final = (
     "- sensor, binary_sensor, event: read-only",
 )
 
-RESOURCES: Final[tuple[dict[str, Any], ...]] = (
+RESOURCES: Final[tuple[Resource, ...]] = (
     {
         "uri": GUIDE_URI,
         "name": "guide",
@@ -52,12 +53,14 @@ RESOURCES: Final[tuple[dict[str, Any], ...]] = (
 )
 
 
-def list_resources() -> list[dict[str, Any]]:
+def list_resources() -> list[Resource]:
     """The resource list (the same for every user; contents are filtered when read)."""
-    return [dict(resource) for resource in RESOURCES]
+    return [resource.copy() for resource in RESOURCES]
 
 
-async def async_read_resource(hass: HomeAssistant, user: User, uri: str) -> dict[str, Any] | None:
+async def async_read_resource(
+    hass: HomeAssistant, user: User, uri: str
+) -> ReadResourceResult | None:
     """The ReadResourceResult of a URI, or None when it is not ours."""
     if uri == GUIDE_URI:
         text, mime = await _async_guide(hass, user), "text/markdown"
