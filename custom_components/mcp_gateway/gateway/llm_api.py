@@ -29,7 +29,7 @@ import voluptuous as vol
 
 from ..core.const import DOMAIN
 from ..mcp.server import LEGACY_VERSIONS, RequestContext, ServerHandler
-from ..mcp.types import CallToolResult
+from ..mcp.types import CallToolResult, Tool
 from ..permissions.limits import charge_user
 from .catalog.store import ToolFailure
 
@@ -104,7 +104,7 @@ class GatewayLlmTool(llm.Tool):
     # HA 2026.x reports a tool without its integration (an error from 2027.10); 2025.4 ignores it.
     integration: str | None = DOMAIN
 
-    def __init__(self, api: GatewayLlmApi, definition: Mapping[str, Any]) -> None:
+    def __init__(self, api: GatewayLlmApi, definition: Tool) -> None:
         """Take the tool's MCP definition."""
         self.api = api
         self.name = str(definition["name"])
@@ -131,7 +131,7 @@ class GatewayLlmTool(llm.Tool):
         return _TOOL_RESULT(data=data, error=bool(result.get("isError")))
 
     @staticmethod
-    def _answer(result: Mapping[str, Any]) -> JsonObjectType:
+    def _answer(result: CallToolResult) -> JsonObjectType:
         structured = result.get("structuredContent")
         if isinstance(structured, dict):
             return structured

@@ -46,6 +46,7 @@ from .types import (
     InitializeParams,
     JsonRpcNotification,
     JsonRpcRequest,
+    Meta,
     RequestId,
 )
 
@@ -164,7 +165,7 @@ class ToolResult:
     content: list[ContentBlock]
     structured: Any = None
     is_error: bool = False
-    meta: dict[str, Any] | None = None
+    meta: Meta | None = None
     text: str = field(init=False)
     # Parsed on first use: the gateway passes most results on without reading them.
     _data: Any = field(init=False, repr=False, compare=False)

@@ -29,6 +29,7 @@ from .types import (
     ElicitAction,
     ElicitInputRequest,
     ElicitRequest,
+    ElicitRequestedSchema,
     ElicitRequestParams,
     InputRequiredResult,
     ServerRequest,
@@ -73,7 +74,7 @@ class Elicit(Protocol):
     def __call__(
         self,
         message: str,
-        requested_schema: Mapping[str, Any],
+        requested_schema: ElicitRequestedSchema,
         *,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> Awaitable[ElicitationResult]:
@@ -99,10 +100,10 @@ def supports_elicitation(version: str, capabilities: Any) -> bool:
     return not elicitation or "form" in elicitation
 
 
-def elicit_params(message: str, requested_schema: Mapping[str, Any]) -> ElicitRequestParams:
+def elicit_params(message: str, requested_schema: ElicitRequestedSchema) -> ElicitRequestParams:
     """The params of an `elicitation/create` request in form mode (the mode left out: it is
     the default, and 2025-06-18 clients know no other)."""
-    return {"message": message, "requestedSchema": dict(requested_schema)}
+    return {"message": message, "requestedSchema": requested_schema.copy()}
 
 
 def parse_result(value: Any) -> ElicitationResult:
@@ -214,7 +215,7 @@ async def legacy_elicit(
     outbound: Outbound,
     owner: Any,
     message: str,
-    requested_schema: Mapping[str, Any],
+    requested_schema: ElicitRequestedSchema,
     *,
     timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - the question's own time limit
 ) -> ElicitationResult:
@@ -309,7 +310,7 @@ class Continuations:
 
         async def elicit(
             message: str,
-            requested_schema: Mapping[str, Any],
+            requested_schema: ElicitRequestedSchema,
             *,
             timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - the question's own limit
         ) -> ElicitationResult:
@@ -351,7 +352,7 @@ class Continuations:
         self,
         cont: _Continuation,
         message: str,
-        requested_schema: Mapping[str, Any],
+        requested_schema: ElicitRequestedSchema,
         timeout: float,  # noqa: ASYNC109 - the question's own time limit
     ) -> ElicitationResult:
         if len(self._by_state) >= self.max_pending or cont.asked.done():

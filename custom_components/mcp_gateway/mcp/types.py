@@ -385,12 +385,66 @@ type ElicitAction = Literal["accept", "decline", "cancel"]
 type ElicitValue = str | int | float | bool | list[str]
 
 
+class StringSchema(TypedDict):
+    """A text field of an elicitation form."""
+
+    type: Literal["string"]
+    title: NotRequired[str]
+    description: NotRequired[str]
+    minLength: NotRequired[int]
+    maxLength: NotRequired[int]
+    format: NotRequired[Literal["email", "uri", "date", "date-time"]]
+    default: NotRequired[str]
+
+
+class NumberSchema(TypedDict):
+    """A number field of an elicitation form."""
+
+    type: Literal["number", "integer"]
+    title: NotRequired[str]
+    description: NotRequired[str]
+    minimum: NotRequired[float]
+    maximum: NotRequired[float]
+    default: NotRequired[float]
+
+
+class BooleanSchema(TypedDict):
+    """A checkbox of an elicitation form."""
+
+    type: Literal["boolean"]
+    title: NotRequired[str]
+    description: NotRequired[str]
+    default: NotRequired[bool]
+
+
+class EnumSchema(TypedDict):
+    """A single choice of an elicitation form (the untitled form; `enumNames` is legacy)."""
+
+    type: Literal["string"]
+    enum: list[str]
+    title: NotRequired[str]
+    description: NotRequired[str]
+    enumNames: NotRequired[list[str]]
+    default: NotRequired[str]
+
+
+type PrimitiveSchemaDefinition = StringSchema | NumberSchema | BooleanSchema | EnumSchema
+
+
+class ElicitRequestedSchema(TypedDict):
+    """An elicitation form: a flat object of primitive fields."""
+
+    type: Literal["object"]
+    properties: dict[str, PrimitiveSchemaDefinition]
+    required: NotRequired[list[str]]
+
+
 class ElicitRequestParams(TypedDict):
     """The params of `elicitation/create` in form mode (`mode` left out: it is the default,
     and 2025-06-18 clients know no other)."""
 
     message: str
-    requestedSchema: dict[str, Any]
+    requestedSchema: ElicitRequestedSchema
     mode: NotRequired[Literal["form"]]
 
 

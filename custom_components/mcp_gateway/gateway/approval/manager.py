@@ -33,6 +33,7 @@ from ...backends.base import ToolClass, ToolTier
 from ...core.const import DOMAIN
 from ...core.settings import GatewaySettings, gateway_settings
 from ...mcp.elicitation import ElicitationUnsupportedError
+from ...mcp.types import ElicitRequestedSchema
 from ...permissions.policy import can_control_entity, may_use_tier, user_display_name
 from ..finding.selection import candidate_entities, readable_entities
 
@@ -635,7 +636,7 @@ def _command(arguments: Mapping[str, Any]) -> str | None:
 # --- the client's own prompt (MCP elicitation) --------------------------------------------
 
 
-APPROVE_SCHEMA: Final[dict[str, Any]] = {
+APPROVE_SCHEMA: Final[ElicitRequestedSchema] = {
     "type": "object",
     "properties": {
         "approve": {
