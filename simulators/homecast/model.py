@@ -264,44 +264,54 @@ class Home:
 _LIGHT_NAMES = ("Ceiling Light", "Desk Lamp", "Floor Lamp", "Pendant", "Strip", "Spotlights")
 
 
+def _light_template(variant: int, rng: random.Random) -> tuple[dict[str, Any], list[str]]:
+    """A dimmable light; every third one has hue/saturation, every third a color temperature."""
+    values: dict[str, Any] = {"on": rng.random() < 0.4, "brightness": rng.randrange(10, 101)}
+    settable = ["on", "brightness"]
+    if variant % 3 == 1:
+        values |= {"hue": rng.randrange(0, 361), "saturation": rng.randrange(0, 101)}
+        settable += ["hue", "saturation"]
+    elif variant % 3 == 2:
+        values["color_temp"] = rng.randrange(140, 501)
+        settable.append("color_temp")
+    return values, settable
+
+
+def _climate_template(variant: int, rng: random.Random) -> tuple[dict[str, Any], list[str]]:
+    """A heater-cooler, or (odd variants) a thermostat service."""
+    if variant % 2 == 1:
+        # A thermostat service: reported with raw HomeKit names beside current_temp.
+        return {
+            "current_temp": round(rng.uniform(17, 23), 1),
+            "target_temp": 21.0,
+            "heating_cooling_current": 1,
+            "heating_cooling_target": 1,
+            "temperature_units": 0,
+        }, ["target_temp", "heating_cooling_target", "temperature_units"]
+    return {
+        "active": True,
+        "current_temp": round(rng.uniform(18, 26), 1),
+        "hvac_mode": "cool",
+        "hvac_state": "cooling",
+        "heat_target": 19.0,
+        "cool_target": 22.0,
+        "relative_humidity": rng.randrange(35, 70),
+        "swing_mode": 0,
+        "speed": 50,
+    }, ["active", "hvac_mode", "heat_target", "cool_target", "swing_mode", "speed"]
+
+
 def _template(kind: str, variant: int, rng: random.Random) -> tuple[dict[str, Any], list[str]]:
     """Initial values and settable keys of one generated accessory of `kind`."""
     if kind == "light":
-        values: dict[str, Any] = {"on": rng.random() < 0.4, "brightness": rng.randrange(10, 101)}
-        settable = ["on", "brightness"]
-        if variant % 3 == 1:
-            values |= {"hue": rng.randrange(0, 361), "saturation": rng.randrange(0, 101)}
-            settable += ["hue", "saturation"]
-        elif variant % 3 == 2:
-            values["color_temp"] = rng.randrange(140, 501)
-            settable.append("color_temp")
-        return values, settable
+        return _light_template(variant, rng)
     if kind in ("switch",):
         return {"on": rng.random() < 0.5}, ["on"]
     if kind == "outlet":
         on = rng.random() < 0.5
         return {"on": on, "outlet_in_use": on}, ["on"]
     if kind == "climate":
-        if variant % 2 == 1:
-            # A thermostat service: reported with raw HomeKit names beside current_temp.
-            return {
-                "current_temp": round(rng.uniform(17, 23), 1),
-                "target_temp": 21.0,
-                "heating_cooling_current": 1,
-                "heating_cooling_target": 1,
-                "temperature_units": 0,
-            }, ["target_temp", "heating_cooling_target", "temperature_units"]
-        return {
-            "active": True,
-            "current_temp": round(rng.uniform(18, 26), 1),
-            "hvac_mode": "cool",
-            "hvac_state": "cooling",
-            "heat_target": 19.0,
-            "cool_target": 22.0,
-            "relative_humidity": rng.randrange(35, 70),
-            "swing_mode": 0,
-            "speed": 50,
-        }, ["active", "hvac_mode", "heat_target", "cool_target", "swing_mode", "speed"]
+        return _climate_template(variant, rng)
     if kind == "lock":
         return {"locked": True, "lock_target": True, "battery": rng.randrange(20, 101)}, [
             "lock_target"
@@ -874,18 +884,24 @@ def _check_virtual(acc: Accessory, key: str, value: Any) -> Any:
             raise WriteError("INVALID_VALUE", f"{key} expects an integer, got {value!r}")
         return value
     if spec.kind == "number":
-        low = spec.minimum if spec.minimum is not None else float("-inf")
-        high = spec.maximum if spec.maximum is not None else float("inf")
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not low <= value <= high
-        ):
-            raise WriteError("INVALID_VALUE", f"{key}={value!r} is outside {low}-{high}")
-        return value
+        return _check_virtual_number(spec, key, value)
     if spec.kind == "timer":
         # "active" starts the timer; anything else cancels it.
         return "active" if value == "active" else "idle"
+    return _check_virtual_text(spec, key, value)
+
+
+def _check_virtual_number(spec: Virtual, key: str, value: Any) -> Any:
+    """A number within the virtual accessory's bounds (open where it has none)."""
+    low = spec.minimum if spec.minimum is not None else float("-inf")
+    high = spec.maximum if spec.maximum is not None else float("inf")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise WriteError("INVALID_VALUE", f"{key}={value!r} is outside {low}-{high}")
+    return value
+
+
+def _check_virtual_text(spec: Virtual, key: str, value: Any) -> Any:
+    """A string; a date virtual's non-empty string is ISO 8601."""
     if not isinstance(value, str):
         raise WriteError("INVALID_VALUE", f"{key} expects a string, got {value!r}")
     if spec.kind == "date" and value:

@@ -232,32 +232,8 @@ class PushHub:
             return
         action = msg.get("action")
         payload = msg.get("payload") if isinstance(msg.get("payload"), dict) else {}
-        if action == "subscribe":
-            ttl = payload.get("ttl", 300)
-            ttl = ttl if isinstance(ttl, int | float) and 0 < ttl <= 300 else 300
-            now = self.sim.clock.now().timestamp()
-            granted = []
-            for scope in payload.get("scopes") or []:
-                home_id = str(scope.get("id", "")).lower() if isinstance(scope, dict) else ""
-                if scope.get("type") == "home" and home_id in (client.visible or set()):
-                    client.subscriptions[home_id] = now + ttl
-                    granted.append(
-                        {"type": "home", "id": scope["id"], "expiresAt": int((now + ttl) * 1000)}
-                    )
-            result: dict[str, Any] = {"subscriptions": granted}
-        elif action == "unsubscribe":
-            for scope in payload.get("scopes") or []:
-                if isinstance(scope, dict):
-                    client.subscriptions.pop(str(scope.get("id", "")).lower(), None)
-            result = {"success": True}
-        elif action == "subscriptions.list":
-            result = {
-                "subscriptions": [
-                    {"type": "home", "id": h, "expiresAt": int(t * 1000)}
-                    for h, t in client.subscriptions.items()
-                ]
-            }
-        else:
+        result = self._cloud_result(client, action, payload)
+        if result is None:
             await client.ws.send_json(
                 {
                     "id": msg.get("id"),
@@ -270,6 +246,42 @@ class PushHub:
         await client.ws.send_json(
             {"id": msg.get("id"), "type": "response", "action": action, "payload": result}
         )
+
+    def _cloud_result(
+        self, client: Client, action: Any, payload: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The cloud's answer to subscribe / unsubscribe / subscriptions.list; None for any
+        other action (UNKNOWN_ACTION)."""
+        if action == "subscribe":
+            return {"subscriptions": self._cloud_subscribe(client, payload)}
+        if action == "unsubscribe":
+            for scope in payload.get("scopes") or []:
+                if isinstance(scope, dict):
+                    client.subscriptions.pop(str(scope.get("id", "")).lower(), None)
+            return {"success": True}
+        if action == "subscriptions.list":
+            return {
+                "subscriptions": [
+                    {"type": "home", "id": h, "expiresAt": int(t * 1000)}
+                    for h, t in client.subscriptions.items()
+                ]
+            }
+        return None
+
+    def _cloud_subscribe(self, client: Client, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """Subscribe to the home scopes the client may see, for a TTL of at most 300 s."""
+        ttl = payload.get("ttl", 300)
+        ttl = ttl if isinstance(ttl, int | float) and 0 < ttl <= 300 else 300
+        now = self.sim.clock.now().timestamp()
+        granted = []
+        for scope in payload.get("scopes") or []:
+            home_id = str(scope.get("id", "")).lower() if isinstance(scope, dict) else ""
+            if scope.get("type") == "home" and home_id in (client.visible or set()):
+                client.subscriptions[home_id] = now + ttl
+                granted.append(
+                    {"type": "home", "id": scope["id"], "expiresAt": int((now + ttl) * 1000)}
+                )
+        return granted
 
     # -- community: its own listener --------------------------------------------------------
 
@@ -310,17 +322,7 @@ class PushHub:
         action = msg.get("action")
         payload = msg.get("payload") if isinstance(msg.get("payload"), dict) else {}
         if action == "authenticate":
-            token = payload.get("token")
-            jwt = str(token or "")
-            jwt = jwt[7:] if jwt.lower().startswith("bearer ") else jwt
-            if jwt and jwt != "community" and jwt in self.jwts and jwt.count(".") == 2:
-                client.authenticated = True
-                answer: dict[str, Any] = {"success": True, "name": "Homecast user"}
-                await self._respond(client, msg, payload=answer)
-            else:
-                await self._respond(
-                    client, msg, error={"code": "AUTH_FAILED", "message": "Invalid token"}
-                )
+            await self._community_authenticate(client, msg, payload)
             return
         open_actions = ("subscribe", "unsubscribe", "subscriptions.list", "ping")
         if self.auth_enabled and action not in open_actions and not client.authenticated:
@@ -328,23 +330,8 @@ class PushHub:
                 client, msg, error={"code": "AUTH_REQUIRED", "message": "Authentication required"}
             )
             return
-        if action == "subscribe":
-            expires = int(time.time() * 1000) + 300000
-            scopes = payload.get("scopes") or []
-            result: dict[str, Any] = {
-                "subscriptions": [
-                    {"type": s.get("type"), "id": s.get("id"), "expiresAt": expires}
-                    for s in scopes
-                    if isinstance(s, dict)
-                ]
-            }
-        elif action == "unsubscribe":
-            result = {"success": True}
-        elif action == "subscriptions.list":
-            result = {"subscriptions": []}
-        elif action == "ping":
-            result = {"pong": True, "timestamp": int(time.time() * 1000)}
-        else:
+        result = _community_result(action, payload)
+        if result is None:
             # communityRequest (HomeKit actions): not modelled on this socket.
             await self._respond(
                 client,
@@ -353,6 +340,23 @@ class PushHub:
             )
             return
         await self._respond(client, msg, payload=result)
+
+    async def _community_authenticate(
+        self, client: Client, msg: dict[str, Any], payload: dict[str, Any]
+    ) -> None:
+        """handleRequest's `authenticate`: the app's own JWT (verifyClientToken), else
+        AUTH_FAILED."""
+        token = payload.get("token")
+        jwt = str(token or "")
+        jwt = jwt[7:] if jwt.lower().startswith("bearer ") else jwt
+        if jwt and jwt != "community" and jwt in self.jwts and jwt.count(".") == 2:
+            client.authenticated = True
+            answer: dict[str, Any] = {"success": True, "name": "Homecast user"}
+            await self._respond(client, msg, payload=answer)
+        else:
+            await self._respond(
+                client, msg, error={"code": "AUTH_FAILED", "message": "Invalid token"}
+            )
 
     @staticmethod
     async def _respond(
@@ -372,6 +376,27 @@ class PushHub:
         else:
             answer["payload"] = payload or {}
         await client.ws.send_json(answer)
+
+
+def _community_result(action: Any, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """handleRequest's answers to the actions that need no HomeKit; None for any other."""
+    if action == "subscribe":
+        expires = int(time.time() * 1000) + 300000
+        scopes = payload.get("scopes") or []
+        return {
+            "subscriptions": [
+                {"type": s.get("type"), "id": s.get("id"), "expiresAt": expires}
+                for s in scopes
+                if isinstance(s, dict)
+            ]
+        }
+    if action == "unsubscribe":
+        return {"success": True}
+    if action == "subscriptions.list":
+        return {"subscriptions": []}
+    if action == "ping":
+        return {"pong": True, "timestamp": int(time.time() * 1000)}
+    return None
 
 
 def _ignore_errors(task: asyncio.Task[None]) -> None:

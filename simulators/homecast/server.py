@@ -319,7 +319,8 @@ def _reply(
 
 
 async def _mcp_post(request: web.Request) -> web.StreamResponse:
-    sim = request.app[HOMECAST]
+    """POST /mcp: one JSON-RPC message of the Streamable HTTP transport, after the bearer
+    credential; sessions (Mcp-Session-Id) when the transport keeps them."""
     transport = request.app[TRANSPORT]
     grant = _authenticate(request)
     if isinstance(grant, web.Response):
@@ -340,6 +341,37 @@ async def _mcp_post(request: web.Request) -> web.StreamResponse:
         message = parse_json_body(await request.read())
     except RpcFailure as err:
         return _rpc_response(rpc_error(None, PARSE_ERROR, err.message), 400)
+    refused = _message_refusal(request, message)
+    if refused is not None:
+        return refused
+    method = message["method"]
+    request_id = message.get("id")
+    session: Session | None = None
+    if transport.sessions and method != "initialize":
+        found = _session_and_version(request, request_id)
+        if isinstance(found, web.Response):
+            return found
+        session = found
+    if "id" not in message:
+        return web.Response(status=202)  # notification
+    params = message.get("params") or {}
+    headers: dict[str, str] = {}
+    version = session.protocol_version if session else FALLBACK_VERSION
+    try:
+        if not isinstance(params, dict):
+            raise RpcFailure(INVALID_PARAMS, "params must be an object")
+        result, version = await _method_result(
+            request, grant, method, params, headers=headers, version=version
+        )
+        body = rpc_result(request_id, result)
+    except RpcFailure as err:
+        body = rpc_error(request_id, err.code, err.message, err.data)
+    return _reply(request, body, version, headers)
+
+
+def _message_refusal(request: web.Request, message: Any) -> web.StreamResponse | None:
+    """Record the message, then refuse a batch, anything but a JSON-RPC 2.0 object, and a
+    message without a method (202 for a response to a request the server never sent)."""
     if isinstance(message, list):
         request.app[STATS].record_message(message[0] if message else None)
         # Like the SDK servers, batches are refused (removed from the protocol in 2025-06-18).
@@ -349,50 +381,53 @@ async def _mcp_post(request: web.Request) -> web.StreamResponse:
     request.app[STATS].record_message(message)
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return _rpc_response(rpc_error(None, INVALID_REQUEST, "Invalid JSON-RPC message"), 400)
-    method = message.get("method")
-    request_id = message.get("id")
-    if not isinstance(method, str):
+    if not isinstance(message.get("method"), str):
         if "result" in message or "error" in message:
             return web.Response(status=202)  # a response to a server request we never sent
-        return _rpc_response(rpc_error(request_id, INVALID_REQUEST, "Missing method"), 400)
-    session: Session | None = None
-    if transport.sessions and method != "initialize":
-        found = _session(request, request_id)
-        if isinstance(found, web.Response):
-            return found
-        session = found
-        header = request.headers.get("MCP-Protocol-Version")
-        if header is not None and header not in SUPPORTED_VERSIONS:
-            return _rpc_response(
-                rpc_error(request_id, INVALID_REQUEST, f"Unsupported protocol version {header}"),
-                400,
-            )
-    if "id" not in message:
-        return web.Response(status=202)  # notification
-    params = message.get("params") or {}
-    headers: dict[str, str] = {}
-    version = session.protocol_version if session else FALLBACK_VERSION
-    try:
-        if not isinstance(params, dict):
-            raise RpcFailure(INVALID_PARAMS, "params must be an object")
-        if method == "initialize":
-            result, version = _initialize(params)
-            if transport.sessions:
-                sid = uuid.uuid4().hex
-                sim.sessions[sid] = Session(sid, version, sim.clock.now().timestamp())
-                headers["Mcp-Session-Id"] = sid
-        elif method == "ping":
-            result = {}
-        elif method == "tools/list":
-            result = {"tools": list_tools(sim, grant)}
-        elif method == "tools/call":
-            result = await _call_tool(sim, grant, params)
-        else:
-            raise RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method}")
-        body = rpc_result(request_id, result)
-    except RpcFailure as err:
-        body = rpc_error(request_id, err.code, err.message, err.data)
-    return _reply(request, body, version, headers)
+        return _rpc_response(rpc_error(message.get("id"), INVALID_REQUEST, "Missing method"), 400)
+    return None
+
+
+def _session_and_version(request: web.Request, request_id: Any) -> Session | web.Response:
+    """The request's session, and a supported MCP-Protocol-Version header if it sends one."""
+    found = _session(request, request_id)
+    if isinstance(found, web.Response):
+        return found
+    header = request.headers.get("MCP-Protocol-Version")
+    if header is not None and header not in SUPPORTED_VERSIONS:
+        return _rpc_response(
+            rpc_error(request_id, INVALID_REQUEST, f"Unsupported protocol version {header}"),
+            400,
+        )
+    return found
+
+
+async def _method_result(
+    request: web.Request,
+    grant: Grant,
+    method: str,
+    params: dict[str, Any],
+    *,
+    headers: dict[str, str],
+    version: str,
+) -> tuple[Any, str]:
+    """initialize (a new session when the transport keeps them), ping, tools/list,
+    tools/call; the result and the protocol version of the answer."""
+    sim = request.app[HOMECAST]
+    if method == "initialize":
+        result, version = _initialize(params)
+        if request.app[TRANSPORT].sessions:
+            sid = uuid.uuid4().hex
+            sim.sessions[sid] = Session(sid, version, sim.clock.now().timestamp())
+            headers["Mcp-Session-Id"] = sid
+        return result, version
+    if method == "ping":
+        return {}, version
+    if method == "tools/list":
+        return {"tools": list_tools(sim, grant)}, version
+    if method == "tools/call":
+        return await _call_tool(sim, grant, params), version
+    raise RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
 def _initialize(params: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -504,16 +504,9 @@ def load_state_file(path: Path, rng: random.Random) -> tuple[list[Home], str]:
     return homes, CURRENT
 
 
-def _load_accessory(
-    rng: random.Random, home: Home, room: Room, key: str, props: dict[str, Any]
-) -> Accessory:
-    full = str(props.get("name", ""))
-    names = full.split(".")
-    display = deslug(key)
-    if len(names) >= 3 and not full.startswith(f"{home.slug}.{room.slug}."):
-        # An older capture with display names: keep them for lookups by name.
-        display = names[-1]
-        home.name, room.name = names[0], names[1]
+def _loaded_values(props: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """A captured accessory's values under the simulator's keys, and the served name of each
+    key that was captured under another (legacy hvac names, raw characteristic names)."""
     values: dict[str, Any] = {}
     wire: dict[str, str] = {}
     for k, v in props.items():
@@ -530,6 +523,29 @@ def _load_accessory(
             wire[CURRENT_NAMES[k]] = k
         else:
             values[k] = v
+    return values, wire
+
+
+def _mark_virtual(acc: Accessory, values: dict[str, Any], settable: list[str]) -> None:
+    """A captured accessory with a virtual accessory's value key is a virtual one."""
+    virtual = next((kind for k, kind in _VIRTUAL_BY_KEY.items() if k in values), None)
+    if virtual is not None:
+        acc.virtual = Virtual(kind=virtual, controllable=VIRTUAL_KEYS[virtual] in settable)
+        if not acc.virtual.controllable:
+            acc.settable = [VIRTUAL_KEYS[virtual]]  # known, but refused as not adjustable
+
+
+def _load_accessory(
+    rng: random.Random, home: Home, room: Room, key: str, props: dict[str, Any]
+) -> Accessory:
+    full = str(props.get("name", ""))
+    names = full.split(".")
+    display = deslug(key)
+    if len(names) >= 3 and not full.startswith(f"{home.slug}.{room.slug}."):
+        # An older capture with display names: keep them for lookups by name.
+        display = names[-1]
+        home.name, room.name = names[0], names[1]
+    values, wire = _loaded_values(props)
     settable = [CURRENT_NAMES.get(k, k) for k in props.get("_settable", [])]
     kind = str(props.get("type", "other"))
     acc = Accessory(
@@ -550,11 +566,7 @@ def _load_accessory(
             acc.options["hvac_mode"] = ["auto", "heat", "cool"]
         else:
             acc.options[CURRENT_NAMES.get(opt_key, opt_key)] = allowed
-    virtual = next((kind for k, kind in _VIRTUAL_BY_KEY.items() if k in values), None)
-    if virtual is not None:
-        acc.virtual = Virtual(kind=virtual, controllable=VIRTUAL_KEYS[virtual] in settable)
-        if not acc.virtual.controllable:
-            acc.settable = [VIRTUAL_KEYS[virtual]]  # known, but refused as not adjustable
+    _mark_virtual(acc, values, settable)
     if props.get("group") and isinstance(props.get("accessories"), dict):
         acc.members = [
             _load_accessory(rng, home, room, k, v) for k, v in props["accessories"].items()
