@@ -231,7 +231,7 @@ class PushHub:
         if msg.get("type") != "request":
             return
         action = msg.get("action")
-        payload = msg.get("payload") if isinstance(msg.get("payload"), dict) else {}
+        payload: dict[str, Any] = msg["payload"] if isinstance(msg.get("payload"), dict) else {}
         result = self._cloud_result(client, action, payload)
         if result is None:
             await client.ws.send_json(
@@ -320,7 +320,7 @@ class PushHub:
         if msg.get("type") != "request":
             return  # "Unexpected message type" (console.warn), no answer
         action = msg.get("action")
-        payload = msg.get("payload") if isinstance(msg.get("payload"), dict) else {}
+        payload: dict[str, Any] = msg["payload"] if isinstance(msg.get("payload"), dict) else {}
         if action == "authenticate":
             await self._community_authenticate(client, msg, payload)
             return

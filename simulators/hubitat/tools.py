@@ -607,10 +607,11 @@ class Tools:
         now = hub.now()
 
         def fresh(d: Device) -> bool:
+            last = d.last_activity
             return (
                 stale_hours is not None
-                and bool(d.last_activity)
-                and (now - d.last_activity < timedelta(hours=stale_hours))
+                and last is not None
+                and now - last < timedelta(hours=stale_hours)
             )
 
         def in_room(d: Device) -> bool:
