@@ -30,12 +30,18 @@ INTERNAL_ERROR = -32603
 
 
 def rpc_result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-RPC success response."""
+    """A JSON-RPC success response.
+
+    JSON-RPC 2.0 specification, section 5 (Response object).
+    """
     return {"jsonrpc": JSONRPC, "id": request_id, "result": result}
 
 
 def rpc_error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    """A JSON-RPC error response (data only when given)."""
+    """A JSON-RPC error response (data only when given).
+
+    JSON-RPC 2.0 specification, section 5.1 (Error object).
+    """
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
@@ -61,30 +67,45 @@ class SimClock:
         self._offset = timedelta()
 
     def now(self) -> datetime:
-        """The simulated current time, timezone-aware (UTC)."""
+        """The simulated current time, timezone-aware (UTC).
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         if self._frozen is not None:
             return self._frozen
         return datetime.now(UTC) + self._offset
 
     def set(self, when: datetime) -> None:
-        """Freeze the clock at `when` (aware datetime)."""
+        """Freeze the clock at `when` (aware datetime).
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         self._frozen = when.astimezone(UTC)
 
     def advance(self, seconds: float) -> None:
-        """Move the clock forward, frozen or running."""
+        """Move the clock forward, frozen or running.
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         if self._frozen is not None:
             self._frozen += timedelta(seconds=seconds)
         else:
             self._offset += timedelta(seconds=seconds)
 
     def resume(self) -> None:
-        """Let a frozen clock run again from where it stands."""
+        """Let a frozen clock run again from where it stands.
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         if self._frozen is not None:
             self._offset = self._frozen - datetime.now(UTC)
             self._frozen = None
 
     def monotonic(self) -> float:
-        """Seconds on the simulated timeline, for rate windows and delays."""
+        """Seconds on the simulated timeline, for rate windows and delays.
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         return self.now().timestamp()
 
 
@@ -106,14 +127,20 @@ class Faults:
     huge_answer: int = 0
 
     def update(self, values: dict[str, Any]) -> None:
-        """Set switches from a dict (unknown names are an error, to catch typos in tests)."""
+        """Set switches from a dict (unknown names are an error, to catch typos in tests).
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         for name, value in values.items():
             if not hasattr(self, name):
                 raise KeyError(name)
             setattr(self, name, type(getattr(self, name))(value))
 
     def reset(self) -> None:
-        """Back to a healthy device."""
+        """Back to a healthy device.
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         self.update(Faults().__dict__)
 
 
@@ -128,13 +155,19 @@ class Stats:
     tools: Counter[str] = field(default_factory=Counter)
 
     def reset(self) -> None:
-        """Zero every counter."""
+        """Zero every counter.
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         self.http_requests = self.bytes_in = self.bytes_out = 0
         self.methods.clear()
         self.tools.clear()
 
     def record_message(self, message: Any) -> None:
-        """Count one JSON-RPC message by method (and tool name for tools/call)."""
+        """Count one JSON-RPC message by method (and tool name for tools/call).
+
+        Simulator infrastructure shared by the three simulators, no upstream counterpart.
+        """
         if not isinstance(message, dict):
             return
         method = message.get("method")
@@ -154,7 +187,11 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def fault_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Apply the fault switches and count traffic; the `/_sim/` control paths are exempt."""
+    """Apply the fault switches and count traffic; the `/_sim/` control paths are exempt.
+
+    Simulator infrastructure shared by the three simulators, no upstream counterpart. The faults
+    stand for what a network or a device does wrong.
+    """
     if request.path.startswith("/_sim/"):
         return await handler(request)
     faults = request.app[FAULTS]
@@ -248,7 +285,10 @@ async def _control_stats(request: web.Request) -> web.Response:
 
 
 def make_app(clock: SimClock | None = None) -> web.Application:
-    """An aiohttp app with the shared fault/stats middleware and control routes installed."""
+    """An aiohttp app with the shared fault/stats middleware and control routes installed.
+
+    Simulator infrastructure shared by the three simulators, no upstream counterpart.
+    """
     app = web.Application(middlewares=[fault_middleware], client_max_size=4 * 1024 * 1024)
     app[FAULTS] = Faults()
     app[STATS] = Stats()
@@ -259,7 +299,10 @@ def make_app(clock: SimClock | None = None) -> web.Application:
 
 
 def parse_json_body(raw: bytes) -> Any:
-    """Parse a request body, turning bad JSON into a JSON-RPC parse error."""
+    """Parse a request body, turning bad JSON into a JSON-RPC parse error.
+
+    JSON-RPC 2.0 specification, section 5.1: -32700 Parse error.
+    """
     try:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -267,12 +310,18 @@ def parse_json_body(raw: bytes) -> Any:
 
 
 def iso(when: datetime) -> str:
-    """ISO-8601 with offset, seconds precision."""
+    """ISO-8601 with offset, seconds precision.
+
+    Simulator infrastructure shared by the three simulators, no upstream counterpart.
+    """
     return when.isoformat(timespec="seconds")
 
 
 def standalone_parser(description: str, default_port: int) -> argparse.ArgumentParser:
-    """The command-line options every simulator accepts when run on its own."""
+    """The command-line options every simulator accepts when run on its own.
+
+    Simulator infrastructure shared by the three simulators, no upstream counterpart.
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (loopback only)")
     parser.add_argument("--port", type=int, default=default_port)
@@ -281,7 +330,10 @@ def standalone_parser(description: str, default_port: int) -> argparse.ArgumentP
 
 
 def run_standalone(app: web.Application, host: str, port: int, banner: str) -> None:
-    """Serve `app` until interrupted, printing one line when it listens."""
+    """Serve `app` until interrupted, printing one line when it listens.
+
+    Simulator infrastructure shared by the three simulators, no upstream counterpart.
+    """
 
     async def _announce(_: web.Application) -> None:
         print(f"{banner} listening on http://{host}:{port}", flush=True)
@@ -291,5 +343,8 @@ def run_standalone(app: web.Application, host: str, port: int, banner: str) -> N
 
 
 def elapsed_ms(start: float) -> float:
-    """Milliseconds since a time.perf_counter() reading."""
+    """Milliseconds since a time.perf_counter() reading.
+
+    Simulator infrastructure shared by the three simulators, no upstream counterpart.
+    """
     return (time.perf_counter() - start) * 1000

@@ -168,7 +168,11 @@ class DomainError(Exception):
         self.details = details
 
     def as_dict(self) -> dict[str, Any]:
-        """The `error` object of the structured result."""
+        """The `error` object of the structured result.
+
+        50-002 "Tools" (MCP-006): a domain failure is a tool result with isError; the object's shape
+        is the simulator's decision.
+        """
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details is not None:
             error["details"] = self.details
@@ -194,7 +198,10 @@ class Alarm:
     vibration: dict[str, Any]
 
     def fields(self) -> dict[str, Any]:
-        """The editable fields (no id, no revision)."""
+        """The editable fields (no id, no revision).
+
+        50-002 "Tools": what create_alarm and update_alarm may write.
+        """
         return {
             "label": self.label,
             "time": self.time,
@@ -210,7 +217,11 @@ class Alarm:
         }
 
     def as_dict(self) -> dict[str, Any]:
-        """The alarm as the device serialises it (date is null for recurring alarms)."""
+        """The alarm as the device serialises it (date is null for recurring alarms).
+
+        50-002 "Tools" (list_alarms); the field names are the simulator's decision, the spec lists
+        none.
+        """
         return {"id": self.id, "revision": self.revision, **self.fields()}
 
 
@@ -231,7 +242,11 @@ class Session:
     end_reason: str | None = None
 
     def as_dict(self, tz: ZoneInfo) -> dict[str, Any]:
-        """Times in the device's zone; optional keys appear only when they apply."""
+        """Times in the device's zone; optional keys appear only when they apply.
+
+        50-002 "Tools" (get_state: recent and active sessions); the shape is the simulator's
+        decision.
+        """
         result: dict[str, Any] = {
             "id": self.id,
             "alarm_id": self.alarm_id,
@@ -256,7 +271,11 @@ class RateLimiter:
         self._hits: dict[str, deque[float]] = {}
 
     def check(self, address: str, now: float) -> float | None:
-        """Count one request; return None when allowed, else seconds until one is allowed."""
+        """Count one request; return None when allowed, else seconds until one is allowed.
+
+        50-002 "Security boundary" and MCP-008: requests limited per source address, 120 a minute by
+        default.
+        """
         if not self.per_minute:
             return None
         hits = self._hits.setdefault(address, deque())
@@ -269,7 +288,10 @@ class RateLimiter:
         return None
 
     def reset(self) -> None:
-        """Forget every address."""
+        """Forget every address.
+
+        Test hook, no spec section: tests start from a fresh limit.
+        """
         self._hits.clear()
 
 
@@ -660,7 +682,10 @@ class RobineWake:
     def next_occurrences(
         self, alarm: Alarm, after: datetime | None = None, count: int = OCCURRENCES
     ) -> list[datetime]:
-        """The next `count` local ring times strictly after `after` (disabled alarms: none)."""
+        """The next `count` local ring times strictly after `after` (disabled alarms: none).
+
+        50-002 "Tools": list_alarms reads alarms with their next five occurrences.
+        """
         if not alarm.enabled:
             return []
         after = after or self.clock.now()
@@ -681,7 +706,10 @@ class RobineWake:
         return result
 
     def tick(self) -> list[dict[str, Any]]:
-        """Play everything due between the last evaluation and now; return the new events."""
+        """Play everything due between the last evaluation and now; return the new events.
+
+        Simulator-only: the clock's own timeline (alarms ring, snooze, time out), evaluated lazily.
+        """
         now = self.clock.now()
         first_new = len(self.events)
         if now <= self._cursor:
@@ -881,7 +909,10 @@ class RobineWake:
             )
 
     def alarm_with_occurrences(self, alarm: Alarm) -> dict[str, Any]:
-        """An alarm plus its next five occurrences, as list_alarms and the writes return it."""
+        """An alarm plus its next five occurrences, as list_alarms and the writes return it.
+
+        50-002 "Tools": list_alarms reads alarms with their next five occurrences.
+        """
         return {
             **alarm.as_dict(),
             "next_occurrences": [iso(at) for at in self.next_occurrences(alarm)],
@@ -890,7 +921,10 @@ class RobineWake:
     # --- domain service (shared by the tools and by the test hooks) -----------------------------
 
     def create(self, fields: dict[str, Any]) -> Alarm:
-        """Validate and persist a new alarm."""
+        """Validate and persist a new alarm.
+
+        50-002 "Tools" (create_alarm) and MCP-004: mutations call the domain service.
+        """
         if len(self.alarms) >= MAX_ALARMS:
             raise DomainError(
                 "validation_failed",
@@ -903,7 +937,11 @@ class RobineWake:
         return alarm
 
     def update(self, alarm_id: str, revision: int | None, changes: dict[str, Any]) -> Alarm:
-        """Apply `changes`; `revision=None` is the device's own UI (no concurrency guard)."""
+        """Apply `changes`; `revision=None` is the device's own UI (no concurrency guard).
+
+        50-002 "Tools" (update_alarm) and MCP-004: the current resource revision, revision conflicts
+        preserved.
+        """
         alarm = self._alarm(alarm_id)
         if revision is not None:
             self._check_revision(alarm, revision)
@@ -914,7 +952,10 @@ class RobineWake:
         return alarm
 
     def delete(self, alarm_id: str, revision: int | None) -> None:
-        """Remove an alarm unless it is ringing or snoozed right now."""
+        """Remove an alarm unless it is ringing or snoozed right now.
+
+        50-002 "Tools" (delete_alarm) and MCP-004: the current resource revision.
+        """
         alarm = self._alarm(alarm_id)
         if revision is not None:
             self._check_revision(alarm, revision)
@@ -927,7 +968,10 @@ class RobineWake:
         del self.alarms[alarm_id]
 
     def trigger(self, alarm_id: str) -> Session:
-        """Ring an alarm now (disabled alarms too: this is an explicit request)."""
+        """Ring an alarm now (disabled alarms too: this is an explicit request).
+
+        50-002 "Tools" (trigger_alarm): start an existing alarm immediately.
+        """
         alarm = self._alarm(alarm_id)
         if self.active_session is not None:
             raise DomainError(
@@ -938,7 +982,10 @@ class RobineWake:
         return self._start_session(alarm, self.clock.now())
 
     def snooze(self) -> Session:
-        """Snooze the ringing session; a snoozed one is left as it is."""
+        """Snooze the ringing session; a snoozed one is left as it is.
+
+        50-002 "Tools" (snooze_session).
+        """
         session = self._active()
         if session.state == "snoozed":
             # Decision: pressing snooze again while snoozed changes nothing (no extra count).
@@ -960,7 +1007,10 @@ class RobineWake:
         return session
 
     def dismiss(self, reason: str) -> Session:
-        """End the active session with `reason` ("mcp" from the tool, "dismissed" on the device)."""
+        """End the active session with `reason` ("mcp" from the tool, "dismissed" on the device).
+
+        50-002 "Tools" (dismiss_session): reason mcp, only when smartphone dismissal is enabled.
+        """
         session = self._active()
         now = self.clock.now()
         self._event("dismissed", now, session, reason=reason)
@@ -974,27 +1024,42 @@ class RobineWake:
     # --- hooks for tests and the demo: things a person or the device does -----------------------
 
     def add_alarm(self, **fields: Any) -> dict[str, Any]:
-        """Someone sets an alarm on the clock itself."""
+        """Someone sets an alarm on the clock itself.
+
+        Test hook, no spec section.
+        """
         self.tick()
         return self.create(fields).as_dict()
 
     def edit_alarm(self, alarm_id: str, **changes: Any) -> dict[str, Any]:
-        """Someone edits an alarm on the clock: the revision moves on under any client."""
+        """Someone edits an alarm on the clock: the revision moves on under any client.
+
+        Test hook, no spec section: a person at the clock; the revision conflict of MCP-004 follows.
+        """
         self.tick()
         return self.update(alarm_id, None, changes).as_dict()
 
     def remove_alarm(self, alarm_id: str) -> None:
-        """Someone deletes an alarm on the clock."""
+        """Someone deletes an alarm on the clock.
+
+        Test hook, no spec section.
+        """
         self.tick()
         self.delete(alarm_id, None)
 
     def press_snooze(self) -> dict[str, Any]:
-        """The snooze bar on the clock."""
+        """The snooze bar on the clock.
+
+        Test hook, no spec section.
+        """
         self.tick()
         return self.snooze().as_dict(self.tz)
 
     def press_dismiss(self) -> dict[str, Any]:
-        """The off button on the clock: works whatever the smartphone setting."""
+        """The off button on the clock: works whatever the smartphone setting.
+
+        Test hook, no spec section.
+        """
         self.tick()
         return self.dismiss("dismissed").as_dict(self.tz)
 
@@ -1006,7 +1071,10 @@ class RobineWake:
         time_synced: bool | None = None,
         storage_ok: bool | None = None,
     ) -> None:
-        """Change device settings or health as the owner (or a failing part) would."""
+        """Change device settings or health as the owner (or a failing part) would.
+
+        Test hook, no spec section: the owner's settings or a failing part.
+        """
         if smartphone_dismissal_enabled is not None:
             self.smartphone_dismissal_enabled = smartphone_dismissal_enabled
         if max_volume is not None:
@@ -1058,7 +1126,11 @@ class RobineWake:
         return result
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Run one tool; schema failures raise RpcFailure, domain failures give isError."""
+        """Run one tool; schema failures raise RpcFailure, domain failures give isError.
+
+        50-002 "Tools": invalid arguments and unknown tools are JSON-RPC errors, domain failures
+        isError (MCP-006); every result has text and structuredContent.
+        """
         tool = TOOLS_BY_NAME.get(name)
         if tool is None:
             raise RpcFailure(INVALID_PARAMS, f"Unknown tool: {name}")
@@ -1455,7 +1527,11 @@ async def _control_clock(request: web.Request) -> web.Response:
 
 
 def create_app(**options: Any) -> web.Application:
-    """The simulated clock as an aiohttp app; `app[ROBINE]` is its state (options: RobineWake)."""
+    """The simulated clock as an aiohttp app; `app[ROBINE]` is its state (options: RobineWake).
+
+    50-002 "Protocol profile": POST /mcp on the device's HTTP listener; the /_sim/ control routes
+    are the simulator's.
+    """
     clock = options.pop("clock", None) or SimClock()
     app = make_app(clock)
     app[ROBINE] = RobineWake(clock=clock, **options)
@@ -1466,7 +1542,10 @@ def create_app(**options: Any) -> web.Application:
 
 
 def main() -> None:
-    """Run the simulator on its own (loopback only)."""
+    """Run the simulator on its own (loopback only).
+
+    Simulator entry point (`python -m simulators.robine_wake`), no spec section.
+    """
     parser = standalone_parser("Robine Wake alarm clock simulator (MCP 50-002)", 8793)
     parser.add_argument("--password", default=None, help="admin password (or Bearer token)")
     parser.add_argument("--auth-scheme", default="basic", help="basic (user admin), bearer, ...")

@@ -8,7 +8,10 @@ from .server import create_app
 
 
 def main() -> None:
-    """Parse the options and serve until interrupted (loopback only)."""
+    """Parse the options and serve until interrupted (loopback only).
+
+    Simulator entry point (`python -m`), no upstream counterpart.
+    """
     parser = standalone_parser("Homecast MCP simulator (cloud, or --community)", 8766)
     parser.add_argument("--homes", type=int, default=2, help="generated homes")
     parser.add_argument("--accessories", type=int, default=24, help="accessories per home")

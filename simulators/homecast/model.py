@@ -97,13 +97,20 @@ def slug(name: str, uuid: str) -> str:
 
 
 def deslug(key: str) -> str:
-    """Best-effort display name from a key when a state file gives no name."""
+    """Best-effort display name from a key when a state file gives no name.
+
+    Simulator-only: a state file without names still needs display names.
+    """
     base = key.rsplit("_", 1)[0] if "_" in key else key
     return base.replace("_", " ").title()
 
 
 def uuid_with_tail(rng: random.Random, tail: str | None = None) -> str:
-    """An uppercase HomeKit-style UUID; `tail` forces its last hex digits (file loading)."""
+    """An uppercase HomeKit-style UUID; `tail` forces its last hex digits (file loading).
+
+    Simulator-only: HomeKit identifiers are UUIDs; the tail keeps the last four hex digits
+    homecast-web src/lib/slug.ts uniqueKey shows in a loaded key.
+    """
     text = str(uuidlib.UUID(int=rng.getrandbits(128), version=4)).upper()
     if tail:
         text = text[: len(text) - len(tail)] + tail.upper()
@@ -125,7 +132,11 @@ class Virtual:
     initial: Any = None
 
     def describe(self) -> dict[str, Any]:
-        """The definition fields as get_state shows them."""
+        """The definition fields as get_state shows them.
+
+        homecast-web src/server/local-hc-automations.ts handleCreateVirtualAccessory stores these
+        fields; src/server/local-rest.ts getState shows them.
+        """
         out: dict[str, Any] = {"virtual_type": self.kind, "controllable": self.controllable}
         if self.kind == "mode":
             out["options"] = list(self.options)
@@ -163,7 +174,10 @@ class Accessory:
 
     @property
     def slug(self) -> str:
-        """The accessory key."""
+        """The accessory key.
+
+        homecast-web src/lib/slug.ts uniqueKey of the accessory's name and id.
+        """
         return self.key or slug(self.name, self.uuid)
 
 
@@ -178,7 +192,10 @@ class Room:
 
     @property
     def slug(self) -> str:
-        """The room key."""
+        """The room key.
+
+        homecast-web src/lib/slug.ts uniqueKey of the room's name and id.
+        """
         return self.key or slug(self.name, self.uuid)
 
 
@@ -213,30 +230,49 @@ class Home:
 
     @property
     def slug(self) -> str:
-        """The home key."""
+        """The home key.
+
+        homecast-web src/lib/slug.ts uniqueKey of the home's name and id.
+        """
         return self.key or slug(self.name, self.uuid)
 
     def all_accessories(self) -> list[Accessory]:
-        """Every accessory, group and virtual accessory, room by room."""
+        """Every accessory, group and virtual accessory, room by room.
+
+        Simulator model: the accessories src/server/local-rest.ts getState walks.
+        """
         return [acc for room in self.rooms for acc in room.accessories]
 
     def devices(self) -> list[Accessory]:
-        """Real accessories (no groups, no virtual ones), including group members once."""
+        """Real accessories (no groups, no virtual ones), including group members once.
+
+        Simulator model: what the history tools (src/server/local-rest.ts handleGetHistory,
+        handleQueryHistory) can have recorded.
+        """
         return [a for a in self.all_accessories() if a.members is None and a.virtual is None]
 
     def virtuals(self) -> list[Accessory]:
-        """The virtual accessories."""
+        """The virtual accessories.
+
+        Simulator model of src/server/local-hc-automations.ts's virtual accessories.
+        """
         return [a for a in self.all_accessories() if a.virtual is not None]
 
     def room_of(self, acc: Accessory) -> Room:
-        """The room holding `acc`."""
+        """The room holding `acc`.
+
+        Simulator model, no upstream function.
+        """
         for room in self.rooms:
             if room.uuid == acc.room_uuid:
                 return room
         raise KeyError(acc.uuid)
 
     def find_room(self, ref: str) -> Room | None:
-        """A room by key or display name (case-insensitive)."""
+        """A room by key or display name (case-insensitive).
+
+        As src/server/local-rest.ts handleSetState resolves an update's room.
+        """
         needle = ref.strip().lower()
         for room in self.rooms:
             if needle in (room.slug, room.name.lower()):
@@ -244,7 +280,11 @@ class Home:
         return None
 
     def find(self, ref: str, room: Room | None = None) -> Accessory | None:
-        """An accessory by key, display name or UUID, optionally within one room."""
+        """An accessory by key, display name or UUID, optionally within one room.
+
+        As src/server/local-rest.ts handleSetState and src/server/local-mcp.ts callTool resolve an
+        accessory reference.
+        """
         needle = ref.strip().lower()
         pool = room.accessories if room is not None else self.all_accessories()
         for acc in pool:
@@ -253,7 +293,11 @@ class Home:
         return None
 
     def find_scene(self, name: str) -> Scene | None:
-        """A scene by name (case-insensitive)."""
+        """A scene by name (case-insensitive).
+
+        As src/server/local-mcp.ts callTool's run_scene / update_scene / delete_scene cases find a
+        scene by name.
+        """
         needle = name.strip().lower()
         return next((s for s in self.scenes if s.name.lower() == needle), None)
 
@@ -419,7 +463,10 @@ _FILL_CYCLE = ("light", "switch", "outlet", "temperature", "motion", "contact", 
 def make_accessory(
     rng: random.Random, room: Room, kind: str, name: str, variant: int = 0
 ) -> Accessory:
-    """A new accessory whose key does not collide with another in the same room."""
+    """A new accessory whose key does not collide with another in the same room.
+
+    Keys as homecast-web src/lib/slug.ts uniqueKey makes them.
+    """
     values, settable = _template(kind, variant, rng)
     taken = {a.slug for a in room.accessories}
     while True:
@@ -443,7 +490,10 @@ def make_accessory(
 def generate_homes(
     seed: int, homes: int, accessories_per_home: int, *, analytics: bool = True
 ) -> list[Home]:
-    """Deterministic homes: every type in each home, a service group, scenes, automations."""
+    """Deterministic homes: every type in each home, a service group, scenes, automations.
+
+    Simulator-only fixture data (seeded); the shapes follow src/server/local-rest.ts getState.
+    """
     rng = random.Random(seed)
     result: list[Home] = []
     for h in range(homes):
@@ -631,7 +681,10 @@ def _add_virtuals(rng: random.Random, home: Home) -> None:
 
 
 def virtual_room(home: Home) -> Room:
-    """The pseudo-room that holds virtual accessories (created on first use)."""
+    """The pseudo-room that holds virtual accessories (created on first use).
+
+    src/server/local-rest.ts getState lists virtual accessories in a room of their own.
+    """
     for room in home.rooms:
         if room.uuid == home.virtual_room_uuid:
             return room
@@ -643,7 +696,10 @@ def virtual_room(home: Home) -> Room:
 def add_virtual(
     rng: random.Random, home: Home, name: str, spec: Virtual, initial: Any = None
 ) -> Accessory:
-    """Create a virtual accessory in `home` with its starting value."""
+    """Create a virtual accessory in `home` with its starting value.
+
+    src/server/local-hc-automations.ts handleCreateVirtualAccessory.
+    """
     room = virtual_room(home)
     key = VIRTUAL_KEYS[spec.kind]
     if initial is None:
@@ -677,7 +733,10 @@ def add_virtual(
 
 
 def served_key(key: str, vocabulary: str, wire: dict[str, str]) -> str:
-    """The name get_state shows a stored key under."""
+    """The name get_state shows a stored key under.
+
+    src/server/local-rest.ts getSimpleName: the simple name of a characteristic.
+    """
     if key in wire:
         return wire[key]
     if vocabulary == LEGACY:
@@ -690,7 +749,10 @@ def served_key(key: str, vocabulary: str, wire: dict[str, str]) -> str:
 def render_values(
     values: dict[str, Any], vocabulary: str, wire: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """Values in the served vocabulary (a state file's accessory: in the file's own)."""
+    """Values in the served vocabulary (a state file's accessory: in the file's own).
+
+    src/server/local-rest.ts simplifyAccessory with formatValue.
+    """
     if wire:
         out = {}
         for key, value in values.items():
@@ -816,7 +878,10 @@ _FLOAT_RANGES = {"heat_target": (0, 25), "cool_target": (10, 35), "target_temp":
 
 
 def normalize_key(key: str, value: Any) -> tuple[str, Any]:
-    """Map an older raw write key to the current one (accepted by every server version)."""
+    """Map an older raw write key to the current one (accepted by every server version).
+
+    The relay's write path (src/server/homekit-write.ts executeHomeKitWrite) accepts both names.
+    """
     if key == "target_heater_cooler_state":
         inverse = {v: k for k, v in HVAC_MODES.items()}
         if isinstance(value, int) and not isinstance(value, bool) and value in inverse:
@@ -826,7 +891,11 @@ def normalize_key(key: str, value: Any) -> tuple[str, Any]:
 
 
 def check_value(acc: Accessory, key: str, value: Any) -> Any:
-    """Validate one write of `acc`; returns the stored form or raises WriteError."""
+    """Validate one write of `acc`; returns the stored form or raises WriteError.
+
+    The relay's per-characteristic check (HomeKitManager.swift setState), reported by
+    src/server/homekit-write.ts executeHomeKitWrite.
+    """
     if acc.virtual is not None:
         return _check_virtual(acc, key, value)
     if key == "hvac_mode" and value == "off" and "active" in acc.settable:
@@ -913,7 +982,11 @@ def _check_virtual_text(spec: Virtual, key: str, value: Any) -> Any:
 
 
 def apply_values(acc: Accessory, changes: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """Store accepted writes and what follows from them; returns {key: (old, new)} changed."""
+    """Store accepted writes and what follows from them; returns {key: (old, new)} changed.
+
+    HomeKit's own effects of a write (a target moves the current value), as the relay then reports
+    them.
+    """
     before = dict(acc.values)
     for key, value in changes.items():
         if key == "hvac_mode" and value == "off":
@@ -941,7 +1014,10 @@ def apply_values(acc: Accessory, changes: dict[str, Any]) -> dict[str, tuple[Any
 
 
 def hvac_state(values: dict[str, Any]) -> str:
-    """What a heater-cooler is doing given its mode, targets and the room temperature."""
+    """What a heater-cooler is doing given its mode, targets and the room temperature.
+
+    Simulator physics, no upstream function: HomeKit reports the heater-cooler's current state.
+    """
     if not values.get("active"):
         return "inactive"
     temp = values.get("current_temp", 20.0)
@@ -954,7 +1030,10 @@ def hvac_state(values: dict[str, Any]) -> str:
 
 
 def format_value(value: Any) -> str:
-    """A value as set_state's change lines show it."""
+    """A value as set_state's change lines show it.
+
+    The `key=value` text of src/server/local-rest.ts handleSetState's change lines.
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)

@@ -96,7 +96,11 @@ CONFIG_MESSAGE = {
 
 
 def relay_message(home: Home, acc: Accessory, key: str, value: Any) -> dict[str, Any] | None:
-    """The characteristic_update the relay broadcasts for one changed value (None: none)."""
+    """The characteristic_update the relay broadcasts for one changed value (None: none).
+
+    src/server/local-broadcast.ts broadcastRelayWrite, named by the relay's
+    CharacteristicMapper.swift.
+    """
     if key in _UNOBSERVED:
         return None
     name, convert = _RELAY.get(key, (key, None))
@@ -163,7 +167,12 @@ class PushHub:
         )
 
     def broadcast(self, home: Home, message: dict[str, Any]) -> None:
-        """Send to every client that gets this home's broadcasts."""
+        """Send to every client that gets this home's broadcasts.
+
+        Cloud: to the clients subscribed to the home (homecast-web src/server/websocket.ts);
+        community: to every connected client (the Mac app's LocalHTTPServer.swift, not in
+        homecast-web).
+        """
         now = self.sim.clock.now().timestamp()
         text = json.dumps(message)
         for client in list(self.clients):
@@ -178,13 +187,19 @@ class PushHub:
             task.add_done_callback(_ignore_errors)
 
     async def drop_all(self) -> None:
-        """Every socket closes (a restart of the server, a network blip)."""
+        """Every socket closes (a restart of the server, a network blip).
+
+        Test hook, no upstream function: every socket closes as on a server restart.
+        """
         for client in list(self.clients):
             await client.ws.close(code=WSCloseCode.GOING_AWAY)
 
     # -- cloud: GET /ws ---------------------------------------------------------------------
 
     async def cloud_socket(self, request: web.Request) -> web.StreamResponse:
+        """GET /ws of the cloud, as homecast-web src/server/websocket.ts establishConnection opens
+        it: `connected`, then `config`, then requests until it closes.
+        """
         ws = web.WebSocketResponse(autoping=True, timeout=_CLOSE_WAIT)
         await ws.prepare(request)
         token = request.query.get("token", "")
@@ -287,6 +302,10 @@ class PushHub:
 
     async def community_socket(self, request: web.Request) -> web.StreamResponse:
         # NWProtocolWebSocket.Options autoReplyPing = true.
+        """The community server's own WebSocket listener: the config broadcast on connect (the Mac
+        app's LocalHTTPServer.swift, not in homecast-web), then each message as homecast-web
+        src/server/local-server.ts handleRequest.
+        """
         ws = web.WebSocketResponse(autoping=True, timeout=_CLOSE_WAIT)
         await ws.prepare(request)
         client = Client(ws)
@@ -412,7 +431,11 @@ _COMMUNITY_PORT = web.AppKey("homecast_push_port", list[int])
 def install(
     app: web.Application, sim: HomecastSim, *, community: bool, api_tokens: bool
 ) -> PushHub:
-    """Serve the edition's socket next to `app` (the cloud: /ws; community: its own port)."""
+    """Serve the edition's socket next to `app` (the cloud: /ws; community: its own port).
+
+    Cloud: src/server/websocket.ts; community: src/server/local-server.ts initLocalServer's own
+    listener.
+    """
     hub = PushHub(sim, community=community, api_tokens=api_tokens)
     app[PUSH] = hub
     if not community:
@@ -426,7 +449,11 @@ def install(
 
 
 def community_ws_port(app: web.Application) -> int:
-    """The port /health advertises: 0 while (or where) no socket listens."""
+    """The port /health advertises: 0 while (or where) no socket listens.
+
+    The `wsPort` of the community server's GET /health, as homecast-web src/lib/relay-probe.ts reads
+    it.
+    """
     ports = app.get(_COMMUNITY_PORT)
     return ports[0] if ports else 0
 

@@ -90,13 +90,21 @@ class Grant:
     client_id: str | None = None
 
     def right(self, home: Home) -> str | None:
-        """The right on `home`, or None when the home is invisible to this credential."""
+        """The right on `home`, or None when the home is invisible to this credential.
+
+        The per-home view/control permission of a token (homecast-web
+        src/components/settings/ApiAccessSection.tsx homePermissions).
+        """
         if self.homes is None:
             return CONTROL
         return self.homes.get(home.uuid)
 
     def can_write(self, home: Home) -> bool:
-        """Whether mutating tools may touch `home`."""
+        """Whether mutating tools may touch `home`.
+
+        The scope (homecast-web src/server/local-oauth.ts normalizeScope: mcp:write is write) and
+        the home's control permission.
+        """
         return self.right(home) == CONTROL and bool({WRITE_SCOPE, ADMIN_SCOPE} & self.scopes)
 
 
@@ -182,7 +190,10 @@ class HomecastSim:
     # ------------------------------------------------------------------ lookup
 
     def home(self, ref: str) -> Home:
-        """A home by key, display name or UUID (KeyError when unknown)."""
+        """A home by key, display name or UUID (KeyError when unknown).
+
+        Simulator lookup for tests, no upstream function.
+        """
         needle = ref.strip().lower()
         for home in self.homes:
             if needle in (home.slug, home.name.lower(), home.uuid.lower()):
@@ -190,39 +201,63 @@ class HomecastSim:
         raise KeyError(ref)
 
     def accessory(self, home: str, ref: str) -> Accessory:
-        """An accessory by key, name or UUID within a home (KeyError when unknown)."""
+        """An accessory by key, name or UUID within a home (KeyError when unknown).
+
+        Simulator lookup for tests, no upstream function.
+        """
         found = self.home(home).find(ref)
         if found is None:
             raise KeyError(ref)
         return found
 
     def values(self, home: str, ref: str) -> dict[str, Any]:
-        """A copy of an accessory's stored values (current vocabulary)."""
+        """A copy of an accessory's stored values (current vocabulary).
+
+        Simulator lookup for tests, no upstream function.
+        """
         return dict(self.accessory(home, ref).values)
 
     # ------------------------------------------------------------------ outside world
 
     def external_change(self, home: str, ref: str, **values: Any) -> None:
-        """Someone changes a device by hand (or a sensor fires): immediate, recorded."""
+        """Someone changes a device by hand (or a sensor fires): immediate, recorded.
+
+        Test hook, no upstream function: a change HomeKit reports to the relay.
+        """
         h = self.home(home)
         acc = self.accessory(home, ref)
         changed = apply_values(acc, values)
         self.record(h, acc, changed)
 
     def press(self, home: str, ref: str, event: int = 0) -> None:
-        """A doorbell ring or button press (0 single, 1 double, 2 long)."""
+        """A doorbell ring or button press (0 single, 1 double, 2 long).
+
+        Test hook, no upstream function: a stateless programmable switch event (never broadcast, see
+        push.py).
+        """
         self.external_change(home, ref, programmable_switch_event=event)
 
     def set_reachable(self, home: str, ref: str, reachable: bool) -> None:
-        """Make an accessory stop (or resume) answering the hub."""
+        """Make an accessory stop (or resume) answering the hub.
+
+        Test hook, no upstream function: HomeKit's reachability, broadcast as
+        src/server/local-broadcast.ts reachability_update.
+        """
         self.accessory(home, ref).reachable = reachable
 
     def set_relay_online(self, home: str, online: bool) -> None:
-        """The relay Mac serving a home disconnects (or comes back)."""
+        """The relay Mac serving a home disconnects (or comes back).
+
+        Test hook, no upstream function: src/server/local-rest.ts getState leaves out homes whose
+        relay is not connected.
+        """
         self.home(home).relay_online = online
 
     def pair_accessory(self, home: str, room: str, name: str, kind: str, variant: int = 0) -> str:
-        """A new accessory paired in the Home app; returns its key."""
+        """A new accessory paired in the Home app; returns its key.
+
+        Test hook, no upstream function.
+        """
         h = self.home(home)
         target = h.find_room(room)
         if target is None:
@@ -234,7 +269,10 @@ class HomecastSim:
         return acc.slug
 
     def remove_accessory(self, home: str, ref: str) -> None:
-        """An accessory removed from the Home app (groups lose it as a member)."""
+        """An accessory removed from the Home app (groups lose it as a member).
+
+        Test hook, no upstream function.
+        """
         h = self.home(home)
         acc = self.accessory(home, ref)
         for room in h.rooms:
@@ -245,24 +283,37 @@ class HomecastSim:
             room.accessories = [a for a in room.accessories if a.members != []]
 
     def rename_accessory(self, home: str, ref: str, name: str) -> str:
-        """Renamed in the Home app: the key changes with the name; returns the new key."""
+        """Renamed in the Home app: the key changes with the name; returns the new key.
+
+        Test hook, no upstream function: a change in the Home app; slug.ts uniqueKey makes the new
+        key.
+        """
         acc = self.accessory(home, ref)
         acc.name = name
         return acc.slug
 
     def add_scene(self, home: str, name: str) -> None:
-        """A scene saved in the Home app (no actions)."""
+        """A scene saved in the Home app (no actions).
+
+        Test hook, no upstream function.
+        """
         self.home(home).scenes.append(Scene(uuid_with_tail(self.rng), name, []))
 
     def rename_scene(self, home: str, name: str, new_name: str) -> None:
-        """A scene renamed in the Home app: same HomeKit scene, only its name changes."""
+        """A scene renamed in the Home app: same HomeKit scene, only its name changes.
+
+        Test hook, no upstream function.
+        """
         scene = self.home(home).find_scene(name)
         if scene is None:
             raise KeyError(name)
         scene.name = new_name
 
     def remove_scene(self, home: str, name: str) -> None:
-        """A scene deleted in the Home app."""
+        """A scene deleted in the Home app.
+
+        Test hook, no upstream function.
+        """
         h = self.home(home)
         scene = h.find_scene(name)
         if scene is None:
@@ -270,7 +321,10 @@ class HomecastSim:
         h.scenes.remove(scene)
 
     def add_home(self, name: str) -> str:
-        """A home shared with the account; returns its key."""
+        """A home shared with the account; returns its key.
+
+        Test hook, no upstream function.
+        """
         home = Home(uuid=uuid_with_tail(self.rng), name=name, analytics=False)
         home.rooms.append(Room(uuid=uuid_with_tail(self.rng), name="Living Room"))
         self.homes.append(home)
@@ -280,7 +334,11 @@ class HomecastSim:
     # ------------------------------------------------------------------ writes with delay
 
     def schedule(self, apply: Callable[[], None]) -> None:
-        """Run a relay write after the configured delay (immediately with delay 0)."""
+        """Run a relay write after the configured delay (immediately with delay 0).
+
+        The relay's asynchronous write (src/server/homekit-write.ts executeHomeKitWrite); the delay
+        is the simulator's.
+        """
         if self.write_delay <= 0:
             apply()
             return
@@ -294,18 +352,28 @@ class HomecastSim:
 
     @property
     def pending_writes(self) -> int:
-        """Writes accepted but not yet visible in get_state."""
+        """Writes accepted but not yet visible in get_state.
+
+        Simulator-only: writes the relay has not applied yet.
+        """
         return len(self._pending)
 
     def flush(self) -> None:
-        """Apply every pending write now, in order (tests drive the delay with this)."""
+        """Apply every pending write now, in order (tests drive the delay with this).
+
+        Simulator-only: tests drive the relay delay with this.
+        """
         pending, self._pending = self._pending, []
         for apply, handle in pending:
             handle.cancel()
             apply()
 
     def write(self, home: Home, acc: Accessory, changes: dict[str, Any]) -> None:
-        """Schedule validated changes of one accessory (a group writes to each member)."""
+        """Schedule validated changes of one accessory (a group writes to each member).
+
+        src/server/homekit-write.ts executeHomeKitWrite; a service group writes to each member
+        (broadcastRelayGroupWrite).
+        """
         targets = acc.members if acc.members else [acc]
 
         def _apply() -> None:
@@ -317,7 +385,11 @@ class HomecastSim:
     # ------------------------------------------------------------------ history
 
     def record(self, home: Home, acc: Accessory, changed: dict[str, tuple[Any, Any]]) -> None:
-        """Store changes in the history (when Analytics is on) and tell listeners."""
+        """Store changes in the history (when Analytics is on) and tell listeners.
+
+        src/server/local-history.ts recordHistoryEvent (only with Analytics on), then
+        src/server/local-broadcast.ts.
+        """
         now = self.clock.now().timestamp()
         if home.analytics:
             self.ensure_history(home)
@@ -330,7 +402,10 @@ class HomecastSim:
                 listener(home, acc, {k: new for k, (_, new) in changed.items()})
 
     def ensure_history(self, home: Home) -> list[Record]:
-        """Synthesize a week of past readings on first use (deterministic per seed)."""
+        """Synthesize a week of past readings on first use (deterministic per seed).
+
+        Simulator-only: a past the src/server/local-history.ts store would hold.
+        """
         if home.uuid in self._history_ready:
             return self.history[home.uuid]
         self._history_ready.add(home.uuid)
@@ -377,7 +452,10 @@ class HomecastSim:
         lifetime: float | None = None,
         client_id: str | None = None,
     ) -> Grant:
-        """Accept `token`; `homes` maps home keys/names to view/control (None: all, control)."""
+        """Accept `token`; `homes` maps home keys/names to view/control (None: all, control).
+
+        Test hook, no upstream function: an `hc_` access token the account creates.
+        """
         rights = None
         if homes is not None:
             rights = {self.home(ref).uuid: right for ref, right in homes.items()}
@@ -387,22 +465,35 @@ class HomecastSim:
         return grant
 
     def revoke_token(self, token: str) -> None:
-        """Refuse an access token from now on."""
+        """Refuse an access token from now on.
+
+        Test hook, no upstream function: the user revokes a token.
+        """
         self.tokens.pop(token, None)
 
     def revoke_refresh_token(self, token: str) -> None:
-        """Refuse a refresh token from now on."""
+        """Refuse a refresh token from now on.
+
+        Test hook, no upstream function: the user revokes a token.
+        """
         self.refresh_tokens.pop(token, None)
 
     def revoke_client(self, client_id: str) -> None:
-        """The user removes an OAuth app: its access and refresh tokens stop working."""
+        """The user removes an OAuth app: its access and refresh tokens stop working.
+
+        Test hook, no upstream function: the user removes an OAuth app.
+        """
         self.tokens = {k: g for k, g in self.tokens.items() if g.client_id != client_id}
         self.refresh_tokens = {
             k: v for k, v in self.refresh_tokens.items() if v["client_id"] != client_id
         }
 
     def grant_for(self, token: str) -> Grant | None:
-        """The grant of a live token, or None (unknown, revoked or expired)."""
+        """The grant of a live token, or None (unknown, revoked or expired).
+
+        Simulator-side bearer check before the MCP handler (homecast-web src/server/local-mcp.ts
+        handleMCP).
+        """
         grant = self.tokens.get(token)
         if grant is None:
             return None
@@ -413,7 +504,11 @@ class HomecastSim:
     def issue_oauth(
         self, client_id: str, scopes: frozenset[str], homes: dict[str, str] | None
     ) -> dict[str, Any]:
-        """A fresh access + refresh token pair for an OAuth client."""
+        """A fresh access + refresh token pair for an OAuth client.
+
+        homecast-web src/server/local-oauth.ts handleToken (authorization_code and refresh_token
+        grants).
+        """
         access = "hca_" + secrets.token_urlsafe(24)
         refresh = "hcr_" + secrets.token_urlsafe(32)
         self.tokens[access] = Grant(
@@ -431,7 +526,10 @@ class HomecastSim:
     # ------------------------------------------------------------------ sessions
 
     def expire_sessions(self) -> int:
-        """Forget every MCP session (the next request with an old id gets 404)."""
+        """Forget every MCP session (the next request with an old id gets 404).
+
+        Test hook, no upstream function: the server forgets its MCP sessions (a restart).
+        """
         count = len(self.sessions)
         for session in self.sessions.values():
             for queue in session.queues:
@@ -440,22 +538,36 @@ class HomecastSim:
         return count
 
     def notify_tools_changed(self) -> None:
-        """Tell open GET streams that tools/list changed (descriptions embed homes and rooms)."""
+        """Tell open GET streams that tools/list changed (descriptions embed homes and rooms).
+
+        The cloud's notifications/tools/list_changed (its source is not public); descriptions embed
+        homes and rooms as homecast-web src/server/local-mcp.ts listToolsPersonalized does.
+        """
         message = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
         for session in self.sessions.values():
             for queue in session.queues:
                 queue.put_nowait(message)
 
     def visible_homes(self, grant: Grant) -> list[Home]:
-        """Homes this credential can see."""
+        """Homes this credential can see.
+
+        The homes the credential's per-home permissions cover (homecast-web
+        src/components/settings/ApiAccessSection.tsx homePermissions).
+        """
         return [h for h in self.homes if grant.right(h) is not None]
 
     def now_iso(self) -> str:
-        """Current simulated time, ISO-8601."""
+        """Current simulated time, ISO-8601.
+
+        Simulator clock, no upstream function.
+        """
         return self.clock.now().isoformat(timespec="seconds")
 
     def shift(self, seconds: float) -> datetime:
-        """The simulated time `seconds` from now."""
+        """The simulated time `seconds` from now.
+
+        Simulator clock, no upstream function.
+        """
         return self.clock.now() + timedelta(seconds=seconds)
 
 
@@ -472,6 +584,8 @@ def load_state_file(path: Path, rng: random.Random) -> tuple[list[Home], str]:
 
     Keys, `name`s and value names stay the file's own (a real capture replays as captured);
     values are stored in the current vocabulary so writes behave as on a live server.
+
+    Replays the answer of homecast-web src/server/local-rest.ts getState (handleGetState).
     """
     data = json.loads(path.read_text(encoding="utf-8"))
     uuids: dict[str, str] = data.get("_homes", {})

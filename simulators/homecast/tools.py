@@ -65,7 +65,10 @@ class Tool:
 
     @property
     def read_scope_enough(self) -> bool:
-        """Whether mcp:read suffices (only the three listing tools, per the scope table)."""
+        """Whether mcp:read suffices (only the three listing tools, per the scope table).
+
+        homecast-web src/server/local-oauth.ts normalizeScope: mcp:read is read.
+        """
         return self.name in ("get_state", "get_automations", "get_hc_automations")
 
 
@@ -218,7 +221,11 @@ def _home_body(
 
 
 async def get_state(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Nested home -> room -> accessory view; filters are case-insensitive substrings."""
+    """Nested home -> room -> accessory view; filters are case-insensitive substrings.
+
+    homecast-web src/server/local-rest.ts handleGetState / getState, through src/server/local-mcp.ts
+    callTool.
+    """
     filters = {k: _text(args, k) for k in ("filter_by_home", "filter_by_room", "filter_by_name")}
     hf, rf, nf = (
         (filters[k] or "").lower() or None
@@ -711,7 +718,10 @@ def _needs_scene_support(home: Home) -> None:
 
 
 async def run_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Execute a scene: its actions reach the devices after the relay delay."""
+    """Execute a scene: its actions reach the devices after the relay delay.
+
+    homecast-web src/server/local-mcp.ts callTool case 'run_scene' (scenes.list, scene.execute).
+    """
     home = _keyed_home(sim, grant, args)
     name = _text(args, "name", required=True) or ""
     scene = home.find_scene(name)
@@ -730,7 +740,10 @@ async def run_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any
 
 
 async def create_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """A new scene from set_state-style actions."""
+    """A new scene from set_state-style actions.
+
+    homecast-web src/server/local-mcp.ts callTool case 'create_scene' (scene.create).
+    """
     home = _keyed_home(sim, grant, args)
     _needs_scene_support(home)
     name = (_text(args, "name", required=True) or "").strip()
@@ -746,7 +759,10 @@ async def create_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> 
 
 
 async def update_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Rename a scene and/or replace its actions."""
+    """Rename a scene and/or replace its actions.
+
+    homecast-web src/server/local-mcp.ts callTool case 'update_scene' (scene.update).
+    """
     home = _keyed_home(sim, grant, args)
     _needs_scene_support(home)
     scene = _editable_scene(home, _text(args, "name", required=True) or "", "modified")
@@ -769,7 +785,10 @@ async def update_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> 
 
 
 async def delete_scene(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Remove a scene for good."""
+    """Remove a scene for good.
+
+    homecast-web src/server/local-mcp.ts callTool case 'delete_scene' (scene.delete).
+    """
     home = _keyed_home(sim, grant, args)
     _needs_scene_support(home)
     scene = _editable_scene(home, _text(args, "name", required=True) or "", "deleted")
@@ -867,7 +886,10 @@ def _hk_find(home: Home, ident: str) -> dict[str, Any]:
 
 
 async def get_automations(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """HomeKit automations by home key."""
+    """HomeKit automations by home key.
+
+    homecast-web src/server/local-automations.ts handleGetAutomations.
+    """
     hf = (_text(args, "filter_by_home") or "").lower()
     out: dict[str, Any] = {}
     view_only: list[str] = []
@@ -884,7 +906,10 @@ async def get_automations(sim: HomecastSim, grant: Grant, args: dict[str, Any]) 
 
 
 async def create_automation(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """A HomeKit automation (equality only, device properties only)."""
+    """A HomeKit automation (equality only, device properties only).
+
+    homecast-web src/server/local-automations.ts handleCreateAutomation.
+    """
     home = _hk_home(sim, grant, args)
     name = (_text(args, "name", required=True) or "").strip()
     if not _name_ok(name):
@@ -905,7 +930,10 @@ async def create_automation(sim: HomecastSim, grant: Grant, args: dict[str, Any]
 
 
 async def update_automation(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Change given fields; a new trigger recreates the automation under a new id."""
+    """Change given fields; a new trigger recreates the automation under a new id.
+
+    homecast-web src/server/local-automations.ts handleUpdateAutomation.
+    """
     home = _hk_home(sim, grant, args)
     auto = _hk_find(home, _text(args, "id", required=True) or "")
     if not auto["editable"] and ("trigger" in args or "actions" in args):
@@ -943,7 +971,10 @@ async def update_automation(sim: HomecastSim, grant: Grant, args: dict[str, Any]
 
 
 async def delete_automation(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Remove a HomeKit automation (and the scene that belongs to it)."""
+    """Remove a HomeKit automation (and the scene that belongs to it).
+
+    homecast-web src/server/local-automations.ts handleDeleteAutomation.
+    """
     home = _hk_home(sim, grant, args)
     auto = _hk_find(home, _text(args, "id", required=True) or "")
     home.automations.remove(auto)
@@ -1116,7 +1147,10 @@ def _hc_common(args: dict[str, Any]) -> None:
 
 
 async def get_hc_automations(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Homecast automations by home key."""
+    """Homecast automations by home key.
+
+    homecast-web src/server/local-hc-automations.ts handleGetHcAutomations.
+    """
     hf = (_text(args, "filter_by_home") or "").lower()
     return {
         home.slug: [dict(a) for a in home.hc_automations]
@@ -1126,7 +1160,10 @@ async def get_hc_automations(sim: HomecastSim, grant: Grant, args: dict[str, Any
 
 
 async def create_hc_automation(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """A Homecast automation (runs on the relay Mac)."""
+    """A Homecast automation (runs on the relay Mac).
+
+    homecast-web src/server/local-hc-automations.ts handleCreateHcAutomation.
+    """
     home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
     name = (_text(args, "name", required=True) or "").strip()
     _hc_common(args)
@@ -1151,7 +1188,10 @@ async def create_hc_automation(sim: HomecastSim, grant: Grant, args: dict[str, A
 
 
 async def update_hc_automation(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Merge the given parts into the stored automation; the id stays."""
+    """Merge the given parts into the stored automation; the id stays.
+
+    homecast-web src/server/local-hc-automations.ts handleUpdateHcAutomation.
+    """
     home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
     auto = _hc_find(home, _text(args, "id", required=True) or "")
     _hc_common(args)
@@ -1181,7 +1221,10 @@ def _has_unsupported(node: Any) -> bool:
 
 
 async def delete_hc_automation(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Remove a Homecast automation."""
+    """Remove a Homecast automation.
+
+    homecast-web src/server/local-hc-automations.ts handleDeleteHcAutomation.
+    """
     home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
     auto = _hc_find(home, _text(args, "id", required=True) or "")
     home.hc_automations.remove(auto)
@@ -1238,7 +1281,10 @@ def _check_initial(acc: Accessory, initial: Any) -> Any:
 
 
 async def create_virtual_accessory(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """A value the home remembers, shown in get_state beside real devices."""
+    """A value the home remembers, shown in get_state beside real devices.
+
+    homecast-web src/server/local-hc-automations.ts handleCreateVirtualAccessory.
+    """
     home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
     name = (_text(args, "name", required=True) or "").strip()
     kind = args.get("type")
@@ -1276,7 +1322,10 @@ async def create_virtual_accessory(sim: HomecastSim, grant: Grant, args: dict[st
 
 
 async def update_virtual_accessory(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Change a virtual accessory's definition (never its type)."""
+    """Change a virtual accessory's definition (never its type).
+
+    homecast-web src/server/local-hc-automations.ts handleUpdateVirtualAccessory.
+    """
     home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
     acc = _virtual(home, _text(args, "id", required=True))
     spec = acc.virtual
@@ -1316,7 +1365,10 @@ async def update_virtual_accessory(sim: HomecastSim, grant: Grant, args: dict[st
 
 
 async def delete_virtual_accessory(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """Remove a virtual accessory (automations that use it stop resolving it)."""
+    """Remove a virtual accessory (automations that use it stop resolving it).
+
+    homecast-web src/server/local-hc-automations.ts handleDeleteVirtualAccessory.
+    """
     home = _home(sim, grant, _text(args, "home", required=True) or "", write=True)
     acc = _virtual(home, _text(args, "id", required=True))
     home.room_of(acc).accessories.remove(acc)
@@ -1560,7 +1612,10 @@ TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
 def describe(sim: HomecastSim, grant: Grant, tool: Tool) -> str:
-    """The tool description, personalised with the homes and rooms this credential sees."""
+    """The tool description, personalised with the homes and rooms this credential sees.
+
+    homecast-web src/server/local-mcp.ts listToolsPersonalized with getHomeContextBlock.
+    """
     homes = sim.visible_homes(grant)
     if tool.name == "get_state":
         lines = [f"{h.slug} (rooms: {', '.join(r.name for r in h.rooms) or 'none'})" for h in homes]
@@ -1581,7 +1636,11 @@ def _camel(name: str) -> str:
 
 
 def camel_schema(schema: Any) -> Any:
-    """A schema with its property names camelCased (graphql-mcp keeps GraphQL field names)."""
+    """A schema with its property names camelCased (graphql-mcp keeps GraphQL field names).
+
+    The cloud's GraphQL-backed MCP surface; its source is not public, so no upstream function is
+    named.
+    """
     if not isinstance(schema, dict):
         return schema
     out = dict(schema)
@@ -1598,6 +1657,9 @@ def from_camel(schema: Any, args: Any) -> Any:
     """Arguments sent to a camelCase surface, as the handlers read them (snake_case).
 
     A field the schema does not declare is dropped: the typed input never sees it.
+
+    The cloud's GraphQL-backed MCP surface; its source is not public, so no upstream function is
+    named.
     """
     if isinstance(args, list) and isinstance(schema, dict):
         return [from_camel(schema.get("items"), item) for item in args]
@@ -1615,7 +1677,10 @@ def from_camel(schema: Any, args: Any) -> Any:
 
 
 def list_tools(sim: HomecastSim, grant: Grant) -> list[dict[str, Any]]:
-    """tools/list entries for this credential."""
+    """tools/list entries for this credential.
+
+    homecast-web src/server/local-mcp.ts handleJsonRpc 'tools/list' (listToolsPersonalized).
+    """
     return [
         {
             "name": tool.name,
@@ -1634,7 +1699,10 @@ def list_tools(sim: HomecastSim, grant: Grant) -> list[dict[str, Any]]:
 
 
 def scope_allows(grant: Grant, tool: Tool) -> bool:
-    """mcp:read covers only the three listing tools; mcp:write and mcp:admin cover all."""
+    """mcp:read covers only the three listing tools; mcp:write and mcp:admin cover all.
+
+    homecast-web src/server/local-oauth.ts normalizeScope (mcp:read, mcp:write, mcp:admin).
+    """
     if {WRITE_SCOPE, ADMIN_SCOPE} & grant.scopes:
         return True
     return READ_SCOPE in grant.scopes and tool.read_scope_enough

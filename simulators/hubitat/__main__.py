@@ -30,6 +30,9 @@ def _activity(
 
 
 def main() -> None:
+    """Run the simulated hub on its own (`python -m simulators.hubitat`); simulator entry point, no
+    upstream counterpart.
+    """
     parser = standalone_parser("Simulated Hubitat hub with the MCP Rule Server app", 8081)
     parser.add_argument("--devices", type=int, default=40, help="number of selected devices")
     parser.add_argument("--token", default="sim-token", help="the app's access token")

@@ -28,6 +28,9 @@ class ToolDef:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:
+        """A tool's inputSchema as hubitat-mcp-server.groovy getToolDefinitions lists it; write
+        tools take the bestPracticeKey that _mrtrValidateAccess checks.
+        """
         schema: dict[str, Any] = {"type": "object", "properties": dict(self.properties)}
         if self.write:
             schema["properties"]["bestPracticeKey"] = _s(
@@ -38,6 +41,9 @@ class ToolDef:
         return schema
 
     def annotations(self) -> dict[str, bool]:
+        """MCP annotations as hubitat-mcp-server.groovy annotationsForLeaf gives them (readOnlyHint,
+        destructiveHint on every write, idempotentHint, openWorldHint).
+        """
         return {
             "readOnlyHint": not self.write,
             "destructiveHint": self.write,
@@ -47,7 +53,11 @@ class ToolDef:
 
     @property
     def full_description(self) -> str:
-        """What clients see: write tools carry the server's pre-flight checklists."""
+        """What clients see: write tools carry the server's pre-flight checklists.
+
+        The checklist texts are the simulator's own, sized like upstream's
+        (hubitat-mcp-server.groovy getToolDefinitions).
+        """
         text = self.description
         if self.write:
             text += WRITE_CHECKLIST
@@ -56,6 +66,7 @@ class ToolDef:
         return text
 
     def definition(self) -> dict[str, Any]:
+        """One tools/list entry, as hubitat-mcp-server.groovy getToolDefinitions builds it."""
         return {
             "name": self.name,
             "description": self.full_description,
@@ -1109,13 +1120,19 @@ GATEWAYS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 def is_write(name: str) -> bool:
-    """Whether a tool (not a gateway) is a write."""
+    """Whether a tool (not a gateway) is a write.
+
+    Upstream: the complement of hubitat-mcp-server.groovy getReadOnlyToolNames.
+    """
     tool = TOOL_BY_NAME.get(name)
     return tool is not None and tool.write
 
 
 def gateway_definition(name: str) -> dict[str, Any]:
-    """The tools/list entry of a gateway: a summary of its sub-tools, {tool, args} arguments."""
+    """The tools/list entry of a gateway: a summary of its sub-tools, {tool, args} arguments.
+
+    Upstream: hubitat-mcp-server.groovy getGatewayConfig and annotationsForGateway.
+    """
     summary, members = GATEWAYS[name]
     lines = [summary, "Call with no arguments for the full schemas, then with {tool, args}."]
     lines += [f"- {m}: {TOOL_BY_NAME[m].description.split('.')[0]}." for m in members]
@@ -1140,7 +1157,11 @@ def gateway_definition(name: str) -> dict[str, Any]:
 
 
 def list_tools(*, gateways: bool) -> list[dict[str, Any]]:
-    """What tools/list shows: 13 core + 23 gateways, or every tool but hub_search_tools."""
+    """What tools/list shows: 13 core + 23 gateways, or every tool but hub_search_tools.
+
+    Upstream: hubitat-mcp-server.groovy handleToolsList / getToolDefinitions (flat mode drops
+    hub_search_tools).
+    """
     if gateways:
         core = [TOOL_BY_NAME[name].definition() for name in CORE_TOOLS]
         return core + [gateway_definition(name) for name in GATEWAYS]
@@ -1158,7 +1179,10 @@ def _tokens(text: str) -> list[str]:
 
 
 def search_tools(query: str, limit: int = 8) -> list[dict[str, Any]]:
-    """BM25 over name + description of all 117 tools, with the gateway that reaches each one."""
+    """BM25 over name + description of all 117 tools, with the gateway that reaches each one.
+
+    Upstream: libraries/mcp-discovery-lib.groovy toolSearchTools.
+    """
     docs = [(tool, _tokens(f"{tool.name} {tool.description}")) for tool in TOOLS]
     avg = sum(len(d) for _, d in docs) / len(docs)
     terms = set(_tokens(query))

@@ -64,9 +64,13 @@ class Device:
 
     @property
     def display(self) -> str:
+        """The label, else the name: what upstream messages call the device."""
         return self.label or self.name
 
     def value(self, attribute: str) -> Any:
+        """The current value of an attribute (the platform's device.currentValue), None when
+        unknown.
+        """
         attr = self.attributes.get(attribute)
         return None if attr is None else attr.value
 
@@ -324,6 +328,9 @@ KIND_EFFECTS: dict[tuple[str, str], Effect] = {
 
 
 def effect_for(device: Device, command: str) -> Effect:
+    """Hub platform model, no upstream function: what a driver does with a command, as attribute
+    changes.
+    """
     return KIND_EFFECTS.get((device.kind, command)) or EFFECTS.get(command, _no_op)
 
 
@@ -919,6 +926,9 @@ def build_device(
     """A device of a kind with its initial attribute values (dated `when`).
 
     realistic: also what real drivers report (2-4 KB for thermostats, bulbs, Z-Wave devices).
+
+    Hub platform model, no upstream function: a paired device and its driver's attributes and
+    commands.
     """
     kind = KINDS[kind_key]
     initial = kind.initial(rng)

@@ -88,7 +88,10 @@ class Variable:
 
 
 def hub_time(when: datetime, tz: tzinfo) -> str:
-    """Second precision with Java's XXX offset (`Z` for UTC), as lastActivity is reported."""
+    """Second precision with Java's XXX offset (`Z` for UTC), as lastActivity is reported.
+
+    Upstream: libraries/mcp-devices-lib.groovy formatLastActivity.
+    """
     local = when.astimezone(tz)
     offset = local.strftime("%z")
     suffix = "Z" if offset == "+0000" else f"{offset[:3]}:{offset[3:]}"
@@ -96,12 +99,19 @@ def hub_time(when: datetime, tz: tzinfo) -> str:
 
 
 def event_time(when: datetime, tz: tzinfo) -> str:
-    """Millisecond precision with Java's Z offset (`-0600`, no colon), as event dates are."""
+    """Millisecond precision with Java's Z offset (`-0600`, no colon), as event dates are.
+
+    Hub platform model, no upstream function: the platform's event date as
+    libraries/mcp-devices-lib.groovy toolGetDeviceEvents passes it on.
+    """
     local = when.astimezone(tz)
     return f"{local.strftime('%Y-%m-%dT%H:%M:%S')}.{local.microsecond // 1000:03d}{local:%z}"
 
 
 def epoch_ms(when: datetime) -> int:
+    """Milliseconds since the epoch, the unit of libraries/mcp-devices-lib.groovy _parseSinceArg and
+    the platform's dates.
+    """
     return int(when.timestamp() * 1000)
 
 
@@ -210,7 +220,10 @@ class Hub:
     # ---- time ----
 
     def now(self) -> datetime:
-        """Clock time truncated to milliseconds (the hub's resolution)."""
+        """Clock time truncated to milliseconds (the hub's resolution).
+
+        Hub platform model, no upstream function: the hub's clock.
+        """
         now = self.clock.now()
         return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
@@ -223,6 +236,9 @@ class Hub:
         return device_id
 
     def add_room(self, name: str) -> Room:
+        """Hub platform model, no upstream function: a room (the app's toolCreateRoom in
+        libraries/mcp-rooms-lib.groovy ends here).
+        """
         room = Room(self._next_room, name)
         self._next_room += 1
         self.rooms[room.id] = room
@@ -377,6 +393,8 @@ class Hub:
         """Something happened at the device (a person, a sensor, a command taking effect).
 
         Like the hub, a report that does not change the value makes no event, except buttons.
+
+        Hub platform model, no upstream function: a device event.
         """
         device = self.devices[device_id]
         attr = device.attributes.get(name)
@@ -395,6 +413,9 @@ class Hub:
         return event
 
     def location_event(self, name: str, value: Any, description: str) -> Event:
+        """Hub platform model, no upstream function: a location event (mode, hsmStatus, hsmAlert)
+        that subscribed apps receive.
+        """
         event = Event(name, str(value), None, description, self.now(), True)
         self.location_events.append(event)
         self.notify()
@@ -403,12 +424,18 @@ class Hub:
         return event
 
     def notify(self) -> None:
-        """Wake blocking attribute waits."""
+        """Wake blocking attribute waits.
+
+        Simulator-only: wakes the waits of libraries/mcp-devices-lib.groovy toolPollUntilAttribute.
+        """
         change, self._change = self._change, asyncio.Event()
         change.set()
 
     async def wait_change(self, seconds: float) -> None:
-        """Wait until something changes or `seconds` pass (no error when nothing changed)."""
+        """Wait until something changes or `seconds` pass (no error when nothing changed).
+
+        Simulator-only: the waiting of libraries/mcp-devices-lib.groovy toolPollUntilAttribute.
+        """
         change = self._change
         try:
             await asyncio.wait_for(change.wait(), max(seconds, 0))
@@ -435,13 +462,20 @@ class Hub:
     # ---- commands ----
 
     def run_command(self, device: Device, command: str, params: list[Any]) -> None:
-        """Start a command; it takes effect after the command delay (raises on driver errors)."""
+        """Start a command; it takes effect after the command delay (raises on driver errors).
+
+        Hub platform model, no upstream function: the driver runs a command
+        libraries/mcp-devices-lib.groovy toolSendCommand sends.
+        """
         if device.broken:
             raise RuntimeError(f"{device.display} did not respond (driver error)")
         stages = effect_for(device, command)(device, params)
         self.schedule(device.id, stages)
 
     def schedule(self, device_id: int, stages: list[Stage]) -> None:
+        """Hub platform model, no upstream function: a command stage that takes effect later
+        (runIn).
+        """
         delay = self.command_delay
         for factor, changes in stages:
             if delay is None:
@@ -461,7 +495,10 @@ class Hub:
             self.set_attribute(device_id, name, value)
 
     def apply_pending(self) -> int:
-        """With command_delay=None: let every queued command stage take effect now, in order."""
+        """With command_delay=None: let every queued command stage take effect now, in order.
+
+        Test hook, no upstream function: the queued command stages take effect.
+        """
         pending, self._pending = sorted(self._pending), []
         for _, _, device_id, changes in pending:
             if device_id < 0:
@@ -477,10 +514,16 @@ class Hub:
     # ---- location ----
 
     def mode_by(self, ref: str) -> Mode | None:
+        """A location mode by name or id, as libraries/mcp-system-lib.groovy toolManageMode looks it
+        up.
+        """
         ref = str(ref).strip().lower()
         return next((m for m in self.modes if str(m.id) == ref or m.name.lower() == ref), None)
 
     def set_mode(self, name: str) -> None:
+        """Hub platform model, no upstream function: the location mode changes
+        (libraries/mcp-system-lib.groovy toolManageMode ends here).
+        """
         mode = self.mode_by(name)
         if mode is None:
             raise KeyError(name)
@@ -490,9 +533,13 @@ class Hub:
 
     @property
     def mode_name(self) -> str:
+        """Hub platform model, no upstream function: the current location mode."""
         return next(m.name for m in self.modes if m.id == self.current_mode)
 
     def set_hsm_status(self, status: str) -> None:
+        """Hub platform model, no upstream function: HSM's status changes and is sent as an
+        hsmStatus location event.
+        """
         if status != self.hsm_status:
             self.hsm_status = status
             if status in ("disarmed", "allDisarmed") and self.hsm_alert not in (None, "cancel"):
@@ -502,7 +549,11 @@ class Hub:
             self.location_event("hsmStatus", status, f"HSM status is {status}")
 
     def arm_hsm(self, command: str) -> None:
-        """Arming passes through arming* (exit delay) before armed*; all asynchronous."""
+        """Arming passes through arming* (exit delay) before armed*; all asynchronous.
+
+        Hub platform model, no upstream function: HSM arming (libraries/mcp-system-lib.groovy
+        toolSetHsm sends the arm command).
+        """
         if command == "disarm":
             stages: list[Stage] = [(1.0, {"hsmStatus": "disarmed"})]
         else:
@@ -520,11 +571,17 @@ class Hub:
                 asyncio.get_running_loop().call_later(delay * factor, self._apply_location, changes)
 
     def trigger_hsm_alert(self, alert: str) -> None:
-        """An intrusion / water / smoke alert raised by HSM."""
+        """An intrusion / water / smoke alert raised by HSM.
+
+        Test hook, no upstream function: an alert HSM raises.
+        """
         self.hsm_alert = alert
         self.location_event("hsmAlert", alert, f"HSM alert: {alert}")
 
     def set_variable(self, name: str, value: Any) -> None:
+        """Hub platform model, no upstream function: a hub variable changes
+        (libraries/mcp-variables-lib.groovy toolSetVariable ends here).
+        """
         variable = self.variables[name]
         old, variable.value = variable.value, value
         self.variable_changes.append(
@@ -535,7 +592,11 @@ class Hub:
     # ---- devices ----
 
     def visible(self, device_id: Any) -> Device | None:
-        """The device if the MCP app may see it (selected, or its own child device)."""
+        """The device if the MCP app may see it (selected, or its own child device).
+
+        Upstream: hubitat-mcp-server.groovy findDevice (selected devices and the app's own
+        children).
+        """
         try:
             key = int(str(device_id).strip())
         except ValueError:
@@ -546,18 +607,26 @@ class Hub:
         return device
 
     def visible_devices(self) -> list[Device]:
+        """Upstream: hubitat-mcp-server.groovy getSelectedDevices plus the app's child devices
+        (getChildDevices, as findDevice searches).
+        """
         return [d for d in self.devices.values() if d.selected or d.mcp_managed]
 
     def room_of(self, device: Device) -> Room | None:
+        """Hub platform model, no upstream function: a device's room."""
         return self.rooms.get(device.room_id) if device.room_id is not None else None
 
     def room_by(self, ref: str) -> Room | None:
+        """A room by name or id, as libraries/mcp-devices-lib.groovy toolUpdateDevice resolves
+        `room`.
+        """
         ref = str(ref).strip().lower()
         return next(
             (r for r in self.rooms.values() if str(r.id) == ref or r.name.lower() == ref), None
         )
 
     def move_device(self, device: Device, room: Room | None) -> None:
+        """Hub platform model, no upstream function: a device moves to a room (or none)."""
         old = self.room_of(device)
         if old:
             old.device_ids.remove(device.id)
@@ -573,7 +642,10 @@ class Hub:
         *,
         selected: bool = True,
     ) -> Device:
-        """A new device joins the hub (selected=True: the owner also adds it to the MCP app)."""
+        """A new device joins the hub (selected=True: the owner also adds it to the MCP app).
+
+        Test hook, no upstream function: a device paired on the hub.
+        """
         target = self.room_by(room) if room else None
         if room and target is None:
             target = self.add_room(room)
@@ -592,6 +664,9 @@ class Hub:
         return device
 
     def create_virtual(self, driver_type: str, label: str, namespace: str = "hubitat") -> Device:
+        """Hub platform model, no upstream function: a virtual child device
+        (libraries/mcp-virtual-devices-lib.groovy toolManageVirtualDevice ends here).
+        """
         kind = VIRTUAL_KINDS.get(driver_type, "switch")
         device = build_device(kind, self._new_id(), label, self.rng, when=self.now())
         device.name = device.driver = driver_type
@@ -604,7 +679,10 @@ class Hub:
         return device
 
     def remove_device(self, device_id: int) -> Device:
-        """The device is excluded/deleted from the hub."""
+        """The device is excluded/deleted from the hub.
+
+        Test hook, no upstream function: a device removed from the hub.
+        """
         device = self.devices.pop(device_id)
         room = self.room_of(device)
         if room and device_id in room.device_ids:
@@ -613,7 +691,10 @@ class Hub:
         return device
 
     def random_activity(self, count: int = 1) -> list[Event]:
-        """Life in the house: `count` plausible sensor/switch changes on visible devices."""
+        """Life in the house: `count` plausible sensor/switch changes on visible devices.
+
+        Test hook, no upstream function: life in the house.
+        """
         events: list[Event] = []
         candidates = [d for d in self.visible_devices() if not d.disabled]
         for _ in range(count * 3):
@@ -645,11 +726,17 @@ class Hub:
         return None
 
     def break_device(self, device_id: int, broken: bool = True) -> None:
-        """Make the device's driver throw on every command (a dead Z-Wave node)."""
+        """Make the device's driver throw on every command (a dead Z-Wave node).
+
+        Test hook, no upstream function: a driver that throws.
+        """
         self.devices[device_id].broken = broken
 
     def find(self, *, kind: str | None = None, capability: str | None = None) -> list[Device]:
-        """Visible devices of a kind or with a capability (a test convenience)."""
+        """Visible devices of a kind or with a capability (a test convenience).
+
+        Test hook, no upstream function: device lookup for tests.
+        """
         return [
             d
             for d in self.visible_devices()
@@ -660,7 +747,11 @@ class Hub:
     # ---- rules ----
 
     def run_rule(self, rule: Rule) -> list[str]:
-        """Run a rule's actions; returns the errors of actions that could not run."""
+        """Run a rule's actions; returns the errors of actions that could not run.
+
+        Hub platform model, no upstream function: a rule's actions run (Rule Machine or the app's
+        custom rule).
+        """
         errors = []
         rule.last_run = self.now()
         rule.run_count += 1
@@ -678,12 +769,19 @@ class Hub:
     # ---- writes ----
 
     async def wait_writes_in_flight(self, count: int) -> None:
-        """Return once at least `count` writes are in flight (tests of the write cap)."""
+        """Return once at least `count` writes are in flight (tests of the write cap).
+
+        Test hook, no upstream function: tests of the write cap (hubitat-mcp-server.groovy
+        _activeWritesLocked).
+        """
         while self.writes_in_flight < count:
             await self.wait_change(1.0)
 
     async def hold_answer(self, hold: asyncio.Event) -> None:
-        """Keep a finished write's answer until `hold` is set."""
+        """Keep a finished write's answer until `hold` is set.
+
+        Test hook, no upstream function: tests of answers that leave late.
+        """
         self.answers_held += 1
         self.notify()
         try:
@@ -692,11 +790,18 @@ class Hub:
             self.answers_held -= 1
 
     async def wait_answers_held(self, count: int = 1) -> None:
-        """Return once at least `count` finished writes wait for their answer to leave."""
+        """Return once at least `count` finished writes wait for their answer to leave.
+
+        Test hook, no upstream function: tests of answers that leave late.
+        """
         while self.answers_held < count:
             await self.wait_change(1.0)
 
     async def wait_blocking(self, count: int = 1) -> None:
-        """Return once at least `count` attribute waits are blocking (inject changes then)."""
+        """Return once at least `count` attribute waits are blocking (inject changes then).
+
+        Test hook, no upstream function: tests of libraries/mcp-devices-lib.groovy
+        toolPollUntilAttribute.
+        """
         while self.blocking_waits < count:
             await self.wait_change(1.0)

@@ -114,6 +114,7 @@ class RuleEngine:
     # ---- tools (libraries/mcp-custom-rules-lib.groovy) ----
 
     def rule(self, ref: Any) -> CustomRule:
+        """A custom rule by id, as libraries/mcp-custom-rules-lib.groovy toolGetRule finds it."""
         rule = self.hub.custom_rules.get(str(ref))
         if rule is None:
             raise _invalid(f"Rule not found: {ref}")
@@ -407,7 +408,11 @@ class RuleEngine:
     # ---- running rules (hubitat-mcp-rule.groovy) ----
 
     def on_event(self, device: Device | None, event: Event) -> None:
-        """The hub's event bus: each enabled rule subscribed to the event handles it."""
+        """The hub's event bus: each enabled rule subscribed to the event handles it.
+
+        Upstream: hubitat-mcp-rule.groovy subscribeToTriggers with handleDeviceEvent,
+        handleButtonEvent, handleModeEvent and handleHsmEvent.
+        """
         for rule in list(self.hub.custom_rules.values()):
             if not rule.enabled:
                 continue
@@ -531,11 +536,15 @@ class RuleEngine:
         self.requests.append((url, method, None if body is None else str(body), status))
 
     async def drain(self) -> None:
-        """Wait for the requests rules have started (tests, shutdown)."""
+        """Wait for the requests rules have started (tests, shutdown).
+
+        Simulator-only: waits for the http_request actions rules started.
+        """
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def close(self) -> None:
+        """Simulator-only: cancels what rules still run, on app cleanup."""
         await self.drain()
         if self._session is not None:
             await self._session.close()

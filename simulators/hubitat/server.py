@@ -99,6 +99,9 @@ def create_app(
     snapshot), None = queued until `app[HUB].apply_pending()`.
     modern: False is an app from before the 2026-07-28 era, which refuses that version as
     any unknown one (clients then initialize with an older one).
+
+    The app's endpoint as hubitat-mcp-server.groovy mappings declares it (path /mcp, POST
+    handleMcpRequest), plus the cloud relay's path.
     """
     app = make_app(clock)
     hub = Hub(
@@ -141,6 +144,7 @@ async def _close_engine(app: web.Application) -> None:
 
 
 def mcp_path(app_id: str | int = "42") -> str:
+    """The local endpoint path of hubitat-mcp-server.groovy mappings: /apps/api/<appId>/mcp."""
     return f"/apps/api/{app_id}/mcp"
 
 

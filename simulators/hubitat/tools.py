@@ -62,9 +62,15 @@ class Lease:
     terminal_error: bool = False
 
     def matches(self, outer: str, leaf: str, digest: str) -> bool:
+        """Upstream: hubitat-mcp-server.groovy _mrtrBindingMatches (outer tool, leaf tool and
+        argument digest of _mrtrBinding).
+        """
         return (self.outer, self.leaf, self.digest) == (outer, leaf, digest)
 
     def expired(self, now: datetime) -> bool:
+        """Upstream: an MRTR record past its expiresAt no longer counts (hubitat-mcp-server.groovy
+        _activeWritesLocked).
+        """
         return self.expires <= now
 
 
@@ -86,6 +92,7 @@ class ToolThrew(Exception):
 
 
 def invalid(message: str, data: Any = None) -> RpcFailure:
+    """An invalid-params failure, as upstream's IllegalArgumentException reaches the client."""
     return RpcFailure(INVALID_PARAMS, message, data)
 
 
@@ -175,7 +182,10 @@ def _bool(value: Any) -> bool:
 
 
 def parse_time(value: Any, key: str) -> int:
-    """Epoch ms (number or digits) or ISO-8601 with an offset -> epoch ms."""
+    """Epoch ms (number or digits) or ISO-8601 with an offset -> epoch ms.
+
+    Upstream: libraries/mcp-devices-lib.groovy _parseSinceArg.
+    """
     if isinstance(value, int | float) and not isinstance(value, bool):
         return int(value)
     text = str(value).strip()
@@ -191,7 +201,10 @@ def parse_time(value: Any, key: str) -> int:
 
 
 def convert_parameter(value: Any) -> Any:
-    """The hub turns string parameters into numbers or JSON maps where they look like one."""
+    """The hub turns string parameters into numbers or JSON maps where they look like one.
+
+    Upstream: libraries/mcp-devices-lib.groovy normalizeCommandParams / convertParamElements.
+    """
     if not isinstance(value, str):
         return value
     text = value.strip()
@@ -236,7 +249,10 @@ class Tools:
     # ---- dispatch ----
 
     async def call(self, name: str, args: Any) -> dict[str, Any]:
-        """Run a tool or gateway by name; returns the result payload (the JSON in the text)."""
+        """Run a tool or gateway by name; returns the result payload (the JSON in the text).
+
+        Upstream: hubitat-mcp-server.groovy executeTool, with handleGateway for a gateway.
+        """
         if not isinstance(args, dict):
             raise invalid("arguments must be an object")
         if name in GATEWAYS:
@@ -426,7 +442,10 @@ class Tools:
         return await handler(args)
 
     def require_confirm(self, args: dict[str, Any]) -> None:
-        """confirm=true and a hub backup younger than 24 hours (the destructive tier)."""
+        """confirm=true and a hub backup younger than 24 hours (the destructive tier).
+
+        Upstream: hubitat-mcp-server.groovy requireDestructiveConfirm.
+        """
         if args.get("confirm") is not True:
             raise invalid("This operation requires confirm=true after the user agreed to it.")
         last = self.hub.last_backup
@@ -489,6 +508,9 @@ class Tools:
         return item
 
     def summary(self, d: Device) -> dict[str, Any]:
+        """One device of libraries/mcp-devices-lib.groovy toolListDevices format 'summary'
+        (currentStates).
+        """
         item = self._device_base(d)
         item["currentStates"] = {
             name: d.attributes[name].value
@@ -498,6 +520,9 @@ class Tools:
         return item
 
     def detailed(self, d: Device) -> dict[str, Any]:
+        """One device of libraries/mcp-devices-lib.groovy toolListDevices format 'detailed'
+        (capabilities, attributes, commands).
+        """
         item = self.summary(d)
         item["capabilities"] = list(d.capabilities)
         item["attributes"] = [{"name": a.name, "value": a.value} for a in d.attributes.values()]
@@ -505,6 +530,9 @@ class Tools:
         return item
 
     def context(self, d: Device) -> dict[str, Any]:
+        """One device of libraries/mcp-devices-lib.groovy toolListDevices format 'context' (room and
+        current states).
+        """
         room = self.hub.room_of(d)
         states = ", ".join(
             f"{a.name}={a.value}" for a in d.attributes.values() if a.value is not None
@@ -517,6 +545,9 @@ class Tools:
         }
 
     def snapshot(self, d: Device) -> dict[str, Any]:
+        """Upstream: libraries/mcp-devices-lib.groovy _snapshotDeviceState (the device's state in a
+        command's answer).
+        """
         return {
             a.name: {"value": str(a.value), "timestamp": event_time(a.date, self.hub.tz)}
             for a in d.attributes.values()
@@ -524,6 +555,7 @@ class Tools:
         }
 
     def event_json(self, e: Event) -> dict[str, Any]:
+        """One event as libraries/mcp-devices-lib.groovy toolGetDeviceEvents renders it."""
         return {
             "name": e.name,
             "value": e.value,
@@ -534,6 +566,7 @@ class Tools:
         }
 
     def device(self, device_id: Any) -> Device:
+        """Upstream: hubitat-mcp-server.groovy findDevice, with the tools' 'Device not found'."""
         if device_id is None or device_id == "":
             raise invalid("deviceId is required")
         device = self.hub.visible(device_id)
