@@ -514,6 +514,7 @@ def validate_schema(value: Any, schema: dict[str, Any], path: str = "arguments")
 
 
 def _check_string(value: str, schema: dict[str, Any], path: str) -> None:
+    """JSON Schema minLength, maxLength and pattern."""
     if len(value) < schema.get("minLength", 0):
         raise ValueError(f"{path}: too short")
     if "maxLength" in schema and len(value) > schema["maxLength"]:
@@ -523,6 +524,7 @@ def _check_string(value: str, schema: dict[str, Any], path: str) -> None:
 
 
 def _check_integer(value: int, schema: dict[str, Any], path: str) -> None:
+    """JSON Schema minimum and maximum."""
     if "minimum" in schema and value < schema["minimum"]:
         raise ValueError(f"{path}: below {schema['minimum']}")
     if "maximum" in schema and value > schema["maximum"]:
@@ -530,6 +532,7 @@ def _check_integer(value: int, schema: dict[str, Any], path: str) -> None:
 
 
 def _check_array(value: list[Any], schema: dict[str, Any], path: str) -> None:
+    """JSON Schema uniqueItems, then each item against `items`."""
     if schema.get("uniqueItems") and len({json.dumps(v) for v in value}) != len(value):
         raise ValueError(f"{path}: items must be unique")
     for index, item in enumerate(value):
@@ -537,6 +540,7 @@ def _check_array(value: list[Any], schema: dict[str, Any], path: str) -> None:
 
 
 def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str) -> None:
+    """JSON Schema required, properties and additionalProperties: false."""
     properties = schema.get("properties", {})
     for name in schema.get("required", []):
         if name not in value:

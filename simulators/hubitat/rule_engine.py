@@ -88,13 +88,13 @@ class RuleEngine:
     # ---- settings and the tool gate ----
 
     def mode(self) -> str:
-        """getCustomEngineMode."""
+        """hubitat-mcp-server.groovy getCustomEngineMode."""
         if self.enabled:
             return "full"
         return "readonly" if self.read_enabled else "off"
 
     def gate(self, tool: str) -> None:
-        """executeTool's custom-engine gate (tools named hub_<verb>_custom_rule)."""
+        """hubitat-mcp-server.groovy executeTool's custom-engine gate (hub_<verb>_custom_rule)."""
         mode = self.mode()
         if mode == "off":
             raise _invalid(
@@ -142,7 +142,9 @@ class RuleEngine:
         }
 
     def list_rules(self) -> dict[str, Any]:
-        """toolListRules (one page of at most 50; no cursor asked: no total)."""
+        """libraries/mcp-custom-rules-lib.groovy toolListRules: pages of at most 50, no total
+        unless a cursor is asked for.
+        """
         rules = [
             {
                 "id": r.id,
@@ -163,7 +165,7 @@ class RuleEngine:
         return {"rules": rules[:50], "count": len(rules[:50])}
 
     def create(self, args: dict[str, Any]) -> dict[str, Any]:
-        """toolCreateRule: validate everything, then add the child app with its data."""
+        """libraries/mcp-custom-rules-lib.groovy toolCreateRule: validate, then add the child."""
         name = args.get("name")
         if not isinstance(name, str) or not name.strip():
             raise _invalid("Rule name is required")
@@ -205,7 +207,7 @@ class RuleEngine:
         }
 
     def update(self, args: dict[str, Any]) -> dict[str, Any]:
-        """toolUpdateRule; in read-only mode only `enabled` may change.
+        """libraries/mcp-custom-rules-lib.groovy toolUpdateRule; read-only mode: only `enabled`.
 
         Every argument but ruleId and enabled counts as structural there, the write key
         included (upstream compares the whole argument map).
@@ -253,7 +255,9 @@ class RuleEngine:
         }
 
     def delete(self, args: dict[str, Any]) -> dict[str, Any]:
-        """toolDeleteRule: confirm first; a backup file unless testRule or skipBackupCheck."""
+        """libraries/mcp-custom-rules-lib.groovy toolDeleteRule: confirm first; a backup file
+        unless testRule or skipBackupCheck.
+        """
         if not args.get("confirm"):
             raise _invalid(
                 "SAFETY CHECK FAILED: You must set confirm=true to delete a rule. This action "

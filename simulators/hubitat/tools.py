@@ -328,7 +328,9 @@ class Tools:
     # ---- MCP 2026-07-28 multi round-trip requests (hubitat-mcp-server.groovy) ----
 
     def mrtr_leaf(self, name: str, args: Any) -> tuple[str, dict[str, Any]] | None:
-        """_mrtrEligibleCall: the leaf tool and its arguments when this call goes through MRTR."""
+        """hubitat-mcp-server.groovy _mrtrEligibleCall: the leaf tool and its arguments when this
+        call goes through MRTR.
+        """
         if not isinstance(args, dict):
             return None
         leaf, leaf_args = name, args
@@ -352,7 +354,7 @@ class Tools:
     async def call_modern(
         self, name: str, args: Any, request_state: Any
     ) -> dict[str, Any] | tuple[dict[str, Any], bool]:
-        """handleToolsCall: an `input_required` result, or (payload, isError) of the tool.
+        """hubitat-mcp-server.groovy handleToolsCall: `input_required`, or (payload, isError).
 
         Round zero validates access, reserves a write slot for the lease (3 minutes) and runs
         nothing; the continuation with the same arguments and the requestState executes,
@@ -865,6 +867,9 @@ class Tools:
         return out
 
     async def _t_get_device_attribute(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_device_attribute: libraries/mcp-devices-lib.groovy
+        toolGetAttribute, or toolPollUntilAttribute when a poll argument is given.
+        """
         attribute = _str(args, "attribute", required=True) or ""
         if args.get("deviceId") not in (None, "") and args.get("deviceIds"):
             raise invalid("deviceId and deviceIds are mutually exclusive")
@@ -961,6 +966,7 @@ class Tools:
         return {"device": device.display, "events": events, "count": len(events)}
 
     async def _t_get_compatible_devices(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_compatible_devices: libraries/mcp-devices-lib.groovy toolGetCompatibleDevices."""
         query = (_str(args, "query", required=True) or "").lower()
         catalog = ["Aqara Door Sensor", "Inovelli Blue Dimmer", "Zooz ZEN32", "Sengled Bulb"]
         hits = [{"model": m, "protocol": "zigbee"} for m in catalog if query in m.lower()]
@@ -996,6 +1002,7 @@ class Tools:
         return None
 
     async def _t_call_device_command(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_call_device_command: libraries/mcp-devices-lib.groovy toolSendCommand."""
         if args.get("commands") is not None:
             return self._batch(args)
         d = self.device(args.get("deviceId"))
@@ -1132,11 +1139,15 @@ class Tools:
         return room
 
     async def _t_delete_device(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_delete_device: libraries/mcp-devices-lib.groovy toolDeleteDevice."""
         d = self.device(args.get("deviceId"))
         self.hub.remove_device(d.id)
         return {"success": True, "deviceId": str(d.id), "deviceLabel": d.display}
 
     async def _t_list_device_dependents(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_device_dependents: libraries/mcp-code-management-lib.groovy
+        toolGetDeviceInUseBy.
+        """
         d = self.device(args.get("deviceId"))
         apps = [
             {"id": str(r.id), "name": r.name, "disabled": r.disabled}
@@ -1146,6 +1157,7 @@ class Tools:
         return {"deviceId": str(d.id), "appsUsing": apps, "count": len(apps)}
 
     async def _t_get_device_health(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_device_health: libraries/mcp-diagnostics-lib.groovy toolDeviceHealthCheck."""
         hours = _int(args, "hours", 24, low=1)
         now = self.hub.now()
         stale = [
@@ -1162,6 +1174,9 @@ class Tools:
     # ---- virtual devices ----
 
     async def _t_manage_virtual_device(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_manage_virtual_device: libraries/mcp-virtual-devices-lib.groovy
+        toolManageVirtualDevice.
+        """
         hub = self.hub
         if args.get("action") == "delete":
             d = self.device(args.get("deviceId"))
@@ -1221,6 +1236,7 @@ class Tools:
     # ---- modes and HSM ----
 
     async def _t_list_modes(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_modes: libraries/mcp-system-lib.groovy toolGetModes."""
         hub = self.hub
         return {
             "currentMode": hub.mode_name,
@@ -1330,6 +1346,7 @@ class Tools:
         }
 
     async def _t_list_rooms(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_rooms: libraries/mcp-rooms-lib.groovy toolListRooms."""
         rooms = [self._room_json(r) for r in sorted(self.hub.rooms.values(), key=lambda r: r.name)]
         return {"rooms": rooms, "count": len(rooms)}
 
@@ -1340,11 +1357,13 @@ class Tools:
         return room
 
     async def _t_get_room(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_room: libraries/mcp-rooms-lib.groovy toolGetRoom."""
         room = self._room(args["room"])
         devices = [self.summary(d) for i in room.device_ids if (d := self.hub.visible(i))]
         return {**self._room_json(room), "devices": devices}
 
     async def _t_create_room(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_create_room: libraries/mcp-rooms-lib.groovy toolCreateRoom."""
         name = _str(args, "name", required=True) or ""
         if self.hub.room_by(name):
             return {"success": False, "error": f"Room '{name}' already exists", "note": ""}
@@ -1352,6 +1371,7 @@ class Tools:
         return {"success": True, "room": self._room_json(room)}
 
     async def _t_delete_room(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_delete_room: libraries/mcp-rooms-lib.groovy toolDeleteRoom."""
         room = self._room(args["room"])
         for device_id in list(room.device_ids):
             if device_id in self.hub.devices:
@@ -1360,6 +1380,7 @@ class Tools:
         return {"success": True, "deleted": room.name, "unassignedDevices": len(room.device_ids)}
 
     async def _t_update_room(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_update_room: libraries/mcp-rooms-lib.groovy toolRenameRoom."""
         room = self._room(args["room"])
         room.name = _str(args, "name", required=True) or room.name
         return {"success": True, "room": self._room_json(room)}
@@ -1493,16 +1514,21 @@ class Tools:
         return out
 
     async def _t_set_rule_paused(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_set_rule_paused: libraries/mcp-native-rules-lib.groovy toolSetRulePaused."""
         rule = self._rule(args["ruleId"])
         rule.paused = _bool(args["paused"])
         return {"success": True, "ruleId": str(rule.id), "name": rule.name, "paused": rule.paused}
 
     async def _t_set_rule_private_boolean(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_set_rule_private_boolean: libraries/mcp-native-rules-lib.groovy
+        toolSetRmRuleBoolean.
+        """
         rule = self._rule(args["ruleId"])
         rule.private_boolean = _bool(args["value"])
         return {"success": True, "ruleId": str(rule.id), "privateBoolean": rule.private_boolean}
 
     async def _t_get_rule_health(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_rule_health: libraries/mcp-native-rules-lib.groovy toolCheckRuleHealth."""
         rules = (
             [self._rule(args["ruleId"])] if args.get("ruleId") else list(self.hub.rules.values())
         )
@@ -1515,6 +1541,9 @@ class Tools:
     # ---- custom-engine rules (rule_engine.py follows upstream) ----
 
     async def _t_get_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_custom_rule: libraries/mcp-custom-rules-lib.groovy
+        toolGetRule, or toolListRules without a ruleId.
+        """
         if args.get("detailed") is True and args.get("ruleId") is None:
             raise invalid(
                 "detailed=true requires a ruleId (it returns per-rule diagnostics). Omit "
@@ -1525,19 +1554,24 @@ class Tools:
         return self.engine.rule_data(self.engine.rule(args["ruleId"]))
 
     async def _t_create_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_create_custom_rule: libraries/mcp-custom-rules-lib.groovy toolCreateRule."""
         return self.engine.create(args)
 
     async def _t_update_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_update_custom_rule: libraries/mcp-custom-rules-lib.groovy toolUpdateRule."""
         return self.engine.update(args)
 
     async def _t_delete_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_delete_custom_rule: libraries/mcp-custom-rules-lib.groovy toolDeleteRule."""
         return self.engine.delete(args)
 
     async def _t_test_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_test_custom_rule: libraries/mcp-custom-rules-lib.groovy toolTestRule."""
         rule = self.engine.rule(args["ruleId"])
         return {"ruleId": rule.id, "wouldRun": rule.enabled, "actions": rule.actions}
 
     async def _t_export_custom_rule(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_export_custom_rule: libraries/mcp-custom-rules-lib.groovy toolExportRule."""
         rule = self.engine.rule(args["ruleId"])
         return {"exportVersion": 1, "rule": self.engine.rule_data(rule)}
 
@@ -1550,22 +1584,26 @@ class Tools:
         return variable
 
     async def _t_list_variables(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_variables: libraries/mcp-variables-lib.groovy toolListVariables."""
         items = [
             {"name": v.name, "type": v.type, "value": v.value} for v in self.hub.variables.values()
         ]
         return {"variables": items, "count": len(items)}
 
     async def _t_get_variable(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_variable: libraries/mcp-variables-lib.groovy toolGetVariable."""
         v = self._variable(args["name"])
         return {"name": v.name, "type": v.type, "value": v.value}
 
     async def _t_set_variable(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_set_variable: libraries/mcp-variables-lib.groovy toolSetVariable."""
         v = self._variable(args["name"])
         old = v.value
         self.hub.set_variable(v.name, args["value"])
         return {"success": True, "name": v.name, "previousValue": old, "value": v.value}
 
     async def _t_create_variable(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_create_variable: libraries/mcp-variables-lib.groovy toolCreateVariable."""
         name = str(args["name"])
         if name in self.hub.variables:
             return {"success": False, "error": f"Variable '{name}' exists", "note": ""}
@@ -1573,11 +1611,13 @@ class Tools:
         return {"success": True, "name": name}
 
     async def _t_delete_variable(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_delete_variable: libraries/mcp-variables-lib.groovy toolDeleteHubVariable."""
         v = self._variable(args["name"])
         del self.hub.variables[v.name]
         return {"success": True, "name": v.name}
 
     async def _t_list_variable_changes(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_variable_changes: libraries/mcp-variables-lib.groovy toolGetVariableHistory."""
         limit = _int(args, "limit", 50, low=1)
         changes = [
             c
@@ -1640,6 +1680,7 @@ class Tools:
         return info
 
     async def _t_create_backup(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_create_backup: libraries/mcp-item-backups-lib.groovy toolCreateHubBackup."""
         if args.get("confirm") is not True:
             raise invalid("hub_create_backup requires confirm=true")
         hub = self.hub
@@ -1648,6 +1689,7 @@ class Tools:
         return {"success": True, "backupFile": name, "timestamp": epoch_ms(hub.last_backup)}
 
     async def _t_get_tool_guide(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_tool_guide: libraries/mcp-discovery-lib.groovy toolGetToolGuide."""
         sections = {
             "best_practices": (
                 "Read before changing anything: confirm ambiguous device names with the user, "
@@ -1666,15 +1708,18 @@ class Tools:
         return {"section": section, "content": sections[section]}
 
     async def _t_search_tools(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_search_tools: libraries/mcp-discovery-lib.groovy toolSearchTools."""
         query = _str(args, "query", required=True) or ""
         results = search_tools(query, _int(args, "limit", 8, low=1, high=50))
         return {"query": query, "results": results, "count": len(results)}
 
     async def _t_report_issue(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_report_issue: libraries/mcp-debug-logging-lib.groovy toolGenerateBugReport."""
         report = f"## {args['title']}\n\n{args.get('details', '')}\n\nServer {SERVER_VERSION}"
         return {"report": report, "instructions": "Paste this into a new GitHub issue."}
 
     async def _t_get_logs(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_logs: libraries/mcp-diagnostics-lib.groovy toolGetHubLogs."""
         limit = _int(args, "limit", 100, low=1, high=500)
         entries = []
         devices = (
@@ -1697,6 +1742,7 @@ class Tools:
         return {"logs": logs, "count": len(logs)}
 
     async def _t_get_metrics(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_metrics: libraries/mcp-diagnostics-lib.groovy toolGetHubPerformance."""
         return {
             "cpuLoad5m": 0.42,
             "freeMemoryKB": 412_000,
@@ -1705,6 +1751,7 @@ class Tools:
         }
 
     async def _t_list_files(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_files: libraries/mcp-files-lib.groovy toolListFiles."""
         text = (_str(args, "filter") or "").lower()
         files = [
             {"name": n, "size": len(c.encode()), "date": epoch_ms(self.hub.now())}
@@ -1720,6 +1767,7 @@ class Tools:
         return name
 
     async def _t_read_file(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_read_file: libraries/mcp-files-lib.groovy toolReadFile."""
         name = self._file_name(args)
         if name not in self.hub.files:
             return {
@@ -1730,6 +1778,7 @@ class Tools:
         return {"success": True, "fileName": name, "content": self.hub.files[name]}
 
     async def _t_write_file(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_write_file: libraries/mcp-files-lib.groovy toolWriteFile."""
         name = self._file_name(args)
         backup = None
         if name in self.hub.files:
@@ -1740,6 +1789,7 @@ class Tools:
         return {"success": True, "fileName": name, "backupFile": backup}
 
     async def _t_delete_file(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_delete_file: libraries/mcp-files-lib.groovy toolDeleteFile."""
         name = self._file_name(args)
         if name not in self.hub.files:
             return {"success": False, "error": f"File not found: {name}", "note": ""}
@@ -1747,6 +1797,7 @@ class Tools:
         return {"success": True, "fileName": name}
 
     async def _t_list_apps(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_apps: libraries/mcp-code-management-lib.groovy toolListHubApps."""
         apps = [
             {"id": str(r.id), "name": r.name, "type": r.app_type, "disabled": r.disabled}
             for r in self.hub.rules.values()
@@ -1757,6 +1808,7 @@ class Tools:
         return {"apps": apps, "count": len(apps)}
 
     async def _t_list_drivers(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_drivers: libraries/mcp-code-management-lib.groovy toolListHubDrivers."""
         drivers = [
             {"id": str(200 + i), "namespace": ns, "name": n}
             for i, (ns, n) in enumerate(sorted(_CUSTOM_DRIVERS))
@@ -1764,19 +1816,25 @@ class Tools:
         return {"drivers": drivers, "count": len(drivers)}
 
     async def _t_list_dashboards(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_list_dashboards: libraries/mcp-dashboards-lib.groovy toolListDashboards."""
         return {"dashboards": [{"id": "1", "name": "Main", "type": "easy"}], "count": 1}
 
     async def _t_get_debug_logs(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_get_debug_logs: libraries/mcp-debug-logging-lib.groovy
+        toolGetDebugLogs, or toolGetLoggingStatus with mode=status.
+        """
         return {
             "entries": self.hub.debug_logs[-_int(args, "limit", 50, low=1) :],
             "logLevel": self.hub.log_level,
         }
 
     async def _t_set_log_level(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_set_log_level: libraries/mcp-debug-logging-lib.groovy toolSetLogLevel."""
         self.hub.log_level = str(args["level"])
         return {"success": True, "logLevel": self.hub.log_level}
 
     async def _t_delete_debug_logs(self, args: dict[str, Any]) -> dict[str, Any]:
+        """hub_delete_debug_logs: libraries/mcp-debug-logging-lib.groovy toolClearDebugLogs."""
         count = len(self.hub.debug_logs)
         self.hub.debug_logs.clear()
         return {"success": True, "cleared": count}
