@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableSequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 import json
 import random
 import time
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 
@@ -329,6 +329,38 @@ def standalone_parser(description: str, default_port: int) -> argparse.ArgumentP
     return parser
 
 
+type AppHook = Callable[[web.Application], Awaitable[None]]
+"""A handler of an app signal: aiohttp awaits it with the app."""
+
+
+# aiohttp 3.11 (HA 2025.4's) annotates its signals for aiosignal 1.3 (`Signal[Callable[[
+# Application], ...]]`); aiosignal 1.4, generic over the handler's parameters, reads that as a
+# handler taking a handler. Every aiohttp awaits each handler with the app: these say so once.
+def on_startup(app: web.Application, hook: AppHook) -> None:
+    """Await `hook` with the app once it starts (aiohttp's app.on_startup).
+
+    Simulator infrastructure, no upstream counterpart.
+    """
+    cast("MutableSequence[AppHook]", app.on_startup).append(hook)
+
+
+def on_shutdown(app: web.Application, hook: AppHook) -> None:
+    """Await `hook` with the app when it shuts down, before open requests are waited for
+    (aiohttp's app.on_shutdown).
+
+    Simulator infrastructure, no upstream counterpart.
+    """
+    cast("MutableSequence[AppHook]", app.on_shutdown).append(hook)
+
+
+def on_cleanup(app: web.Application, hook: AppHook) -> None:
+    """Await `hook` with the app once it has stopped (aiohttp's app.on_cleanup).
+
+    Simulator infrastructure, no upstream counterpart.
+    """
+    cast("MutableSequence[AppHook]", app.on_cleanup).append(hook)
+
+
 def run_standalone(app: web.Application, host: str, port: int, banner: str) -> None:
     """Serve `app` until interrupted, printing one line when it listens.
 
@@ -338,7 +370,7 @@ def run_standalone(app: web.Application, host: str, port: int, banner: str) -> N
     async def _announce(_: web.Application) -> None:
         print(f"{banner} listening on http://{host}:{port}", flush=True)
 
-    app.on_startup.append(_announce)
+    on_startup(app, _announce)
     web.run_app(app, host=host, port=port, print=None, handle_signals=True)
 
 

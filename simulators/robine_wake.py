@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 import hmac
 import json
 import math
@@ -742,9 +743,7 @@ class RobineWake:
         for alarm in list(self.alarms.values()):
             upcoming = self.next_occurrences(alarm, self._cursor, 1)
             if upcoming:
-                candidates.append(
-                    (upcoming[0], 1, lambda when, alarm_id=alarm.id: self._fire(alarm_id, when))
-                )
+                candidates.append((upcoming[0], 1, partial(self._fire, alarm.id)))
         due = [c for c in candidates if c[0] <= now]
         if not due:
             return None

@@ -753,6 +753,7 @@ def render_values(
 
     src/server/local-rest.ts simplifyAccessory with formatValue.
     """
+    out: dict[str, Any]
     if wire:
         out = {}
         for key, value in values.items():
@@ -774,7 +775,7 @@ def render_values(
         return out
     if vocabulary != LEGACY:
         return dict(values)
-    out: dict[str, Any] = {}
+    out = {}
     for key, value in values.items():
         if key in LEGACY_DROPPED:
             continue

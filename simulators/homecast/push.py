@@ -39,6 +39,8 @@ from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from simulators.base import on_shutdown, on_startup
+
 from .model import ALARM_TARGETS, HVAC_MODES, HVAC_STATES, Accessory, Home
 from .state import HomecastSim
 
@@ -440,11 +442,11 @@ def install(
     app[PUSH] = hub
     if not community:
         app.router.add_get("/ws", hub.cloud_socket)
-        app.on_shutdown.append(_close_clients)
+        on_shutdown(app, _close_clients)
         return hub
     app[_COMMUNITY_PORT] = [0]
-    app.on_startup.append(_start_community_listener)
-    app.on_shutdown.append(_stop_community_listener)
+    on_startup(app, _start_community_listener)
+    on_shutdown(app, _stop_community_listener)
     return hub
 
 
@@ -462,7 +464,7 @@ async def _start_community_listener(app: web.Application) -> None:
     ws_app = web.Application()
     ws_app.router.add_get("/", app[PUSH].community_socket)
     # Runs once the listener stopped accepting: close what is open so shutdown does not wait.
-    ws_app.on_shutdown.append(lambda _app: app[PUSH].drop_all())
+    on_shutdown(ws_app, lambda _app: app[PUSH].drop_all())
     runner = web.AppRunner(ws_app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -27,6 +27,7 @@ from simulators.base import (
     RpcFailure,
     SimClock,
     make_app,
+    on_shutdown,
     parse_json_body,
     rpc_error,
     rpc_result,
@@ -113,7 +114,7 @@ def create_app(
         app.router.add_get("/mcp", _community_not_found)
         app.router.add_delete("/mcp", _community_not_found)
         app.router.add_route("*", "/_sim/homecast/{action}", _control)
-        app.on_shutdown.append(_close_streams)
+        on_shutdown(app, _close_streams)
         return app
     app[TRANSPORT] = Transport(
         sse=sse, sessions=sessions, strict_accept=strict_accept, session_ttl=session_ttl
@@ -129,7 +130,7 @@ def create_app(
     app.router.add_post("/oauth/token", _token)
     app.router.add_post("/oauth/revoke", _revoke)
     app.router.add_route("*", "/_sim/homecast/{action}", _control)
-    app.on_shutdown.append(_close_streams)
+    on_shutdown(app, _close_streams)
     return app
 
 
@@ -206,7 +207,8 @@ async def _community_post(request: web.Request) -> web.Response:
         return _community_json(rpc_error(None, PARSE_ERROR, "Parse error: not an object"))
     method = message.get("method")
     request_id = message.get("id")  # `request.id ?? null`: notifications get an answer too
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    raw_params = message.get("params")
+    params = raw_params if isinstance(raw_params, dict) else {}
     if method == "initialize":
         result: dict[str, Any] = {
             "protocolVersion": COMMUNITY_VERSION,
@@ -642,7 +644,7 @@ def _s256(verifier: str) -> str:
 async def _token(request: web.Request) -> web.Response:
     sim = request.app[HOMECAST]
     form = await request.post()
-    grant_type = form.get("grant_type")
+    grant_type = str(form.get("grant_type"))  # as the refusal below quotes it
     client = sim.clients.get(str(form.get("client_id", "")))
     if client is None:
         return _oauth_error("invalid_client", "unknown client_id", 401)

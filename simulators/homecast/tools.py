@@ -1266,16 +1266,16 @@ def _options(value: Any) -> list[str]:
 
 
 def _check_initial(acc: Accessory, initial: Any) -> Any:
-    # The start value must be something set_state could write.
+    # The start value must be something set_state could write, even when automations may not.
+    spec = acc.virtual
+    assert spec is not None  # only virtual accessories have a start value
     try:
-        controllable = acc.virtual.controllable if acc.virtual else True
-        if acc.virtual is not None:
-            acc.virtual.controllable = True
+        controllable = spec.controllable
+        spec.controllable = True
         try:
-            return check_value(acc, VIRTUAL_KEYS[acc.virtual.kind], initial)
+            return check_value(acc, VIRTUAL_KEYS[spec.kind], initial)
         finally:
-            if acc.virtual is not None:
-                acc.virtual.controllable = controllable
+            spec.controllable = controllable
     except WriteError as err:
         raise ToolError(f"invalid initial value: {err}") from err
 

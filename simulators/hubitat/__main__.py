@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
-from ..base import run_standalone, standalone_parser
+from ..base import on_startup, run_standalone, standalone_parser
 from .server import HUB, OPTIONS, create_app, mcp_path
 
 
@@ -67,7 +67,7 @@ def main() -> None:
         url = f"http://{args.host}:{args.port}{mcp_path(options.app_id)}"
         print(f"Hubitat MCP endpoint: {url}?access_token={options.token}", flush=True)
 
-    app.on_startup.append(_endpoint)
+    on_startup(app, _endpoint)
     if args.activity > 0:
         app.cleanup_ctx.append(_activity(app, args.activity))
     run_standalone(app, args.host, args.port, "Hubitat simulator")

@@ -47,7 +47,7 @@ class Device:
     driver: str
     capabilities: list[str]
     attributes: dict[str, Attribute]
-    commands: dict[str, list[tuple[str, str]] | None]
+    commands: dict[str, tuple[tuple[str, str], ...] | None]  # (name, type) of each argument
     dni: str
     room_id: int | None = None
     disabled: bool = False

@@ -46,6 +46,10 @@ class Mode:
     icon: str | None = None
 
 
+type RuleAction = tuple[int, str, list[Any]]
+"""What a native rule does: (device id, command, parameters)."""
+
+
 @dataclass
 class Rule:
     """A native (Rule Machine, Room Lighting...) app instance the MCP app can run or pause."""
@@ -53,7 +57,7 @@ class Rule:
     id: int
     name: str
     app_type: str
-    actions: list[tuple[int, str, list[Any]]]
+    actions: list[RuleAction]
     paused: bool = False
     disabled: bool = False
     private_boolean: bool = True
@@ -351,8 +355,9 @@ class Hub:
     def _populate_rules(self) -> None:
         lights = [d for d in self.devices.values() if d.selected and "Switch" in d.capabilities]
         locks = [d for d in self.devices.values() if d.selected and d.kind == "lock"]
-        goodnight = [(d.id, "off", []) for d in lights[:6]] + [(d.id, "lock", []) for d in locks]
-        welcome = [(d.id, "on", []) for d in lights[:2]]
+        goodnight: list[RuleAction] = [(d.id, "off", []) for d in lights[:6]]
+        goodnight += [(d.id, "lock", []) for d in locks]
+        welcome: list[RuleAction] = [(d.id, "on", []) for d in lights[:2]]
         for rule in (
             Rule(101, "Goodnight", "Rule-5.1", goodnight),
             Rule(102, "Welcome Home", "Rule-5.1", welcome),

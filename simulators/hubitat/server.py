@@ -23,6 +23,7 @@ from ..base import (
     RpcFailure,
     SimClock,
     make_app,
+    on_cleanup,
     parse_json_body,
     rpc_error,
     rpc_result,
@@ -130,7 +131,7 @@ def create_app(
         app_id=str(app_id),
         custom_rule_engine=custom_rule_engine,
     )
-    app.on_cleanup.append(_close_engine)
+    on_cleanup(app, _close_engine)
     app[OPTIONS] = Options(token, str(app_id), structured_content, enforce_origin, modern)
     app.router.add_route("*", "/apps/api/{app_id}/mcp", _handle)
     # The cloud relay's shape: /api/<hubUid>/apps/<appId>/mcp (same app behind it).
@@ -286,13 +287,15 @@ def _header_mismatch(request: web.Request, body: dict[str, Any]) -> str | None:
     header_method = request.headers.get("Mcp-Method")
     if header_method is None or header_method != method:
         return f"Mcp-Method header '{header_method}' does not match body method '{method}'"
-    params = body.get("params") if isinstance(body.get("params"), dict) else {}
+    raw_params = body.get("params")
+    params = raw_params if isinstance(raw_params, dict) else {}
     field = {"tools/call": "name", "resources/read": "uri"}.get(str(method))
     if field:
         name = request.headers.get("Mcp-Name")
         if name is None or _decode_name(name) != params.get(field):
             return f"Mcp-Name header does not match params.{field}"
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    raw_meta = params.get("_meta")
+    meta = raw_meta if isinstance(raw_meta, dict) else {}
     if META_VERSION in meta and meta[META_VERSION] != MODERN:
         return "params._meta protocol version does not match MCP-Protocol-Version"
     return None

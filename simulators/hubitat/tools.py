@@ -339,7 +339,8 @@ class Tools:
             if not isinstance(sub, str) or sub not in GATEWAYS[name][1]:
                 return None  # a mis-routed gateway call refuses through ordinary dispatch
             leaf = sub
-            leaf_args = args.get("args") if isinstance(args.get("args"), dict) else {}
+            sub_args = args.get("args")
+            leaf_args = sub_args if isinstance(sub_args, dict) else {}
         if leaf not in MRTR_TOOLS:
             return None
         if leaf == "hub_delete_item":
@@ -374,9 +375,9 @@ class Tools:
         if request_state is None:
             self.require_key(leaf, leaf_args)
             self.active_writes()  # sweeps expired records
-            for state_id, lease in self.leases.items():
+            for state_id, existing in self.leases.items():
                 # An identical replay of round zero rejoins the active lease.
-                if lease.matches(name, leaf, digest) and lease.status == "active":
+                if existing.matches(name, leaf, digest) and existing.status == "active":
                     return {
                         "resultType": "input_required",
                         "requestState": state_id,
@@ -1289,10 +1290,10 @@ class Tools:
                 "hub_list_modes)."
             )
         if action == "rename":
-            name = _str(args, "name")
-            if not name:
+            new_name = _str(args, "name")
+            if not new_name:
                 raise invalid("name (the new mode name) is required to rename a mode")
-            mode.name = name
+            mode.name = new_name
             return {
                 "success": True,
                 "action": "rename",
@@ -1434,12 +1435,13 @@ class Tools:
                 "note": "Rule Machine may not be installed on this hub.",
             }
         rules = sorted(self.hub.rules.values(), key=lambda r: r.name)
+        out: dict[str, Any]
         if cursor is None:
             out = {"rules": [self._rule_json(r) for r in rules], "count": len(rules)}
             return self._status_note(out)
         start = self._cursor(cursor, len(rules), "hub_list_rules")
         page = rules[start : start + PAGE_SIZE]
-        out: dict[str, Any] = {
+        out = {
             "rules": [self._rule_json(r) for r in page],
             "count": len(page),
             "total": len(rules),
