@@ -1,4 +1,4 @@
-"""Robine Wake alarm clock: spec 50-002 (HTTP MCP) plus the model of reference/robine-wake.md.
+"""Robine Wake alarm clock: spec 50-002 (HTTP MCP), plus decisions where it is silent (`Decision:`).
 
 Transport: POST /mcp only, one JSON-RPC message per request, JSON answers, no sessions, versions
 2025-06-18 and 2025-03-26, Origin check, per-address rate limit, optional admin credentials (HTTP

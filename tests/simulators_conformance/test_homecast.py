@@ -1,4 +1,11 @@
-"""The Homecast simulator against the service's MCP reference and reference/homecast.md.
+"""The Homecast simulator against the service's MCP reference and homecast-web's source.
+
+Upstream: parob/homecast-web, src/lib/slug.ts (keys); src/server/local-mcp.ts handleMCP and
+callTool (the community server's MCP, scenes), local-server.ts (its HTTP gate), local-rest.ts
+(get_state, set_state, history), local-automations.ts (HomeKit automations),
+local-hc-automations.ts (Homecast automations, virtual accessories), local-oauth.ts (scopes,
+tokens). The cloud's own server is not public: its sessions and SSE answers follow the MCP
+reference, its camelCase surface graphql-mcp.
 
 Raw HTTP only: the simulator must be right on its own before any client is tested against it.
 """

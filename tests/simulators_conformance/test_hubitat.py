@@ -1,4 +1,7 @@
-"""The Hubitat simulator against reference/hubitat.md, over raw HTTP.
+"""The Hubitat simulator against the MCP Rule Server app, over raw HTTP.
+
+Upstream: kingpanther13/Hubitat-local-MCP-server, hubitat-mcp-server.groovy (handleMcpRequest,
+processJsonRpcMessage, handleToolsCall) and the tools of libraries/mcp-*-lib.groovy.
 
 The simulator must be right on its own before any client is tested against it.
 """

@@ -1,4 +1,8 @@
-"""The Robine Wake simulator against spec 50-002 and the model in reference/robine-wake.md.
+"""The Robine Wake simulator against spec 50-002 and the simulator's decisions where it is silent.
+
+50-002 "Protocol profile", "Security boundary", "Tools", "Camera-free state and tactile
+configuration" and requirements MCP-001 … MCP-008 fix the transport and the tools; the shapes of
+alarms, sessions and error objects are the simulator's own (`Decision:` in simulators/robine_wake).
 
 Raw HTTP only: the simulator must be right on its own before any client is tested against it.
 """

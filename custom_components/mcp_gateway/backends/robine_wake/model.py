@@ -1,9 +1,10 @@
 """Everything this integration assumes about the Robine Wake's MCP wire format, in one place.
 
-Spec 50-002 fixes the transport and the tool names; the shapes of the tools' results, the error
-codes and the session states are decisions of reference/robine-wake.md (the spec is silent about
-them). When a real device disagrees, this module is the only one to change: the rest of the
-backend sees only the dataclasses and constants below.
+Spec 50-002 fixes the transport ("Protocol profile") and the tool names ("Tools"); the shapes of
+the tools' results, the error codes and the session states are decisions taken where the spec is
+silent (its "Tools" section names each tool's effect, not its result). When a real device
+disagrees, this module is the only one to change: the rest of the backend sees only the
+dataclasses and constants below.
 
 Identity: 50-002 defines no device id. A clock is recognised by what the spec guarantees, its ten
 tool names (`SPEC_TOOLS`). When a clock does name itself (`device: {id, name, model, firmware}` in
