@@ -1,60 +1,58 @@
-"""One Home Assistant with all three backends, each on its simulator.
+"""One Home Assistant with every registered backend, each on its simulator.
 
-The security matrix and the gateway's end-to-end tests start the same home: a hub of 24
-devices, a Homecast account of two homes and a clock at Monday 6 am. The backends' own
-start helpers (`tests/<backend>/sim.py`) do each part, as in their own suites.
+The security matrix and the gateway's end-to-end tests start the same home: each backend as
+its `tests/<kind>/sim.py` declares it (`BACKEND`), in the registry's order, so a new backend is
+part of it without editing this file.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
+from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from tests.homecast import sim as homecast
-from tests.hubitat import sim as hubitat
-from tests.robine_wake import sim as robine_wake
+from tests.backend_sims import simulated_backends
 from tests.simulation import LoopbackServers
 
-
-@dataclass(frozen=True, slots=True)
-class Simulators:
-    """The three running simulators."""
-
-    hubitat: hubitat.Sim
-    homecast: homecast.Sim
-    robine_wake: robine_wake.Sim
-
-
-@dataclass(frozen=True, slots=True)
-class Entries:
-    """The three backends' config entries, set up."""
-
-    hubitat: MockConfigEntry
-    homecast: MockConfigEntry
-    robine_wake: MockConfigEntry
+# The running simulators by backend kind (each kind's own `Sim`).
+Simulators = dict[str, Any]
+# The backends' config entries by kind, set up.
+Entries = dict[str, MockConfigEntry]
 
 
 async def start_simulators(servers: LoopbackServers) -> Simulators:
-    """The three simulators on 127.0.0.1 (closed with `servers`); the clock names its device."""
-    return Simulators(
-        hubitat=await hubitat.start(servers),
-        homecast=await homecast.start(servers),
-        robine_wake=await robine_wake.start(servers, device_id=robine_wake.DEVICE_ID),
-    )
+    """Every registered backend's simulator on 127.0.0.1 (closed with `servers`)."""
+    return {kind: await backend.start(servers) for kind, backend in simulated_backends().items()}
 
 
 async def setup_entries(
-    hass: HomeAssistant, sims: Simulators, *, homecast_homes: list[str] | None = None
+    hass: HomeAssistant,
+    sims: Simulators,
+    *,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Entries:
-    """An entry per simulator, set up; Homecast follows `homecast_homes` (default: all)."""
-    entries = Entries(
-        hubitat=hubitat.make_entry(sims.hubitat),
-        homecast=homecast.token_entry(sims.homecast, homes=homecast_homes),
-        robine_wake=robine_wake.make_entry(sims.robine_wake),
-    )
-    await hubitat.setup_entry(hass, entries.hubitat)
-    await homecast.setup_entry(hass, entries.homecast)
-    await robine_wake.setup_entry(hass, entries.robine_wake)
+    """An entry per simulator, set up in registry order; `options[kind]` are a kind's own
+    entry options."""
+    backends = simulated_backends()
+    entries = {
+        kind: backend.entry(sims[kind], **(options or {}).get(kind, {}))
+        for kind, backend in backends.items()
+    }
+    for kind, entry in entries.items():
+        await backends[kind].setup(hass, entry)
     return entries
+
+
+async def http_home(
+    hass: HomeAssistant,
+    hass_client: Callable[..., Awaitable[TestClient]],
+    servers: LoopbackServers,
+) -> TestClient:
+    """HA's http with an entry of every registered backend on its simulator; an admin client."""
+    assert await async_setup_component(hass, "http", {})
+    await setup_entries(hass, await start_simulators(servers))
+    return await hass_client()

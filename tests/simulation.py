@@ -20,7 +20,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
-from homeassistant.const import CONF_URL, Platform
+from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.entity import EntityDescription
@@ -39,19 +39,7 @@ from custom_components.mcp_gateway.backends.base import (
     ToolTier,
 )
 from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec
-from custom_components.mcp_gateway.backends.homecast.const import (
-    AUTH_TOKEN,
-    CONF_ACCESS_TOKEN,
-    CONF_AUTH_TYPE,
-    CONF_HOMES,
-    KIND as HOMECAST_KIND,
-)
-from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN, KIND as HUBITAT_KIND
 from custom_components.mcp_gateway.backends.publisher import EntityPublisher
-from custom_components.mcp_gateway.backends.robine_wake.const import (
-    CONF_PASSWORD,
-    KIND as ROBINE_WAKE_KIND,
-)
 from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.core.settings import KIND_GATEWAY
 from custom_components.mcp_gateway.mcp.client import ToolResult
@@ -146,69 +134,6 @@ def gateway_entry(options: Mapping[str, Any] | None = None) -> MockConfigEntry:
     )
 
 
-def hubitat_entry(
-    url: str, token: str, *, unique_id: str, options: dict[str, Any] | None = None
-) -> MockConfigEntry:
-    """An entry for a (simulated) Hubitat hub."""
-    return MockConfigEntry(
-        domain=DOMAIN,
-        title="Home Hub",
-        unique_id=unique_id,
-        data={CONF_BACKEND: HUBITAT_KIND, CONF_URL: url, CONF_TOKEN: token},
-        options=options or {},
-    )
-
-
-def homecast_token_entry(
-    url: str,
-    token: str,
-    homes: list[str],
-    /,
-    *,
-    unique_id: str | None = None,
-    entry_id: str | None = None,
-    **data: Any,
-) -> MockConfigEntry:
-    """A token entry for a (simulated) Homecast account; its unique id is its first home.
-
-    `data` adds or overrides entry data: a test may replace the URL or the token itself.
-    """
-    return MockConfigEntry(
-        domain=DOMAIN,
-        entry_id=entry_id,
-        title="Homecast",
-        unique_id=unique_id or min(homes),
-        data={
-            CONF_BACKEND: HOMECAST_KIND,
-            CONF_URL: url,
-            CONF_AUTH_TYPE: AUTH_TOKEN,
-            CONF_ACCESS_TOKEN: token,
-            CONF_HOMES: homes,
-            **data,
-        },
-    )
-
-
-def robine_wake_entry(
-    url: str,
-    unique_id: str,
-    *,
-    password: str | None = None,
-    options: dict[str, Any] | None = None,
-) -> MockConfigEntry:
-    """An entry for a (simulated) Robine Wake clock."""
-    data: dict[str, Any] = {CONF_BACKEND: ROBINE_WAKE_KIND, CONF_URL: url}
-    if password is not None:
-        data[CONF_PASSWORD] = password
-    return MockConfigEntry(
-        domain=DOMAIN,
-        title="Bedroom clock",
-        unique_id=unique_id,
-        data=data,
-        options=options or {},
-    )
-
-
 async def setup_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
     """Add and set up an entry, waiting for its platforms (setup may fail: tests check)."""
     entry.add_to_hass(hass)
@@ -245,13 +170,6 @@ def registry_entity_id(hass: HomeAssistant, platform: str, unique_id: str) -> st
     found = er.async_get(hass).async_get_entity_id(platform, DOMAIN, unique_id)
     assert found is not None, f"no {platform} entity with unique id {unique_id}"
     return found
-
-
-def first_device(hub: Any, kind: str) -> Any:
-    """The first visible device of a kind on a simulated Hubitat hub (lowest id)."""
-    devices = sorted(hub.find(kind=kind), key=lambda d: d.id)
-    assert devices, kind
-    return devices[0]
 
 
 # ---------------------------------------------------------------- raw MCP for the simulator tests

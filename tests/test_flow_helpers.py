@@ -13,18 +13,21 @@ from custom_components.mcp_gateway.backends.flow import (
     connection_error_key,
     connection_test,
 )
-from custom_components.mcp_gateway.backends.homecast.api import HomecastReplyError
-from custom_components.mcp_gateway.backends.homecast.config_flow import _homecast_key
-from custom_components.mcp_gateway.backends.robine_wake.config_flow import _robine_key
 from custom_components.mcp_gateway.mcp.errors import (
-    McpAuthError,
-    McpConnectionError,
     McpError,
-    McpProtocolError,
-    McpRateLimitError,
-    McpRpcError,
-    McpTimeoutError,
-    McpToolError,
+)
+from tests.flow_failures import (
+    AUTH,
+    NOT_ALLOWED,
+    NOT_FOUND,
+    PROTOCOL,
+    RATE,
+    REFUSED,
+    RPC,
+    SERVER_ERROR,
+    TIMEOUT,
+    TOOL,
+    assert_form_error,
 )
 
 
@@ -32,62 +35,28 @@ def _shared(err: McpError) -> str | None:
     return None
 
 
-_AUTH = McpAuthError("HTTP 401", status=401)
-_AUTH_BASIC = McpAuthError("HTTP 401", status=401, challenge='Basic realm="x"')
-_AUTH_DIGEST = McpAuthError("HTTP 401", status=401, challenge='Digest realm="x", nonce="n"')
-_FORBIDDEN = McpAuthError("HTTP 403", status=403)
-_TIMEOUT = McpTimeoutError("no answer in time")
-_REFUSED = McpConnectionError("ClientConnectorError")
-_NOT_FOUND = McpConnectionError("HTTP 404", status=404)
-_NOT_ALLOWED = McpConnectionError("HTTP 405", status=405)
-_SERVER_ERROR = McpConnectionError("HTTP 503", status=503)
-_RATE = McpRateLimitError("HTTP 429", retry_after=3.0)
-_PROTOCOL = McpProtocolError("malformed JSON")
-_RPC = McpRpcError(-32601, "Method not found")
-_TOOL = McpToolError("relay offline")
-
-
 @pytest.mark.parametrize(
     ("special", "raised", "key"),
     [
-        # The shared reading (Hubitat's).
-        (_shared, _AUTH, "invalid_auth"),
-        (_shared, _TIMEOUT, "timeout"),
-        (_shared, _REFUSED, "cannot_connect"),
-        (_shared, _NOT_FOUND, "not_an_mcp_server"),
-        (_shared, _NOT_ALLOWED, "not_an_mcp_server"),
-        (_shared, _SERVER_ERROR, "cannot_connect"),
-        (_shared, _RATE, "rate_limited"),
-        (_shared, _PROTOCOL, "not_an_mcp_server"),
-        (_shared, _RPC, "not_an_mcp_server"),
-        (_shared, _TOOL, "cannot_connect"),
-        # Robine Wake: a tool failure has its own message.
-        (_robine_key, _TOOL, "not_robine_wake"),
-        (_robine_key, _NOT_FOUND, "not_an_mcp_server"),
-        # ... and so has a 401 that asks for a scheme it cannot send (none is one of them).
-        (_robine_key, _AUTH_BASIC, "invalid_auth"),
-        (_robine_key, _AUTH_DIGEST, "unsupported_auth"),
-        (_robine_key, _AUTH, "unsupported_auth"),
-        (_robine_key, _FORBIDDEN, "invalid_auth"),
-        # Homecast: any HTTP failure but a 429 or a timeout is unreachable.
-        (_homecast_key, _NOT_FOUND, "cannot_connect"),
-        (_homecast_key, _SERVER_ERROR, "cannot_connect"),
-        (_homecast_key, _TIMEOUT, "timeout"),
-        (_homecast_key, _RATE, "rate_limited"),
-        (_homecast_key, HomecastReplyError("no _homes"), "not_homecast"),
-        (_homecast_key, _PROTOCOL, "not_an_mcp_server"),
-        (_homecast_key, _TOOL, "cannot_connect"),
-        (_homecast_key, _AUTH, "invalid_auth"),
+        # The shared reading (a backend's own, in tests/<kind>/test_flow_errors.py, starts
+        # from it).
+        (_shared, AUTH, "invalid_auth"),
+        (_shared, TIMEOUT, "timeout"),
+        (_shared, REFUSED, "cannot_connect"),
+        (_shared, NOT_FOUND, "not_an_mcp_server"),
+        (_shared, NOT_ALLOWED, "not_an_mcp_server"),
+        (_shared, SERVER_ERROR, "cannot_connect"),
+        (_shared, RATE, "rate_limited"),
+        (_shared, PROTOCOL, "not_an_mcp_server"),
+        (_shared, RPC, "not_an_mcp_server"),
+        (_shared, TOOL, "cannot_connect"),
     ],
 )
 def test_mcp_failures_read_as_form_errors(
     special: Callable[[McpError], str | None], raised: McpError, key: str
 ) -> None:
-    """Each MCP failure becomes the form error its backend shows, chained to the cause."""
-    with pytest.raises(FormError) as err, connection_test("Test", special):
-        raise raised
-    assert err.value.key == key
-    assert err.value.__cause__ is raised
+    """Each MCP failure becomes the shared form error, chained to the cause."""
+    assert_form_error(special, raised, key)
 
 
 def test_shared_key_without_a_test() -> None:

@@ -17,7 +17,6 @@ from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
 
 from simulators import DATA_DIR
-from tests.all_backends import Simulators
 from tests.homecast import sim as homecast
 from tests.hubitat import sim as hubitat
 from tests.robine_wake import sim as robine_wake
@@ -30,6 +29,15 @@ ROBS_FLAT = "Rob's Flat"
 GEORGE_STREET = "George Street"
 # Each request is done within this many tool calls.
 MAX_CALLS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Simulators:
+    """The demo's three running simulators (this home is the demo's, on purpose)."""
+
+    hubitat: hubitat.Sim
+    homecast: homecast.Sim
+    robine_wake: robine_wake.Sim
 
 
 async def start_demo_simulators(servers: LoopbackServers) -> Simulators:

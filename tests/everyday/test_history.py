@@ -9,7 +9,7 @@ import json
 from homeassistant.util import dt as dt_util
 
 from simulators.hubitat.devices import Event
-from tests.simulation import first_device
+from tests.hubitat.sim import first_device
 
 from .assistant import Home
 

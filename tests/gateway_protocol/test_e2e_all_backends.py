@@ -1,5 +1,8 @@
-"""End to end with all three backends and their simulators: one level of gateways, every
-backend tool reachable, and the whole tools/list within its budget."""
+"""End to end with every registered backend on its simulator: one level of gateways, every
+backend tool reachable, and the whole tools/list within its budget.
+
+Each backend's own checks over the same wire live with its tests
+(`tests/<kind>/test_gateway_wire.py`)."""
 
 from __future__ import annotations
 
@@ -8,11 +11,11 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.mcp_gateway.gateway.catalog.schemas.subset import schema_problems
-from tests.all_backends import setup_entries, start_simulators
+from tests.all_backends import http_home
+from tests.backend_sims import registered_kinds
 from tests.simulation import LoopbackServers
 
 from .conftest import URL, ClientFactory
@@ -29,10 +32,8 @@ async def client(
     loopback_servers: LoopbackServers,
     socket_enabled: None,
 ) -> TestClient:
-    """HA with one Hubitat, one Homecast and one Robine Wake entry, each on its simulator."""
-    assert await async_setup_component(hass, "http", {})
-    await setup_entries(hass, await start_simulators(loopback_servers))
-    return await hass_client()
+    """HA with an entry of every registered backend, each on its simulator."""
+    return await http_home(hass, hass_client, loopback_servers)
 
 
 def _data(result: Any) -> Any:
@@ -40,7 +41,7 @@ def _data(result: Any) -> Any:
 
 
 async def test_admin_catalog_budget_and_reach(client: TestClient, hass_access_token: str) -> None:
-    """An administrator's catalog names the three backends, keeps its byte budget, reaches each."""
+    """An administrator's catalog names every backend, keeps its byte budget, reaches each."""
     response = await client.post(
         URL,
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
@@ -49,7 +50,10 @@ async def test_admin_catalog_budget_and_reach(client: TestClient, hass_access_to
     raw = await response.read()
     tools = json.loads(raw)["result"]["tools"]
     gateways = {tool["name"] for tool in tools} - CORE
-    assert {name.split("_", 1)[0] for name in gateways} == {"hubitat", "homecast", "robine"}
+    kinds = registered_kinds()
+    # One gateway tool per backend, named after its kind.
+    assert len(gateways) == len(kinds), gateways
+    assert {next(k for k in kinds if name.startswith(k)) for name in gateways} == set(kinds)
     assert len(raw) <= BUDGET_BYTES, len(raw)
 
     async with _streamable(str(client.make_url("")).rstrip("/"), hass_access_token) as session:
@@ -76,43 +80,15 @@ async def test_admin_catalog_budget_and_reach(client: TestClient, hass_access_to
         everything = _data(await session.call_tool("get_state", {}))
         per_backend = [
             _data(await session.call_tool("get_state", {"backend": kind}))["total"]
-            for kind in ("hubitat", "homecast", "robine_wake")
+            for kind in registered_kinds()
         ]
         assert all(count > 0 for count in per_backend), per_backend
         assert sum(per_backend) == everything["total"]
 
 
-async def test_hub_catalog_asks_for_nothing_the_gateway_supplies(client: TestClient) -> None:
-    """Over the wire, the hub's tools never ask for the write key and explain rule actions."""
-    headers = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
-    listing = await client.post(
-        URL, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
-    )
-    names = [tool["name"] for tool in json.loads(await listing.read())["result"]["tools"]]
-    hub = next(name for name in names if name.startswith("hubitat"))
-    response = await client.post(
-        URL,
-        json={
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": hub, "arguments": {}},
-        },
-        headers=headers,
-    )
-    raw = (await response.read()).decode()
-    assert "bestPracticeKey" not in raw
-    assert "write key" not in raw
-    result = json.loads(raw)["result"]
-    catalog = result.get("structuredContent") or json.loads(result["content"][0]["text"])
-    rule = next(tool for tool in catalog["tools"] if tool["name"] == "hub_call_rule")
-    action = rule["inputSchema"]["properties"]["action"]["description"]
-    assert all(f"{value} = " in action for value in ("rule", "actions", "stop", "start"))
-
-
 async def test_backend_arguments_as_object_or_json_text(client: TestClient) -> None:
-    """A backend tool's arguments work as the object itself or as its JSON text, alike; the
-    published schema stays in the subset every model provider accepts and says so."""
+    """Every gateway's published schema stays in the subset every model provider accepts and
+    says that its arguments may be the object itself or its JSON text."""
     headers = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
 
     async def rpc(method: str, params: dict[str, Any], request_id: int) -> Any:
@@ -130,12 +106,3 @@ async def test_backend_arguments_as_object_or_json_text(client: TestClient) -> N
         args = tool["inputSchema"]["properties"]["args"]
         assert args["type"] == "string"
         assert "also accepts object" in args["description"]
-    clock = next(tool["name"] for tool in gateways if tool["name"].startswith("robine"))
-    answers = []
-    preview = {"label": "Rob's nap", "time": "14:30"}
-    for number, args in enumerate((preview, json.dumps(preview)), start=2):
-        call = {"tool": "preview_alarm", "args": args}
-        result = await rpc("tools/call", {"name": clock, "arguments": call}, number)
-        assert result["isError"] is False, result
-        answers.append(result["content"])
-    assert answers[0] == answers[1]

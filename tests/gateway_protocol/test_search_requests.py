@@ -13,10 +13,10 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
 import pytest
 
-from tests.all_backends import setup_entries, start_simulators
+from tests.all_backends import http_home
+from tests.backend_sims import registered_kinds
 from tests.simulation import LoopbackServers
 
 from .conftest import URL, ClientFactory
@@ -139,10 +139,8 @@ async def client(
     loopback_servers: LoopbackServers,
     socket_enabled: None,
 ) -> TestClient:
-    """HA with one Hubitat, one Homecast and one Robine Wake entry, each on its simulator."""
-    assert await async_setup_component(hass, "http", {})
-    await setup_entries(hass, await start_simulators(loopback_servers))
-    return await hass_client()
+    """HA with an entry of every registered backend, each on its simulator."""
+    return await http_home(hass, hass_client, loopback_servers)
 
 
 async def _search(client: TestClient, query: str, request_id: int) -> list[dict[str, Any]]:
@@ -166,7 +164,10 @@ def _ref(hit: dict[str, Any]) -> str:
     gateway = hit.get("gateway")
     if gateway is None:
         return f"core/{hit['tool']}"
-    kind = next(k for k in ("robine_wake", "hubitat", "homecast") if gateway.startswith(k))
+    # The longest kind first: no kind's gateway is taken for another's it begins with.
+    kind = next(
+        k for k in sorted(registered_kinds(), key=len, reverse=True) if gateway.startswith(k)
+    )
     return f"{kind}/{hit['tool']}"
 
 

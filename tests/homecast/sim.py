@@ -8,16 +8,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.backends.homecast.const import (
+    AUTH_TOKEN,
+    CONF_ACCESS_TOKEN,
+    CONF_AUTH_TYPE,
+    CONF_HOMES,
+    KIND as HOMECAST_KIND,
+)
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from simulators.homecast import HOMECAST, HomecastSim, create_app
+from tests.backend_sims import SimulatedBackend
 from tests.simulation import (
     LoopbackServers,
     SimServer,
-    homecast_token_entry,
     registry_entity_id,
     setup_entry as setup_entry,
 )
@@ -47,6 +55,36 @@ async def start(servers: LoopbackServers, **options: Any) -> Sim:
     options.setdefault("write_delay", 0)
     options.setdefault("push", False)
     return Sim(await servers.start(create_app(**options)))
+
+
+def homecast_token_entry(
+    url: str,
+    token: str,
+    homes: list[str],
+    /,
+    *,
+    unique_id: str | None = None,
+    entry_id: str | None = None,
+    **data: Any,
+) -> MockConfigEntry:
+    """A token entry for a (simulated) Homecast account; its unique id is its first home.
+
+    `data` adds or overrides entry data: a test may replace the URL or the token itself.
+    """
+    return MockConfigEntry(
+        domain=DOMAIN,
+        entry_id=entry_id,
+        title="Homecast",
+        unique_id=unique_id or min(homes),
+        data={
+            CONF_BACKEND: HOMECAST_KIND,
+            CONF_URL: url,
+            CONF_AUTH_TYPE: AUTH_TOKEN,
+            CONF_ACCESS_TOKEN: token,
+            CONF_HOMES: homes,
+            **data,
+        },
+    )
 
 
 def token_entry(
@@ -116,3 +154,6 @@ def entity_id(
 def home_entity_id(hass: HomeAssistant, entry: MockConfigEntry, platform: str, key: str) -> str:
     """The entity id of a home-level entity (scene, automation) by its key."""
     return registry_entity_id(hass, platform, f"{entry.unique_id}_{key}")
+
+
+BACKEND = SimulatedBackend(start=start, entry=token_entry, setup=setup_entry)

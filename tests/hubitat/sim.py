@@ -9,16 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp.test_utils import TestServer
+from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.mcp_gateway.backends.hubitat.const import CONF_TOKEN, KIND as HUBITAT_KIND
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from simulators.hubitat import HUB, TOOLS, Hub, create_app, mcp_path
+from tests.backend_sims import SimulatedBackend
 from tests.simulation import (
     LoopbackServers,
     SimServer,
-    first_device,
-    hubitat_entry,
     registry_entity_id,
     setup_entry as _setup_entry,
 )
@@ -52,6 +54,26 @@ async def start(servers: LoopbackServers, **options: Any) -> Sim:
     return Sim(server, str(options.get("app_id", "42")))
 
 
+def hubitat_entry(
+    url: str, token: str, *, unique_id: str, options: dict[str, Any] | None = None
+) -> MockConfigEntry:
+    """An entry for a (simulated) Hubitat hub."""
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="Home Hub",
+        unique_id=unique_id,
+        data={CONF_BACKEND: HUBITAT_KIND, CONF_URL: url, CONF_TOKEN: token},
+        options=options or {},
+    )
+
+
+def first_device(hub: Any, kind: str) -> Any:
+    """The first visible device of a kind on a simulated Hubitat hub (lowest id)."""
+    devices = sorted(hub.find(kind=kind), key=lambda d: d.id)
+    assert devices, kind
+    return devices[0]
+
+
 def make_entry(
     sim: Sim, *, token: str = TOKEN, unique_id: str | None = None, **options: Any
 ) -> MockConfigEntry:
@@ -73,3 +95,6 @@ def entity_id(hass: HomeAssistant, sim: Sim, key: str, platform: str) -> str:
 def first(sim: Sim, kind: str) -> Any:
     """The first visible simulated device of a kind."""
     return first_device(sim.hub, kind)
+
+
+BACKEND = SimulatedBackend(start=start, entry=make_entry, setup=setup_entry)

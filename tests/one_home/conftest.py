@@ -25,14 +25,13 @@ from simulators.base import SimClock
 from simulators.homecast import HOMECAST, HomecastSim, create_app as homecast_app
 from simulators.hubitat import HUB, Hub, create_app as hubitat_app, mcp_path
 from simulators.robine_wake import ROBINE, RobineWake, create_app as robine_app
+from tests.homecast.sim import homecast_token_entry
+from tests.hubitat.sim import first_device, hubitat_entry
+from tests.robine_wake.sim import robine_wake_entry
 from tests.simulation import (
     LoopbackServers,
     advance_clocks,
-    first_device,
-    homecast_token_entry,
-    hubitat_entry,
     registry_entity_id,
-    robine_wake_entry,
     setup_entry,
     sim_clock,
 )

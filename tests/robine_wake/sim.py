@@ -11,17 +11,23 @@ from typing import Any
 
 from aiohttp.test_utils import TestServer
 from freezegun.api import FrozenDateTimeFactory
+from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends.robine_wake.const import address_uid
+from custom_components.mcp_gateway.backends.robine_wake.const import (
+    CONF_PASSWORD,
+    KIND as ROBINE_WAKE_KIND,
+    address_uid,
+)
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from simulators.base import SimClock
 from simulators.robine_wake import ROBINE, RobineWake, create_app
+from tests.backend_sims import SimulatedBackend
 from tests.simulation import (
     LoopbackServers,
     SimServer,
     advance_clocks,
-    robine_wake_entry,
     setup_entry as setup_entry,
     sim_clock,
 )
@@ -56,6 +62,26 @@ async def start(servers: LoopbackServers, **options: Any) -> Sim:
     return Sim(server, clock)
 
 
+def robine_wake_entry(
+    url: str,
+    unique_id: str,
+    *,
+    password: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> MockConfigEntry:
+    """An entry for a (simulated) Robine Wake clock."""
+    data: dict[str, Any] = {CONF_BACKEND: ROBINE_WAKE_KIND, CONF_URL: url}
+    if password is not None:
+        data[CONF_PASSWORD] = password
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="Bedroom clock",
+        unique_id=unique_id,
+        data=data,
+        options=options or {},
+    )
+
+
 def make_entry(
     sim: Sim, *, password: str | None = None, options: dict[str, Any] | None = None
 ) -> MockConfigEntry:
@@ -69,3 +95,11 @@ async def advance(
 ) -> None:
     """Let `seconds` pass on the clock and in HA; due polls run."""
     await advance_clocks(hass, freezer, sim.clock, seconds)
+
+
+async def _start_named(servers: LoopbackServers) -> Sim:
+    """The clock as a home of every backend has it: naming its device."""
+    return await start(servers, device_id=DEVICE_ID)
+
+
+BACKEND = SimulatedBackend(start=_start_named, entry=make_entry, setup=setup_entry)

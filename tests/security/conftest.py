@@ -1,4 +1,4 @@
-"""One Home Assistant with all three backends on their simulators, and every kind of caller.
+"""One Home Assistant with every backend on its simulator, and every kind of caller.
 
 The kinds: an administrator, an ordinary user, a read-only user, a user whose policy grants one
 entity only (`policy`), no token at all, a revoked token and a deactivated user. Each kind gets
@@ -21,16 +21,22 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
-from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.backends.homecast.const import KIND as HOMECAST_KIND
+from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT_KIND
+from custom_components.mcp_gateway.backends.robine_wake.const import KIND as ROBINE_WAKE_KIND
+from custom_components.mcp_gateway.core.const import (
+    DOMAIN,
+)
 from custom_components.mcp_gateway.core.settings import (
     CONF_EXPOSED_ONLY,
     CONF_RATE_LIMIT,
     MAX_RATE_LIMIT,
 )
+from custom_components.mcp_gateway.gateway.catalog.store import gateway_tool_names
 from simulators.homecast import HomecastSim
 from simulators.hubitat import Hub
 from simulators.robine_wake import RobineWake
-from tests.all_backends import Simulators, setup_entries, start_simulators
+from tests.all_backends import Entries, Simulators, setup_entries, start_simulators
 from tests.homecast import sim as homecast
 from tests.results import result_data
 from tests.simulation import LoopbackServers, gateway_entry
@@ -44,6 +50,7 @@ SIGNED_IN = ("admin", "user", "read_only", "policy")
 SIGNED_OUT = ("none", "revoked", "deactivated")
 KINDS = (*SIGNED_IN, *SIGNED_OUT)
 
+# The gateway tools of the particular home some tests here address by name.
 HUBITAT = "hubitat_home_hub"
 HOMECAST_GATEWAY = "homecast"
 ROBINE = "robine_wake_bedroom_clock"
@@ -65,7 +72,10 @@ class SecurityHome:
     users: dict[str, User]
     # The living-room ceiling light of the followed home: the one entity `policy` controls.
     policy_light: str
+    # Every registered backend by kind: its simulator, its entry and its gateway tool.
     sims: Simulators
+    entries: Entries
+    gateways: dict[str, str]
     ws_factory: WebSocketGenerator | None = None
 
     def settings_entry(self) -> MockConfigEntry:
@@ -139,7 +149,7 @@ async def home(
     # reachable (HA exposes no alarm panel to assistants by default); exposure has its own tests.
     gateway_entry({CONF_RATE_LIMIT: MAX_RATE_LIMIT, CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
     sims = await start_simulators(loopback_servers)
-    hc_sim = sims.homecast
+    hc_sim = sims[HOMECAST_KIND]
     # Two accessories of the same name in two rooms (two "Ceiling Light"s).
     state = hc_sim.state
     followed = state.homes[0]
@@ -147,8 +157,13 @@ async def home(
     kitchen = homecast.device_of(hc_sim, "light", nth=1)
     assert followed.room_of(living) is not followed.room_of(kitchen)
     living.name = kitchen.name = "Ceiling Light"
-    entries = await setup_entries(hass, sims, homecast_homes=[hc_sim.home_uuids()[0]])
-    hc_entry = entries.homecast
+    entries = await setup_entries(
+        hass, sims, options={HOMECAST_KIND: {"homes": [hc_sim.home_uuids()[0]]}}
+    )
+    hc_entry = entries[HOMECAST_KIND]
+    names = gateway_tool_names(list(entries.values()))
+    gateways = {kind: names[entry.entry_id] for kind, entry in entries.items()}
+    assert {HUBITAT, HOMECAST_GATEWAY, ROBINE} <= set(gateways.values()), gateways
     policy_light = homecast.entity_id(hass, hc_entry, hc_sim, living, "light")
 
     user = MockUser(name="Ordinary", groups=[await hass.auth.async_get_group(GROUP_ID_USER)])
@@ -179,12 +194,12 @@ async def home(
         clients[kind] = await (hass_client(token) if token else hass_client_no_auth())
     return SecurityHome(
         hass=hass,
-        hub=sims.hubitat.hub,
+        hub=sims[HUBITAT_KIND].hub,
         homecast=state,
-        robine=sims.robine_wake.device,
-        hubitat_entry=entries.hubitat,
+        robine=sims[ROBINE_WAKE_KIND].device,
+        hubitat_entry=entries[HUBITAT_KIND],
         homecast_entry=hc_entry,
-        robine_entry=entries.robine_wake,
+        robine_entry=entries[ROBINE_WAKE_KIND],
         clients=clients,
         tokens=tokens,
         users={
@@ -195,5 +210,7 @@ async def home(
         },
         policy_light=policy_light,
         sims=sims,
+        entries=entries,
+        gateways=gateways,
         ws_factory=hass_ws_client,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from custom_components.mcp_gateway.backends.homecast.const import KIND as HOMECAST_KIND
 from tests.homecast import sim as homecast_helpers
 from tests.results import result_data
 
@@ -42,7 +43,7 @@ async def test_set_state_by_name_never_reaches_the_namesake(home: SecurityHome) 
     """With two "Ceiling Light"s, a user allowed only the living-room one cannot switch the
     kitchen one by naming it."""
     followed = home.homecast.homes[0]
-    hc_sim = home.sims.homecast
+    hc_sim = home.sims[HOMECAST_KIND]
     living = homecast_helpers.device_of(hc_sim, "light", nth=0)
     kitchen = homecast_helpers.device_of(hc_sim, "light", nth=1)
     assert living.name == kitchen.name == "Ceiling Light"

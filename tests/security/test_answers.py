@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
-from typing import Any
 
 from homeassistant.exceptions import HomeAssistantError
 import pytest
@@ -23,35 +22,15 @@ from custom_components.mcp_gateway.core.settings import (
     MAX_RATE_LIMIT,
 )
 from custom_components.mcp_gateway.mcp.client import DEFAULT_MAX_RESPONSE_BYTES
+from tests.backend_sims import backend_cases, registered_kinds
 
-from .conftest import HOMECAST_GATEWAY, HUBITAT, ROBINE, SecurityHome, error_code
+from .conftest import SecurityHome, error_code
 
 MIB = 1024 * 1024
 ATTACK = 50 * MIB
-# What each backend's gateway tool is asked: one read every reading user may make.
-READS: dict[str, dict[str, Any]] = {
-    HUBITAT: {"tool": "hub_get_info", "args": {}},
-    HOMECAST_GATEWAY: {"tool": "get_state", "args": {}},
-    ROBINE: {"tool": "get_state", "args": {}},
-}
-
-
-def _faults(home: SecurityHome, gateway: str) -> Any:
-    sims = home.sims
-    return {
-        HUBITAT: sims.hubitat.faults,
-        HOMECAST_GATEWAY: sims.homecast.faults,
-        ROBINE: sims.robine_wake.faults,
-    }[gateway]
-
-
-def _runtime(home: SecurityHome, gateway: str) -> Any:
-    entry = {
-        HUBITAT: home.hubitat_entry,
-        HOMECAST_GATEWAY: home.homecast_entry,
-        ROBINE: home.robine_entry,
-    }[gateway]
-    return entry.runtime_data
+# Each backend's own facts (tests/<kind>/security_cases.py): `READ`, what its gateway tool is
+# asked (one read every reading user may make), and `ACTION_READ`, an action that reads it.
+CASES = backend_cases("security_cases")
 
 
 def test_the_default_cap_fits_real_answers() -> None:
@@ -60,19 +39,20 @@ def test_the_default_cap_fits_real_answers() -> None:
     assert DEFAULT_SETTINGS.max_backend_answer_bytes == DEFAULT_MAX_RESPONSE_BYTES == 4 * MIB
 
 
-@pytest.mark.parametrize("gateway", sorted(READS))
-async def test_a_50_mib_answer_is_refused_unread(home: SecurityHome, gateway: str) -> None:
+@pytest.mark.parametrize("backend", registered_kinds())
+async def test_a_50_mib_answer_is_refused_unread(home: SecurityHome, backend: str) -> None:
     """The issue: a 50 MiB answer was read whole, and HA's memory grew by 200 MiB for good."""
-    client = _runtime(home, gateway).client
+    gateway, read, faults = home.gateways[backend], CASES[backend].READ, home.sims[backend].faults
+    client = home.entries[backend].runtime_data.client
     assert client.max_response_bytes == 4 * MIB  # the settings' default reaches every client
     # The catalog first (the Hubitat app lists its sub-tools through a tools/call too).
-    assert error_code(await home.call("admin", gateway, READS[gateway])) is None
-    _faults(home, gateway).huge_answer = ATTACK
+    assert error_code(await home.call("admin", gateway, read)) is None
+    faults.huge_answer = ATTACK
     received = client.stats.bytes_received
     gc.collect()
     tracemalloc.start()
     try:
-        result = await home.call("admin", gateway, READS[gateway])
+        result = await home.call("admin", gateway, read)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -82,8 +62,8 @@ async def test_a_50_mib_answer_is_refused_unread(home: SecurityHome, gateway: st
     assert client.stats.bytes_received - received <= 5 * MIB
     assert peak < 16 * MIB, peak
     # The backend answers normally again once it behaves.
-    _faults(home, gateway).huge_answer = 0
-    assert error_code(await home.call("admin", gateway, READS[gateway])) is None
+    faults.huge_answer = 0
+    assert error_code(await home.call("admin", gateway, read)) is None
 
 
 async def test_the_cap_is_a_gateway_setting(home: SecurityHome) -> None:
@@ -92,23 +72,29 @@ async def test_the_cap_is_a_gateway_setting(home: SecurityHome) -> None:
         home.settings_entry(),
         options={CONF_RATE_LIMIT: MAX_RATE_LIMIT, CONF_EXPOSED_ONLY: False, CONF_MAX_ANSWER_MIB: 1},
     )
-    client = home.hubitat_entry.runtime_data.client
+    backend = registered_kinds()[0]
+    gateway, read = home.gateways[backend], CASES[backend].READ
+    client = home.entries[backend].runtime_data.client
     assert client.max_response_bytes == MIB
-    assert error_code(await home.call("admin", HUBITAT, READS[HUBITAT])) is None
-    home.sims.hubitat.faults.huge_answer = 2 * MIB
-    result = await home.call("admin", HUBITAT, READS[HUBITAT])
+    assert error_code(await home.call("admin", gateway, read)) is None
+    home.sims[backend].faults.huge_answer = 2 * MIB
+    result = await home.call("admin", gateway, read)
     assert error_code(result) == "answer_too_large"
     assert "1 MiB" in result["content"][0]["text"]
 
 
-async def test_an_action_reports_the_cap_translated(home: SecurityHome) -> None:
+@pytest.mark.parametrize(
+    "backend", [kind for kind, cases in CASES.items() if cases.ACTION_READ is not None]
+)
+async def test_an_action_reports_the_cap_translated(home: SecurityHome, backend: str) -> None:
     """An integration action whose backend answers too much says so in the user's words."""
-    home.sims.robine_wake.faults.huge_answer = ATTACK
+    action, data = CASES[backend].ACTION_READ
+    home.sims[backend].faults.huge_answer = ATTACK
     with pytest.raises(HomeAssistantError) as caught:
         await home.hass.services.async_call(
             DOMAIN,
-            "preview_alarm",
-            {"config_entry_id": home.robine_entry.entry_id, "label": "Big", "time": "07:00"},
+            action,
+            {"config_entry_id": home.entries[backend].entry_id, **data},
             blocking=True,
             return_response=True,
         )

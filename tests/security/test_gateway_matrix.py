@@ -9,18 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.backend_sims import backend_cases
 from tests.results import result_data
 
-from .conftest import (
-    HOMECAST_GATEWAY,
-    HUBITAT,
-    ROBINE,
-    SIGNED_IN,
-    SIGNED_OUT,
-    SecurityHome,
-    error_code,
-)
+from .conftest import SIGNED_IN, SIGNED_OUT, SecurityHome, error_code
 
+# Each backend's own rows (tests/<kind>/security_cases.py), by kind.
+CASES = backend_cases("security_cases")
 CORE_TIERS = {
     "search_tools": "read",
     "get_state": "read",
@@ -34,55 +29,27 @@ TIERS = {
     "read_only": {"read"},
     "policy": {"read", "control"},
 }
-# Homecast's history reads span the account's home this entry does not follow, so only
-# administrators use them. Listings (hub_list_devices, hub_get_room, get_state, …) are
-# filtered per caller instead (test_scope.py).
-ACCOUNT_WIDE = {
-    (HOMECAST_GATEWAY, "get_history"),
-    (HOMECAST_GATEWAY, "query_history"),
-}
-# Reads of one hub-wide entity: the HSM panel, the mode select (the policy user may read
-# neither).
-HUB_ENTITY_READS = {(HUBITAT, "hub_get_hsm_status"), (HUBITAT, "hub_list_modes")}
 
 
 async def _catalogs(home: SecurityHome) -> dict[str, dict[str, dict[str, Any]]]:
-    """Every backend tool with its tier and flags, as the admin's catalog lists them."""
+    """Every backend tool with its tier and flags, as the admin's catalog lists them, by kind."""
     catalogs: dict[str, dict[str, dict[str, Any]]] = {}
-    for gateway in (HUBITAT, HOMECAST_GATEWAY, ROBINE):
+    for backend, gateway in home.gateways.items():
         listing = await home.call("admin", gateway, {})
         assert not listing["isError"], listing
-        catalogs[gateway] = {t["name"]: t for t in result_data(listing)["tools"]}
-        assert catalogs[gateway], gateway
+        catalogs[backend] = {t["name"]: t for t in result_data(listing)["tools"]}
+        assert catalogs[backend], gateway
     return catalogs
 
 
-def _expected(kind: str, gateway: str, tool: dict[str, Any]) -> str | None:
+def _expected(kind: str, backend: str, tool: dict[str, Any]) -> str | None:
     """The error code a call of `tool` with empty arguments must give `kind` (None: runs)."""
     if tool["tier"] not in TIERS[kind]:
         return "forbidden"
     if tool.get("destructive"):
         return "confirmation_required"
-    if kind != "admin" and (gateway, tool["name"]) in ACCOUNT_WIDE:
-        return "forbidden"
-    # hub_manage_mode is control only to activate a mode; without an action it is the admin's
-    # create/rename/delete (backends/hubitat/tools.call_class).
-    if kind != "admin" and (gateway, tool["name"]) == (HUBITAT, "hub_manage_mode"):
-        return "forbidden"
-    # run_scene without a home addresses no home of this entry: no entity to check.
-    if kind != "admin" and (gateway, tool["name"]) == (HOMECAST_GATEWAY, "run_scene"):
-        return "forbidden"
-    if kind == "policy":
-        # hub_set_hsm addresses the HSM panel, which the policy user may not control.
-        if (gateway, tool["name"]) == (HUBITAT, "hub_set_hsm"):
-            return "forbidden"
-        if (gateway, tool["name"]) in HUB_ENTITY_READS:
-            return "forbidden"
-        # Every clock tool but the sound list reads or changes the clock, of which the
-        # policy user may use nothing.
-        if gateway == ROBINE and tool["name"] != "list_sounds":
-            return "forbidden"
-    return None
+    refusal: str | None = CASES[backend].refusal(kind, tool["name"])
+    return refusal
 
 
 async def test_tools_list_per_kind(home: SecurityHome) -> None:
@@ -92,8 +59,9 @@ async def test_tools_list_per_kind(home: SecurityHome) -> None:
         assert status == 200, (kind, body)
         names = {tool["name"] for tool in body["result"]["tools"]}
         core = {name for name, tier in CORE_TIERS.items() if tier in TIERS[kind]}
-        assert names - {HUBITAT, HOMECAST_GATEWAY, ROBINE} == core, kind
-        assert {HUBITAT, HOMECAST_GATEWAY, ROBINE} <= names, kind
+        gateways = set(home.gateways.values())
+        assert names - gateways == core, kind
+        assert gateways <= names, kind
     for kind in SIGNED_OUT:
         status, body = await home.rpc(kind, "tools/list")
         assert status == 401, (kind, status, body)
@@ -103,7 +71,8 @@ async def test_each_catalog_lists_only_the_callers_tiers(home: SecurityHome) -> 
     """Each catalog lists only the tiers its caller may use."""
     catalogs = await _catalogs(home)
     for kind in SIGNED_IN:
-        for gateway, tools in catalogs.items():
+        for backend, tools in catalogs.items():
+            gateway = home.gateways[backend]
             listing = await home.call(kind, gateway, {})
             seen = {t["name"] for t in result_data(listing)["tools"]}
             assert seen == {n for n, t in tools.items() if t["tier"] in TIERS[kind]}, (
@@ -116,12 +85,13 @@ async def test_every_backend_tool_for_every_kind(home: SecurityHome) -> None:
     """Every backend tool for every kind of user is allowed or refused as the matrix says."""
     catalogs = await _catalogs(home)
     outcomes: dict[tuple[str, str, str], str | None] = {}
-    for gateway, tools in catalogs.items():
+    for backend, tools in catalogs.items():
+        gateway = home.gateways[backend]
         for name, tool in sorted(tools.items()):
             for kind in SIGNED_IN:
                 result = await home.call(kind, gateway, {"tool": name, "args": {}})
                 code = error_code(result)
-                expected = _expected(kind, gateway, tool)
+                expected = _expected(kind, backend, tool)
                 outcomes[(kind, gateway, name)] = code
                 if expected is None:
                     assert code not in ("forbidden", "confirmation_required"), (

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT_KIND
 from custom_components.mcp_gateway.core.settings import CONF_RATE_LIMIT
 from custom_components.mcp_gateway.gateway import handler as handler_module
 from custom_components.mcp_gateway.gateway.catalog import store as catalog_module
@@ -216,7 +217,7 @@ async def test_a_hung_backend_costs_one_timeout(
         return await original(name, arguments, **kwargs)
 
     monkeypatch.setattr(runtime.client, "call_tool", spy)
-    home.sims.hubitat.faults.hang = True
+    home.sims[HUBITAT_KIND].faults.hang = True
     result = await home.call("admin", HUBITAT, args)
     assert error_code(result) == "timeout"
     assert not [call for call in sent if "hub_get_info" in call]

@@ -12,7 +12,12 @@ from homeassistant.const import Platform
 from homeassistant.helpers import entity_registry as er
 import pytest
 
-from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.backends.homecast.const import KIND as HOMECAST_KIND
+from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT_KIND
+from custom_components.mcp_gateway.backends.robine_wake.const import KIND as ROBINE_WAKE_KIND
+from custom_components.mcp_gateway.core.const import (
+    DOMAIN,
+)
 from tests.homecast import sim as homecast_helpers
 
 from .conftest import HOMECAST_GATEWAY, SIGNED_IN, SecurityHome, error_code
@@ -23,7 +28,7 @@ MAY_SWITCH = {"admin", "user", "policy"}
 
 def _light(home: SecurityHome) -> tuple[Any, Any, Any]:
     followed = home.homecast.homes[0]
-    living = homecast_helpers.device_of(home.sims.homecast, "light", nth=0)
+    living = homecast_helpers.device_of(home.sims[HOMECAST_KIND], "light", nth=0)
     return followed, followed.room_of(living), living
 
 
@@ -45,7 +50,7 @@ async def test_a_backend_write_cut_off_after_sending_may_have_run(
     """The issue: such a write was reported "unreachable" although the backend applied it."""
     followed, room, light = _light(home)
     before = light.values["on"]
-    home.sims.homecast.faults.drop_answer = True
+    home.sims[HOMECAST_KIND].faults.drop_answer = True
     update = {"home": followed.slug, "room": room.slug, "accessory": light.slug, "on": not before}
     result = await home.call(
         kind, HOMECAST_GATEWAY, {"tool": "set_state", "args": {"updates": [update]}}
@@ -83,7 +88,7 @@ async def test_set_state_reports_a_cut_off_write_as_unknown(home: SecurityHome, 
     """The core set_state, through the light entity: "may have run", never "not applied"."""
     _, _, light = _light(home)
     before = light.values["on"]
-    home.sims.homecast.faults.drop_answer = True
+    home.sims[HOMECAST_KIND].faults.drop_answer = True
     result = await home.call(
         kind,
         "set_state",
@@ -99,7 +104,7 @@ async def test_set_state_reports_a_cut_off_write_as_unknown(home: SecurityHome, 
 async def test_an_action_cut_off_after_sending_may_have_run(home: SecurityHome) -> None:
     """An integration action over the websocket says so in translated words."""
     alarm = min(home.robine.alarms.values(), key=lambda a: a.id)
-    home.sims.robine_wake.faults.drop_answer = True
+    home.sims[ROBINE_WAKE_KIND].faults.drop_answer = True
     message = await _ws_call(
         home,
         "user",
@@ -121,7 +126,7 @@ async def test_an_entity_command_cut_off_after_sending_may_have_run(home: Securi
         for e in er.async_entries_for_config_entry(registry, home.hubitat_entry.entry_id)
         if e.domain == Platform.SWITCH and e.unique_id.endswith("_switch")
     )
-    home.sims.hubitat.faults.drop_answer = True
+    home.sims[HUBITAT_KIND].faults.drop_answer = True
     message = await _ws_call(home, "admin", "switch", "turn_on", {"entity_id": switch})
     assert not message["success"]
     assert message["error"]["translation_key"] == "outcome_unknown", message

@@ -17,6 +17,7 @@ from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.mcp_gateway.backends.base import BackendRuntime
+from custom_components.mcp_gateway.backends.homecast.const import KIND as HOMECAST_KIND
 from custom_components.mcp_gateway.backends.homecast.entities import accessory_device_key
 from custom_components.mcp_gateway.core.const import CONF_GATEWAY_EXPOSED, DOMAIN
 from custom_components.mcp_gateway.core.settings import (
@@ -29,8 +30,9 @@ from custom_components.mcp_gateway.permissions.policy import device_entity_ids
 from tests.gateway_tools.test_llm_api import llm_context
 from tests.homecast import sim as homecast_helpers
 from tests.hubitat import sim as hubitat_sim
+from tests.hubitat.sim import first_device
 from tests.results import result_data
-from tests.simulation import LoopbackServers, first_device
+from tests.simulation import LoopbackServers
 
 from .conftest import HOMECAST_GATEWAY, HUBITAT, ROBINE, SIGNED_IN, SecurityHome, error_code
 
@@ -172,7 +174,7 @@ async def test_a_hidden_accessory_by_display_name(home: SecurityHome, kind: str)
     """Naming a hidden plug's home, room and accessory by display name reaches the plug, so
     it is refused as the plug is."""
     await _exposure_on(home)
-    hc_sim = home.sims.homecast
+    hc_sim = home.sims[HOMECAST_KIND]
     plug = homecast_helpers.device_of(hc_sim, "outlet")
     followed = home.homecast.homes[0]
     room = followed.room_of(plug)
@@ -270,7 +272,7 @@ async def test_listings_leave_out_what_is_hidden(home: SecurityHome, kind: str) 
     await _exposure_on(home)
     sensor = _hub_device(home, "climate_sensor")
     _hide(home, _device_entities(home, home.hubitat_entry, str(sensor.id)))
-    hc_sim = home.sims.homecast
+    hc_sim = home.sims[HOMECAST_KIND]
     plug = homecast_helpers.device_of(hc_sim, "outlet")
     data = _runtime(home.homecast_entry).coordinator.data
     followed = home.homecast.homes[0]
@@ -324,7 +326,7 @@ async def test_listings_leave_out_what_is_hidden(home: SecurityHome, kind: str) 
 async def test_refusals_name_only_what_the_caller_may_read(home: SecurityHome) -> None:
     """The policy user switching the kitchen light, or a hub switch, learns that it may not,
     but not the entity ids it may not read."""
-    hc_sim = home.sims.homecast
+    hc_sim = home.sims[HOMECAST_KIND]
     kitchen = homecast_helpers.device_of(hc_sim, "light", nth=1)
     followed = home.homecast.homes[0]
     data = _runtime(home.homecast_entry).coordinator.data

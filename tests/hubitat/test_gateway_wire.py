@@ -1,0 +1,52 @@
+"""The hub's catalog over the gateway's HTTP endpoint, in a home of every backend."""
+
+from __future__ import annotations
+
+import json
+
+from aiohttp.test_utils import TestClient
+from homeassistant.core import HomeAssistant
+import pytest
+
+from tests.all_backends import http_home
+from tests.gateway_protocol.conftest import URL, ClientFactory
+from tests.simulation import LoopbackServers
+
+
+@pytest.fixture
+async def client(
+    hass: HomeAssistant,
+    hass_client: ClientFactory,
+    loopback_servers: LoopbackServers,
+    socket_enabled: None,
+) -> TestClient:
+    """HA with an entry of every registered backend, each on its simulator."""
+    return await http_home(hass, hass_client, loopback_servers)
+
+
+async def test_hub_catalog_asks_for_nothing_the_gateway_supplies(client: TestClient) -> None:
+    """Over the wire, the hub's tools never ask for the write key and explain rule actions."""
+    headers = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
+    listing = await client.post(
+        URL, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
+    )
+    names = [tool["name"] for tool in json.loads(await listing.read())["result"]["tools"]]
+    hub = next(name for name in names if name.startswith("hubitat"))
+    response = await client.post(
+        URL,
+        json={
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": hub, "arguments": {}},
+        },
+        headers=headers,
+    )
+    raw = (await response.read()).decode()
+    assert "bestPracticeKey" not in raw
+    assert "write key" not in raw
+    result = json.loads(raw)["result"]
+    catalog = result.get("structuredContent") or json.loads(result["content"][0]["text"])
+    rule = next(tool for tool in catalog["tools"] if tool["name"] == "hub_call_rule")
+    action = rule["inputSchema"]["properties"]["action"]["description"]
+    assert all(f"{value} = " in action for value in ("rule", "actions", "stop", "start"))
