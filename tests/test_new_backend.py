@@ -1,0 +1,189 @@
+"""docs/ARCHITECTURE.md's walk-through of a new backend, against the repository.
+
+"Adding a backend" lists every file a made-up fourth backend, "acme", touches. The list stays
+short, and for every registered kind each file that names it is one of its own places, one of
+the list's shared files, or a file that names backends on purpose (below): so the list is the
+whole footprint of a backend, and a new one edits no shared test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+import re
+import shutil
+import subprocess
+
+from tests.backend_sims import registered_kinds, simulated_backend
+
+REPO = Path(__file__).parent.parent
+DOC = (REPO / "docs" / "ARCHITECTURE.md").read_text()
+MAX_FILES = 15
+
+# Files that name backends on purpose: what users and developers read about each backend,
+# and the demo and bench, which show and measure the three together.
+ON_PURPOSE = (
+    "README.md",
+    "info.md",
+    "docs/*.md",
+    "demo/*",
+    "bench/*",
+    # The simulators' guide, and the recorded two-home capture the Homecast simulator serves.
+    "simulators/README.md",
+    "simulators/data/*",
+    # Homecast's alone: HA's application-credentials platform must sit at the root.
+    "custom_components/mcp_gateway/application_credentials.py",
+    # This check's own lists.
+    "tests/test_new_backend.py",
+)
+
+# Not yet where they belong: each names a backend it should not. The list only shrinks;
+# an entry that no longer names any backend fails below, so it is removed when fixed.
+NOT_YET_MOVED = (
+    # The product: a backend named in a comment or an example.
+    "custom_components/mcp_gateway/__init__.py",
+    "custom_components/mcp_gateway/alarm_control_panel.py",
+    "custom_components/mcp_gateway/backends/entity.py",
+    "custom_components/mcp_gateway/backends/entity_limit.py",
+    "custom_components/mcp_gateway/backends/hubitat/config_flow.py",
+    "custom_components/mcp_gateway/config_flow.py",
+    "custom_components/mcp_gateway/core/localtime.py",
+    "custom_components/mcp_gateway/core/settings.py",
+    "custom_components/mcp_gateway/gateway/approval/manager.py",
+    "custom_components/mcp_gateway/gateway/catalog/gateway_tool.py",
+    "custom_components/mcp_gateway/gateway/catalog/store.py",
+    "custom_components/mcp_gateway/gateway/finding/homes.py",
+    "custom_components/mcp_gateway/gateway/finding/selection.py",
+    "custom_components/mcp_gateway/gateway/handler.py",
+    "custom_components/mcp_gateway/gateway/tools/get_history.py",
+    "custom_components/mcp_gateway/mcp/client.py",
+    "custom_components/mcp_gateway/permissions/policy.py",
+    "custom_components/mcp_gateway/platforms/alarm_control_panel.py",
+    "custom_components/mcp_gateway/platforms/scene.py",
+    "custom_components/mcp_gateway/platforms/valve.py",
+    "custom_components/mcp_gateway/scene.py",
+    # The particular homes some suites model on purpose: the demo's two-home house
+    # (everyday/), one clock shared by three backends (one_home/), and the security suite's
+    # scenarios that single out one backend (its matrix and answer caps collect each kind's
+    # own rows from tests/<kind>/security_cases.py).
+    "tests/everyday/*",
+    "tests/one_home/*",
+    "tests/security/*",
+    # Tests of the gateway that use one backend's simulator or tools as their example.
+    "tests/framework/*",
+    "tests/gateway_protocol/*",
+    "tests/gateway_tools/*",
+    "tests/mcp_client/*",
+    "tests/peers/*",
+    "tests/test_action_helpers.py",
+    "tests/test_bench.py",
+    "tests/test_demo.py",
+    "tests/test_event_translations.py",
+    "tests/test_hassfest.py",
+    "tests/test_options_help.py",
+    "tests/test_registry.py",
+    # A backend's own test naming another backend.
+    "tests/robine_wake/test_actions.py",
+)
+
+
+def _listed(label: str) -> list[str]:
+    """The paths of a fenced block labelled `label` in the doc."""
+    match = re.search(rf"```{re.escape(label)}\n(.*?)```", DOC, re.S)
+    assert match is not None, f"docs/ARCHITECTURE.md has no ```{label} block"
+    return [line.strip() for line in match[1].splitlines() if line.strip()]
+
+
+def _tracked_naming(word: str) -> set[str]:
+    """The tracked files whose text names `word` (any case)."""
+    if shutil.which("git") and (REPO / ".git").exists():
+        found = subprocess.run(
+            ["git", "grep", "-Iil", "--fixed-strings", word],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert found.returncode in (0, 1), found.stderr
+        return set(found.stdout.splitlines())
+    skip = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+    naming: set[str] = set()
+    for path in REPO.rglob("*"):
+        if not path.is_file() or skip & set(path.relative_to(REPO).parts):
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        if word.casefold() in text.casefold():
+            naming.add(str(path.relative_to(REPO)))
+    return naming
+
+
+def _own(kind: str, path: str) -> bool:
+    """One of a backend's own places."""
+    return (
+        path.startswith(
+            (
+                f"custom_components/mcp_gateway/backends/{kind}/",
+                f"tests/{kind}/",
+                f"simulators/{kind}",
+                f"tests/simulators_conformance/test_{kind}",
+            )
+        )
+        or path == "docs/ARCHITECTURE.md"
+    )
+
+
+def _matches(path: str, patterns: tuple[str, ...]) -> bool:
+    return any(Path(path).match(p) if "*" in p else path == p for p in patterns) or any(
+        p.endswith("/*") and path.startswith(p[:-1]) for p in patterns
+    )
+
+
+def test_a_new_backend_touches_at_most_15_files() -> None:
+    """The walk-through's list is short, names only acme's places and existing shared files."""
+    files = _listed("new-backend-files")
+    assert len(files) <= MAX_FILES, files
+    assert len(set(files)) == len(files), files
+    for path in [*files, *_listed("new-backend-files-if-needed")]:
+        if "acme" not in path:
+            assert (REPO / path).is_file(), f"{path}: listed but not in the repository"
+
+
+def test_every_registered_kind_has_a_simulated_backend() -> None:
+    """The shared tests find each registered kind's simulator and entries (tests/<kind>/sim.py)."""
+    for kind in registered_kinds():
+        backend = simulated_backend(kind)
+        for part in (backend.start, backend.entry, backend.setup):
+            assert callable(part), kind
+
+
+def test_only_the_listed_files_name_a_backend() -> None:
+    """Each registered kind is named only in its own places, the list's shared files and the
+    files allowed above."""
+    listed = [*_listed("new-backend-files"), *_listed("new-backend-files-if-needed")]
+    strays: dict[str, list[str]] = {}
+    for kind in registered_kinds():
+        shared = {path.replace("acme", kind) for path in listed}
+        # The kind as code and prose spell it: robine_wake, "Robine Wake", RobineWake.
+        words = {kind, kind.replace("_", " "), kind.replace("_", "")}
+        naming = set().union(*(_tracked_naming(word) for word in words))
+        strays[kind] = sorted(
+            path
+            for path in naming
+            if not _own(kind, path)
+            and path not in shared
+            and not _matches(path, ON_PURPOSE)
+            and not _matches(path, NOT_YET_MOVED)
+        )
+    assert strays == {kind: [] for kind in registered_kinds()}
+
+
+def test_the_not_yet_moved_list_only_shrinks() -> None:
+    """Every entry of NOT_YET_MOVED still names a backend (a fixed file leaves the list)."""
+    naming: set[str] = set()
+    for kind in registered_kinds():
+        for word in {kind, kind.replace("_", " "), kind.replace("_", "")}:
+            naming |= _tracked_naming(word)
+    for pattern in NOT_YET_MOVED:
+        assert any(_matches(path, (pattern,)) for path in naming), pattern
