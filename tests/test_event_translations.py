@@ -2,24 +2,45 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.backends.homecast import entities as homecast
-from custom_components.mcp_gateway.backends.hubitat import entities as hubitat
-from custom_components.mcp_gateway.backends.robine_wake import entities as robine_wake
 from custom_components.mcp_gateway.platforms.event import GatewayEventDescription
+from custom_components.mcp_gateway.registry import BACKENDS
 
 STRINGS = Path(__file__).parent.parent / "custom_components" / "mcp_gateway" / "strings.json"
 
 
+def _event_descriptions() -> list[tuple[str, GatewayEventDescription[Any]]]:
+    """The event descriptions each registered backend's `entities` module defines."""
+    found = []
+    for row in BACKENDS:
+        package = row.runtime.__module__.rsplit(".", 1)[0]
+        module = importlib.import_module(f"{package}.entities")
+        found += [
+            (row.kind, value)
+            for value in vars(module).values()
+            if isinstance(value, GatewayEventDescription)
+        ]
+    return found
+
+
+DESCRIPTIONS = _event_descriptions()
+
+
+def test_every_backend_event_is_found() -> None:
+    """The search above is not vacuous."""
+    assert len(DESCRIPTIONS) >= 4, DESCRIPTIONS
+
+
 @pytest.mark.parametrize(
     "description",
-    [hubitat.BUTTON_EVENT, homecast.DOORBELL, homecast.BUTTON_EVENT, robine_wake.SESSION_EVENT],
-    ids=lambda d: d.key,
+    [description for _, description in DESCRIPTIONS],
+    ids=[f"{kind}-{description.key}" for kind, description in DESCRIPTIONS],
 )
 def test_event_names_and_types_are_translated(description: GatewayEventDescription[Any]) -> None:
     events = json.loads(STRINGS.read_text())["entity"]["event"]
@@ -28,12 +49,3 @@ def test_event_names_and_types_are_translated(description: GatewayEventDescripti
     assert texts["name"]
     states = texts["state_attributes"]["event_type"]["state"]
     assert set(description.event_types or []) <= set(states)
-
-
-def test_hubitat_buttons_are_numbered_by_placeholder() -> None:
-    """Not an English f-string: the number is a placeholder of the translated name."""
-    names = json.loads(STRINGS.read_text())["entity"]["event"]
-    assert "{number}" in names[hubitat.BUTTON_EVENT.translation_key]["name"]
-    third = hubitat.button_event(3)
-    assert third.translation_placeholders == {"number": "3"}
-    assert third is hubitat.button_event(3)  # one per number, shared by every device

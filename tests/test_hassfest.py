@@ -49,7 +49,7 @@ def test_manifest_keys_order_and_values() -> None:
     assert keys[2:] == sorted(keys[2:])
     assert MANIFEST["domain"] == DOMAIN
     assert MANIFEST["config_flow"] is True
-    # http serves the gateway; application_credentials backs Homecast's OAuth fallback.
+    # http serves the gateway; application_credentials backs a backend's OAuth fallback.
     # auth: the gateway's OAuth metadata and registration use HA's login and token endpoints.
     assert MANIFEST["dependencies"] == ["application_credentials", "auth", "http", "webhook"]
     # recorder: get_history reads it when it runs, and works without it.
@@ -144,9 +144,10 @@ def test_every_form_error_key_is_translated() -> None:
             if not any(texts):
                 missing.add(f"{path.relative_to(ROOT)}: {key}")
     assert missing == set()
-    assert {"not_robine_wake", "unknown", "not_loaded"} <= _form_error_keys(
-        "\n".join(path.read_text() for path in flows)
-    )
+    found = _form_error_keys("\n".join(path.read_text() for path in flows))
+    assert {"unknown", "not_loaded"} <= found
+    # A backend's own "this is not one" key is found too.
+    assert any(f"not_{backend.kind}" in found for backend in BACKENDS), found
 
 
 def test_every_exception_translation_key_exists() -> None:
@@ -539,7 +540,7 @@ def test_the_string_check_finds_tags_and_braces() -> None:
             "b": {"c": 'List of {"accessory": "<key>"}'},
             "d": "Fine: {name} at {url}, a < b and b > c, e.g. 192.168.1.20 or localhost:6274.",
             "e": "Quoted '{name}'",
-            "f": "The cloud service is https://api.homecast.cloud/mcp.",
+            "f": "The cloud service is https://api.example.cloud/mcp.",
             "g": "Or www.example.com ",
         }
     ) == [

@@ -74,15 +74,8 @@ NOT_YET_MOVED = (
     "tests/gateway_tools/*",
     "tests/mcp_client/*",
     "tests/peers/*",
-    "tests/test_action_helpers.py",
     "tests/test_bench.py",
     "tests/test_demo.py",
-    "tests/test_event_translations.py",
-    "tests/test_hassfest.py",
-    "tests/test_options_help.py",
-    "tests/test_registry.py",
-    # A backend's own test naming another backend.
-    "tests/robine_wake/test_actions.py",
 )
 
 

@@ -7,13 +7,23 @@ from pathlib import Path
 
 import pytest
 
-STRINGS = Path(__file__).parent.parent / "custom_components" / "mcp_gateway" / "strings.json"
-NAMES = {"hubitat": "Hubitat", "homecast": "Homecast", "robine_wake": "Robine"}
+from custom_components.mcp_gateway.registry import BACKENDS
+
+STRINGS = json.loads(
+    (
+        Path(__file__).parent.parent / "custom_components" / "mcp_gateway" / "strings.json"
+    ).read_text()
+)
+# Each registered backend's name as users read it: the first word of its menu entry.
+NAMES = {
+    backend.kind: STRINGS["config"]["step"]["user"]["menu_options"][backend.kind].split()[0]
+    for backend in BACKENDS
+}
 
 
 @pytest.mark.parametrize("kind", sorted(NAMES))
 def test_poll_interval_help_speaks_of_its_own_backend(kind: str) -> None:
-    step = json.loads(STRINGS.read_text())["options"]["step"][kind]
+    step = STRINGS["options"]["step"][kind]
     help_text = step["data_description"]["scan_interval"]
     assert "default" in help_text
     assert not [name for other, name in NAMES.items() if other != kind and name in help_text]

@@ -52,10 +52,6 @@ def test_the_flow_class_has_every_rows_mixin() -> None:
         assert issubclass(McpGatewayConfigFlow, row.flow_mixin)
         assert callable(getattr(McpGatewayConfigFlow, f"async_step_{row.kind}_reauth"))
         assert callable(getattr(McpGatewayConfigFlow, f"async_step_{row.kind}_reconfigure"))
-    # The Homecast mixin's OAuth hooks win over the OAuth2 base's.
-    homecast = backend("homecast").flow_mixin
-    assert McpGatewayConfigFlow.async_oauth_create_entry is homecast.async_oauth_create_entry
-    assert McpGatewayConfigFlow.async_step_user is not homecast.async_step_user
 
 
 def test_options_steps_come_from_the_registry() -> None:
@@ -65,7 +61,7 @@ def test_options_steps_come_from_the_registry() -> None:
         assert callable(getattr(flow, f"async_step_{row.kind}"))
         assert "scan_interval" in STRINGS["options"]["step"][row.kind]["data"]
     assert not hasattr(flow, "async_step_zigbee")
-    assert not hasattr(flow, "hubitat")
+    assert not hasattr(flow, BACKENDS[0].kind)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -119,7 +115,6 @@ async def test_menu_comes_from_the_registry(hass: HomeAssistant) -> None:
     result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": "user"})
     steps = [step for row in BACKENDS for step in (row.kind, *row.menu_steps)]
     assert result["menu_options"] == [*steps, "gateway"]
-    assert "homecast_community" in backend("homecast").menu_steps
     texts = STRINGS["config"]["step"]["user"]["menu_options"]
     for step in result["menu_options"]:
         assert step in texts
@@ -127,7 +122,7 @@ async def test_menu_comes_from_the_registry(hass: HomeAssistant) -> None:
 
 
 # Modules outside a backend's own package that may import from it: the registry (the one
-# table) and HA's application_credentials platform (Homecast's OAuth fallback, a module HA
+# table) and HA's application_credentials platform (a backend's OAuth fallback, a module HA
 # looks up by name).
 _WIRING = {"registry.py", "application_credentials.py"}
 

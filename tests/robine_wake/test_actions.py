@@ -224,7 +224,7 @@ async def test_one_shot_with_a_date(hass: HomeAssistant, sim: Sim, entry: MockCo
 
 async def test_wrong_entry(hass: HomeAssistant, entry: MockConfigEntry) -> None:
     """An unknown or unloaded entry is a translated error."""
-    other = MockConfigEntry(domain=DOMAIN, data={"backend": "hubitat"})
+    other = MockConfigEntry(domain=DOMAIN, data={"backend": "another_backend"})
     other.add_to_hass(hass)
     for entry_id in ("nope", other.entry_id):
         with pytest.raises(ServiceValidationError) as err:
