@@ -1,4 +1,4 @@
-"""Plain requests against the three backends' catalogs: search_tools puts the right tool first.
+"""Plain requests against every backend's catalog: search_tools puts the right tool first.
 
 The requests are worded as a person says them, not as tools are named; each names the tool a
 careful assistant would call. The ranking must get there from general signals (what the
@@ -16,10 +16,12 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from tests.all_backends import http_home
-from tests.backend_sims import registered_kinds
+from tests.backend_sims import backend_cases, registered_kinds
 from tests.simulation import LoopbackServers
 
 from .conftest import URL, ClientFactory
+
+CASES = backend_cases("search_requests")
 
 # Request → the tools that do it, as "<backend kind>/<tool>" ("core/<tool>" for the gateway's
 # own). A second tool is accepted only where Home Assistant's entity for the same thing (the
@@ -27,42 +29,8 @@ from .conftest import URL, ClientFactory
 # buttons, a sensor's recorded history)
 # lets a core tool do it as well.
 REQUESTS: list[tuple[str, tuple[str, ...]]] = [
-    # The alarm clock.
-    ("stop the alarm, I'm awake", ("robine_wake/dismiss_session", "core/set_state")),
-    ("what alarms are set", ("robine_wake/list_alarms",)),
-    ("wake me up at 6:30 tomorrow", ("robine_wake/create_alarm",)),
-    ("give me ten more minutes, snooze it", ("robine_wake/snooze_session", "core/set_state")),
-    ("get rid of my Saturday alarm", ("robine_wake/delete_alarm",)),
-    ("move my weekday alarm to 7 o'clock", ("robine_wake/update_alarm",)),
-    ("which sounds can I wake up to", ("robine_wake/list_sounds",)),
-    ("when would an alarm at 5:45 on weekdays go off", ("robine_wake/preview_alarm",)),
-    ("make the alarm ring right now so I can hear it", ("robine_wake/trigger_alarm",)),
-    ("turn off the alarm that is ringing", ("robine_wake/dismiss_session", "core/set_state")),
-    # The Hubitat hub.
-    ("back up the hub", ("hubitat/hub_create_backup",)),
-    ("run the Goodnight rule", ("hubitat/hub_call_rule", "core/set_state")),
-    ("arm the security system away", ("hubitat/hub_set_hsm", "core/set_state")),
-    ("disarm the house alarm", ("hubitat/hub_set_hsm", "core/set_state")),
-    ("is the security system armed?", ("hubitat/hub_get_hsm_status", "core/get_state")),
-    ("switch the house to night mode", ("hubitat/hub_manage_mode", "core/set_state")),
-    ("which mode is the house in right now", ("hubitat/hub_list_modes", "core/get_state")),
-    ("what rules do I have", ("hubitat/hub_list_rules",)),
-    ("pause the vacation lights rule for now", ("hubitat/hub_set_rule_paused", "core/set_state")),
-    ("restart the hub", ("hubitat/hub_reboot",)),
-    ("which devices haven't checked in lately", ("hubitat/hub_get_device_health",)),
-    ("what rooms are there on the hub", ("hubitat/hub_list_rooms",)),
-    ("what are the hub variables set to", ("hubitat/hub_list_variables",)),
-    (
-        "what did the front door sensor do this morning on the hub",
-        ("hubitat/hub_list_device_events", "core/get_history"),
-    ),
-    ("how busy is the hub, memory and cpu", ("hubitat/hub_get_metrics",)),
-    # The HomeKit homes.
-    ("run the movie night scene at Rob's Flat", ("homecast/run_scene",)),
-    ("make a new scene called Dinner", ("homecast/create_scene",)),
-    ("delete the Party scene", ("homecast/delete_scene",)),
-    ("what HomeKit automations are set up", ("homecast/get_automations",)),
-    ("rename the Evening scene to Late Evening", ("homecast/update_scene",)),
+    # Each backend's own (tests/<kind>/search_requests.py).
+    *(row for cases in CASES.values() for row in cases.REQUESTS),
     # Any home, through Home Assistant.
     ("is the front door locked?", ("core/get_state",)),
     ("lock the back door", ("core/set_state",)),
@@ -77,54 +45,13 @@ REQUESTS: list[tuple[str, tuple[str, ...]]] = [
 # the ranking holds for requests nobody shaped it on, as a share of rows (printed with every
 # miss) rather than all of them.
 EVERYDAY: list[tuple[str, tuple[str, ...]]] = [
-    # The alarm clock.
-    ("shut the alarm up", ("robine_wake/dismiss_session", "core/set_state")),
-    ("I need another five minutes in bed", ("robine_wake/snooze_session", "core/set_state")),
-    ("show me all my wake-up times", ("robine_wake/list_alarms",)),
-    ("set an alarm for half past seven on Saturday", ("robine_wake/create_alarm",)),
-    ("remove the 6:45 alarm", ("robine_wake/delete_alarm",)),
-    ("change my Sunday alarm to 9", ("robine_wake/update_alarm",)),
-    ("what ringtones does the clock have", ("robine_wake/list_sounds",)),
-    ("play the alarm now as a test", ("robine_wake/trigger_alarm",)),
-    ("when will my next alarm ring", ("robine_wake/list_alarms", "core/get_state")),
-    # The Hubitat hub.
-    ("put the house in away mode", ("hubitat/hub_manage_mode", "core/set_state")),
-    ("is the home security on", ("hubitat/hub_get_hsm_status", "core/get_state")),
-    ("turn the security system off", ("hubitat/hub_set_hsm", "core/set_state")),
-    ("make a backup of the hub now", ("hubitat/hub_create_backup",)),
-    ("show the hub's saved backups", ("hubitat/hub_list_backups",)),
-    ("what automation rules does the hub run", ("hubitat/hub_list_rules",)),
-    ("fire the Morning rule", ("hubitat/hub_call_rule", "core/set_state")),
-    (
-        "how much memory is the hub using",
-        ("hubitat/hub_get_metrics", "hubitat/hub_get_memory_history"),
-    ),
-    ("show me the hub's error log", ("hubitat/hub_get_logs",)),
-    ("reboot the Hubitat", ("hubitat/hub_reboot",)),
-    ("show the hub's rooms", ("hubitat/hub_list_rooms",)),
-    ("set the hub variable AwayMode to true", ("hubitat/hub_set_variable",)),
-    (
-        "what changed on the back door sensor today",
-        ("hubitat/hub_list_device_events", "core/get_history"),
-    ),
-    # The HomeKit homes.
-    ("start the Good Morning scene at George Street", ("homecast/run_scene", "core/set_state")),
-    ("save the current lights as a scene named Reading", ("homecast/create_scene",)),
-    ("remove the Porch at sunset scene", ("homecast/delete_scene",)),
-    ("list the HomeKit automations at Rob's Flat", ("homecast/get_automations",)),
-    (
-        "add a HomeKit automation that turns the porch light on at sunset",
-        ("homecast/create_automation", "homecast/create_hc_automation"),
-    ),
+    # Each backend's own (tests/<kind>/search_requests.py).
+    *(row for cases in CASES.values() for row in cases.EVERYDAY),
     # Any home, through Home Assistant.
     ("are any windows open", ("core/get_state",)),
     ("switch off every light in the bedroom", ("core/set_state",)),
     ("what's the temperature in the living room", ("core/get_state",)),
     ("turn the heating up to 22 degrees", ("core/set_state",)),
-    (
-        "was the garage door opened today",
-        ("core/get_history", "hubitat/hub_list_device_events"),
-    ),
     ("is every integration working", ("core/list_backends",)),
     ("open the kitchen blinds halfway", ("core/set_state",)),
 ]
