@@ -123,10 +123,12 @@ def _tracked_naming(word: str) -> set[str]:
         )
         assert found.returncode in (0, 1), found.stderr
         return set(found.stdout.splitlines())
-    skip = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+    # Without git: every file but hidden ones (.git, .venv, caches) and build output.
+    skip = {"__pycache__", "node_modules", "htmlcov", "build", "dist"}
     naming: set[str] = set()
     for path in REPO.rglob("*"):
-        if not path.is_file() or skip & set(path.relative_to(REPO).parts):
+        parts = path.relative_to(REPO).parts
+        if not path.is_file() or skip & set(parts) or any(p.startswith(".") for p in parts):
             continue
         try:
             text = path.read_text()
