@@ -1,4 +1,4 @@
-"""Conformance of the simulators to their upstreams: tests of tests/simulators, not of the code.
+"""Conformance of the simulators to their upstreams: tests of simulators/, not of the integration.
 
 Kept apart so the integration's coverage can be measured without them:
 `pytest --cov --ignore=tests/simulators_conformance`.
