@@ -6,13 +6,14 @@ near STATE_PAGE_CHARS of JSON, whichever comes first, and says where the next on
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 import json
 from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, State
 from homeassistant.helpers import area_registry as ar, device_registry as dr
 from homeassistant.util import dt as dt_util
 
@@ -183,6 +184,18 @@ def _compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """What one entity's fields are read from."""
+
+    hass: HomeAssistant
+    ref: EntityRef
+    state: State | None
+    attributes: Mapping[str, Any]
+    area_names: Mapping[str, str]
+    devices: dr.DeviceRegistry
+
+
 def _project(
     hass: HomeAssistant,
     ref: EntityRef,
@@ -194,59 +207,75 @@ def _project(
     """One entity, only the asked fields; empty values are left out to stay compact."""
     state = hass.states.get(ref.entity_id)
     attributes = state.attributes if state is not None else {}
+    source = _Source(hass, ref, state, attributes, area_names, devices)
     item: dict[str, Any] = {"entity_id": ref.entity_id}
     for name in fields:
-        value: Any
-        match name:
-            case "entity_id":
-                continue
-            case "name":
-                value = attributes.get(ATTR_FRIENDLY_NAME)
-            case "state":
-                # Timestamps in HA's zone, not UTC (localtime.py).
-                value = local_state(state) if state is not None else "unknown"
-            case "area":
-                value = area_names.get(ref.area_id) if ref.area_id else None
-            case "unit":
-                value = attributes.get(ATTR_UNIT_OF_MEASUREMENT)
-            case "home":
-                value = ref.home(hass)
-            case "backend":
-                value = ref.backend.gateway_name
-            case "domain":
-                value = ref.domain
-            case "device":
-                device = devices.async_get(ref.device_id) if ref.device_id else None
-                value = (device.name_by_user or device.name) if device else None
-            case "last_changed":
-                value = local_iso(state.last_changed) if state is not None else None
-            case "levels":
-                if state is not None:
-                    item.update(entity_levels(state))
-                continue
-            case "attributes":
-                # Levels in set_state's units, never HA's raw 0-255 brightness beside them.
-                value = {
-                    key: jsonable(val)
-                    for key, val in attributes.items()
-                    if key != ATTR_FRIENDLY_NAME and key not in RAW_LEVEL_ATTRIBUTES
-                }
-                if state is not None:
-                    value.update(entity_levels(state))
-            case _ if name in RAW_LEVEL_ATTRIBUTES or name in LEVEL_NAMES:
-                # Asked by HA's name or the level's: the level, in set_state's unit.
-                if state is not None:
-                    item.update(
-                        (key, level)
-                        for key, level in entity_levels(state).items()
-                        if key == name or level_of(name) == key
-                    )
-                continue
-            case _:
-                value = jsonable(attributes.get(name))
-        if value is not None:
-            item[name] = value
+        item.update(_field_entries(source, name))
     return item
+
+
+def _field_entries(source: _Source, name: str) -> Mapping[str, Any]:
+    """What one asked field adds to the entity: its value, or levels, or nothing."""
+    if name == "entity_id":
+        return {}
+    if name == "levels":
+        return entity_levels(source.state) if source.state is not None else {}
+    if (read := _FIELD_VALUES.get(name)) is not None:
+        value = read(source)
+    elif name in RAW_LEVEL_ATTRIBUTES or name in LEVEL_NAMES:
+        return _asked_level(source.state, name)
+    else:
+        value = jsonable(source.attributes.get(name))
+    return {name: value} if value is not None else {}
+
+
+def _asked_level(state: State | None, name: str) -> dict[str, Any]:
+    """Asked by HA's name or the level's: the level, in set_state's unit."""
+    if state is None:
+        return {}
+    return {
+        key: level
+        for key, level in entity_levels(state).items()
+        if key == name or level_of(name) == key
+    }
+
+
+def _state_value(source: _Source) -> Any:
+    # Timestamps in HA's zone, not UTC (localtime.py).
+    return local_state(source.state) if source.state is not None else "unknown"
+
+
+def _device_name(source: _Source) -> str | None:
+    ref = source.ref
+    device = source.devices.async_get(ref.device_id) if ref.device_id else None
+    return (device.name_by_user or device.name) if device else None
+
+
+def _all_attributes(source: _Source) -> dict[str, Any]:
+    # Levels in set_state's units, never HA's raw 0-255 brightness beside them.
+    value = {
+        key: jsonable(val)
+        for key, val in source.attributes.items()
+        if key != ATTR_FRIENDLY_NAME and key not in RAW_LEVEL_ATTRIBUTES
+    }
+    if source.state is not None:
+        value.update(entity_levels(source.state))
+    return value
+
+
+# The fields with a value of their own; any other name is a level or an attribute.
+_FIELD_VALUES: Final[Mapping[str, Callable[[_Source], Any]]] = {
+    "name": lambda s: s.attributes.get(ATTR_FRIENDLY_NAME),
+    "state": _state_value,
+    "area": lambda s: s.area_names.get(s.ref.area_id) if s.ref.area_id else None,
+    "unit": lambda s: s.attributes.get(ATTR_UNIT_OF_MEASUREMENT),
+    "home": lambda s: s.ref.home(s.hass),
+    "backend": lambda s: s.ref.backend.gateway_name,
+    "domain": lambda s: s.ref.domain,
+    "device": _device_name,
+    "last_changed": lambda s: local_iso(s.state.last_changed) if s.state is not None else None,
+    "attributes": _all_attributes,
+}
 
 
 def jsonable(value: Any) -> Any:
