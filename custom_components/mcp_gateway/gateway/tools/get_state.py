@@ -98,27 +98,64 @@ async def async_get_state(
     # that matched (and the list is already in entity id order).
     selection = select_entities(hass, candidate_entities(hass, args), args)
     refs = readable_entities(hass, ctx.user, selection.refs)
-    limit = args.get("limit") or DEFAULT_STATE_LIMIT
     offset = args.get("offset") or 0
-    asked = given(args, "fields")
+    page = refs[offset : offset + (args.get("limit") or DEFAULT_STATE_LIMIT)]
+    layout = _layout(hass, page, given(args, "fields"))
+    entities = _page_items(hass, page, layout.item_fields)
+    result = _page_head(refs, entities, layout)
+    result["entities"] = entities
+    _add_page_notes(hass, result, entities, offset=offset, total=len(refs))
+    if selection.notes:
+        result["note"] = " ".join(selection.notes)
+    if not refs:
+        result["hint"] = empty_hint(hass, readable_entities(hass, ctx.user), args)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Where a page says each field: the backend and home once at the top when the page
+    shares them (None: per entity, or not at all), the rest per entity."""
+
+    backend: str | None
+    home: str | None
+    item_fields: list[str]
+
+
+def _layout(hass: HomeAssistant, page: Sequence[EntityRef], asked: Sequence[str] | None) -> _Layout:
+    """The fields each entity carries, and those said once for the page."""
     fields = asked or BASIC_FIELDS
-    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
-    devices = dr.async_get(hass)
-    page = refs[offset : offset + limit]
-    # One backend on the page: said once at the top, not per entity.
-    page_backends = {ref.backend.gateway_name for ref in page}
-    shared_backend = "backend" in fields and len(page_backends) == 1
-    # The home only where it tells entities apart (several homes), or when asked for; one
-    # home on the page is said once at the top too.
+    backend = _shared_backend(page) if "backend" in fields else None
+    # The home only where it tells entities apart (several homes), or when asked for.
     with_home = "home" in fields and ("home" in (asked or ()) or homes.several_homes(hass))
-    page_homes = {ref.home(hass) for ref in page} if with_home else set()
-    shared_home = len(page_homes) == 1
+    home = _shared_home(hass, page) if with_home else None
     item_fields = [
         f
         for f in fields
-        if not (shared_backend and f == "backend")
-        and not (f == "home" and (shared_home or not with_home))
+        if not (backend is not None and f == "backend")
+        and not (f == "home" and (home is not None or not with_home))
     ]
+    return _Layout(backend, home, item_fields)
+
+
+def _shared_backend(page: Sequence[EntityRef]) -> str | None:
+    """One backend on the page: said once at the top, not per entity."""
+    page_backends = {ref.backend.gateway_name for ref in page}
+    return page_backends.pop() if len(page_backends) == 1 else None
+
+
+def _shared_home(hass: HomeAssistant, page: Sequence[EntityRef]) -> str | None:
+    """One home on the page: said once at the top too."""
+    page_homes = {ref.home(hass) for ref in page}
+    return page_homes.pop() if len(page_homes) == 1 else None
+
+
+def _page_items(
+    hass: HomeAssistant, page: Sequence[EntityRef], item_fields: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The page's entities, projected, until the page is about STATE_PAGE_CHARS long."""
+    area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
+    devices = dr.async_get(hass)
     entities: list[dict[str, Any]] = []
     now = dt_util.utcnow()
     measured = 0
@@ -135,23 +172,35 @@ async def async_get_state(
             measured += _estimated_size(item)
         size += measured / (index // SIZE_SAMPLE + 1)
         entities.append(item)
+    return entities
+
+
+def _page_head(
+    refs: Sequence[EntityRef], entities: Sequence[dict[str, Any]], layout: _Layout
+) -> dict[str, Any]:
+    """The counts, and what every entity on the page shares."""
     result: dict[str, Any] = {"total": len(refs), "count": len(entities)}
-    if shared_backend:
-        result["backend"] = page_backends.pop()
-    if shared_home:
-        result["home"] = page_homes.pop()
-    result["entities"] = entities
-    # Each level's unit once per page, not per entity.
+    if layout.backend is not None:
+        result["backend"] = layout.backend
+    if layout.home is not None:
+        result["home"] = layout.home
+    return result
+
+
+def _add_page_notes(
+    hass: HomeAssistant,
+    result: dict[str, Any],
+    entities: Sequence[dict[str, Any]],
+    *,
+    offset: int,
+    total: int,
+) -> None:
+    """Each level's unit once per page, not per entity; where the next page starts."""
     shown = {key for item in entities for key in item if key in LEVEL_NAMES}
     if units := level_units(sorted(shown), hass.config.units.temperature_unit):
         result["units"] = units
-    if offset + len(entities) < len(refs):
+    if offset + len(entities) < total:
         result["next_offset"] = offset + len(entities)
-    if selection.notes:
-        result["note"] = " ".join(selection.notes)
-    if not refs:
-        result["hint"] = empty_hint(hass, readable_entities(hass, ctx.user), args)
-    return result
 
 
 def _mark_stale(hass: HomeAssistant, ref: EntityRef, item: dict[str, Any], now: datetime) -> None:
