@@ -114,19 +114,56 @@ async def async_get_history(
     """State changes from HA's recorder for entities the caller may read."""
     if "recorder" not in hass.config.components:
         raise ToolFailure("Home Assistant's recorder is not running.", code="unavailable")
+    refs = sorted(_history_refs(hass, ctx.user, args), key=lambda ref: ref.entity_id)
+    start, end = _period(args)
+    limit = args.get("limit", DEFAULT_HISTORY_POINTS)
+
+    from homeassistant.helpers.recorder import get_instance
+
+    states = await get_instance(hass).async_add_executor_job(
+        _significant_states, hass, start, end, [ref.entity_id for ref in refs]
+    )
+    # The home where it tells entities apart: once when they share one, else per entity.
+    in_home = {ref.entity_id: ref.home(hass) for ref in refs} if homes.several_homes(hass) else {}
+    per_entity = len(set(in_home.values())) > 1
+    entities: dict[str, dict[str, Any]] = {}
+    partial: list[EntityRef] = []
+    for ref in refs:
+        entity = _entity_history(hass, ref.entity_id, states.get(ref.entity_id, []), start)
+        if entity.gap:
+            partial.append(ref)
+        home = in_home[ref.entity_id] if per_entity else None
+        entities[ref.entity_id] = entity.answer(limit, home)
+    result: dict[str, Any] = {"start": local_iso(start), "end": local_iso(end)}
+    if in_home and not per_entity:
+        result["home"] = next(iter(in_home.values()))
+    if partial:
+        result["coverage"] = await _add_backend_history(
+            hass, ctx.user, entities, partial, start=start, end=end
+        )
+    result["entities"] = entities
+    return result
+
+
+def _history_refs(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> list[EntityRef]:
+    """The entities asked for that the caller may read: at least one, at most
+    MAX_HISTORY_ENTITIES."""
     refs = readable_entities(
-        hass, ctx.user, filter_entities(hass, candidate_entities(hass, args), args)
+        hass, user, filter_entities(hass, candidate_entities(hass, args), args)
     )
     if not refs:
-        raise ToolFailure(
-            empty_hint(hass, readable_entities(hass, ctx.user), args), code="not_found"
-        )
+        raise ToolFailure(empty_hint(hass, readable_entities(hass, user), args), code="not_found")
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "
             f"{MAX_HISTORY_ENTITIES} (e.g. entity_ids, domain or area).",
             code="too_many",
         )
+    return refs
+
+
+def _period(args: Mapping[str, Any]) -> tuple[datetime, datetime]:
+    """The period asked: start and end, or `hours` back from end (default now)."""
     end = _parse_time(args["end"], "end") if "end" in args else dt_util.utcnow()
     if "start" in args:
         start = _parse_time(args["start"], "start")
@@ -137,58 +174,71 @@ async def async_get_history(
             raise ToolFailure("end is too early.", code="invalid") from err
     if start >= end:
         raise ToolFailure("start must be before end.", code="invalid")
-    limit = args.get("limit", DEFAULT_HISTORY_POINTS)
-    entity_ids = sorted(ref.entity_id for ref in refs)
+    return start, end
 
-    from homeassistant.helpers.recorder import get_instance
 
-    states = await get_instance(hass).async_add_executor_job(
-        _significant_states, hass, start, end, entity_ids
-    )
-    # The home where it tells entities apart: once when they share one, else per entity.
-    in_home = {ref.entity_id: ref.home(hass) for ref in refs} if homes.several_homes(hass) else {}
-    per_entity = len(set(in_home.values())) > 1
-    entities: dict[str, dict[str, Any]] = {}
-    partial: list[EntityRef] = []
-    for ref in sorted(refs, key=lambda ref: ref.entity_id):
-        entity_id = ref.entity_id
-        items = states.get(entity_id, [])
-        current = hass.states.get(entity_id)
-        show = local_iso_text if current is not None and holds_instant(current) else str
-        points = [_point(item, show) for item in items]
-        gap = _coverage(hass, entity_id, items, start)
-        if gap and current is not None and current.last_changed <= start:
-            # HA's own state machine knows it held this state since before the window,
-            # whatever the recorder kept (purged, excluded): the window is known whole.
-            points.insert(0, [local_iso(start), show(current.state)])
-            gap = {}
-        entity: dict[str, Any] = {"count": len(points), "points": points[-limit:]}
-        if per_entity:
-            entity["home"] = in_home[entity_id]
-        if len(points) > limit:
+@dataclass(slots=True)
+class _EntityHistory:
+    """One entity's part of the answer: its newest points, and what the recorder lacks."""
+
+    points: list[list[str]]
+    unit: Any
+    gap: dict[str, str]
+
+    def answer(self, limit: int, home: str | None) -> dict[str, Any]:
+        """The newest `limit` points; the home where entities' homes differ."""
+        entity: dict[str, Any] = {"count": len(self.points), "points": self.points[-limit:]}
+        if home is not None:
+            entity["home"] = home
+        if len(self.points) > limit:
             entity["truncated"] = True
-        if current is not None and (unit := current.attributes.get(ATTR_UNIT_OF_MEASUREMENT)):
-            entity["unit"] = unit
-        if gap:
-            entity.update(gap)
-            partial.append(ref)
-        entities[entity_id] = entity
-    result: dict[str, Any] = {"start": local_iso(start), "end": local_iso(end)}
-    if in_home and not per_entity:
-        result["home"] = next(iter(in_home.values()))
-    if partial:
-        offers = await _backend_history(hass, ctx.user, partial, start)
-        merged = await _merge(offers, end)
-        for entity_id, offer in offers.items():
-            entity = entities[entity_id]
-            if entity_id in merged:
-                entity.update(merged[entity_id])
-            if "backend" not in entity:
-                entity["backend_history"] = offer.call
-        merging = any("backend" in entity for entity in entities.values())
-        result["coverage"] = MERGED_NOTE if merging else COVERAGE_NOTE
-    result["entities"] = entities
-    return result
+        if self.unit:
+            entity["unit"] = self.unit
+        entity.update(self.gap)
+        return entity
+
+
+def _entity_history(
+    hass: HomeAssistant,
+    entity_id: str,
+    items: Sequence[State | dict[str, Any]],
+    start: datetime,
+) -> _EntityHistory:
+    """The recorder's points of one entity, told whole where HA's state machine can."""
+    current = hass.states.get(entity_id)
+    show = local_iso_text if current is not None and holds_instant(current) else str
+    points = [_point(item, show) for item in items]
+    gap = _coverage(hass, entity_id, items, start)
+    if gap and current is not None and current.last_changed <= start:
+        # HA's own state machine knows it held this state since before the window,
+        # whatever the recorder kept (purged, excluded): the window is known whole.
+        points.insert(0, [local_iso(start), show(current.state)])
+        gap = {}
+    unit = current.attributes.get(ATTR_UNIT_OF_MEASUREMENT) if current is not None else None
+    return _EntityHistory(points, unit, gap)
+
+
+async def _add_backend_history(
+    hass: HomeAssistant,
+    user: User,
+    entities: Mapping[str, dict[str, Any]],
+    partial: Sequence[EntityRef],
+    *,
+    start: datetime,
+    end: datetime,
+) -> str:
+    """Where the recorder holds less than the period: the backend's own events merged in, or
+    a ready call for them; the coverage note that says which."""
+    offers = await _backend_history(hass, user, partial, start)
+    merged = await _merge(offers, end)
+    for entity_id, offer in offers.items():
+        entity = entities[entity_id]
+        if entity_id in merged:
+            entity.update(merged[entity_id])
+        if "backend" not in entity:
+            entity["backend_history"] = offer.call
+    merging = any("backend" in entity for entity in entities.values())
+    return MERGED_NOTE if merging else COVERAGE_NOTE
 
 
 def _significant_states(
