@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.auth.models import User
@@ -499,50 +500,108 @@ def expectation(domain: str, update: Mapping[str, Any], before: State) -> Expect
 
     Returns DONE when it shows, IN_PROGRESS for the way there (opening, arming), else None.
     """
-    wanted = update.get("state")
-    checks: list[Callable[[State], bool]] = []
-    transitional: tuple[str, ...] = ()
-    if domain in ("light", "switch", "fan") and wanted in ("on", "off"):
-        checks.append(lambda s: s.state == wanted)
-    elif domain == "light" and wanted is None:
-        checks.append(lambda s: s.state == "on")
-    if domain == "light" and wanted != "off" and (level := update.get("brightness_pct")):
-        # Shown as HA shows it: 0-255, a step of 0.4 %.
-        checks.append(lambda s: _close(entity_levels(s).get("brightness_pct"), level))
-    if domain == "fan" and (percentage := update.get("percentage")) is not None:
-        checks.append(lambda s: _near_step(s, percentage))
-    elif domain in ("cover", "valve", "lock") and isinstance(wanted, str) and wanted != "stop":
-        # A lock told to open ends open or, once the latch falls back, unlocked.
-        targets = ("open", "unlocked") if (domain, wanted) == ("lock", "open") else (wanted,)
-        checks.append(lambda s: s.state in targets)
-        transitional = _TRANSITIONS.get(wanted, ()) + (("unlocking",) if domain == "lock" else ())
-    elif domain == "alarm_control_panel" and isinstance(wanted, str):
-        checks.append(lambda s: s.state == wanted)
-        transitional = ("arming", "pending")
-    elif domain == "climate":
-        mode = update.get("hvac_mode") or (wanted if wanted not in (None, "on") else None)
-        if mode is not None:
-            checks.append(lambda s: s.state == mode)
-        if (temperature := update.get("temperature")) is not None:
-            checks.append(lambda s: _close(s.attributes.get("temperature"), temperature))
-    elif domain in ("select", "text") and (value := update.get("value", wanted)) is not None:
-        checks.append(lambda s: s.state == str(value))
-    elif domain == "number" and (value := update.get("value", wanted)) is not None:
-        checks.append(lambda s: _close(s.state, value))
-    if "position" in update and domain in ("cover", "valve"):
-        position = update["position"]
-        checks.append(lambda s: _close(s.attributes.get("current_position"), position))
-        transitional = ("opening", "closing")
-    if not checks:
+    signs = _Signs()
+    for add in _DOMAIN_SIGNS.get(domain, ()):
+        add(domain, update, signs)
+    if not signs.checks:
         # Nothing to compare (a button press, a scene, a datetime): any new state shows it ran.
         return lambda s: DONE if s.last_updated != before.last_updated else None
+    return signs.outcome
 
-    def check(state: State) -> str | None:
-        if all(test(state) for test in checks):
+
+@dataclass(slots=True)
+class _Signs:
+    """What shows an update took effect (every check true), and which states show it is on
+    the way there."""
+
+    checks: list[Callable[[State], bool]] = field(default_factory=list)
+    transitional: tuple[str, ...] = ()
+
+    def outcome(self, state: State) -> str | None:
+        if all(test(state) for test in self.checks):
             return DONE
-        return IN_PROGRESS if state.state in transitional else None
+        return IN_PROGRESS if state.state in self.transitional else None
 
-    return check
+
+def _power_signs(domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    """On or off as asked; a light given only a level turns on."""
+    wanted = update.get("state")
+    if wanted in ("on", "off"):
+        signs.checks.append(lambda s: s.state == wanted)
+    elif domain == "light" and wanted is None:
+        signs.checks.append(lambda s: s.state == "on")
+
+
+def _brightness_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    if update.get("state") != "off" and (level := update.get("brightness_pct")):
+        # Shown as HA shows it: 0-255, a step of 0.4 %.
+        signs.checks.append(lambda s: _close(entity_levels(s).get("brightness_pct"), level))
+
+
+def _fan_speed_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    if (percentage := update.get("percentage")) is not None:
+        signs.checks.append(lambda s: _near_step(s, percentage))
+
+
+def _target_signs(domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    """A cover, valve or lock ends in the state asked, by way of its transitions."""
+    wanted = update.get("state")
+    if not isinstance(wanted, str) or wanted == "stop":
+        return
+    # A lock told to open ends open or, once the latch falls back, unlocked.
+    targets = ("open", "unlocked") if (domain, wanted) == ("lock", "open") else (wanted,)
+    signs.checks.append(lambda s: s.state in targets)
+    signs.transitional = _TRANSITIONS.get(wanted, ()) + (("unlocking",) if domain == "lock" else ())
+
+
+def _alarm_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    if isinstance(wanted := update.get("state"), str):
+        signs.checks.append(lambda s: s.state == wanted)
+        signs.transitional = ("arming", "pending")
+
+
+def _climate_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    wanted = update.get("state")
+    mode = update.get("hvac_mode") or (wanted if wanted not in (None, "on") else None)
+    if mode is not None:
+        signs.checks.append(lambda s: s.state == mode)
+    if (temperature := update.get("temperature")) is not None:
+        signs.checks.append(lambda s: _close(s.attributes.get("temperature"), temperature))
+
+
+def _text_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    if (value := update.get("value", update.get("state"))) is not None:
+        signs.checks.append(lambda s: s.state == str(value))
+
+
+def _number_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    if (value := update.get("value", update.get("state"))) is not None:
+        signs.checks.append(lambda s: _close(s.state, value))
+
+
+def _position_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    if "position" in update:
+        position = update["position"]
+        signs.checks.append(lambda s: _close(s.attributes.get("current_position"), position))
+        signs.transitional = ("opening", "closing")
+
+
+type _SignsOf = Callable[[str, Mapping[str, Any], _Signs], None]
+
+# What shows each domain's update took effect, in the order each may set the transitions.
+_DOMAIN_SIGNS: Final[Mapping[str, tuple[_SignsOf, ...]]] = {
+    "light": (_power_signs, _brightness_signs),
+    "switch": (_power_signs,),
+    "fan": (_power_signs, _fan_speed_signs),
+    "cover": (_target_signs, _position_signs),
+    "valve": (_target_signs, _position_signs),
+    "lock": (_target_signs,),
+    "alarm_control_panel": (_alarm_signs,),
+    "climate": (_climate_signs,),
+    "select": (_text_signs,),
+    "text": (_text_signs,),
+    "number": (_number_signs,),
+}
 
 
 def _near_step(state: State, percentage: float) -> bool:
