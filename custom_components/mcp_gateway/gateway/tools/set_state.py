@@ -121,12 +121,28 @@ async def async_set_state(
         )
     )
     if homes.several_homes(hass):
-        for result in results:
-            if (ref := known.get(result.get("entity_id", ""))) is not None:
-                result["home"] = ref.home(hass)
+        _add_homes(hass, results, known)
     counts = dict.fromkeys((DONE, IN_PROGRESS, NOT_CONFIRMED, UNKNOWN, FAILED), 0)
     for result in results:
         counts[result["status"]] += 1
+    summary = _summary(results, counts)
+    if units := level_units(_levels_shown(results), hass.config.units.temperature_unit):
+        summary["units"] = units
+    _fail_if_none_applied(results, counts, summary)
+    return summary
+
+
+def _add_homes(
+    hass: HomeAssistant, results: Sequence[dict[str, Any]], known: Mapping[str, EntityRef]
+) -> None:
+    """Each result's home, where there are several."""
+    for result in results:
+        if (ref := known.get(result.get("entity_id", ""))) is not None:
+            result["home"] = ref.home(hass)
+
+
+def _summary(results: list[dict[str, Any]], counts: Mapping[str, int]) -> dict[str, Any]:
+    """How many updates were done, failed, not confirmed and may have run; then each one."""
     summary: dict[str, Any] = {
         "updated": counts[DONE],
         "failed": counts[FAILED],
@@ -136,7 +152,11 @@ async def async_set_state(
     if counts[UNKNOWN]:
         summary["may_have_run"] = counts[UNKNOWN]
     summary["results"] = results
-    # The unit of each level the results report, once.
+    return summary
+
+
+def _levels_shown(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The levels the results report (their units are said once)."""
     shown = {
         key
         for result in results
@@ -144,8 +164,13 @@ async def async_set_state(
         for key in item
         if key in LEVEL_NAMES
     }
-    if units := level_units(sorted(shown), hass.config.units.temperature_unit):
-        summary["units"] = units
+    return sorted(shown)
+
+
+def _fail_if_none_applied(
+    results: Sequence[Mapping[str, Any]], counts: Mapping[str, int], summary: dict[str, Any]
+) -> None:
+    """A call that applied nothing is an error, with the summary: failed, or of unknown outcome."""
     if counts[FAILED] == len(results):
         first = next(result["error"] for result in results)
         raise ToolFailure(
@@ -162,7 +187,6 @@ async def async_set_state(
             code=UNKNOWN,
             **summary,
         )
-    return summary
 
 
 async def _apply_update(
