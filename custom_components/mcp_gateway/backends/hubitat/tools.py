@@ -334,20 +334,37 @@ def _device_of(item: Any) -> str | None:
 
 
 def _filter_object(node: dict[str, Any], shown: Shown) -> int:
-    withheld = 0
+    """Withholds from `node`, in place, what `shown` does not admit; returns how many."""
+    return (
+        _filter_rules(node, shown)
+        + _filter_device_lists(node, shown)
+        + _filter_hub_states(node, shown)
+        + _filter_summary(node, shown)
+        + _filter_nested(node, shown)
+    )
+
+
+def _filter_rules(node: dict[str, Any], shown: Shown) -> int:
+    """The rules whose devices are shown (a rule's count follows)."""
     rules = node.get("rules")
-    if isinstance(rules, list):
-        kept_rules = [
-            rule
-            for rule in rules
-            if isinstance(rule, Mapping)
-            and (rule_id := _device_of({"id": rule.get("id", rule.get("ruleId"))})) is not None
-            and shown.device(rule_device_key(rule_id))
-        ]
-        withheld += len(rules) - len(kept_rules)
-        node["rules"] = kept_rules
-        if node.get("count") == len(rules):
-            node["count"] = len(kept_rules)
+    if not isinstance(rules, list):
+        return 0
+    kept_rules = [
+        rule
+        for rule in rules
+        if isinstance(rule, Mapping)
+        and (rule_id := _device_of({"id": rule.get("id", rule.get("ruleId"))})) is not None
+        and shown.device(rule_device_key(rule_id))
+    ]
+    node["rules"] = kept_rules
+    if node.get("count") == len(rules):
+        node["count"] = len(kept_rules)
+    return len(rules) - len(kept_rules)
+
+
+def _filter_device_lists(node: dict[str, Any], shown: Shown) -> int:
+    """The shown devices of each device list (a list's count follows)."""
+    withheld = 0
     for key in _DEVICE_LISTS:
         items = node.get(key)
         if not isinstance(items, list):
@@ -358,6 +375,12 @@ def _filter_object(node: dict[str, Any], shown: Shown) -> int:
         for count in ("count", "deviceCount"):
             if node.get(count) == len(items):
                 node[count] = len(kept)
+    return withheld
+
+
+def _filter_hub_states(node: dict[str, Any], shown: Shown) -> int:
+    """HSM status and the hub's mode, where their entities are not shown."""
+    withheld = 0
     if "hsmStatus" in node and not shown.entities([HSM_PANEL]):
         del node["hsmStatus"]
         withheld += 1
@@ -365,12 +388,23 @@ def _filter_object(node: dict[str, Any], shown: Shown) -> int:
         if key in node and not shown.entities([MODE_SELECT]):
             del node[key]
             withheld += 1
+    return withheld
+
+
+def _filter_summary(node: dict[str, Any], shown: Shown) -> int:
+    """The shown lines of format="context"'s summary."""
     summary = node.get("summary")
-    if isinstance(summary, str):
-        lines = summary.split("\n")
-        kept_lines = [line for line in lines if _line_shown(line, shown)]
-        withheld += len(lines) - len(kept_lines)
-        node["summary"] = "\n".join(kept_lines)
+    if not isinstance(summary, str):
+        return 0
+    lines = summary.split("\n")
+    kept_lines = [line for line in lines if _line_shown(line, shown)]
+    node["summary"] = "\n".join(kept_lines)
+    return len(lines) - len(kept_lines)
+
+
+def _filter_nested(node: dict[str, Any], shown: Shown) -> int:
+    """The objects within the node's other values, each filtered the same way."""
+    withheld = 0
     for key, value in node.items():
         if key in _DEVICE_LISTS or key == "rules":
             continue
