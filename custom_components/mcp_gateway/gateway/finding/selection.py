@@ -190,30 +190,48 @@ def select_entities(
     if (floor := given(args, "floor")) is not None:
         selected = _by_floor(hass, selected, floor, notes)
     # The area goes last: when its whole-name match leaves nothing, partial matches may not.
-    area = given(args, "area")
     before_filters = selected
+    selected = _by_entity_filters(hass, selected, args, area_names)
+    if (area := given(args, "area")) is not None:
+        selected = _by_area(
+            hass, selected, before_filters, area, area_names=area_names, notes=notes
+        )
+    return Selection(selected, notes)
+
+
+def _by_entity_filters(
+    hass: HomeAssistant,
+    selected: list[EntityRef],
+    args: Mapping[str, Any],
+    area_names: Mapping[str, str],
+) -> list[EntityRef]:
+    """The filters of the entities themselves: domain, name, availability, entity ids."""
     if domains := given(args, "domain"):
         wanted_domains = {_casefold(domain) for domain in domains}
         selected = [ref for ref in selected if ref.domain in wanted_domains]
     if (name := given(args, "name")) is not None:
-        wanted = words(name)
-        raw = _casefold(name)
-        selected = [
-            ref
-            for ref in selected
-            if matching.words_match(wanted, _words(hass, ref, area_names))
-            or raw in _searchable_name(hass, ref)
-        ]
+        selected = _by_name(hass, selected, name, area_names)
     if (available := args.get("available")) is not None:
         selected = [ref for ref in selected if _is_available(hass, ref) is available]
     if (entity_ids := given(args, "entity_ids")) is not None:
         wanted_ids = set(entity_ids)
         selected = [ref for ref in selected if ref.entity_id in wanted_ids]
-    if area is not None:
-        selected = _by_area(
-            hass, selected, before_filters, area, area_names=area_names, notes=notes
-        )
-    return Selection(selected, notes)
+    return selected
+
+
+def _by_name(
+    hass: HomeAssistant, selected: list[EntityRef], name: str, area_names: Mapping[str, str]
+) -> list[EntityRef]:
+    """The entities whose words (name, alias, device, area) hold the name's, or whose name or
+    entity id holds it as written."""
+    wanted = words(name)
+    raw = _casefold(name)
+    return [
+        ref
+        for ref in selected
+        if matching.words_match(wanted, _words(hass, ref, area_names))
+        or raw in _searchable_name(hass, ref)
+    ]
 
 
 def _by_floor(
