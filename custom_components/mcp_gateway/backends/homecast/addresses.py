@@ -193,30 +193,37 @@ def filter_state(data: HomecastState | None, answer: Any, shown: Shown) -> tuple
     withheld = 0
     hidden_homes: list[str] = []
     for home_key in [key for key in answer if not key.startswith("_")]:
-        rooms = answer[home_key]
         home = _followed(data, home_key)
-        if not isinstance(rooms, dict):
-            raise UnknownListing(f"get_state: {home_key} is not an object")
-        for room_key in [key for key in rooms if not key.startswith("_")]:
-            accessories = rooms[room_key]
-            if not isinstance(accessories, dict):
-                raise UnknownListing(f"get_state: {home_key}.{room_key} is not an object")
-            for acc_key in list(accessories):
-                if not _accessory_shown(home, home_key, room_key, acc_key, shown):
-                    del accessories[acc_key]
-                    withheld += 1
-            if not accessories:
-                del rooms[room_key]
-        if "_scenes" in rooms and (home is None or not shown.device(home_device_key(home))):
-            del rooms["_scenes"]
-            withheld += 1
-        if home is None and not any(not key.startswith("_") for key in rooms):
+        withheld += _filter_home(home, home_key, answer[home_key], shown)
+        if home is None and not any(not key.startswith("_") for key in answer[home_key]):
             del answer[home_key]
             hidden_homes.append(home_key)
     if isinstance(homes := answer.get("_homes"), dict):
         for home_key in hidden_homes:
             homes.pop(home_key, None)
     return answer, withheld
+
+
+def _filter_home(home: Home | None, home_key: str, rooms: Any, shown: Shown) -> int:
+    """One home's rooms with the accessories `shown` admits (an emptied room goes), and its
+    scenes where its home is shown; how many it withheld."""
+    if not isinstance(rooms, dict):
+        raise UnknownListing(f"get_state: {home_key} is not an object")
+    withheld = 0
+    for room_key in [key for key in rooms if not key.startswith("_")]:
+        accessories = rooms[room_key]
+        if not isinstance(accessories, dict):
+            raise UnknownListing(f"get_state: {home_key}.{room_key} is not an object")
+        for acc_key in list(accessories):
+            if not _accessory_shown(home, home_key, room_key, acc_key, shown):
+                del accessories[acc_key]
+                withheld += 1
+        if not accessories:
+            del rooms[room_key]
+    if "_scenes" in rooms and (home is None or not shown.device(home_device_key(home))):
+        del rooms["_scenes"]
+        withheld += 1
+    return withheld
 
 
 def _followed(data: HomecastState | None, home_key: str) -> Home | None:
