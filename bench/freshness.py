@@ -57,7 +57,8 @@ from simulators.homecast import create_app as homecast_app
 from simulators.robine_wake import ROBINE, create_app as robine_app
 from tests.homecast.sim import Sim as HomecastServer, device_of, entity_id, token_entry
 from tests.hubitat.sim import Sim as HubitatServer, first, make_entry, start as start_hub
-from tests.simulation import LoopbackServers, robine_wake_entry, setup_entry
+from tests.robine_wake.sim import robine_wake_entry
+from tests.simulation import LoopbackServers, setup_entry
 
 HOMECAST_POLL = 30.0
 # Hubitat tool calls per idle minute, by mode (filled by `hubitat`).

@@ -55,7 +55,8 @@ from custom_components.mcp_gateway.mcp.client import McpClient
 from custom_components.mcp_gateway.mcp.server import McpServer
 from demo.ha import free_port
 from simulators.hubitat import HUB, create_app, mcp_path
-from tests.simulation import gateway_entry, hubitat_entry, setup_entry
+from tests.hubitat.sim import hubitat_entry
+from tests.simulation import gateway_entry, setup_entry
 
 SIM_TOKEN = "bench-token"
 PROTOCOL = "2025-06-18"
