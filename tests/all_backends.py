@@ -8,6 +8,7 @@ part of it without editing this file.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+import json
 from typing import Any
 
 from aiohttp.test_utils import TestClient
@@ -56,3 +57,18 @@ async def http_home(
     assert await async_setup_component(hass, "http", {})
     await setup_entries(hass, await start_simulators(servers))
     return await hass_client()
+
+
+GATEWAY_URL = "/api/mcp_gateway"
+JSON_HEADERS = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
+
+
+async def gateway_result(
+    client: TestClient, method: str, params: Mapping[str, Any] | None = None, request_id: int = 1
+) -> Any:
+    """The `result` of one JSON-RPC request to the gateway's endpoint, answered as JSON."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = dict(params)
+    response = await client.post(GATEWAY_URL, json=message, headers=JSON_HEADERS)
+    return json.loads(await response.read())["result"]

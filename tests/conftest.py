@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
 from unittest.mock import PropertyMock, patch
 
+from aiohttp.test_utils import TestClient
 from homeassistant.const import MAJOR_VERSION
+from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
 from syrupy.assertion import SnapshotAssertion
@@ -73,3 +75,16 @@ def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     if HA_SNAPSHOT_DIR is None:
         return snapshot.use_extension(HomeAssistantSnapshotExtension)
     return snapshot.use_extension(_CurrentTargetSnapshots)
+
+
+@pytest.fixture
+async def home_client(
+    hass: HomeAssistant,
+    hass_client: Callable[..., Awaitable[TestClient]],
+    loopback_servers: LoopbackServers,
+    socket_enabled: None,
+) -> TestClient:
+    """HA with an entry of every registered backend, each on its simulator: an admin's client."""
+    from tests.all_backends import http_home  # only the tests that ask start every backend
+
+    return await http_home(hass, hass_client, loopback_servers)

@@ -10,39 +10,27 @@ import json
 from typing import Any
 
 from aiohttp.test_utils import TestClient
-from homeassistant.core import HomeAssistant
-import pytest
 
 from custom_components.mcp_gateway.gateway.catalog.schemas.subset import schema_problems
-from tests.all_backends import http_home
+from tests.all_backends import gateway_result
 from tests.backend_sims import registered_kinds
-from tests.simulation import LoopbackServers
 
-from .conftest import URL, ClientFactory
+from .conftest import URL
 from .test_sdk_clients import _streamable
 
 CORE = {"search_tools", "get_state", "set_state", "get_history", "list_backends"}
 BUDGET_BYTES = 12 * 1024
 
 
-@pytest.fixture
-async def client(
-    hass: HomeAssistant,
-    hass_client: ClientFactory,
-    loopback_servers: LoopbackServers,
-    socket_enabled: None,
-) -> TestClient:
-    """HA with an entry of every registered backend, each on its simulator."""
-    return await http_home(hass, hass_client, loopback_servers)
-
-
 def _data(result: Any) -> Any:
     return result.structuredContent or json.loads(result.content[0].text)
 
 
-async def test_admin_catalog_budget_and_reach(client: TestClient, hass_access_token: str) -> None:
+async def test_admin_catalog_budget_and_reach(
+    home_client: TestClient, hass_access_token: str
+) -> None:
     """An administrator's catalog names every backend, keeps its byte budget, reaches each."""
-    response = await client.post(
+    response = await home_client.post(
         URL,
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
         headers={"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"},
@@ -56,7 +44,7 @@ async def test_admin_catalog_budget_and_reach(client: TestClient, hass_access_to
     assert {next(k for k in kinds if name.startswith(k)) for name in gateways} == set(kinds)
     assert len(raw) <= BUDGET_BYTES, len(raw)
 
-    async with _streamable(str(client.make_url("")).rstrip("/"), hass_access_token) as session:
+    async with _streamable(str(home_client.make_url("")).rstrip("/"), hass_access_token) as session:
         await session.initialize()
         backend_tools: dict[str, set[str]] = {}
         for gateway in sorted(gateways):
@@ -86,20 +74,10 @@ async def test_admin_catalog_budget_and_reach(client: TestClient, hass_access_to
         assert sum(per_backend) == everything["total"]
 
 
-async def test_backend_arguments_as_object_or_json_text(client: TestClient) -> None:
+async def test_backend_arguments_as_object_or_json_text(home_client: TestClient) -> None:
     """Every gateway's published schema stays in the subset every model provider accepts and
     says that its arguments may be the object itself or its JSON text."""
-    headers = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
-
-    async def rpc(method: str, params: dict[str, Any], request_id: int) -> Any:
-        response = await client.post(
-            URL,
-            json={"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
-            headers=headers,
-        )
-        return json.loads(await response.read())["result"]
-
-    tools = (await rpc("tools/list", {}, 1))["tools"]
+    tools = (await gateway_result(home_client, "tools/list", {}, 1))["tools"]
     gateways = [tool for tool in tools if tool["name"] not in CORE]
     for tool in gateways:
         assert schema_problems(tool["inputSchema"]) == [], tool["name"]

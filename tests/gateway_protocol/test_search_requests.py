@@ -12,14 +12,10 @@ import json
 from typing import Any
 
 from aiohttp.test_utils import TestClient
-from homeassistant.core import HomeAssistant
-import pytest
 
-from tests.all_backends import http_home
 from tests.backend_sims import backend_cases, registered_kinds
-from tests.simulation import LoopbackServers
 
-from .conftest import URL, ClientFactory
+from .conftest import URL
 
 CASES = backend_cases("search_requests")
 
@@ -59,19 +55,8 @@ EVERYDAY: list[tuple[str, tuple[str, ...]]] = [
 EVERYDAY_TOP1: int = 31
 
 
-@pytest.fixture
-async def client(
-    hass: HomeAssistant,
-    hass_client: ClientFactory,
-    loopback_servers: LoopbackServers,
-    socket_enabled: None,
-) -> TestClient:
-    """HA with an entry of every registered backend, each on its simulator."""
-    return await http_home(hass, hass_client, loopback_servers)
-
-
-async def _search(client: TestClient, query: str, request_id: int) -> list[dict[str, Any]]:
-    response = await client.post(
+async def _search(home_client: TestClient, query: str, request_id: int) -> list[dict[str, Any]]:
+    response = await home_client.post(
         URL,
         json={
             "jsonrpc": "2.0",
@@ -98,11 +83,13 @@ def _ref(hit: dict[str, Any]) -> str:
     return f"{kind}/{hit['tool']}"
 
 
-async def _misses(client: TestClient, requests: list[tuple[str, tuple[str, ...]]]) -> list[str]:
+async def _misses(
+    home_client: TestClient, requests: list[tuple[str, tuple[str, ...]]]
+) -> list[str]:
     """The requests whose best hit is not a tool that does them, each with its top three."""
     misses: list[str] = []
     for number, (query, wanted) in enumerate(requests, start=1):
-        hits = [_ref(hit) for hit in await _search(client, query, number)]
+        hits = [_ref(hit) for hit in await _search(home_client, query, number)]
         if not hits or hits[0] not in wanted:
             misses.append(f"{query!r}: want {wanted}, got {hits[:3]}")
     print(f"search top-1: {len(requests) - len(misses)}/{len(requests)}")
@@ -110,13 +97,13 @@ async def _misses(client: TestClient, requests: list[tuple[str, tuple[str, ...]]
     return misses
 
 
-async def test_plain_requests_find_their_tool(client: TestClient) -> None:
+async def test_plain_requests_find_their_tool(home_client: TestClient) -> None:
     """Every request's best hit is the tool it needs."""
-    misses = await _misses(client, REQUESTS)
+    misses = await _misses(home_client, REQUESTS)
     assert not misses, "\n".join(misses)
 
 
-async def test_everyday_requests_top1(client: TestClient) -> None:
+async def test_everyday_requests_top1(home_client: TestClient) -> None:
     """At least EVERYDAY_TOP1 of the second set find their tool first."""
-    misses = await _misses(client, EVERYDAY)
+    misses = await _misses(home_client, EVERYDAY)
     assert len(EVERYDAY) - len(misses) >= EVERYDAY_TOP1, "\n".join(misses)

@@ -5,34 +5,19 @@ from __future__ import annotations
 import json
 
 from aiohttp.test_utils import TestClient
-from homeassistant.core import HomeAssistant
-import pytest
 
-from tests.all_backends import http_home
-from tests.gateway_protocol.conftest import URL, ClientFactory
-from tests.simulation import LoopbackServers
+from tests.gateway_protocol.conftest import URL
 
 
-@pytest.fixture
-async def client(
-    hass: HomeAssistant,
-    hass_client: ClientFactory,
-    loopback_servers: LoopbackServers,
-    socket_enabled: None,
-) -> TestClient:
-    """HA with an entry of every registered backend, each on its simulator."""
-    return await http_home(hass, hass_client, loopback_servers)
-
-
-async def test_hub_catalog_asks_for_nothing_the_gateway_supplies(client: TestClient) -> None:
+async def test_hub_catalog_asks_for_nothing_the_gateway_supplies(home_client: TestClient) -> None:
     """Over the wire, the hub's tools never ask for the write key and explain rule actions."""
     headers = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
-    listing = await client.post(
+    listing = await home_client.post(
         URL, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
     )
     names = [tool["name"] for tool in json.loads(await listing.read())["result"]["tools"]]
     hub = next(name for name in names if name.startswith("hubitat"))
-    response = await client.post(
+    response = await home_client.post(
         URL,
         json={
             "jsonrpc": "2.0",
