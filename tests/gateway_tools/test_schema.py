@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from datetime import UTC, datetime
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import Any
 
 import pytest
 
+from custom_components.mcp_gateway.gateway.catalog.schemas.subset import json_type
 from custom_components.mcp_gateway.gateway.catalog.schemas.validate import schema_errors
 from custom_components.mcp_gateway.gateway.tools.get_state import jsonable
 
@@ -85,3 +87,28 @@ def testjsonable() -> None:
         "t": [1, 2.5],
         "n": None,
     }
+
+
+class _Level(IntEnum):
+    LOW = 1
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        (True, "boolean"),
+        (1, "number"),
+        (1.5, "number"),
+        ("a", "string"),
+        (None, "null"),
+        ([], "array"),
+        ({}, "object"),
+        (_Level.LOW, "number"),
+        (OrderedDict(a=1), "object"),
+        ((1, 2), None),
+        (object(), None),
+    ],
+)
+def test_json_type(value: Any, kind: str | None) -> None:
+    """Exact JSON classes by lookup, their subclasses by kind, anything else is no JSON."""
+    assert json_type(value) == kind

@@ -38,8 +38,7 @@ def json_type(value: Any) -> str | None:
     # Parsed JSON has exactly these classes: one lookup on every call's every value.
     if (kind := _JSON_CLASSES.get(type(value))) is not None:
         return kind
-    if isinstance(value, bool):
-        return "boolean"  # before the numbers: a bool is an int to Python
+    # A subclass (an IntEnum, an OrderedDict); bool has none, and precedes int in the table.
     for python, name in _JSON_CLASSES.items():
         if isinstance(value, python):
             return name
