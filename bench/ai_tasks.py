@@ -902,17 +902,31 @@ def report(
     *,
     strict: bool,
 ) -> int:
+    """Print the table and the figures; 1 when a target is missed and `strict`."""
+    _print_setup(setup)
+    missed = _print_tasks(rows)
+    missed += _print_reference(rows)
+    missed += _print_averages(rows)
+    _print_twins_and_coverage(rows)
+    print("all targets met" if not missed else f"targets missed: {'; '.join(missed)}")
+    return 1 if missed and strict else 0
+
+
+def _print_setup(setup: tuple[tuple[int, int], tuple[int, int]]) -> None:
     (our_sent, our_received), (core_sent, core_received) = setup
     print(
         f"initialize + tools/list: gateway {our_sent / 1024:.1f} KB sent, "
         f"{our_received / 1024:.1f} KB received; core {core_sent / 1024:.1f} KB sent, "
         f"{core_received / 1024:.1f} KB received"
     )
+
+
+def _print_tasks(rows: list[tuple[Task, Outcome, Outcome | None]]) -> list[str]:
+    """One line per task (and its answer); what missed a target."""
     header = f"{'task':<34} {'trips':>5} {'sent':>7} {'recv':>8}  {'check':<10} | core"
     print(header)
     print("-" * len(header))
     missed: list[str] = []
-    before = after = 0.0
     for task, mine, theirs in rows:
         check = (
             {True: "ok", False: "MISLEADING", None: "-"}[mine.truthful] if mine.done else "NOT DONE"
@@ -932,15 +946,22 @@ def report(
             missed.append(f"{task.name}: {mine.trips} round trips")
         if mine.truthful is not True:
             missed.append(f"{task.name}: {'answer not confirmed' if mine.done else 'not done'}")
-        if task.name in REFERENCE_KB:
-            before += REFERENCE_KB[task.name]
-            after += mine.received / 1024
+    return missed
+
+
+def _print_reference(rows: list[tuple[Task, Outcome, Outcome | None]]) -> list[str]:
+    """The six reference tasks' bytes against the reference measurement."""
+    before = sum(REFERENCE_KB[task.name] for task, _, _ in rows if task.name in REFERENCE_KB)
+    after = sum(mine.received / 1024 for task, mine, _ in rows if task.name in REFERENCE_KB)
     print(
         f"the six reference tasks: {after:.1f} KB received, {before:.1f} KB in the reference "
         f"(ratio {after / before:.2f}, target ≤ 0.50)"
     )
-    if after > before / 2:
-        missed.append("the six tasks' bytes")
+    return ["the six tasks' bytes"] if after > before / 2 else []
+
+
+def _print_averages(rows: list[tuple[Task, Outcome, Outcome | None]]) -> list[str]:
+    """Bytes and calls per task, ours and, where it can do the task, core's."""
     average = sum(mine.received for _, mine, _ in rows) / len(rows) / 1024
     compared = [(mine, theirs) for _, mine, theirs in rows if theirs is not None]
     print(
@@ -951,8 +972,10 @@ def report(
         f"{_mean(t.received / 1024 for _, t in compared):.2f} KB / "
         f"{_mean(t.trips for _, t in compared):.2f} calls"
     )
-    if average > MAX_AVERAGE_KB:
-        missed.append(f"{average:.2f} KB received per task on average")
+    return [f"{average:.2f} KB received per task on average"] if average > MAX_AVERAGE_KB else []
+
+
+def _print_twins_and_coverage(rows: list[tuple[Task, Outcome, Outcome | None]]) -> None:
     outcomes = {task.name: mine for task, mine, _ in rows}
     twins = [name for name in TWIN_TASKS if outcomes[name].truthful is not True]
     coverage = [name for name in COVERAGE_TASKS if outcomes[name].truthful is not True]
@@ -960,8 +983,6 @@ def report(
         f"twins resolved by home: {'yes' if not twins else 'NO (' + ', '.join(twins) + ')'}; "
         f"history coverage stated: {'yes' if not coverage else 'NO (' + ', '.join(coverage) + ')'}"
     )
-    print("all targets met" if not missed else f"targets missed: {'; '.join(missed)}")
-    return 1 if missed and strict else 0
 
 
 def _mean(values: Iterable[float]) -> float:
