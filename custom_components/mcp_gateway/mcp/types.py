@@ -186,20 +186,6 @@ class AudioContent(TypedDict):
     _meta: NotRequired[Meta]
 
 
-class ResourceLink(TypedDict):
-    """A resource the client may read, by reference."""
-
-    type: Literal["resource_link"]
-    uri: str
-    name: str
-    title: NotRequired[str]
-    description: NotRequired[str]
-    mimeType: NotRequired[str]
-    size: NotRequired[int]
-    annotations: NotRequired[Annotations]
-    _meta: NotRequired[Meta]
-
-
 class TextResourceContents(TypedDict):
     """A resource's contents as text."""
 
@@ -297,6 +283,12 @@ class Resource(TypedDict):
     size: NotRequired[int]
     annotations: NotRequired[Annotations]
     _meta: NotRequired[Meta]
+
+
+class ResourceLink(Resource):
+    """A resource the client may read, by reference: a listed resource with its type."""
+
+    type: Literal["resource_link"]
 
 
 class ResourceTemplate(TypedDict):
