@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from homeassistant.auth.const import GROUP_ID_USER
@@ -51,16 +52,20 @@ def _uids(hass: HomeAssistant, entry: MockConfigEntry) -> set[str]:
 
 
 async def test_query_history(hass: HomeAssistant, sim: Sim, entry: MockConfigEntry) -> None:
-    """Series come back as response data; the home may be given by name."""
+    """Series come back as response data; the home may be given by name.
+
+    The window is the last five days: the simulator's history reaches a week back from now.
+    """
     home = sim.state.homes[0]
+    now = sim.state.clock.now()
     response = await _act(
         hass,
         entry,
         "query_history",
         home=home.name,
         characteristics=["current_temperature"],
-        start="2026-11-01T00:00:00+00:00",
-        end="2026-11-30T00:00:00+00:00",
+        start=(now - timedelta(days=5)).isoformat(),
+        end=now.isoformat(),
         resolution="daily",
         max_points_per_series=5,
     )
