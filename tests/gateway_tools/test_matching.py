@@ -143,6 +143,7 @@ def test_words_match_rules() -> None:
 
 def test_timestamp_states_in_local_time(hass: HomeAssistant) -> None:
     """An alarm's next ring, stored in UTC by HA, reads in the house's time zone with offset."""
+    # fixed date: a stored state reformatted, never compared with the clock
     ring = State("sensor.next_alarm", "2026-03-03T14:45:00+00:00", {"device_class": "timestamp"})
     assert local_state(ring) == "2026-03-03T06:45:00-08:00"
     assert local_state(State("datetime.x", "2026-03-03T14:45:00+00:00")) == (

@@ -505,6 +505,7 @@ async def test_virtual_accessories(
     date = virt("Next Visit")
     date_id = entity_id(hass, entry, sim, date, "virtual_datetime")
     assert hass.states.get(date_id).state == "2026-12-24T18:00:00+00:00"
+    # fixed date: a value written and read back, never compared with the clock
     await _call(hass, "datetime", "set_value", date_id, datetime="2027-01-02T10:30:00+00:00")
     assert date.values["virtual_datetime"] == "2027-01-02T10:30:00+00:00"
 
