@@ -718,3 +718,44 @@ async def test_removed_application_credential_needs_reauth(hass: HomeAssistant, 
     assert entry.state is ConfigEntryState.SETUP_ERROR
     flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
     assert [f["context"]["source"] for f in flows] == ["reauth"]
+
+
+async def test_abandoned_homes_step_blocks_nothing(hass: HomeAssistant, sim: Sim) -> None:
+    """A flow left at "Choose homes" (a closed tab) does not stop a new one for the account;
+    the first to finish creates the entry, and the other then ends as already configured."""
+    abandoned = await _start(hass)
+    abandoned = await hass.config_entries.flow.async_configure(
+        abandoned["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: TOKEN}
+    )
+    assert abandoned["step_id"] == "homecast_homes"
+    second = await _start(hass)
+    second = await hass.config_entries.flow.async_configure(
+        second["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: TOKEN}
+    )
+    assert second["type"] is FlowResultType.FORM
+    assert second["step_id"] == "homecast_homes"
+    with patch("custom_components.mcp_gateway.async_setup_entry", return_value=True):
+        second = await hass.config_entries.flow.async_configure(
+            second["flow_id"], {CONF_HOMES: sim.home_uuids()}
+        )
+    assert second["type"] is FlowResultType.CREATE_ENTRY
+    # HA ends the abandoned flow of the same account once the entry exists.
+    assert not hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+
+
+async def test_homes_step_checks_again_for_an_entry_made_meanwhile(
+    hass: HomeAssistant, sim: Sim
+) -> None:
+    """An entry for the account added while the homes form was open (by hand, by YAML, by a
+    flow HA did not link): finishing the form aborts instead of adding it twice."""
+    result = await _start(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: sim.url, CONF_ACCESS_TOKEN: TOKEN}
+    )
+    assert result["step_id"] == "homecast_homes"
+    token_entry(sim).add_to_hass(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_HOMES: sim.home_uuids()}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"

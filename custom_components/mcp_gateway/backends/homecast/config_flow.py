@@ -192,17 +192,27 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
             if entry.unique_id not in homes:
                 return self.async_abort(reason="unique_id_mismatch")
         else:
-            await self.async_set_unique_id(account)
-            self._abort_if_unique_id_configured()
-            for other in self._async_current_entries(include_ignore=False):
-                # A credential limited to other homes of a configured account.
-                if other.data.get(CONF_BACKEND) == KIND and set(
-                    other.data.get(CONF_HOMES, [])
-                ) & set(homes):
-                    return self.async_abort(reason="already_configured")
+            # Another flow of the account may sit abandoned at the homes step (a closed tab
+            # keeps it until HA restarts): it must not block this one. Whichever finishes
+            # first creates the entry; HA then aborts the other, and the homes step checks
+            # once more.
+            await self.async_set_unique_id(account, raise_on_progress=False)
+            if aborted := self._hc_abort_if_configured(homes):
+                return aborted
         self._hc_data = data
         self._hc_homes = homes
         return await self.async_step_homecast_homes()
+
+    def _hc_abort_if_configured(self, homes: dict[str, str]) -> ConfigFlowResult | None:
+        """Abort when the account, or one of these homes, already has an entry."""
+        self._abort_if_unique_id_configured()
+        for other in self._async_current_entries(include_ignore=False):
+            # A credential limited to other homes of a configured account.
+            if other.data.get(CONF_BACKEND) == KIND and set(other.data.get(CONF_HOMES, [])) & set(
+                homes
+            ):
+                return self.async_abort(reason="already_configured")
+        return None
 
     async def async_step_homecast_homes(
         self, user_input: dict[str, Any] | None = None
@@ -219,6 +229,8 @@ class HomecastFlowMixin(BackendFlowMixin, config_entry_oauth2_flow.AbstractOAuth
                     return self.async_update_reload_and_abort(
                         self._get_reconfigure_entry(), data_updates=data
                     )
+                if aborted := self._hc_abort_if_configured(self._hc_homes):
+                    return aborted
                 names = ", ".join(self._hc_homes[h] for h in chosen)
                 return self.async_create_entry(
                     title=f"Homecast ({names})", data={CONF_BACKEND: KIND, **data}
