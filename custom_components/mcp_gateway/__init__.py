@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from homeassistant.const import CONF_SCAN_INTERVAL, Platform
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers import config_validation as cv, issue_registry as ir
 from homeassistant.helpers.device_registry import DeviceEntry
 from homeassistant.helpers.typing import ConfigType
 
@@ -72,9 +72,17 @@ async def async_unload_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) 
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: McpGatewayConfigEntry) -> None:
-    """Let the backend delete what the entry made on it (Hubitat's live-update rules)."""
+    """Let the backend delete what the entry made on it (Hubitat's live-update rules), and
+    delete the entry's repairs: they would otherwise outlive it, naming a device no longer
+    there."""
     if entry.data[CONF_BACKEND] != KIND_GATEWAY:
         await runtime_class(entry.data[CONF_BACKEND]).async_remove_entry(hass, entry)
+    registry = ir.async_get(hass)
+    # Every repair of an entry ends with its entry id (availability, push, password, limits).
+    suffix = f"_{entry.entry_id}"
+    for domain, issue_id in list(registry.issues):
+        if domain == DOMAIN and issue_id.endswith(suffix):
+            ir.async_delete_issue(hass, DOMAIN, issue_id)
 
 
 async def async_remove_config_entry_device(
