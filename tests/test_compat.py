@@ -14,7 +14,6 @@ from homeassistant.const import MAJOR_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import translation
 from homeassistant.helpers.http import KEY_HASS
-from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.mcp_gateway.core import compat
@@ -86,29 +85,6 @@ async def test_oauth_metadata_fails_soft(
 
     monkeypatch.setattr(login_flow, "WellKnownOAuthInfoView", Listing, raising=False)
     assert await compat.async_ha_oauth_metadata(_request(hass)) == {}
-
-
-# --- websocket_api's commands ----------------------------------------------------------------
-
-
-async def test_websocket_command_is_cores_handler(hass: HomeAssistant) -> None:
-    assert compat.websocket_command(hass, "call_service") is None  # not loaded yet
-    assert await async_setup_component(hass, "websocket_api", {})
-    found = compat.websocket_command(hass, "call_service")
-    assert found is not None
-    handler, _schema = found
-    assert callable(handler)
-    assert compat.websocket_command(hass, "no_such_command") is None
-
-
-@pytest.mark.parametrize(
-    "registry",
-    [["not", "a", "dict"], {"call_service": "a handler"}, {"call_service": (print,)}],
-    ids=["not a dict", "not a pair", "a pair no more"],
-)
-async def test_websocket_command_fails_soft(hass: HomeAssistant, registry: Any) -> None:
-    hass.data["websocket_api"] = registry
-    assert compat.websocket_command(hass, "call_service") is None
 
 
 # --- a scene's activation time -----------------------------------------------------------------

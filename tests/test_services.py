@@ -1,60 +1,39 @@
-"""The websocket's permission check in front of core's call_service, for our actions only:
-installed whichever of websocket_api and this integration loads first, once, and never in
-the way of calls it does not concern."""
+"""The integration's actions leave core's websocket commands as core made them: a refusal is
+the handler's own, in one of HA's kinds, which every door answers as a refusal."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from homeassistant.const import EVENT_COMPONENT_LOADED
-from homeassistant.core import HomeAssistant, ServiceCall
+from homeassistant.components.websocket_api import commands
+from homeassistant.core import Context, HomeAssistant, ServiceCall
+from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.mcp_gateway import services
 from custom_components.mcp_gateway.core.const import DOMAIN
-from custom_components.mcp_gateway.registry import BACKENDS
+from custom_components.mcp_gateway.permissions.actions import ActionUnauthorized
 
 _WS = "websocket_api"
 
 
-def _core_handler(hass: HomeAssistant) -> Any:
-    return hass.data[_WS]["call_service"][0]
-
-
-def _actions() -> dict[str, Any]:
-    return {action.name: action for row in BACKENDS for action in row.actions}
-
-
-async def test_checked_once_websocket_api_loads_later(hass: HomeAssistant) -> None:
-    """Set up before the websocket: the check goes in when websocket_api itself loads."""
+async def test_core_call_service_is_left_alone(hass: HomeAssistant) -> None:
+    """Set up before or after the websocket, core's call_service stays core's handler."""
     services.async_setup_services(hass)
-    assert _WS not in hass.config.components
     assert hass.services.has_service(DOMAIN, "create_alarm")
-    # Another component loading changes nothing, and does not end the wait.
-    hass.bus.async_fire(EVENT_COMPONENT_LOADED, {"component": "light"})
-    await hass.async_block_till_done()
     assert await async_setup_component(hass, _WS, {})
+    assert await async_setup_component(hass, DOMAIN, {})
     await hass.async_block_till_done()
-    handler = _core_handler(hass)
-    assert getattr(handler, "mcp_gateway_checked", False)
-
-    # Put in again (a second set-up): the check is not stacked on itself.
-    services._async_refuse_as_unauthorized(hass, _actions())
-    assert _core_handler(hass) is handler
+    assert hass.data[_WS]["call_service"][0] is commands.handle_call_service
 
 
-async def test_a_changed_core_registry_is_left_alone(hass: HomeAssistant) -> None:
-    """Core's command registry in a shape we do not know: core answers as it would."""
-    assert await async_setup_component(hass, _WS, {})
-    core = hass.data[_WS]
-    hass.data[_WS] = {"other_command": core["call_service"]}
-    services.async_setup_services(hass)
-    assert hass.data[_WS] == {"other_command": core["call_service"]}
-    hass.data[_WS] = ["not", "a", "registry"]
-    services._async_refuse_as_unauthorized(hass, _actions())
-    assert hass.data[_WS] == ["not", "a", "registry"]
-    hass.data[_WS] = core
+def test_a_refusal_is_unauthorized_and_a_validation_error() -> None:
+    """REST answers Unauthorized with 401; the websocket answers a ServiceValidationError as
+    `service_validation_error` (any other HomeAssistantError as `home_assistant_error`)."""
+    refusal = ActionUnauthorized(Context(user_id="u"), "action_denied", {"action": "x"})
+    assert isinstance(refusal, Unauthorized)
+    assert isinstance(refusal, ServiceValidationError)
+    assert refusal.user_id == "u"
+    assert (refusal.translation_domain, refusal.translation_key) == (DOMAIN, "action_denied")
 
 
 async def test_other_calls_and_bad_data_go_to_core(

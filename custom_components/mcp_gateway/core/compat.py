@@ -9,10 +9,9 @@ raises. When HA offers a public way, the function changes here and its callers d
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from homeassistant.core import HomeAssistant
@@ -23,11 +22,6 @@ if TYPE_CHECKING:
     from homeassistant.components.scene import Scene
 
 _LOGGER = logging.getLogger(__name__)
-
-# websocket_api keeps its commands in hass.data under its domain (no HassKey on either target).
-_WEBSOCKET_COMMANDS: Final = "websocket_api"
-
-type WebsocketCommand = tuple[Callable[..., Any], Any]
 
 
 def cached_translation(
@@ -69,21 +63,6 @@ async def async_ha_oauth_metadata(request: web.Request) -> dict[str, Any]:
         _LOGGER.debug("Home Assistant's own OAuth metadata could not be read", exc_info=True)
         return {}
     return document if isinstance(document, dict) else {}
-
-
-def websocket_command(hass: HomeAssistant, command: str) -> WebsocketCommand | None:
-    """Core's registered handler and schema of a websocket command, or None.
-
-    Internal: websocket_api's command registry, `hass.data["websocket_api"]`, a dict of
-    command to (handler, schema) on both targets; putting a handler back goes through the
-    public `websocket_api.async_register_command`. If it goes or changes shape: None, and the
-    caller leaves core's command as it is (services.py: refusals then come as core words them).
-    """
-    handlers = hass.data.get(_WEBSOCKET_COMMANDS)
-    registered = handlers.get(command) if isinstance(handlers, dict) else None
-    if not (isinstance(registered, tuple) and len(registered) == 2 and callable(registered[0])):
-        return None
-    return registered[0], registered[1]
 
 
 def record_scene_activation(scene: Scene) -> None:

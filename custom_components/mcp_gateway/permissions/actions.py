@@ -26,29 +26,16 @@ from .policy import PermissionDenied, Refusal, allowed_tiers, describe_tiers, re
 ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
 
 type ActionHandler = Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]
-type ActionCheck = Callable[[ServiceCall], Coroutine[Any, Any, None]]
 
 
 @dataclass(frozen=True, slots=True)
 class BackendAction:
-    """One action in the integration's domain."""
+    """One action in the integration's domain; its handler checks the caller first."""
 
     name: str
     schema: VolSchemaType
     handler: ActionHandler
     supports_response: SupportsResponse
-    # The caller's permission alone, as the handler checks it first (nothing charged or run):
-    # services.py asks it before a websocket call, to refuse as HA's `unauthorized`.
-    check: ActionCheck
-
-
-def permission_check(runtime: Callable[[ServiceCall], BackendRuntime], tool: str) -> ActionCheck:
-    """The `check` of an action that runs `tool` on the entry `runtime` finds for the call."""
-
-    async def check(call: ServiceCall) -> None:
-        await async_authorize(call, runtime(call), tool, call.data, charge=False)
-
-    return check
 
 
 def entry_runtime(
@@ -94,9 +81,15 @@ _REFUSAL_KEYS: Final[Mapping[Refusal, str]] = {
 }
 
 
-class ActionUnauthorized(Unauthorized):
-    """HA's own refusal (401 over REST, `unauthorized` over websocket), with a translated
-    message that says what the user lacks."""
+class ActionUnauthorized(Unauthorized, ServiceValidationError):
+    """A refusal, with a translated message that says what the user lacks.
+
+    Both of HA's own kinds, so each of HA's doors answers it as a refusal of the call, not a
+    failure of the integration: REST as Unauthorized (401, helpers/http.py); the websocket's
+    `call_service` as a ServiceValidationError (`service_validation_error` with the translated
+    message and one log line; any other HomeAssistantError there is `home_assistant_error`,
+    logged with its traceback on HA 2025.4).
+    """
 
     def __init__(
         self, context: Context, key: str, placeholders: dict[str, str] | None = None

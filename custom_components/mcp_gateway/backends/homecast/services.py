@@ -28,7 +28,6 @@ from ...permissions.actions import (
     BackendAction,
     async_authorize,
     entry_runtime,
-    permission_check,
 )
 from ...permissions.exposure import CallerView
 from ..base import UnknownListing
@@ -266,9 +265,7 @@ def _action(
     supports_response: SupportsResponse = SupportsResponse.OPTIONAL,
     kind: str = "write",
 ) -> BackendAction:
-    return BackendAction(
-        name, schema, _handler(tool, kind), supports_response, permission_check(_runtime, tool)
-    )
+    return BackendAction(name, schema, _handler(tool, kind), supports_response)
 
 
 ACTIONS: Final = (

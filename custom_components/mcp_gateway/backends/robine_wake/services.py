@@ -18,7 +18,6 @@ from ...permissions.actions import (
     BackendAction,
     async_authorize,
     entry_runtime,
-    permission_check,
 )
 from ..entity import backend_errors
 from . import model
@@ -210,34 +209,29 @@ ACTIONS: Final = (
         CREATE_SCHEMA,
         _create,
         SupportsResponse.OPTIONAL,
-        permission_check(_runtime, model.TOOL_CREATE_ALARM),
     ),
     BackendAction(
         SERVICE_UPDATE_ALARM,
         UPDATE_SCHEMA,
         _update,
         SupportsResponse.OPTIONAL,
-        permission_check(_runtime, model.TOOL_UPDATE_ALARM),
     ),
     BackendAction(
         SERVICE_DELETE_ALARM,
         DELETE_SCHEMA,
         _delete,
         SupportsResponse.OPTIONAL,
-        permission_check(_runtime, model.TOOL_DELETE_ALARM),
     ),
     BackendAction(
         SERVICE_TRIGGER_ALARM,
         TRIGGER_SCHEMA,
         _trigger,
         SupportsResponse.OPTIONAL,
-        permission_check(_runtime, model.TOOL_TRIGGER_ALARM),
     ),
     BackendAction(
         SERVICE_PREVIEW_ALARM,
         PREVIEW_SCHEMA,
         _preview,
         SupportsResponse.ONLY,
-        permission_check(_runtime, model.TOOL_PREVIEW_ALARM),
     ),
 )
