@@ -56,16 +56,22 @@ def test_manifest_keys_order_and_values() -> None:
     assert MANIFEST["after_dependencies"] == ["recorder"]
     assert MANIFEST["requirements"] == []
     assert MANIFEST["integration_type"] == "hub"
-    assert MANIFEST["iot_class"] in {"local_polling", "cloud_polling", "local_push"}
+    # Both hubs push their changes (Hubitat's rules, Homecast's socket); one value per manifest.
+    assert MANIFEST["iot_class"] == "local_push"
     assert AwesomeVersion(MANIFEST["version"]).valid
     for url_key in ("documentation", "issue_tracker"):
         assert MANIFEST[url_key].startswith("https://")
 
 
 def test_hacs_minimum_version_is_the_one_we_test() -> None:
-    """hacs.json names the oldest HA release the test pins run."""
-    hacs = json.loads((ROOT.parent.parent / "hacs.json").read_text())
-    assert hacs["homeassistant"] == "2025.4.0"
+    """hacs.json names the oldest HA release the test pins run, and the README the same."""
+    repo = ROOT.parent.parent
+    hacs = json.loads((repo / "hacs.json").read_text())
+    pinned = re.search(r"^homeassistant==(\S+)", (repo / "locks" / "min.txt").read_text(), re.M)
+    assert pinned is not None
+    assert hacs["homeassistant"] == pinned[1]
+    readme = (repo / "README.md").read_text()
+    assert f"- Home Assistant {hacs['homeassistant']} or newer" in readme
 
 
 def test_translations_equal_strings() -> None:
