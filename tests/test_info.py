@@ -53,3 +53,15 @@ def test_the_readmes_first_section_is_trying_it_without_hardware() -> None:
     assert len(lines) == 2
     assert lines[0].startswith("git clone ")
     assert lines[1] == "scripts/demo"
+
+
+def test_the_readme_and_the_repair_name_the_key_option_as_the_form_does() -> None:
+    """The form said "best-practice key" where the README said "write key"."""
+    strings = json.loads(
+        (REPO / "custom_components" / DOMAIN / "strings.json").read_text(encoding="utf-8")
+    )
+    label = strings["options"]["step"]["hubitat"]["data"]["hubitat_send_key"]
+    assert f"*{label}*" in README.replace("\n  ", " ")
+    assert "write key" not in README
+    repair = strings["issues"]["hubitat_key_refused"]["description"]
+    assert f'"{label}"' in repair

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from homeassistant.const import CONF_SCAN_INTERVAL
+from homeassistant.helpers.selector import NumberSelector
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.registry import BACKENDS
 
 STRINGS = json.loads(
@@ -28,3 +33,13 @@ def test_poll_interval_help_speaks_of_its_own_backend(kind: str) -> None:
     assert "default" in help_text
     assert not [name for other, name in NAMES.items() if other != kind and name in help_text]
     assert set(step["data"]) == set(step["data_description"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=lambda backend: backend.kind)
+def test_poll_interval_field_shows_its_unit(backend: Any) -> None:
+    """The field says "s" beside the number, on every backend's form (Homecast's had none)."""
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: backend.kind}, options={})
+    fields = {str(key): value for key, value in backend.options_schema(entry).items()}
+    field = fields[CONF_SCAN_INTERVAL]
+    assert isinstance(field, NumberSelector)
+    assert field.config["unit_of_measurement"] == "s"

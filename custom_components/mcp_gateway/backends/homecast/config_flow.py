@@ -34,7 +34,7 @@ from ...mcp.errors import (
     McpRateLimitError,
     McpTimeoutError,
 )
-from ..flow import BackendFlowMixin, FormError, async_check, connection_test
+from ..flow import BackendFlowMixin, FormError, async_check, connection_test, seconds_field
 from .api import HomecastApi, HomecastReplyError, parse_state
 from .const import (
     AUTH_OAUTH,
@@ -362,10 +362,10 @@ async def _homes_of(api: HomecastApi, *, community: bool = False) -> dict[str, s
 
 
 def homecast_options_schema(entry: ConfigEntry) -> dict[Any, Any]:
-    """Polling interval."""
+    """Polling interval, in seconds as the other backends' forms show it."""
     return {
         vol.Optional(
             CONF_SCAN_INTERVAL,
             default=entry.options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL),
-        ): vol.All(vol.Coerce(int), vol.Range(min=MIN_SCAN_INTERVAL, max=MAX_SCAN_INTERVAL)),
+        ): seconds_field(MIN_SCAN_INTERVAL, MAX_SCAN_INTERVAL),
     }
