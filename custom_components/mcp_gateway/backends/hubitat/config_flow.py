@@ -7,6 +7,7 @@ from typing import Any
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState, ConfigFlowResult
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.device_registry import format_mac
 from homeassistant.helpers.network import NoURLAvailableError, get_url
 from homeassistant.helpers.selector import (
     SelectOptionDict,
@@ -15,6 +16,7 @@ from homeassistant.helpers.selector import (
     SelectSelectorMode,
     TextSelector,
 )
+from homeassistant.helpers.service_info.dhcp import DhcpServiceInfo
 import voluptuous as vol
 from yarl import URL
 
@@ -85,7 +87,11 @@ def endpoint_from_input(user_input: dict[str, Any]) -> tuple[str, str]:
 
 
 class HubitatFlowMixin(BackendFlowMixin):
-    """Steps: async_step_hubitat, async_step_hubitat_reauth, async_step_hubitat_reconfigure."""
+    """Steps: async_step_hubitat, async_step_hubitat_reauth, async_step_hubitat_reconfigure;
+    async_step_dhcp and async_step_hubitat_discovered for a hub found on the network."""
+
+    # The address DHCP discovery found (the flow instance is per flow).
+    _hubitat_host: str | None = None
 
     async def _hubitat_probe(self, url: str, token: str) -> HubInfo:
         """Connect and read the hub's identity; raises McpError on failure."""
@@ -120,8 +126,10 @@ class HubitatFlowMixin(BackendFlowMixin):
                 self._abort_if_unique_id_configured()
             else:
                 # No zigbeeId: nothing identifies the hub beyond doubt. The entry then goes
-                # without a unique id (its entities use the entry id, which cannot collide);
-                # the same endpoint twice is still refused.
+                # without a unique id (its entities use the entry id, which cannot collide;
+                # a discovered flow's MAC key is dropped); the same endpoint twice is still
+                # refused.
+                await self.async_set_unique_id(None)
                 self._async_abort_entries_match({CONF_URL: url})
             return self.async_create_entry(
                 title=info.name or "Hubitat hub",
@@ -135,6 +143,44 @@ class HubitatFlowMixin(BackendFlowMixin):
             data_schema=self.add_suggested_values_to_schema(schema, _without_secrets(user_input)),
             errors=errors,
             description_placeholders={**_URL_HINTS, "ha_url": _ha_url(self.hass)},
+        )
+
+    async def async_step_dhcp(self, discovery_info: DhcpServiceInfo) -> ConfigFlowResult:
+        """A Hubitat hub joined the network (its MAC is in Hubitat's block, manifest.json).
+
+        DHCP tells the hub's address only: the app's endpoint (its id and token) exists once
+        the owner installs the MCP Rule Server app, so the form asks for those, with the
+        address filled in. The flow is keyed by the hub's MAC so that one hub is offered once
+        and "Ignore" sticks; an entry that already reaches this address ends it.
+        """
+        host = discovery_info.ip
+        await self.async_set_unique_id(f"hubitat_{format_mac(discovery_info.macaddress)}")
+        self._abort_if_unique_id_configured()
+        for entry in self._async_current_entries(include_ignore=False):
+            if entry.data.get(CONF_BACKEND) == KIND and _host_of(entry.data.get(CONF_URL)) == host:
+                return self.async_abort(reason="already_configured")
+        self._hubitat_host = host
+        self.context["title_placeholders"] = {"name": f"Hubitat hub ({host})"}
+        return await self.async_step_hubitat_discovered()
+
+    async def async_step_hubitat_discovered(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The endpoint form with the discovered address, saying where the app's id and token
+        are; then the same check and entry as a hub added by hand."""
+        host = self._hubitat_host or ""
+        if user_input is not None:
+            return await self.async_step_hubitat({CONF_HOST: host, **user_input})
+        schema = _endpoint_schema().extend({vol.Optional(CONF_PUSH, default=False): bool})
+        return self.async_show_form(
+            step_id="hubitat_discovered",
+            data_schema=self.add_suggested_values_to_schema(schema, {CONF_HOST: host}),
+            description_placeholders={
+                **_URL_HINTS,
+                "host": host,
+                "endpoint": f"http://{host}/apps/api/APP-ID/mcp",
+                "ha_url": _ha_url(self.hass),
+            },
         )
 
     async def _hubitat_update(
@@ -185,6 +231,14 @@ class HubitatFlowMixin(BackendFlowMixin):
             errors=errors,
             description_placeholders=_URL_HINTS,
         )
+
+
+def _host_of(url: Any) -> str | None:
+    """The host of a stored endpoint URL, or None."""
+    try:
+        return URL(url).host if isinstance(url, str) else None
+    except ValueError:
+        return None
 
 
 def _ha_url(hass: HomeAssistant) -> str:
