@@ -56,7 +56,7 @@ def test_manifest_keys_order_and_values() -> None:
     assert MANIFEST["after_dependencies"] == ["recorder"]
     assert MANIFEST["requirements"] == []
     assert MANIFEST["integration_type"] == "hub"
-    # Both hubs push their changes (Hubitat's rules, Homecast's socket); one value per manifest.
+    # Both hubs push their changes; one value stands for every backend (README says so).
     assert MANIFEST["iot_class"] == "local_push"
     assert AwesomeVersion(MANIFEST["version"]).valid
     for url_key in ("documentation", "issue_tracker"):

@@ -24,9 +24,15 @@ MAX_FILES = 15
 ON_PURPOSE = (
     "README.md",
     "info.md",
+    "CHANGELOG.md",
+    # info.md's facts held to the README's, the backends' names among them.
+    "tests/test_info.py",
     "docs/*.md",
     "demo/*",
+    "scripts/demo",
     "bench/*",
+    # The run of the tests of history, times and clocks under a clock a year ahead, by file.
+    "scripts/test-clock-ahead",
     # The simulators' guide, and the recorded two-home capture the Homecast simulator serves.
     "simulators/README.md",
     "simulators/data/*",
@@ -102,6 +108,7 @@ PARTICULAR_HOMES = (
     "tests/security/*",
     "tests/test_bench.py",
     "tests/test_demo.py",
+    "tests/test_demo_home.py",
 )
 
 

@@ -37,7 +37,7 @@ def test_poll_interval_help_speaks_of_its_own_backend(kind: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=lambda backend: backend.kind)
 def test_poll_interval_field_shows_its_unit(backend: Any) -> None:
-    """The field says "s" beside the number, on every backend's form (Homecast's had none)."""
+    """The field says "s" beside the number, on every backend's form (one had none)."""
     entry = MockConfigEntry(domain=DOMAIN, data={CONF_BACKEND: backend.kind}, options={})
     fields = {str(key): value for key, value in backend.options_schema(entry).items()}
     field = fields[CONF_SCAN_INTERVAL]
