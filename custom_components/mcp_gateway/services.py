@@ -3,9 +3,9 @@
 Each backend that offers actions lists them in its own `services.py` (`ACTIONS`), named by its
 row of the backend registry; this module registers them. Each handler checks its caller with
 the gateway's policy before anything else and refuses with `ActionUnauthorized`
-(permissions/actions.py), which HA's REST API answers as 401 and its websocket as
-`service_validation_error`, both with the translated reason. Core's own commands stay as
-they are.
+(permissions/actions.py), which HA's REST API answers as 401 (400 with the reason on the
+current release) and its websocket as `service_validation_error` with the translated reason.
+Core's own commands stay as they are.
 """
 
 from __future__ import annotations

@@ -85,10 +85,11 @@ class ActionUnauthorized(Unauthorized, ServiceValidationError):
     """A refusal, with a translated message that says what the user lacks.
 
     Both of HA's own kinds, so each of HA's doors answers it as a refusal of the call, not a
-    failure of the integration: REST as Unauthorized (401, helpers/http.py); the websocket's
-    `call_service` as a ServiceValidationError (`service_validation_error` with the translated
-    message and one log line; any other HomeAssistantError there is `home_assistant_error`,
-    logged with its traceback on HA 2025.4).
+    failure of the integration: the websocket's `call_service` as a ServiceValidationError
+    (`service_validation_error` with the translated message and one log line; any other
+    HomeAssistantError there is `home_assistant_error`, logged as unexpected with its
+    traceback on HA 2025.4); REST as Unauthorized on 2025.4 (401), and on the current release,
+    whose API answers a ServiceValidationError first, as 400 with the translated message.
     """
 
     def __init__(
