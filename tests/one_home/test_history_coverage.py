@@ -149,26 +149,61 @@ async def test_history_fully_held_carries_no_coverage_note(
     assert entity["points"][0][0] == answer["start"]
 
 
-async def test_homecast_history_offered_and_in_local_time(
+async def test_homecast_history_merged_back_over_the_day(
     hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
 ) -> None:
-    """A Homecast sensor: its accessory's get_history, whose UTC times come back local.
+    """A Homecast sensor's day, asked of a recorder that holds ten minutes: one call answers
+    it, the accessory's own readings of the rest merged, labelled, in HA's zone, reaching
+    back more than half the day.
 
-    Homecast's history reads every accessory of the account, so it is offered only where
-    the caller may read them all and exposure does not hide any (here: exposure off).
+    Homecast's history reads every accessory of the account, so it is read only where the
+    caller may read them all and exposure does not hide any (here: exposure off).
     """
     gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
     entity_id = _homecast_temperature(hass, one_home)
     await one_home.advance_to(MONDAY_6AM + timedelta(minutes=10))
     await async_wait_recording_done(hass)
     answer = await _call(
-        hass, hass_admin_user, "get_history", {"entity_ids": [entity_id], "hours": 3}
+        hass, hass_admin_user, "get_history", {"entity_ids": [entity_id], "hours": 24}
     )
+    assert answer["coverage"] == MERGED_NOTE
     entity = answer["entities"][entity_id]
     assert entity["unit"] == "°C"
+    held_from = dt_util.parse_datetime(entity["recorded_from"])
+    assert held_from is not None
+    backend = entity["backend"]
+    assert backend["source"].endswith("(get_history)")
+    assert "backend_history" not in entity
+    times = [dt_util.parse_datetime(when) for when, _ in backend["events"]]
+    assert all(t is not None and t < held_from for t in times), backend
+    assert times == sorted(times, reverse=True)
+    assert held_from - min(t for t in times if t is not None) >= timedelta(hours=12)
+    assert all(float(value) for _, value in backend["events"])
+    assert all(when.endswith(PACIFIC) for when, _ in backend["events"]), backend
+    assert backend["covers_from"] == answer["start"]
+
+
+async def test_homecast_history_offered_where_it_cannot_be_read(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """History switched off for the home: the answer says why and keeps the ready call,
+    whose times come back in HA's zone."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    entity_id = _homecast_temperature(hass, one_home)
+    one_home.homecast.homes[0].analytics = False
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=10))
+    await async_wait_recording_done(hass)
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [entity_id], "hours": 3}
+    )
+    assert answer["coverage"] == COVERAGE_NOTE
+    entity = answer["entities"][entity_id]
+    assert "History is not recorded" in entity["backend_error"]
     offer = entity["backend_history"]
     assert offer["arguments"]["tool"] == "get_history"
     assert offer["arguments"]["args"]["hours"] == 3
+    assert offer["arguments"]["args"]["characteristic"] == "current_temperature"
+    one_home.homecast.homes[0].analytics = True
     history = await _call(hass, hass_admin_user, offer["name"], offer["arguments"])
     text = json.dumps(history)
     assert 'Z"' not in text
