@@ -44,6 +44,7 @@ from ..finding.selection import (
     filter_entities,
     readable_entities,
 )
+from ..finding.unexposed import unexposed_hint, unexposed_matches
 
 if TYPE_CHECKING:
     from ...mcp.server import RequestContext
@@ -165,7 +166,10 @@ def _history_refs(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> l
         hass, user, filter_entities(hass, candidate_entities(hass, args), args)
     )
     if not refs:
-        raise ToolFailure(empty_hint(hass, readable_entities(hass, user), args), code="not_found")
+        hint = unexposed_hint(hass, user, unexposed_matches(hass, user, args))
+        raise ToolFailure(
+            hint or empty_hint(hass, readable_entities(hass, user), args), code="not_found"
+        )
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "
