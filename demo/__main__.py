@@ -260,8 +260,12 @@ async def _first_run(ha: HomeAssistantProcess, home: DemoHome) -> list[str]:
     await ha.onboard()
     entries = await add_backends(ha, home)
     await expose_to_assistants(ha)
+    began = time.monotonic()
     recorded = await history.record_week(ha)
-    print(f"Recorded a week of history for {recorded.get('entities', 0)} entities")
+    print(
+        f"Recorded a week of history: {recorded.get('states', 0)} states of "
+        f"{recorded.get('entities', 0)} entities ({time.monotonic() - began:.1f} s)"
+    )
     kinds = {e["result"]["entry_id"]: kind for e, kind in zip(entries, BACKENDS, strict=True)}
     await create_dashboard(ha, kinds)
     (DEMO_DIR / "entries.json").write_text(json.dumps(kinds) + "\n")

@@ -70,8 +70,8 @@ async def async_backfill(hass: HomeAssistant, days: int = DAYS) -> dict[str, Any
     entities = states = 0
     for entity_id in ids:
         current = hass.states.get(entity_id)
-        if current is None:
-            continue
+        if current is None or current.state in (STATE_UNAVAILABLE, STATE_UNKNOWN):
+            continue  # nothing known of it now: no past to tell either
         points = plan(current, start, now - MARGIN, zone)
         _replay(hass, current, points, now)
         entities += 1
@@ -88,11 +88,19 @@ async def async_backfill(hass: HomeAssistant, days: int = DAYS) -> dict[str, Any
 
 
 def _replay(hass: HomeAssistant, current: State, points: list[Point], now: float) -> None:
-    """The points in order, then the current state again (a change only where it differs)."""
+    """The points in order, then the current state again (a change only where it differs).
+    The first is written even where it is the current state: the week's opening row."""
     attributes = dict(current.attributes)
     info = current.state_info
-    for when, value in points:
-        hass.states.async_set(current.entity_id, value, attributes, state_info=info, timestamp=when)
+    for number, (when, value) in enumerate(points):
+        hass.states.async_set(
+            current.entity_id,
+            value,
+            attributes,
+            force_update=number == 0,
+            state_info=info,
+            timestamp=when,
+        )
     hass.states.async_set(
         current.entity_id, current.state, attributes, state_info=info, timestamp=now
     )
@@ -103,8 +111,6 @@ def plan(current: State, start: float, end: float, zone: Any) -> list[Point]:
     rng = random.Random(current.entity_id)
     domain = current.domain
     value = current.state
-    if value in (STATE_UNAVAILABLE, STATE_UNKNOWN):
-        return [(start, value)]
     chooser: Plan | None = None
     if domain == "sensor" and _number(value) is not None:
         chooser = _numeric

@@ -87,8 +87,11 @@ async def test_a_recorded_week_answers_history_from_the_recorder(home: Home) -> 
 
     motion = _ours(hass, "binary_sensor", "motion")[:5]
     locks = _ours(hass, "lock")
+    # A setting that held all week is held from the week's start too.
+    held = [e for e in _ours(hass, "select") if hass.states.get(e).state != "unknown"][:1]  # type: ignore[union-attr]
+    assert held
     data, is_error = await home.assistant.call(
-        "get_history", {"entity_ids": [*motion, *locks], "hours": 48}
+        "get_history", {"entity_ids": [*motion, *locks, *held], "hours": 48}
     )
     assert not is_error, data
     assert "coverage" not in data, data
