@@ -29,6 +29,7 @@ from custom_components.mcp_gateway.gateway.tools import get_history
 from custom_components.mcp_gateway.gateway.tools.get_history import COVERAGE_NOTE, MERGED_NOTE
 from custom_components.mcp_gateway.mcp.server import RequestContext
 from simulators.hubitat.devices import Event
+from simulators.robine_wake import Session as ClockSession
 from tests.results import result_data
 from tests.simulation import gateway_entry
 
@@ -358,3 +359,32 @@ async def test_no_merge_without_rights_to_the_whole_device(
     assert "backend" not in entity
     assert "backend_history" not in entity
     assert "backend_error" not in entity
+
+
+async def test_the_clocks_own_sessions_are_merged(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """ "Did the alarm ring this morning?" asked just after HA started: the clock's own record
+    of its recent wake sessions (get_state) comes merged into the session sensor's history,
+    when it rang and when and how it ended, in HA's zone; which alarm is left out."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    rang = MONDAY_6AM - timedelta(minutes=40)
+    ended = rang + timedelta(minutes=4)
+    alarm = next(iter(one_home.robine.alarms))
+    one_home.robine.recent_sessions.appendleft(
+        ClockSession("s-early", alarm, "ended", rang, rang, 0, None, ended, "dismissed_button")
+    )
+    await one_home.advance(60)
+    await async_wait_recording_done(hass)
+    session = one_home.entity_id("sensor", one_home.robine_entry, "session_state")
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [session], "hours": 2}
+    )
+    entity = answer["entities"][session]
+    assert "recorded_from" in entity
+    backend = entity["backend"]
+    assert backend["source"].endswith("(get_state)")
+    events = [(dt_util.parse_datetime(when), value) for when, value in backend["events"]]
+    assert events == [(ended, "ended (dismissed_button)"), (rang, "ringing")], backend
+    assert all(when.endswith(PACIFIC) for when, _ in backend["events"])
+    assert alarm not in json.dumps(backend)

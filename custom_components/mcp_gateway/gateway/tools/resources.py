@@ -38,7 +38,7 @@ SET_STATE_VOCABULARY: Final = (
 # When the HA-level answers are the whole answer, and when a backend tool adds something.
 TRUST: Final = (
     "The core tools' answers are authoritative: checking them with a backend's own tools "
-    "(hub_list_devices, hub_get_device, hub_list_device_events, Homecast get_state or "
+    "(hub_list_devices, hub_get_device, hub_list_device_events, a backend's own get_state or "
     "get_history) costs calls and returns the same values.",
     "- `get_state` is each device's state as its backend last reported it (pushed or polled), "
     "in Home Assistant's units (`unit`). A staleness mark means the device has not checked in "
