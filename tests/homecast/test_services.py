@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from homeassistant.auth.const import GROUP_ID_USER
@@ -53,14 +54,16 @@ def _uids(hass: HomeAssistant, entry: MockConfigEntry) -> set[str]:
 async def test_query_history(hass: HomeAssistant, sim: Sim, entry: MockConfigEntry) -> None:
     """Series come back as response data; the home may be given by name."""
     home = sim.state.homes[0]
+    # A month up to the account's clock: the recorded week lies within it, whatever the date.
+    end = sim.state.clock.now()
     response = await _act(
         hass,
         entry,
         "query_history",
         home=home.name,
         characteristics=["current_temperature"],
-        start="2026-11-01T00:00:00+00:00",
-        end="2026-11-30T00:00:00+00:00",
+        start=(end - timedelta(days=30)).isoformat(),
+        end=end.isoformat(),
         resolution="daily",
         max_points_per_series=5,
     )
