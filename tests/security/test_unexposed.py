@@ -64,7 +64,8 @@ async def test_the_owner_is_told_a_lock_is_not_exposed_and_where_to_change_it(
     for words in (lock, NOT_EXPOSED, SETTING, GATEWAY_OPTION):
         assert words in data["hint"], data
 
-    target = "unlocked" if before.state == "locked" else "locked"
+    # Locking needs no approval: whichever gate is on, the refusal is the exposure's.
+    target = "locked"
     by_id = await home.call(
         "admin", "set_state", {"updates": [{"entity_id": lock, "state": target}]}
     )
