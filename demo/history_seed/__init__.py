@@ -21,7 +21,6 @@ import random
 import time
 from typing import Any, Final
 
-from homeassistant.components.recorder import get_instance
 from homeassistant.const import STATE_OFF, STATE_ON, STATE_UNAVAILABLE, STATE_UNKNOWN
 from homeassistant.core import (
     HomeAssistant,
@@ -31,6 +30,7 @@ from homeassistant.core import (
     SupportsResponse,
 )
 from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.recorder import get_instance
 from homeassistant.helpers.typing import ConfigType
 from homeassistant.util import dt as dt_util
 
