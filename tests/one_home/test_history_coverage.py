@@ -388,3 +388,23 @@ async def test_the_clocks_own_sessions_are_merged(
     assert events == [(ended, "ended (dismissed_button)"), (rang, "ringing")], backend
     assert all(when.endswith(PACIFIC) for when, _ in backend["events"])
     assert alarm not in json.dumps(backend)
+
+
+async def test_a_chatty_sensors_motion_is_not_crowded_out(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """The app caps a device's events before filtering them by attribute: 150 temperature
+    reports after the one motion of the hour still leave that motion in the answer."""
+    device, motion = _motion(one_home)
+    moved = MONDAY_6AM - timedelta(minutes=25)
+    device.events.append(Event("motion", "active", None, "motion is active", moved))
+    for second in range(150):
+        when = moved + timedelta(seconds=5 * (second + 1))
+        device.events.append(Event("temperature", "70.1", "°F", "temperature", when))
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=5))
+    await async_wait_recording_done(hass)
+    answer = await _call(hass, hass_admin_user, "get_history", {"entity_ids": [motion], "hours": 1})
+    backend = answer["entities"][motion]["backend"]
+    assert [
+        value for when, value in backend["events"] if dt_util.parse_datetime(when) == moved
+    ] == ["active"], backend
