@@ -26,6 +26,7 @@ from typing import Any
 
 from yarl import URL
 
+from . import history
 from .dashboard import create_dashboard
 from .ha import HASS, HomeAssistantError, HomeAssistantProcess, port_in_use
 from .home import DemoHome, demo_home
@@ -47,7 +48,7 @@ history:
 logbook:
 mobile_app:
 recorder:
-  purge_keep_days: 1
+  purge_keep_days: 10
 script:
 scene:
 logger:
@@ -226,7 +227,8 @@ async def run(fresh: bool = False) -> int:
             name="MCP Gateway demo",
             owner_name="Demo Owner",
             automations=[],
-            extra_yaml=DEMO_YAML,
+            extra_yaml=DEMO_YAML + history.YAML,
+            extra_components={history.DOMAIN: history.COMPONENT},
             log_path=DEMO_DIR / "hass.log",
             command=ha_command(),
         )
@@ -278,6 +280,12 @@ async def _first_run(ha: HomeAssistantProcess, home: DemoHome) -> list[str]:
     await ha.onboard()
     entries = await add_backends(ha, home)
     await expose_to_assistants(ha)
+    began = time.monotonic()
+    recorded = await history.record_week(ha)
+    print(
+        f"Recorded a week of history: {recorded.get('states', 0)} states of "
+        f"{recorded.get('entities', 0)} entities ({time.monotonic() - began:.1f} s)"
+    )
     kinds = {e["result"]["entry_id"]: kind for e, kind in zip(entries, BACKENDS, strict=True)}
     await create_dashboard(ha, kinds)
     (DEMO_DIR / "entries.json").write_text(json.dumps(kinds) + "\n")

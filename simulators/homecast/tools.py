@@ -616,29 +616,50 @@ def _find_history_accessory(
 
 
 def _characteristic_history(
-    char: str, window: list[Record], max_points: int | float
+    char: str, window: list[Record], max_points: int | float, opening: Record | None
 ) -> dict[str, Any]:
-    """One characteristic thinned to about max_points: numeric points with min/avg/max over
-    the whole window, or the state transitions."""
+    """One characteristic's series, thinned to about max_points, as handleGetHistory shapes
+    it: numeric values with a min/avg/max/latest summary, or on/off and mode transitions with
+    the value held when the window opened."""
     step = max(1, math.ceil(len(window) / int(max_points)))
     sample = window[::step]
     if char not in NUMERIC_CHARS:
-        return {"transitions": [[_iso(r.at), r.value] for r in sample]}
+        return {
+            "characteristic": char,
+            "kind": "string",
+            "unit": None,
+            "resolution": "raw",
+            "transitions": [[_iso(r.at), r.value] for r in sample],
+            "openingValue": opening.value if opening is not None else None,
+        }
     vals = [float(r.value) for r in window]
+    summary = (
+        {
+            "min": min(vals),
+            "max": max(vals),
+            "avg": round(sum(vals) / len(vals), 2),
+            "latest": window[-1].value,
+        }
+        if window
+        else None
+    )
     return {
-        "points": [[_iso(r.at), r.value] for r in sample],
-        "min": min(vals),
-        "avg": round(sum(vals) / len(vals), 2),
-        "max": max(vals),
+        "characteristic": char,
+        "kind": "numeric",
+        "unit": None,
+        "resolution": "raw",
+        "values": [[_iso(r.at), r.value] for r in sample],
+        "summary": summary,
     }
 
 
 async def get_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> Any:
-    """One accessory's recorded changes: numeric points with a summary, or state transitions.
+    """One accessory's recorded changes: numeric values with a summary, or state transitions.
 
     As homecast-web's handleGetHistory (src/server/local-rest.ts): `accessory` is required and
     reads the first accessory, across the homes `home` matches (all without it), whose id is
-    it or whose key or name contains it."""
+    it or whose key or name contains it; every recorded characteristic (at most 24) or the one
+    `characteristic` names, as a `series` list."""
     needle = (_text(args, "accessory", required=True) or "").lower()
     home_ref = _text(args, "home")
     hours = args.get("hours", 24)
@@ -658,23 +679,31 @@ async def get_history(sim: HomecastSim, grant: Grant, args: dict[str, Any]) -> A
     chars = sorted({r.characteristic for r in mine})
     if wanted:
         chars = [c for c in chars if _char_matches(c, [wanted])]
-    out: dict[str, Any] = {}
-    for char in chars[:6]:
-        window = [r for r in mine if r.characteristic == char and start <= r.at < end]
-        if window:
-            out[char] = _characteristic_history(char, window, max_points)
+        if not chars:
+            return {"error": f'Characteristic "{wanted}" is not recordable on {acc.name}'}
+    series: list[dict[str, Any]] = []
+    for char in chars[:24]:
+        records = [r for r in mine if r.characteristic == char]
+        window = [r for r in records if start <= r.at < end]
+        before = [r for r in records if r.at < start]
+        series.append(
+            _characteristic_history(char, window, max_points, before[-1] if before else None)
+        )
+    recorded = [s for s in series if s.get("values") or s.get("transitions")]
     message = (
-        f"{len(out)} characteristic(s) over the last {hours:g} hours"
-        if out
-        else f"No recorded changes for {acc.name} in the last {hours:g} hours"
+        f"{len(recorded)} of {len(series)} characteristics have recorded history in the last "
+        f"{hours:g}h"
+        if recorded
+        else "No recorded history in this range. History is opt-in: the home owner enables "
+        "it in Settings → Homes → the home."
     )
     return {
-        "accessory": acc.slug,
-        "name": acc.name,
         "home": home.slug,
-        "hours": hours,
-        "characteristics": out,
-        "message": message,
+        "accessory": {"key": acc.slug, "name": acc.name, "id": acc.uuid},
+        "from": _iso(start),
+        "to": _iso(end),
+        "series": series,
+        "_meta": {"message": message},
     }
 
 

@@ -724,8 +724,15 @@ async def test_resources(
     assert "set_state" not in text
     assert f"`{GATEWAY}`" in text
     assert "set_state, per domain" not in text
+    # When the core tools' answers are the whole answer, and what a backend tool adds.
+    assert "## Which answers to trust" in text
+    assert "authoritative" in text
+    assert "hub_list_devices" in text
+    assert "`get_history` already merges" in text
     user_guide = await handler.read_resource(ctx(hass_user), "mcp-gateway://guide")
-    assert "- lock: state locked/unlocked/open, code" in user_guide["contents"][0]["text"]
+    user_text = user_guide["contents"][0]["text"]
+    assert "- lock: state locked/unlocked/open, code" in user_text
+    assert "`set_state` says what the device did" in user_text
 
     hass_user.mock_policy({"entities": {"entity_ids": {"light.desk_lamp": True}}})
     context = await handler.read_resource(ctx(hass_user), "mcp-gateway://context")

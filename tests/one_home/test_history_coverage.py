@@ -29,6 +29,7 @@ from custom_components.mcp_gateway.gateway.tools import get_history
 from custom_components.mcp_gateway.gateway.tools.get_history import COVERAGE_NOTE, MERGED_NOTE
 from custom_components.mcp_gateway.mcp.server import RequestContext
 from simulators.hubitat.devices import Event
+from simulators.robine_wake import Session as ClockSession
 from tests.results import result_data
 from tests.simulation import gateway_entry
 
@@ -149,26 +150,61 @@ async def test_history_fully_held_carries_no_coverage_note(
     assert entity["points"][0][0] == answer["start"]
 
 
-async def test_homecast_history_offered_and_in_local_time(
+async def test_homecast_history_merged_back_over_the_day(
     hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
 ) -> None:
-    """A Homecast sensor: its accessory's get_history, whose UTC times come back local.
+    """A Homecast sensor's day, asked of a recorder that holds ten minutes: one call answers
+    it, the accessory's own readings of the rest merged, labelled, in HA's zone, reaching
+    back more than half the day.
 
-    Homecast's history reads every accessory of the account, so it is offered only where
-    the caller may read them all and exposure does not hide any (here: exposure off).
+    Homecast's history reads every accessory of the account, so it is read only where the
+    caller may read them all and exposure does not hide any (here: exposure off).
     """
     gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
     entity_id = _homecast_temperature(hass, one_home)
     await one_home.advance_to(MONDAY_6AM + timedelta(minutes=10))
     await async_wait_recording_done(hass)
     answer = await _call(
-        hass, hass_admin_user, "get_history", {"entity_ids": [entity_id], "hours": 3}
+        hass, hass_admin_user, "get_history", {"entity_ids": [entity_id], "hours": 24}
     )
+    assert answer["coverage"] == MERGED_NOTE
     entity = answer["entities"][entity_id]
     assert entity["unit"] == "°C"
+    held_from = dt_util.parse_datetime(entity["recorded_from"])
+    assert held_from is not None
+    backend = entity["backend"]
+    assert backend["source"].endswith("(get_history)")
+    assert "backend_history" not in entity
+    times = [dt_util.parse_datetime(when) for when, _ in backend["events"]]
+    assert all(t is not None and t < held_from for t in times), backend
+    assert times == sorted(times, reverse=True)
+    assert held_from - min(t for t in times if t is not None) >= timedelta(hours=12)
+    assert all(float(value) for _, value in backend["events"])
+    assert all(when.endswith(PACIFIC) for when, _ in backend["events"]), backend
+    assert backend["covers_from"] == answer["start"]
+
+
+async def test_homecast_history_offered_where_it_cannot_be_read(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """History switched off for the home: the answer says why and keeps the ready call,
+    whose times come back in HA's zone."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    entity_id = _homecast_temperature(hass, one_home)
+    one_home.homecast.homes[0].analytics = False
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=10))
+    await async_wait_recording_done(hass)
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [entity_id], "hours": 3}
+    )
+    assert answer["coverage"] == COVERAGE_NOTE
+    entity = answer["entities"][entity_id]
+    assert "History is not recorded" in entity["backend_error"]
     offer = entity["backend_history"]
     assert offer["arguments"]["tool"] == "get_history"
     assert offer["arguments"]["args"]["hours"] == 3
+    assert offer["arguments"]["args"]["characteristic"] == "current_temperature"
+    one_home.homecast.homes[0].analytics = True
     history = await _call(hass, hass_admin_user, offer["name"], offer["arguments"])
     text = json.dumps(history)
     assert 'Z"' not in text
@@ -323,3 +359,52 @@ async def test_no_merge_without_rights_to_the_whole_device(
     assert "backend" not in entity
     assert "backend_history" not in entity
     assert "backend_error" not in entity
+
+
+async def test_the_clocks_own_sessions_are_merged(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """ "Did the alarm ring this morning?" asked just after HA started: the clock's own record
+    of its recent wake sessions (get_state) comes merged into the session sensor's history,
+    when it rang and when and how it ended, in HA's zone; which alarm is left out."""
+    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    rang = MONDAY_6AM - timedelta(minutes=40)
+    ended = rang + timedelta(minutes=4)
+    alarm = next(iter(one_home.robine.alarms))
+    one_home.robine.recent_sessions.appendleft(
+        ClockSession("s-early", alarm, "ended", rang, rang, 0, None, ended, "dismissed_button")
+    )
+    await one_home.advance(60)
+    await async_wait_recording_done(hass)
+    session = one_home.entity_id("sensor", one_home.robine_entry, "session_state")
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [session], "hours": 2}
+    )
+    entity = answer["entities"][session]
+    assert "recorded_from" in entity
+    backend = entity["backend"]
+    assert backend["source"].endswith("(get_state)")
+    events = [(dt_util.parse_datetime(when), value) for when, value in backend["events"]]
+    assert events == [(ended, "ended (dismissed_button)"), (rang, "ringing")], backend
+    assert all(when.endswith(PACIFIC) for when, _ in backend["events"])
+    assert alarm not in json.dumps(backend)
+
+
+async def test_a_chatty_sensors_motion_is_not_crowded_out(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """The app caps a device's events before filtering them by attribute: 150 temperature
+    reports after the one motion of the hour still leave that motion in the answer."""
+    device, motion = _motion(one_home)
+    moved = MONDAY_6AM - timedelta(minutes=25)
+    device.events.append(Event("motion", "active", None, "motion is active", moved))
+    for second in range(150):
+        when = moved + timedelta(seconds=5 * (second + 1))
+        device.events.append(Event("temperature", "70.1", "°F", "temperature", when))
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=5))
+    await async_wait_recording_done(hass)
+    answer = await _call(hass, hass_admin_user, "get_history", {"entity_ids": [motion], "hours": 1})
+    backend = answer["entities"][motion]["backend"]
+    assert [
+        value for when, value in backend["events"] if dt_util.parse_datetime(when) == moved
+    ] == ["active"], backend

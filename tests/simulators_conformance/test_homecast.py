@@ -1260,12 +1260,17 @@ async def test_history_off_is_a_message_not_an_error(hc: Hc) -> None:
 
 
 async def test_get_history(hc: Hc) -> None:
-    """get_history answers bounded points with min, avg, max and transitions."""
+    """get_history answers a series per characteristic: bounded values with a min, avg, max
+    summary, and transitions."""
     _, sensor = hc.find("temperature")
     result = await hc.ok("get_history", {"accessory": sensor, "max_points": 5})
-    temp = result["characteristics"]["current_temperature"]
-    assert len(temp["points"]) <= 5
-    assert temp["min"] <= temp["avg"] <= temp["max"]
+    series = {s["characteristic"]: s for s in result["series"]}
+    temp = series["current_temperature"]
+    assert temp["kind"] == "numeric"
+    assert 0 < len(temp["values"]) <= 5
+    summary = temp["summary"]
+    assert summary["min"] <= summary["avg"] <= summary["max"]
+    assert result["accessory"]["key"] == sensor
     room, light = hc.find("light")
     was = hc.sim.values(hc.home, light)["on"]
     hc.clock.advance(2 * 3600)  # past the synthesized week, which ended at the first read
@@ -1277,9 +1282,14 @@ async def test_get_history(hc: Hc) -> None:
     hc.sim.external_change(hc.home, light, on=was)  # someone flips it back by hand
     hc.clock.advance(60)
     result = await hc.ok("get_history", {"accessory": light, "characteristic": "on", "hours": 1})
-    transitions = result["characteristics"]["power_state"]["transitions"]
+    (power,) = result["series"]
+    assert power["characteristic"] == "power_state"
+    assert power["openingValue"] == was
+    transitions = power["transitions"]
     assert [t[1] for t in transitions] == [not was, was]
     assert transitions[1][0] > transitions[0][0]
+    missing = await hc.ok("get_history", {"accessory": light, "characteristic": "co2"})
+    assert "not recordable" in missing["error"]
     assert "not found" in await hc.fails("get_history", {"accessory": "zzz_nothing"})
     assert "required" in await hc.fails("get_history", {})
 

@@ -1019,6 +1019,12 @@ async def test_device_events_recent_and_history(sim: Sim) -> None:
     )
     assert {e["name"] for e in only["events"]} == {"motion"}
     assert only["count"] >= 12
+    # The device branch caps eventsSince at `limit` before the attribute filter: the newest
+    # event is the temperature, so a limit of one finds no motion among it.
+    capped = await sim.call(
+        "hub_list_device_events", {"deviceId": str(dev.id), "attribute": "motion", "limit": 1}
+    )
+    assert capped["count"] == 0
     # toolGetDeviceHistory clamps rather than refuses: at most 168 hours and 500 events.
     clamped = await sim.call(
         "hub_list_device_events", {"deviceId": str(dev.id), "hoursBack": 169, "limit": 501}

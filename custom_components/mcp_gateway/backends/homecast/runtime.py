@@ -64,6 +64,22 @@ _LOGGER = logging.getLogger(__name__)
 _HISTORY: Final = frozenset({"get_history", "query_history"})
 # get_history's `hours` at most (homecast-web src/server/local-mcp.ts: max 8784).
 MAX_HISTORY_HOURS: Final = 8784
+# get_history's `max_points` at most (local-rest.ts handleGetHistory: 10 to 1000).
+MAX_HISTORY_POINTS: Final = 1000
+# The characteristic each entity shows, by the name its history is kept under (homecast-web
+# src/history/keys.ts canonicalHistoryType): get_history then answers that one series.
+_HISTORY_CHARACTERISTICS: Final[Mapping[tuple[Platform, str], str]] = {
+    (Platform.SENSOR, "temperature"): "current_temperature",
+    (Platform.SENSOR, "humidity"): "relative_humidity",
+    (Platform.SENSOR, "illuminance"): "current_ambient_light_level",
+    (Platform.BINARY_SENSOR, "motion"): "motion_detected",
+    (Platform.BINARY_SENSOR, "contact"): "contact_state",
+    (Platform.BINARY_SENSOR, "occupancy"): "occupancy_detected",
+    (Platform.LIGHT, "light"): "power_state",
+    (Platform.SWITCH, "switch"): "power_state",
+    (Platform.LOCK, "lock"): "lock_current_state",
+    (Platform.COVER, "cover"): "current_position",
+}
 # Reads whose answers are filtered per caller (addresses.filter_state, filter_automations).
 # Tools of one home, named by its key (the community server takes nothing else): a name given
 # instead is sent as the key of the followed home it names.
@@ -296,11 +312,43 @@ class HomecastRuntime(BackendRuntime):
         # A minute's slack: "the last 3 hours" asked a moment ago stays 3, not 4.
         seconds = (dt_util.utcnow() - start).total_seconds() - 60
         hours = max(1, math.ceil(seconds / 3600))
-        return "get_history", {
+        args: dict[str, Any] = {
             "accessory": acc.key,
             "home": acc.home_key,
             "hours": min(hours, MAX_HISTORY_HOURS),
         }
+        characteristic = _HISTORY_CHARACTERISTICS.get((spec.platform, spec.description.key))
+        if characteristic is not None:
+            # One series, unthinned: a day of half-hourly readings is 48 points.
+            args["characteristic"] = characteristic
+            args["max_points"] = MAX_HISTORY_POINTS
+        return "get_history", args
+
+    def history_events(self, result: ToolResult) -> list[tuple[datetime, str]] | None:
+        """get_history's one series (asked by `characteristic`): its values or transitions.
+        An answer of several series is not read (the call is offered); {error} (no such
+        accessory or characteristic) and history switched off are failures."""
+        data = result.data if isinstance(result.data, dict) else {}
+        if data.get("error"):
+            raise ValueError(str(data["error"]))
+        if data.get("enabled") is False:
+            raise ValueError(str(data.get("message") or "history is off for this home"))
+        series = data.get("series")
+        if "series" not in data:
+            raise ValueError("the answer holds no series")
+        if not isinstance(series, list) or len(series) != 1 or not isinstance(series[0], dict):
+            return None
+        points = series[0].get("values", series[0].get("transitions"))
+        events: list[tuple[datetime, str]] = []
+        for point in points if isinstance(points, list) else ():
+            if isinstance(point, list) and len(point) >= 2 and isinstance(point[0], str):
+                when = dt_util.parse_datetime(point[0])
+                if when is not None:
+                    value = point[1]
+                    events.append(
+                        (when, str(value).lower() if isinstance(value, bool) else str(value))
+                    )
+        return events
 
     def refusal_hint(self, name: str, arguments: Mapping[str, Any]) -> str | None:
         """How to scope a refused history read (it may match accessories the caller cannot

@@ -79,6 +79,8 @@ _LOGGER = logging.getLogger(__name__)
 
 # The least time between two reads back after writes (each is one request to the hub).
 READ_BACK_GAP: Final = 0.5
+# hub_list_device_events' largest `limit` (toolGetDeviceHistory: Math.min(limit ?: 100, 500)).
+EVENTS_LIMIT: Final = 500
 
 # The device key of "every device" before the first poll told us which there are.
 
@@ -409,8 +411,11 @@ class HubitatRuntime(BackendRuntime):
     def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
         """hub_list_device_events from `start` (the app's `since`: ISO with offset, events
         strictly after it): the device's events of the entity's attribute, or the location's
-        mode and HSM events."""
-        args: dict[str, Any] = {"since": local_iso(start)}
+        mode and HSM events. At the app's largest `limit`: a device's history counts every
+        attribute's events against it before keeping the attribute's (mcp-devices-lib.groovy
+        toolGetDeviceHistory: eventsSince max, then the filter), so the default 100 may hold
+        none of a chatty multi-sensor's motion."""
+        args: dict[str, Any] = {"since": local_iso(start), "limit": EVENTS_LIMIT}
         if spec.key in LOCATION_ATTRIBUTES:
             return EVENTS_TOOL, {**args, "attribute": LOCATION_ATTRIBUTES[spec.key]}
         data: HubitatData | None = self.coordinator.data

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any, ClassVar, Self
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.util import dt as dt_util
 from yarl import URL
 
 from ...core.const import DOMAIN
@@ -25,6 +27,7 @@ from ..base import (
     ToolClass,
     ToolTier,
 )
+from ..entity import EntitySpec
 from ..publisher import EntityPublisher
 from . import model
 from .api import RevisionConflict, RobineWakeApi
@@ -42,7 +45,7 @@ from .const import (
     unnamed_title,
 )
 from .coordinator import RobineWakeCoordinator
-from .entities import alarm_key, derive_specs
+from .entities import SESSION_EVENT, SESSION_STATE, alarm_key, derive_specs
 from .model import Alarm, AuthScheme, Preview, Session
 from .tools import ALARM_TOOLS, classify, filter_alarms
 
@@ -245,6 +248,30 @@ class RobineWakeRuntime(BackendRuntime):
             return None
         alarm = data.alarms.get(session.alarm_id) if data is not None else None
         return f"alarm {alarm.label if alarm is not None else session.alarm_id}"
+
+    def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
+        """get_state, whose recent wake sessions are the clock's own record of them (50-002
+        "Tools"): for the session's state and its events; the clock keeps no other past."""
+        if spec.description.key not in (SESSION_STATE.key, SESSION_EVENT.key):
+            return None
+        return model.TOOL_GET_STATE, {}
+
+    def history_events(self, result: ToolResult) -> list[tuple[datetime, str]] | None:
+        """The active and recent sessions as when each began ringing and ended (and why);
+        which alarm rang is left out, as the alarms this caller may see are not known here."""
+        data = result.data if isinstance(result.data, dict) else {}
+        state = model.parse_state(model.Reading(dt_util.get_default_time_zone()), data)
+        if "recent_sessions" not in data or state.recent_sessions is None:
+            raise ValueError("the clock's answer holds no readable sessions")
+        active = () if state.active_session is None else (state.active_session,)
+        events: list[tuple[datetime, str]] = []
+        for session in (*active, *state.recent_sessions):
+            if session.started_at is not None:
+                events.append((session.started_at, model.SessionState.RINGING.value))
+            if session.ended_at is not None:
+                reason = f" ({session.end_reason})" if session.end_reason else ""
+                events.append((session.ended_at, f"{model.SessionState.ENDED.value}{reason}"))
+        return events
 
     def lists_devices(self, name: str) -> bool:
         """get_state and list_alarms list alarms: filtered per caller."""

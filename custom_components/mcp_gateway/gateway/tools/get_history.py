@@ -5,10 +5,12 @@ points come as compact [time, state] pairs, the newest `limit` of them, with the
 Where the recorder holds less than the period asked (it started later, purged, or the entity is
 excluded), the answer says from when it holds data and offers the backend's own history as a
 ready gateway call: an empty stretch must never read as "nothing happened". Where the backend's
-answer can be read (Hubitat's events), the first few such calls run here, in parallel under one
-short timeout and through the same checks as the caller's own call, and their events are merged,
-labelled with their source: one call answers "any motion in the last hour?" whole. An entity HA's
-state machine shows unchanged since before the period needs no recorder to be told whole.
+answer can be read (Hubitat's events, a Homecast accessory's series), the first few such calls
+run here, in parallel under one short timeout and through the same checks as the caller's own
+call, and their events from before the recorder's first point are merged, labelled with their
+source: one call answers "any motion in the last hour?" or "the basement temperature this
+morning" whole. An entity HA's state machine shows unchanged since before the period needs no
+recorder to be told whole.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from ..finding.selection import (
     filter_entities,
     readable_entities,
 )
+from ..finding.unexposed import unexposed_hint, unexposed_matches
 
 if TYPE_CHECKING:
     from ...mcp.server import RequestContext
@@ -61,13 +64,14 @@ COVERAGE_NOTE: Final = (
 MERGED_NOTE: Final = (
     "Home Assistant's recorder holds less than this period for some entities "
     "(recorded_from, not_recorded): before that, no point means unknown, not unchanged. "
-    "backend.events are the backend's own events of the period ([time, value], newest first); "
-    "backend_history is a ready call for the backend's own history of the others."
+    "backend.events are the backend's own events of the period before that ([time, value] in "
+    "the backend's words, newest first): the answer is whole with them; backend_history is a "
+    "ready call for the backend's own history of the others."
 )
 # Backend histories read into one answer: at most this many calls, in parallel, each bounded.
 MAX_MERGED: Final = 12
 MERGE_TIMEOUT: Final = 8.0
-MERGED_EVENTS: Final = 20
+MERGED_EVENTS: Final = 100
 EXCLUDED: Final = "excluded from Home Assistant's recorder"
 NOTHING_HELD: Final = "Home Assistant's recorder holds no state of it in this period"
 
@@ -128,10 +132,13 @@ async def async_get_history(
     per_entity = len(set(in_home.values())) > 1
     entities: dict[str, dict[str, Any]] = {}
     partial: list[EntityRef] = []
+    held_from: dict[str, datetime] = {}
     for ref in refs:
         entity = _entity_history(hass, ref.entity_id, states.get(ref.entity_id, []), start)
         if entity.gap:
             partial.append(ref)
+            if entity.held_from is not None:
+                held_from[ref.entity_id] = entity.held_from
         home = in_home[ref.entity_id] if per_entity else None
         entities[ref.entity_id] = entity.answer(limit, home)
     result: dict[str, Any] = {"start": local_iso(start), "end": local_iso(end)}
@@ -139,7 +146,14 @@ async def async_get_history(
         result["home"] = next(iter(in_home.values()))
     if partial:
         result["coverage"] = await _add_backend_history(
-            hass, ctx.user, entities, partial, start=start, end=end
+            hass,
+            ctx.user,
+            entities,
+            partial,
+            start=start,
+            end=end,
+            held_from=held_from,
+            limit=limit,
         )
     result["entities"] = entities
     return result
@@ -152,7 +166,10 @@ def _history_refs(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> l
         hass, user, filter_entities(hass, candidate_entities(hass, args), args)
     )
     if not refs:
-        raise ToolFailure(empty_hint(hass, readable_entities(hass, user), args), code="not_found")
+        hint = unexposed_hint(hass, user, unexposed_matches(hass, user, args))
+        raise ToolFailure(
+            hint or empty_hint(hass, readable_entities(hass, user), args), code="not_found"
+        )
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "
@@ -184,6 +201,8 @@ class _EntityHistory:
     points: list[list[str]]
     unit: Any
     gap: dict[str, str]
+    # Where the recorder holds the entity only from later than the period's start: from when.
+    held_from: datetime | None = None
 
     def answer(self, limit: int, home: str | None) -> dict[str, Any]:
         """The newest `limit` points; the home where entities' homes differ."""
@@ -215,7 +234,8 @@ def _entity_history(
         points.insert(0, [local_iso(start), show(current.state)])
         gap = {}
     unit = current.attributes.get(ATTR_UNIT_OF_MEASUREMENT) if current is not None else None
-    return _EntityHistory(points, unit, gap)
+    first = _when(items[0]) if gap.get("recorded_from") else None
+    return _EntityHistory(points, unit, gap, first if isinstance(first, datetime) else None)
 
 
 async def _add_backend_history(
@@ -226,11 +246,13 @@ async def _add_backend_history(
     *,
     start: datetime,
     end: datetime,
+    held_from: Mapping[str, datetime],
+    limit: int,
 ) -> str:
-    """Where the recorder holds less than the period: the backend's own events merged in, or
-    a ready call for them; the coverage note that says which."""
+    """Where the recorder holds less than the period: the backend's own events of what it
+    lacks merged in, or a ready call for them; the coverage note that says which."""
     offers = await _backend_history(hass, user, partial, start)
-    merged = await _merge(offers, end)
+    merged = await _merge(offers, (start, end), held_from, min(limit, MERGED_EVENTS))
     for entity_id, offer in offers.items():
         entity = entities[entity_id]
         if entity_id in merged:
@@ -308,9 +330,15 @@ class _Offer:
     args: dict[str, Any]
 
 
-async def _merge(offers: Mapping[str, _Offer], end: datetime) -> dict[str, dict[str, Any]]:
+async def _merge(
+    offers: Mapping[str, _Offer],
+    period: tuple[datetime, datetime],
+    held_from: Mapping[str, datetime],
+    most: int,
+) -> dict[str, dict[str, Any]]:
     """Entity id → its backend's events merged into the answer (or why they are not), for
-    the first MAX_MERGED offers whose backend's answers the gateway reads."""
+    the first MAX_MERGED offers whose backend's answers the gateway reads: the newest `most`
+    of those before the recorder's first point of it (the recorder's own points follow)."""
     chosen = [
         (entity_id, offer)
         for entity_id, offer in offers.items()
@@ -318,6 +346,7 @@ async def _merge(offers: Mapping[str, _Offer], end: datetime) -> dict[str, dict[
     ][:MAX_MERGED]
     if not chosen:
         return {}
+    start, end = period
     timeout = min([MERGE_TIMEOUT, *(offer.runtime.client.timeout for _, offer in chosen)])
     answers = await asyncio.gather(
         *(
@@ -336,14 +365,18 @@ async def _merge(offers: Mapping[str, _Offer], end: datetime) -> dict[str, dict[
             continue
         if events is None:
             continue
-        # Newest first; the period's end bounds them as it bounds HA's points.
-        shown = sorted((e for e in events if e[0] <= end), key=lambda e: e[0], reverse=True)
+        # Newest first; what the recorder lacks: before its first point, within the period.
+        until = min(end, held_from.get(entity_id, end))
+        shown = sorted((e for e in events if e[0] < until), key=lambda e: e[0], reverse=True)
+        listed = shown[:most]
         backend: dict[str, Any] = {
             "source": offer.source,
             "count": len(shown),
-            "events": [[local_iso(when), value] for when, value in shown[:MERGED_EVENTS]],
+            # The backend was read from the period's start; cut, from its oldest event listed.
+            "covers_from": local_iso(listed[-1][0] if len(shown) > most else start),
+            "events": [[local_iso(when), value] for when, value in listed],
         }
-        if len(shown) > MERGED_EVENTS:
+        if len(shown) > most:
             backend["truncated"] = True
         merged[entity_id] = {"backend": backend}
     return merged

@@ -30,6 +30,7 @@ from ..finding.selection import (
     readable_entities,
     select_entities,
 )
+from ..finding.unexposed import NAMING_FILTERS, unexposed_hint, unexposed_matches
 from .levels import (
     LEVEL_NAMES,
     RAW_LEVEL_ATTRIBUTES,
@@ -107,8 +108,17 @@ async def async_get_state(
     _add_page_notes(hass, result, entities, offset=offset, total=len(refs))
     if selection.notes:
         result["note"] = " ".join(selection.notes)
+    # What the filters matched that assistants may not see, to those who may read it.
+    named = any(given(args, key) for key in NAMING_FILTERS)
+    hidden = (
+        unexposed_hint(hass, ctx.user, unexposed_matches(hass, ctx.user, args))
+        if (named or not refs)
+        else ""
+    )
     if not refs:
-        result["hint"] = empty_hint(hass, readable_entities(hass, ctx.user), args)
+        result["hint"] = hidden or empty_hint(hass, readable_entities(hass, ctx.user), args)
+    elif hidden:
+        result["unexposed"] = hidden
     return result
 
 

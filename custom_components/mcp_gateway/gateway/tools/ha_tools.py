@@ -27,10 +27,10 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         name="get_state",
         title="Get entity states",
         description=(
-            "Current state of the gateway's Home Assistant entities (all backends) that you may "
-            "read: what is on, open, locked, temperatures, which devices are offline "
-            "(available=false). Filter by area, floor, home, name, domain, backend or entity_ids; "
-            "pick fields."
+            "Current state of every backend's entities you may read, as their devices last "
+            "reported: authoritative, no backend re-check needed. On, open, locked, "
+            "temperatures, offline (available=false). Filter by area, floor, home, name, "
+            "domain, backend or entity_ids; pick fields."
         ),
         input_schema=GET_STATE_SCHEMA,
         tier=ToolTier.READ,
@@ -56,10 +56,10 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         name="get_history",
         title="Get entity history",
         description=(
-            "What happened over the last hours: state changes of entities (motion, switches, "
-            "lights, temperatures) from Home Assistant's recorder (any backend): same "
-            "filters as get_state, plus hours or start/end. Where the recorder holds less "
-            "than asked, says from when, and gives the backend's own history call."
+            "What happened in the last hours or days (motion, doors, lights, temperatures, "
+            "any backend): HA's recorder, with the backend's own history merged where it "
+            "holds less, sources and coverage said. Authoritative: one call. Filters as "
+            "get_state, plus hours or start/end."
         ),
         input_schema=GET_HISTORY_SCHEMA,
         tier=ToolTier.READ,

@@ -35,6 +35,28 @@ SET_STATE_VOCABULARY: Final = (
     "- sensor, binary_sensor, event: read-only",
 )
 
+# When the HA-level answers are the whole answer, and when a backend tool adds something.
+TRUST: Final = (
+    "The core tools' answers are authoritative: checking them with a backend's own tools "
+    "(hub_list_devices, hub_get_device, hub_list_device_events, a backend's own get_state or "
+    "get_history) costs calls and returns the same values.",
+    "- `get_state` is each device's state as its backend last reported it (pushed or polled), "
+    "in Home Assistant's units (`unit`). A staleness mark means the device has not checked in "
+    "since the time it gives and its backend holds nothing newer.",
+    "- `get_history` already merges the backends' own history where HA's recorder holds less "
+    "(`backend.events`, labelled with their source; `recorded_from` and `covers_from` say "
+    'what each covers): one call answers "what was it this morning" or "did the door '
+    'open". Only a `backend_history` it offers is worth a second call.',
+    "- An empty answer's `hint` (or `unexposed`) names entities Home Assistant hides from "
+    "assistants and the setting that changes it: backend tools are refused for them too.",
+    "- Backend tools add what Home Assistant does not model: rules and automations, scene "
+    "contents, hub modes and variables, an alarm clock's alarms, logs, diagnostics.",
+)
+TRUST_WRITES: Final = (
+    "- `set_state` says what the device did: `ok` once it reported the change, otherwise a "
+    "`status` and `note` saying what is pending. No read-back is needed.",
+)
+
 RESOURCES: Final[tuple[Resource, ...]] = (
     {
         "uri": GUIDE_URI,
@@ -100,8 +122,13 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
             "position, temperature, value, …), many per call."
         )
     lines += [
-        "- `get_history`: recorded state changes of entities.",
+        "- `get_history`: state changes of entities, HA's recorder and the backends' own "
+        "history in one answer.",
         "- `list_backends`: health and latency of each backend.",
+        "",
+        "## Which answers to trust",
+        *TRUST,
+        *(TRUST_WRITES if ToolTier.CONTROL in tiers else ()),
         "",
         "## Backend gateways",
         "Call a gateway tool with `{}` for all its tools and their input schemas (it can be "

@@ -43,6 +43,7 @@ from ..finding.selection import (
     readable_entities,
     select_entities,
 )
+from ..finding.unexposed import entity_unexposed, unexposed_hint, unexposed_matches
 from .changes import ChangeWatch
 from .levels import LEVEL_NAMES, entity_levels, level_units
 from .service_calls import UPDATE_PROPERTIES, BadUpdate, ServiceCall, service_calls
@@ -316,7 +317,9 @@ def _resolve(
     found = _by_name(hass, user, name, update, in_homes)
     where = f" at {home}" if home is not None else ""
     if not found:
-        hint = empty_hint(hass, readable_entities(hass, user), {"name": name})
+        hint = unexposed_hint(
+            hass, user, unexposed_matches(hass, user, {"name": name})
+        ) or empty_hint(hass, readable_entities(hass, user), {"name": name})
         return {**resolved, "error": f"Nothing named '{name}'{where}. {hint}"}
     if len(found) > 1:
         listed = ", ".join(f"{ref.entity_id} ({ref.home(hass)})" for ref in found[:10])
@@ -383,7 +386,10 @@ def _takes(domain: str, fields: Mapping[str, Any]) -> bool:
 
 def _no_such_entity(hass: HomeAssistant, user: User, entity_id: str) -> str:
     """No entity of ours by that id that the caller may use: said plainly (unlike an entity
-    that exists but is offline), with the closest ids the caller may read."""
+    that exists but is offline), with the closest ids the caller may read; one the caller may
+    read that is hidden from assistants is named as such, with the setting."""
+    if hidden := entity_unexposed(hass, user, entity_id):
+        return f"{hidden} Nothing was sent."
     message = (
         f"No entity {entity_id} exists among the ones you may control; nothing was sent. "
         'Find the entity id with get_state (e.g. name="kitchen lamp").'
