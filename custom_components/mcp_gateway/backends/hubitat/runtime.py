@@ -203,10 +203,13 @@ class HubitatRuntime(BackendRuntime):
         self, device_id: str, command: str, parameters: list[str], expect: Mapping[str, Any]
     ) -> None:
         """A device command through the coalescer, then its expected effect on our copy."""
+        # What the command is sent against: a read that changes it before the answer comes
+        # brought the device's own report, newer than the expectation.
+        sent = self.coordinator.attributes(device_id, expect)
         with _busy_as_readable():
             await self.coalescer.submit(
                 Command(device_id, command, tuple(parameters)),
-                lambda: self.coordinator.apply(device_id, **expect),
+                lambda: self.coordinator.apply(device_id, sent, **expect),
             )
 
     async def async_set_mode(self, mode: str) -> None:
