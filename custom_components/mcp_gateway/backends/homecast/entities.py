@@ -88,9 +88,7 @@ async def _write(
     `expect` holds read-only values that follow from the write (a lock's current state).
     """
     await runtime.api.async_set(acc, props)
-    acc.values.update(props)
-    if expect:
-        acc.values.update(expect)
+    runtime.coordinator.expect_write(acc, {**props, **(expect or {})})
 
 
 def _reachable(acc: Accessory) -> bool:
