@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
@@ -49,6 +49,22 @@ class BackendHealth:
     protocol_version: str | None
     latency_ms: float | None
     details: dict[str, Any] = field(default_factory=dict)
+
+
+# A device unheard of for this long may show a value that is no longer true, where its backend
+# knows no better (most devices report at least daily, e.g. their battery).
+SILENT_AFTER = timedelta(hours=24)
+
+
+@dataclass(frozen=True, slots=True)
+class Silence:
+    """A device that has not checked in for longer than its kind normally goes.
+
+    Its backend holds nothing newer: reading it again gives the same value.
+    """
+
+    since: datetime | None  # its last word; None: the backend never heard from it
+    usual: timedelta | None = None  # how long its kind normally goes at most
 
 
 class UnknownListing(Exception):
@@ -179,6 +195,14 @@ class BackendRuntime(ABC):
     def last_heard(self, platform: Platform, key: str) -> datetime | None:
         """When the device behind an entity last reported anything (None: unknown)."""
         return None
+
+    def silence(self, platform: Platform, key: str, now: datetime) -> Silence | None:
+        """Whether the device behind an entity has been silent for longer than its kind
+        normally goes (None: not, or not known). By default: unheard of for SILENT_AFTER."""
+        heard = self.last_heard(platform, key)
+        if heard is None or now - heard <= SILENT_AFTER:
+            return None
+        return Silence(heard, SILENT_AFTER)
 
     def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
         """The backend's own history tool and its arguments for one entity's native object

@@ -39,6 +39,7 @@ from ...mcp.errors import (
     McpTimeoutError,
     McpToolError,
 )
+from ..base import Silence
 from ..coordinator import BackendCoordinator
 from ..entity import device_identifier, entry_uid
 from .api import (
@@ -779,6 +780,20 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         device = data.devices.get(device_key) if data is not None else None
         return parse_time(device.last_activity) if device is not None else None
 
+    def silence(self, device_key: str, now: datetime) -> Silence | None:
+        """A device (not the hub, not a rule) silent for longer than its kind normally goes,
+        or never heard from. lastActivity is any message the hub had from the device, not
+        only changes (what libraries/mcp-diagnostics-lib.groovy's health check reads)."""
+        data: HubitatData | None = self.data
+        if data is None or (device := data.devices.get(device_key)) is None:
+            return None
+        if device.last_activity is None:
+            return Silence(None)
+        if (heard := parse_time(device.last_activity)) is None:
+            return None
+        usual = usual_silence(device)
+        return Silence(heard, usual) if now - heard > usual else None
+
     def apply(
         self, device_id: str, sent: Mapping[str, Any] | None = None, /, **attributes: Any
     ) -> None:
@@ -834,6 +849,36 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         if (rule := self.data.rules.get(rule_id)) is not None:
             self._set(rules={**self.data.rules, rule_id: replace(rule, paused=paused)})
             self.mark(rule_device_key(rule_id))
+
+
+# Battery devices report their battery at least daily (Zigbee sensors far more often, Z-Wave
+# ones at each wake-up): one missed day is normal, two are not.
+BATTERY_SILENCE: Final = timedelta(hours=48)
+# Meters report their readings on a schedule of minutes to hours.
+METER_SILENCE: Final = timedelta(hours=24)
+_METERS: Final = frozenset(
+    {
+        "PowerMeter",
+        "EnergyMeter",
+        "VoltageMeasurement",
+        "CurrentMeter",
+        "TemperatureMeasurement",
+        "RelativeHumidityMeasurement",
+        "IlluminanceMeasurement",
+    }
+)
+# Mains devices without meters speak when they change (a light left alone for days says
+# nothing): only a long silence says something.
+QUIET_SILENCE: Final = timedelta(days=7)
+
+
+def usual_silence(device: HubitatDevice) -> timedelta:
+    """How long a device of its kind normally goes without a word to the hub."""
+    if "Battery" in device.capabilities:
+        return BATTERY_SILENCE
+    if device.capabilities & _METERS:
+        return METER_SILENCE
+    return QUIET_SILENCE
 
 
 def _adopted(device: HubitatDevice, hub: HubInfo) -> HubitatDevice:

@@ -22,7 +22,14 @@ from ...core.localtime import local_iso, localize_result
 from ...core.settings import backend_answer_cap
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
 from ...mcp.errors import McpError, McpProtocolError, McpRpcError
-from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
+from ..base import (
+    BackendHealth,
+    BackendRuntime,
+    McpGatewayConfigEntry,
+    Shown,
+    Silence,
+    ToolClass,
+)
 from ..entity import EntitySpec
 from ..publisher import EntityPublisher
 from . import const
@@ -294,6 +301,11 @@ class HubitatRuntime(BackendRuntime):
         """When the hub last heard from the entity's device (its lastActivity)."""
         spec = self.publisher.spec(platform, key)
         return None if spec is None else self.coordinator.last_heard(spec.device.key)
+
+    def silence(self, platform: Platform, key: str, now: datetime) -> Silence | None:
+        """The entity's device silent for longer than its kind goes, or never heard from."""
+        spec = self.publisher.spec(platform, key)
+        return None if spec is None else self.coordinator.silence(spec.device.key, now)
 
     async def async_list_tools(self) -> list[dict[str, Any]]:
         """All tools one level deep: core tools plus every gateway's sub-tools (cached)."""
