@@ -67,6 +67,27 @@ class Silence:
     usual: timedelta | None = None  # how long its kind normally goes at most
 
 
+class Confirmation(StrEnum):
+    """What the device shows after a write through a backend tool."""
+
+    CONFIRMED = "confirmed"  # it reports what was asked
+    NOT_APPLIED = "not_applied"  # it cannot have done it (or reports it did not)
+    UNKNOWN = "unknown"  # sent; it has not reported it (yet)
+
+
+@dataclass(frozen=True, slots=True)
+class CallConfirmation:
+    """A backend write call checked against what its devices report afterwards.
+
+    `items`: one per target (device, accessory), each with its own `status` and what the
+    device reports (`device_reports`); `status` is the worst of them.
+    """
+
+    status: Confirmation
+    note: str
+    items: tuple[dict[str, Any], ...] = ()
+
+
 class UnknownListing(Exception):
     """A listing's answer in a shape its backend cannot filter."""
 
@@ -203,6 +224,15 @@ class BackendRuntime(ABC):
         if heard is None or now - heard <= SILENT_AFTER:
             return None
         return Silence(heard, SILENT_AFTER)
+
+    async def async_confirm_call(
+        self, name: str, arguments: Mapping[str, Any], result: ToolResult
+    ) -> CallConfirmation | None:
+        """Check a successful write call of the backend's own tool against what its devices
+        report afterwards, as set_state checks its own writes (None: nothing to check, or a
+        tool this backend cannot check). A backend's count of what it did is no proof: the
+        device's reading is. Failures are not raised (the answer is then UNKNOWN)."""
+        return None
 
     def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:
         """The backend's own history tool and its arguments for one entity's native object
