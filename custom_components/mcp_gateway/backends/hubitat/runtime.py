@@ -25,6 +25,7 @@ from ...mcp.errors import McpError, McpProtocolError, McpRpcError
 from ..base import (
     BackendHealth,
     BackendRuntime,
+    CallConfirmation,
     McpGatewayConfigEntry,
     Shown,
     Silence,
@@ -43,6 +44,7 @@ from .api import (
     parse_time,
 )
 from .coalescer import WriteCoalescer
+from .confirm import async_confirm_commands
 from .const import (
     CONF_AS_LIGHT,
     CONF_AS_SWITCH,
@@ -268,6 +270,14 @@ class HubitatRuntime(BackendRuntime):
         )
 
     # -- gateway hooks -----------------------------------------------------------------------
+
+    async def async_confirm_call(
+        self, name: str, arguments: Mapping[str, Any], result: ToolResult
+    ) -> CallConfirmation | None:
+        """Device commands read back (confirm.py): the hub's success means only "sent"."""
+        if name != "hub_call_device_command":
+            return None
+        return await async_confirm_commands(self.coordinator, arguments)
 
     def runs_actions(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """hub_call_rule that runs a rule (its default "rule", or "actions")."""
