@@ -225,6 +225,12 @@ class BackendRuntime(ABC):
             return None
         return Silence(heard, SILENT_AFTER)
 
+    def device_reading(self, platform: Platform, key: str, unit: str) -> str | None:
+        """What the device behind an entity reports in its own unit where that is not Home
+        Assistant's temperature unit `unit`, in both ("heatingSetpoint 69.8 °F (21.0 °C)");
+        None when they agree or the backend converts nothing."""
+        return None
+
     async def async_confirm_call(
         self, name: str, arguments: Mapping[str, Any], result: ToolResult
     ) -> CallConfirmation | None:

@@ -12,6 +12,9 @@ from collections.abc import Callable, Mapping
 import math
 from typing import TYPE_CHECKING, Any, Final
 
+from homeassistant.const import UnitOfTemperature
+from homeassistant.util.unit_conversion import TemperatureConverter
+
 from ...mcp.errors import McpError
 from ..base import CallConfirmation, Confirmation
 from .api import HubitatDevice
@@ -172,3 +175,31 @@ def _same(reported: Any, wanted: Any) -> bool:
         except (TypeError, ValueError):
             return False
     return str(reported) == str(wanted)
+
+
+# The temperature attributes a thermostat or sensor reports, in the hub's scale.
+_TEMPERATURES: Final = ("heatingSetpoint", "coolingSetpoint", "thermostatSetpoint", "temperature")
+
+
+def device_reading(device: HubitatDevice, unit: str, *, only: str | None = None) -> str | None:
+    """The device's temperatures as the hub reports them, with HA's `unit` beside, where the
+    hub's scale (its temperatureScale, hub_get_info) is another: None where they agree."""
+    scale = (
+        UnitOfTemperature.CELSIUS
+        if (device.temperature_scale or "F").upper().startswith("C")
+        else UnitOfTemperature.FAHRENHEIT
+    )
+    if scale == unit:
+        return None
+    parts = []
+    for name in (only,) if only else _TEMPERATURES:
+        value = device.attr(name)
+        if isinstance(value, bool):
+            continue
+        try:
+            reported = float(value)
+        except (TypeError, ValueError):
+            continue
+        converted = TemperatureConverter.convert(reported, scale, unit)
+        parts.append(f"{name} {reported:g} {scale} ({converted:.1f} {unit})")
+    return ", ".join(parts) or None

@@ -44,7 +44,7 @@ from .api import (
     parse_time,
 )
 from .coalescer import WriteCoalescer
-from .confirm import async_confirm_commands
+from .confirm import async_confirm_commands, device_reading
 from .const import (
     CONF_AS_LIGHT,
     CONF_AS_SWITCH,
@@ -270,6 +270,18 @@ class HubitatRuntime(BackendRuntime):
         )
 
     # -- gateway hooks -----------------------------------------------------------------------
+
+    def device_reading(self, platform: Platform, key: str, unit: str) -> str | None:
+        """A thermostat's or temperature sensor's values as the hub reports them, where its
+        scale is not Home Assistant's (a hub in °F, HA in °C): in both units."""
+        spec = self.publisher.spec(platform, key)
+        data = self.coordinator.data
+        device = None if spec is None else data.devices.get(spec.device.key)
+        if device is None or platform not in (Platform.CLIMATE, Platform.SENSOR):
+            return None
+        return device_reading(
+            device, unit, only="temperature" if platform is Platform.SENSOR else None
+        )
 
     async def async_confirm_call(
         self, name: str, arguments: Mapping[str, Any], result: ToolResult
