@@ -40,12 +40,9 @@ SERVICES = ("Home Assistant", "Hubitat simulator", "Homecast simulator", "Robine
 # How long a kept configuration's entries may take to load before the demo says which did not.
 LOAD_SECONDS = 60
 # What the demo shows besides the base configuration: history, automations, scripts, scenes.
-# mobile_app, as default_config loads it: a phone with the companion app can sign in, and
-# approvals reach it as notifications with Approve / Decline.
 DEMO_YAML = """\
 history:
 logbook:
-mobile_app:
 recorder:
   purge_keep_days: 1
 script:
@@ -79,21 +76,6 @@ def ha_command() -> tuple[str, ...]:
         return (str(HASS),)
     print("Home Assistant runs with its own MCP SDK pin for its mcp_server …", flush=True)
     return (core_venv_python(), "-P", "-m", "homeassistant")
-
-
-def simulator_logins(home: DemoHome) -> str:
-    """What adding an entry by hand asks for, per simulator (the demo has added one each)."""
-    return "\n".join(
-        (
-            "Simulators, to add an entry by hand (Settings → Devices & services → "
-            "Add integration → MCP Gateway):",
-            f"  Hubitat Elevation (Local Endpoint): {home.hubitat_url}",
-            f"  Homecast community server:          {home.homecast_url}"
-            f"  access token {home.homecast_token}",
-            f"  Robine Wake:                        {home.robine_url}"
-            f"  password {home.robine_password}",
-        )
-    )
 
 
 async def add_backends(ha: HomeAssistantProcess, home: DemoHome) -> list[dict[str, Any]]:
@@ -254,8 +236,6 @@ async def run(fresh: bool = False) -> int:
                 f"{shown(DEMO_DIR / 'mcp_url')} has the URL)"
             )
             print()
-            print(simulator_logins(home))
-            print()
             print(client_configs(mcp_url, token))
             print()
             print(APPROVAL_HINT)
@@ -351,18 +331,13 @@ async def _serve_until_stopped(ha: HomeAssistantProcess, stop: asyncio.Event) ->
         waiter.cancel()
 
 
-def arguments() -> argparse.ArgumentParser:
-    """What `python -m demo` accepts (scripts/demo handles --ha and --help before it)."""
+def main() -> None:
+    """Entry point of `python -m demo`."""
     parser = argparse.ArgumentParser(prog="scripts/demo", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--fresh", action="store_true", help="start over: a new configuration and history"
     )
-    return parser
-
-
-def main() -> None:
-    """Entry point of `python -m demo`."""
-    sys.exit(asyncio.run(run(fresh=arguments().parse_args().fresh)))
+    sys.exit(asyncio.run(run(fresh=parser.parse_args().fresh)))
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ from aiohttp import web
 from simulators import DATA_DIR
 from simulators.homecast import create_app as homecast_app
 from simulators.hubitat import HUB, create_app as hubitat_app, mcp_path
-from simulators.hubitat.devices import Device
-from simulators.hubitat.hub import Hub
 from simulators.robine_wake import create_app as robine_app
 
 HUBITAT_TOKEN = "demo-hubitat-token"
@@ -24,21 +22,6 @@ ROBINE_PASSWORD = "wake-up"
 # (slug names, virtual accessories as type "other", raw characteristic names), served by the
 # simulator of the Homecast Mac app's community server.
 HOMECAST_STATE = DATA_DIR / "homecast_real.json"
-# What a person calls the demo hub's devices, by (room, label as generated). The simulator keeps
-# what real hubs accumulate (a dimmer never labelled, so shown by its driver's name; twin
-# labels; a label repeating its room), which its tests need and a demo home does not.
-DEMO_LABELS: dict[tuple[str | None, str], str] = {
-    ("Garage", ""): "Workbench Light",
-    ("Bathroom", "Lamp"): "Vanity Light",
-    ("Front Porch", "Lamp"): "Porch Lantern",
-    ("Garage", "Garage Garage Door"): "Garage Door",
-    ("Basement", "Basement Outlet"): "Basement Power Strip",
-    ("Basement", "Basement Outlet Outlet 1"): "Dehumidifier",
-    ("Basement", "Basement Outlet Outlet 2"): "Radio",
-    ("Kitchen", "Kitchen Door Sensor 2"): "Pantry Door Sensor",
-    (None, "Fan"): "Attic Fan",
-    (None, "Phone"): "Alex's Phone",
-}
 
 
 def free_port() -> int:
@@ -67,34 +50,6 @@ async def _serve(app: web.Application, port: int | None) -> tuple[web.AppRunner,
     return runner, port
 
 
-def demo_hubitat() -> web.Application:
-    """The demo's Hubitat simulator: 40 devices as a person labelled them, and the custom
-    rule engine on, as Hubitat live updates ask."""
-    app = hubitat_app(
-        devices=40, seed=7, token=HUBITAT_TOKEN, hub_name="Home Hub", custom_rule_engine=True
-    )
-    relabel(app[HUB], DEMO_LABELS)
-    return app
-
-
-def relabel(hub: Hub, labels: dict[tuple[str | None, str], str]) -> None:
-    """Give the hub's devices the labels `labels` names; each must find its device."""
-    for (room_name, old), new in labels.items():
-        found = [
-            device
-            for device in hub.devices.values()
-            if device.label == old and _room_name(hub, device) == room_name
-        ]
-        if len(found) != 1:
-            raise ValueError(f"demo label {old!r} in {room_name}: {len(found)} devices")
-        found[0].label = new
-
-
-def _room_name(hub: Hub, device: Device) -> str | None:
-    room = hub.room_of(device)
-    return None if room is None else room.name
-
-
 @asynccontextmanager
 async def demo_home(
     activity_every: float = 20.0, ports: tuple[int, int, int] | None = None
@@ -105,7 +60,10 @@ async def demo_home(
     configuration has still reach them; by default free ports.
     """
     hub_at, hc_at, rw_at = ports or (None, None, None)
-    hubitat = demo_hubitat()
+    # The owner has switched on the app's custom rule engine, as Hubitat live updates ask.
+    hubitat = hubitat_app(
+        devices=40, seed=7, token=HUBITAT_TOKEN, hub_name="Home Hub", custom_rule_engine=True
+    )
     homecast = homecast_app(state_file=HOMECAST_STATE, community=True, token=HOMECAST_TOKEN)
     robine = robine_app(password=ROBINE_PASSWORD, device_name="Bedroom Robine Wake")
     runners: list[web.AppRunner] = []
