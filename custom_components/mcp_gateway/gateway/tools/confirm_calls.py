@@ -1,6 +1,6 @@
 """Backend write calls checked as set_state checks its own writes.
 
-A backend's answer to a write (Homecast's `updated: 1`) may count what it forwarded, not what
+A backend's answer to a write (`updated: 1`) may count what it forwarded, not what
 the device did. The backend reads its devices back (`BackendRuntime.async_confirm_call`) and the
 answer gains `gateway_confirmation`: `confirmed`, `not_applied` (with what the device reports)
 or `unknown`. An answer none of whose targets applied anything is an error.
