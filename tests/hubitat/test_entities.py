@@ -10,7 +10,6 @@ from homeassistant.components.alarm_control_panel import AlarmControlPanelState
 from homeassistant.components.climate import HVACMode
 from homeassistant.components.light import ColorMode
 from homeassistant.const import Platform, UnitOfTemperature
-from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.mcp_gateway.backends.hubitat import entities as e
@@ -187,7 +186,7 @@ async def test_on_off_light_ignores_brightness() -> None:
     assert runtime.sent[-1][1:3] == ("on", [])
 
 
-async def test_a_devices_entities_share_one_source_without_closures(hass: HomeAssistant) -> None:
+def test_a_devices_entities_share_one_source_without_closures() -> None:
     """A device's entities read it through one shared source object, a button through its
     own: no closure cells, which made four or five objects per device and button that every
     full garbage collection walks. Sources read the current snapshot, None once it is gone."""
@@ -206,7 +205,7 @@ async def test_a_devices_entities_share_one_source_without_closures(hass: HomeAs
         hsm=HsmStatus(None),
         hsm_supported=False,
     )
-    coordinator = types.SimpleNamespace(data=data, hass=hass)
+    coordinator = types.SimpleNamespace(data=data)
     specs = [
         spec
         for spec in e.derive_specs(coordinator, "http://hub", set(), set())  # type: ignore[arg-type]

@@ -1263,7 +1263,8 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
     # and so the entities named after them, carry the home's name.
     several = len(data.homes) > 1
     # Where HA puts the area (the room) before the device's name in entity ids, the device is
-    # named without its room and home: "Desk Lamp" in the Kitchen, light.kitchen_desk_lamp.
+    # named without its room: "George Street Desk Lamp" in the Kitchen gives
+    # light.kitchen_george_street_desk_lamp, not light.kitchen_george_street_kitchen_desk_lamp.
     area_first = area_leads_entity_ids(coordinator.hass)
     for home_uuid, home in data.homes.items():
         home_device = DeviceSpec(
@@ -1337,11 +1338,12 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
 
 
 def _device_name(home: Home, acc: Accessory, *, several: bool, area_first: bool) -> str:
-    """An accessory's device name: without its room where HA adds the room (its area) to
-    entity ids, else with its home first in an account of several homes."""
+    """An accessory's device name: without its room where HA begins entity ids with the
+    room (its area), with its home first in an account of several homes."""
+    name = acc.name
     if area_first and acc.room_key != NO_ROOM:
-        return without_area(acc.room_name, acc.name)
-    return home_named(home.name, acc.name) if several else acc.name
+        name = without_area(acc.room_name, name)
+    return home_named(home.name, name) if several else name
 
 
 def home_named(home: str, name: str) -> str:

@@ -59,7 +59,7 @@ from ...platforms.select import GatewaySelectDescription
 from ...platforms.sensor import GatewaySensorDescription
 from ...platforms.switch import GatewaySwitchDescription
 from ...platforms.valve import GatewayValveDescription
-from ..entity import DeviceSpec, EntitySpec, area_leads_entity_ids, without_area
+from ..entity import DeviceSpec, EntitySpec
 from .api import HubInfo, HubitatDevice, HubitatRule
 from .const import HUB_DEVICE_KEY, rule_device_key
 from .coordinator import (
@@ -987,17 +987,11 @@ def hub_device(hub: HubInfo, url: str) -> DeviceSpec:
     )
 
 
-def device_spec(device: HubitatDevice, hub: DeviceSpec, *, area_first: bool = False) -> DeviceSpec:
-    """A Hubitat device in HA's registry; rooms become suggested areas.
-
-    Where HA puts the area before the device's name in entity ids (HA 2026.x), the device is
-    named without the room its label starts with ("Garage Garage Door" in the Garage: "Garage
-    Door", cover.garage_garage_door rather than cover.garage_garage_garage_door).
-    """
-    label = device.display_name
+def device_spec(device: HubitatDevice, hub: DeviceSpec) -> DeviceSpec:
+    """A Hubitat device in HA's registry; rooms become suggested areas."""
     return DeviceSpec(
         key=device.id,
-        name=without_area(device.room, label) if area_first else label,
+        name=device.display_name,
         manufacturer="Hubitat" if device.type_name is None else None,
         model=device.type_name or device.name or None,
         suggested_area=device.room,
@@ -1092,7 +1086,7 @@ def _device_specs(
 ) -> Iterator[EntitySpec]:
     as_switch, as_light = overrides
     device_id = device.id
-    info = device_spec(device, hub, area_first=area_leads_entity_ids(coordinator.hass))
+    info = device_spec(device, hub)
     source = _DeviceSource(coordinator, device_id)
     main = primary(device, as_switch, as_light)
     if main is not None:
