@@ -262,7 +262,8 @@ class Hub:
             while label in labels:
                 label, n = f"{base} {n}", n + 1
             labels.add(label)
-            when = self._last_seen(now)  # drawn before the id, which draws too
+            # Drawn before the id, which draws too.
+            when = self._last_seen(now, battery="Battery" in KINDS[kind_key].capabilities)
             device = build_device(
                 kind_key,
                 self._new_id(),
@@ -311,11 +312,18 @@ class Hub:
             return None  # phones and some forgotten devices sit in no room
         return self.rng.choice(rooms)
 
-    def _last_seen(self, now: datetime) -> datetime:
-        """A last activity minutes to days ago (weeks for a stale battery device), whole ms."""
+    def _last_seen(self, now: datetime, *, battery: bool) -> datetime:
+        """A last activity minutes to days ago (weeks for a device gone silent), whole ms.
+
+        Hub platform model, no upstream function: lastActivity is the last message the hub had
+        from the device. A battery device sends its battery report at least daily, so it
+        checks in within a day unless it went silent; a mains device speaks when it changes.
+        """
         age = timedelta(seconds=self.rng.uniform(60, 3 * 86400))
         if self.rng.random() < 0.08:
-            age = timedelta(days=self.rng.uniform(10, 40))  # a stale battery device
+            age = timedelta(days=self.rng.uniform(10, 40))  # a device gone silent
+        elif battery:
+            age %= timedelta(days=1)
         when = now - age
         return when.replace(microsecond=when.microsecond // 1000 * 1000)
 

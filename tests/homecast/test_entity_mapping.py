@@ -41,6 +41,10 @@ class _Runtime:
     def __init__(self) -> None:
         self.writes: list[dict[str, Any]] = []
         self.api = SimpleNamespace(async_set=self._set)
+        # The coordinator shows what was written at once.
+        self.coordinator = SimpleNamespace(
+            expect_write=lambda acc, values: acc.values.update(values)
+        )
 
     async def _set(self, acc: Accessory, props: dict[str, Any]) -> None:
         self.writes.append(dict(props))

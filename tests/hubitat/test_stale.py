@@ -1,4 +1,8 @@
-"""get_state marks a value the hub has not heard confirmed for long as possibly stale."""
+"""get_state marks a device silent for longer than its kind normally goes, or never heard from.
+
+The mark says since when, and that the hub holds nothing newer; a device that just has not
+changed is not marked.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockUser
 
+from custom_components.mcp_gateway.backends.hubitat.coordinator import QUIET_SILENCE
 from custom_components.mcp_gateway.core.localtime import local_iso
 from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
 
-from .conftest import Sim, entity_id, first, make_entry, setup_entry
+from .conftest import Sim, SimFactory, entity_id, first, make_entry, setup_entry
 
 
 @dataclass(frozen=True)
@@ -20,25 +26,77 @@ class _Caller:
     client_name: str = "pytest-client"
 
 
-async def test_a_device_unheard_of_for_days_is_possibly_stale(
+async def test_marks_follow_how_long_each_kind_normally_goes(
     hass: HomeAssistant, sim: Sim, hass_admin_user: MockUser
 ) -> None:
-    """The hub's lastActivity of a silent device shows as its last report; a fresh one's not."""
-    silent, fresh = first(sim, "contact"), first(sim, "switch")
+    """A battery sensor silent for three days is marked with its last word; a plug idle for
+    three days (it speaks when it changes) is not; nor is the hub's own mode."""
+    silent, idle = first(sim, "contact"), first(sim, "switch")
     heard = sim.hub.now() - timedelta(days=3)
     silent.last_activity = heard
-    fresh.last_activity = sim.hub.now() - timedelta(minutes=5)
+    idle.last_activity = heard
     await setup_entry(hass, make_entry(sim))
     door = entity_id(hass, sim, f"{silent.id}_contact", "binary_sensor")
-    plug = entity_id(hass, sim, f"{fresh.id}_switch", "switch")
+    plug = entity_id(hass, sim, f"{idle.id}_switch", "switch")
     mode = entity_id(hass, sim, "hub_mode", "select")
 
     result = await async_get_state(
         hass, _Caller(hass_admin_user), {"entity_ids": [door, plug, mode]}
     )
     items = {item["entity_id"]: item for item in result["entities"]}
-    assert items[door]["possibly_stale"] is True
-    assert items[door]["last_report"] == local_iso(heard.replace(microsecond=0))
-    for other in (plug, mode):  # heard lately; the hub's own mode has no lastActivity
-        assert "possibly_stale" not in items[other]
-        assert "last_report" not in items[other]
+    stale = items[door]["stale"]
+    assert stale["since"] == local_iso(heard.replace(microsecond=0))
+    assert "nothing newer" in stale["note"]
+    assert "checks in within 2 days" in stale["note"]
+    for other in (plug, mode):
+        assert "stale" not in items[other]
+
+
+async def test_a_quiet_device_silent_for_weeks_is_marked(
+    hass: HomeAssistant, sim: Sim, hass_admin_user: MockUser
+) -> None:
+    """A mains device past its (long) usual silence is marked too."""
+    plug_device = first(sim, "switch")
+    plug_device.last_activity = sim.hub.now() - QUIET_SILENCE - timedelta(hours=1)
+    await setup_entry(hass, make_entry(sim))
+    plug = entity_id(hass, sim, f"{plug_device.id}_switch", "switch")
+    result = await async_get_state(hass, _Caller(hass_admin_user), {"entity_ids": [plug]})
+    (item,) = result["entities"]
+    assert "7 days" in item["stale"]["note"]
+
+
+async def test_the_demo_hub_marks_few_and_the_never_heard_sensor(
+    hass: HomeAssistant, sim_factory: SimFactory, hass_admin_user: MockUser
+) -> None:
+    """The demo's hub (its simulator options): at most 15 % of its entities marked, the
+    garage motion sensor the hub never heard from among them, saying so."""
+    # As demo/home.py starts it.
+    sim = await sim_factory(
+        devices=40,
+        seed=7,
+        hub_name="Home Hub",
+        custom_rule_engine=True,
+        command_delay=0.1,
+        hub_id=None,
+    )
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    ids = [
+        entity.entity_id
+        for entity in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+        if hass.states.get(entity.entity_id) is not None  # not the disabled diagnostics
+    ]
+    result = await async_get_state(hass, _Caller(hass_admin_user), {"entity_ids": ids})
+    entities = result["entities"]
+    assert len(entities) == len(ids) > 60
+    marked = [item for item in entities if "stale" in item]
+    share = len(marked) / len(entities)
+    print(f"demo hub: {len(marked)} of {len(entities)} entities marked stale")
+    assert 0 < share <= 0.15, (len(marked), len(entities))
+    never = next(device for device in sim.hub.devices.values() if device.last_activity is None)
+    assert never.label == "Garage Motion Sensor"
+    motion = entity_id(hass, sim, f"{never.id}_motion", "binary_sensor")
+    item = next(item for item in entities if item["entity_id"] == motion)
+    assert item["state"] == "unknown"
+    assert item["stale"]["since"] is None
+    assert "never heard" in item["stale"]["note"]

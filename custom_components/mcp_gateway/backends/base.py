@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
@@ -49,6 +49,43 @@ class BackendHealth:
     protocol_version: str | None
     latency_ms: float | None
     details: dict[str, Any] = field(default_factory=dict)
+
+
+# A device unheard of for this long may show a value that is no longer true, where its backend
+# knows no better (most devices report at least daily, e.g. their battery).
+SILENT_AFTER = timedelta(hours=24)
+
+
+@dataclass(frozen=True, slots=True)
+class Silence:
+    """A device that has not checked in for longer than its kind normally goes.
+
+    Its backend holds nothing newer: reading it again gives the same value.
+    """
+
+    since: datetime | None  # its last word; None: the backend never heard from it
+    usual: timedelta | None = None  # how long its kind normally goes at most
+
+
+class Confirmation(StrEnum):
+    """What the device shows after a write through a backend tool."""
+
+    CONFIRMED = "confirmed"  # it reports what was asked
+    NOT_APPLIED = "not_applied"  # it cannot have done it (or reports it did not)
+    UNKNOWN = "unknown"  # sent; it has not reported it (yet)
+
+
+@dataclass(frozen=True, slots=True)
+class CallConfirmation:
+    """A backend write call checked against what its devices report afterwards.
+
+    `items`: one per target (device, accessory), each with its own `status` and what the
+    device reports (`device_reports`); `status` is the worst of them.
+    """
+
+    status: Confirmation
+    note: str
+    items: tuple[dict[str, Any], ...] = ()
 
 
 class UnknownListing(Exception):
@@ -178,6 +215,29 @@ class BackendRuntime(ABC):
 
     def last_heard(self, platform: Platform, key: str) -> datetime | None:
         """When the device behind an entity last reported anything (None: unknown)."""
+        return None
+
+    def silence(self, platform: Platform, key: str, now: datetime) -> Silence | None:
+        """Whether the device behind an entity has been silent for longer than its kind
+        normally goes (None: not, or not known). By default: unheard of for SILENT_AFTER."""
+        heard = self.last_heard(platform, key)
+        if heard is None or now - heard <= SILENT_AFTER:
+            return None
+        return Silence(heard, SILENT_AFTER)
+
+    def device_reading(self, platform: Platform, key: str, unit: str) -> str | None:
+        """What the device behind an entity reports in its own unit where that is not Home
+        Assistant's temperature unit `unit`, in both ("heatingSetpoint 69.8 °F (21.0 °C)");
+        None when they agree or the backend converts nothing."""
+        return None
+
+    async def async_confirm_call(
+        self, name: str, arguments: Mapping[str, Any], result: ToolResult
+    ) -> CallConfirmation | None:
+        """Check a successful write call of the backend's own tool against what its devices
+        report afterwards, as set_state checks its own writes (None: nothing to check, or a
+        tool this backend cannot check). A backend's count of what it did is no proof: the
+        device's reading is. Failures are not raised (the answer is then UNKNOWN)."""
         return None
 
     def history_call(self, spec: EntitySpec, start: datetime) -> tuple[str, dict[str, Any]] | None:

@@ -88,6 +88,7 @@ from .catalog.store import (
 )
 from .replies import devices_phrase, note_unavailable
 from .tools.changes import ChangeWatch, with_changes
+from .tools.confirm_calls import async_confirmed
 from .tools.ha_tools import HA_TOOLS
 from .tools.resources import async_read_resource, list_resources
 
@@ -437,6 +438,8 @@ class GatewayHandler:
             )
             if watch is not None and not result.get("isError"):
                 result = with_changes(result, await watch.async_settle([runtime]))
+            if write:  # what the devices report, not the backend's count of what it did
+                result = await async_confirmed(runtime, call.name, call.args, result)
         finally:
             if watch is not None:
                 watch.stop()

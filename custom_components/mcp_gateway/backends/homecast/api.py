@@ -758,6 +758,20 @@ class HomecastApi:
             ours = acc.wire.get(key, key)
             spelled = spell(declared, ours)
             if spelled is None:
+                if ours == "target_temp":
+                    # Neither edition writes HomeKit's TargetTemperature: the community server's
+                    # handleSetState (src/server/local-rest.ts) keeps only its settableProps, the
+                    # thresholds among them, and no set_state schema declares it.
+                    raise HomecastArgumentError(
+                        f"Homecast cannot set the target temperature of {acc.name}: its "
+                        "set_state carries only heating and cooling thresholds (heat_target, "
+                        "cool_target), "
+                        + (
+                            "set as a range in heat_cool mode"
+                            if acc.has("heat_target") or acc.has("cool_target")
+                            else "which this thermostat does not have"
+                        )
+                    )
                 raise HomecastArgumentError(f"this Homecast server's set_state takes no {ours}")
             wire[spelled] = value
         return await self.batcher.submit(AccessoryUpdate(acc.home_key, acc.room_key, acc.key, wire))

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
+from homeassistant.util import dt as dt_util
 
 from ...core.const import DOMAIN
 from ...mcp.errors import McpAuthError, McpRpcError, McpToolError
 from ..coordinator import BackendCoordinator
-from .api import EVENT_KEY, ButtonPress, HomecastApi, HomecastState
+from .api import EVENT_KEY, Accessory, ButtonPress, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
 from .scenes import SceneRenameFollower
 
@@ -28,6 +30,13 @@ type _Automations = tuple[dict[str, list[dict[str, Any]]] | None, set[str]]
 
 # Presses remembered per doorbell/button (the event entity fires those it has not seen).
 _EVENT_MEMORY = 5
+# How long a written value may still read as it was before the write: the relay answers
+# set_state before HomeKit applied it (src/server/homekit-write.ts executeHomeKitWrite), and a
+# lock's current state follows its motor. After this, a read showing the old value wins.
+REPORT_WINDOW: Final = timedelta(seconds=10)
+
+# (home key, accessory uid, value key) -> (the written value, the value before, until when)
+type _Expected = dict[tuple[str, str, str], tuple[Any, Any, datetime]]
 
 
 class HomecastCoordinator(BackendCoordinator[HomecastState]):
@@ -57,6 +66,8 @@ class HomecastCoordinator(BackendCoordinator[HomecastState]):
         # The live-update socket, when the entry runs one (push.py); None: polling only.
         self.push: HomecastPush | None = None
         self._changed: frozenset[str] | None = None
+        # Written values that reads have not shown yet (see `expect_write`).
+        self._expected: _Expected = {}
 
     def changed_devices(self) -> frozenset[str] | None:
         """The devices a pushed update concerns; None (every entity) after a poll."""
@@ -69,6 +80,49 @@ class HomecastCoordinator(BackendCoordinator[HomecastState]):
             self.async_update_listeners()
         finally:
             self._changed = None
+
+    def expect_write(self, acc: Accessory, values: Mapping[str, Any]) -> None:
+        """Show values a write set at once, and keep them over reads that predate it.
+
+        A poll sent before the write (or answered before HomeKit applied it) still reads the
+        old value: shown, it would undo the write until the next read (three changes for one
+        write). Until a read shows anything but the old value, or REPORT_WINDOW ends, the
+        written value stands. The accessory a poll put in place meanwhile gets it too.
+        """
+        until = dt_util.utcnow() + REPORT_WINDOW
+        current = self._current(acc.home_key, acc.uid)
+        for key, value in values.items():
+            slot = (acc.home_key, acc.uid, key)
+            before = self._expected[slot][1] if slot in self._expected else acc.values.get(key)
+            self._expected[slot] = (value, before, until)
+        for target in {id(acc): acc, id(current): current}.values():
+            if target is not None:
+                target.values.update(values)
+
+    def _current(self, home_key: str, uid: str) -> Accessory | None:
+        data: HomecastState | None = self.data
+        if data is None:
+            return None
+        for home in data.homes.values():
+            if home.key == home_key:
+                return home.accessories.get(uid)
+        return None
+
+    def _hold_written(self, state: HomecastState) -> None:
+        """Written values a read predating them shows as before: the written ones stay."""
+        if not self._expected:
+            return
+        now = dt_util.utcnow()
+        homes = {home.key: home for home in state.homes.values()}
+        for slot, (wanted, before, until) in list(self._expected.items()):
+            home_key, uid, key = slot
+            home = homes.get(home_key)
+            acc = home.accessories.get(uid) if home is not None else None
+            value = acc.values.get(key) if acc is not None else None
+            if acc is not None and value == before and value != wanted and now < until:
+                acc.values[key] = wanted
+            else:
+                del self._expected[slot]
 
     async def _async_update_data(self) -> HomecastState:
         push = self.push
@@ -124,6 +178,7 @@ class HomecastCoordinator(BackendCoordinator[HomecastState]):
             elif previous is not None and (old := previous.homes.get(home.uuid)) is not None:
                 home.hc_automations = old.hc_automations
             self._carry_events(state, home.uuid, previous)
+        self._hold_written(state)
         # Before the listeners publish the new scene keys, so a renamed scene keeps its entity.
         await self.scene_renames.async_follow(
             self.hass, self.config_entry, state, self.api.take_scene_renames()

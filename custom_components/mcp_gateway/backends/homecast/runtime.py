@@ -24,7 +24,14 @@ from ...core.settings import backend_answer_cap
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...platforms.scene import async_scene_ran
-from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
+from ..base import (
+    BackendHealth,
+    BackendRuntime,
+    CallConfirmation,
+    McpGatewayConfigEntry,
+    Shown,
+    ToolClass,
+)
 from ..entity import EntitySpec
 from ..publisher import EntityPublisher
 from .addresses import (
@@ -38,6 +45,7 @@ from .addresses import (
     with_home_key,
 )
 from .api import WRITE_TIMEOUT, Accessory, HomecastApi, HomecastState, slugify_name
+from .confirm import async_confirm_set_state
 from .const import (
     AUTH_OAUTH,
     CONF_ACCESS_TOKEN,
@@ -283,6 +291,14 @@ class HomecastRuntime(BackendRuntime):
             await self.coordinator.async_request_refresh()
         # Homecast writes UTC; the model reads every time in Home Assistant's zone.
         return localize_result(result)
+
+    async def async_confirm_call(
+        self, name: str, arguments: Mapping[str, Any], result: ToolResult
+    ) -> CallConfirmation | None:
+        """set_state's updates read back (confirm.py): its `updated` count proves nothing."""
+        if name != "set_state":
+            return None
+        return await async_confirm_set_state(self.coordinator, arguments)
 
     def runs_actions(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """run_scene."""

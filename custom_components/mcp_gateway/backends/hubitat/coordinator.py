@@ -39,6 +39,7 @@ from ...mcp.errors import (
     McpTimeoutError,
     McpToolError,
 )
+from ..base import Silence
 from ..coordinator import BackendCoordinator
 from ..entity import device_identifier, entry_uid
 from .api import (
@@ -97,6 +98,20 @@ FEED_HUB: Final = "hub"
 _ONE_READ: Final = (McpToolError, McpRpcError, McpProtocolError, McpTimeoutError)
 # The poll's first read tells whether the hub answers at all: a timeout there is the hub's.
 _FIRST_READ: Final = (McpToolError, McpRpcError, McpProtocolError)
+# How long a commanded attribute may read as it was before the command before the command is
+# taken as not applied: the hub changes an attribute when the device reports it (a Z-Wave lock
+# a second or two after the command), so reads until then still show the old value.
+REPORT_WINDOW: Final = timedelta(seconds=10)
+
+
+@dataclass(slots=True)
+class _Expected:
+    """A command's expected attribute values on one device, not yet reported by it."""
+
+    # attribute -> (the value the command should bring, the value the hub held before it)
+    values: dict[str, tuple[Any, Any]]
+    # After this, a read still showing the value from before the command corrects ours.
+    until: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -158,9 +173,9 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         # Device keys whose entities need a state write; None = all of them.
         self._dirty: set[str] | None = None
         self._notified_success: bool | None = None
-        # Devices showing a command's optimistic effect, with the order it was applied in: the
-        # next poll reads each of them even if `changedSince` no longer lists it.
-        self._unconfirmed: dict[str, int] = {}
+        # Devices showing a command's optimistic effect the device has not reported yet: each
+        # poll reads them even if `changedSince` no longer lists them.
+        self._unconfirmed: dict[str, _Expected] = {}
         # The same for mode and HSM: the next poll reads them even without a location event.
         self._unconfirmed_location: dict[str, int] = {}
         # Reads of mode and HSM so far, to tell whether a poll already read one.
@@ -362,9 +377,6 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         return {device.id: _adopted(device, hub) for device in page.devices}
 
     async def _poll_devices(self) -> bool:
-        # Only reads sent after an optimistic update can confirm or correct it; one applied
-        # while this poll is on the wire waits for the next poll.
-        settle = dict(self._unconfirmed)
         since = self.changed_since
         # This listing is evaluated well after the newest activity's second ended (the hub's
         # clock runs with ours): everything of that second is in it.
@@ -391,11 +403,10 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         if completes and newest is not None and self._newest_activity == newest:
             self._newest_complete = True
         listed = {device.id for device in page.devices}
-        if await self._settle([device_id for device_id in settle if device_id not in listed]):
+        if await self._settle(
+            [device_id for device_id in self._unconfirmed if device_id not in listed]
+        ):
             structural = True
-        for device_id, order in settle.items():
-            if self._unconfirmed.get(device_id) == order:
-                del self._unconfirmed[device_id]
         return structural
 
     async def _settle(self, device_ids: list[str]) -> bool:
@@ -430,7 +441,9 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         known = self.data.devices
         records: dict[str, HubitatDevice] = {}
         structural = False
-        for fresh in readings:
+        now = dt_util.utcnow()
+        for reading in readings:
+            fresh = self._held(reading, now) if reading.id in self._unconfirmed else reading
             old = known.get(fresh.id)
             if old is None:
                 if adopt_new:
@@ -474,6 +487,29 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         if added:
             self._set_devices({device_id: device.with_events(added)})
             self.mark(device_id)
+
+    def _held(self, fresh: HubitatDevice, now: datetime) -> HubitatDevice:
+        """A reading of a commanded device, keeping the expected values it does not yet show.
+
+        A read that still shows the value from before the command (sent before the device
+        reported it, or even before the command) does not undo it: the entity would change
+        three times for one command. The expected value stands until the device reports it
+        (or anything else), or until REPORT_WINDOW ends without a report: then the hub's value
+        corrects it, the command not applied.
+        """
+        expected = self._unconfirmed[fresh.id]
+        held: dict[str, Any] = {}
+        for name, (wanted, before) in list(expected.values.items()):
+            value = fresh.attributes.get(name)
+            if value == before and value != wanted and now < expected.until:
+                held[name] = wanted
+            else:
+                del expected.values[name]
+        if not expected.values:
+            del self._unconfirmed[fresh.id]
+        if not held:
+            return fresh
+        return replace(fresh, attributes={**fresh.attributes, **held})
 
     def _events_readable(self, device_id: str, readable: bool) -> None:
         device = self.data.devices.get(device_id)
@@ -744,16 +780,54 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         device = data.devices.get(device_key) if data is not None else None
         return parse_time(device.last_activity) if device is not None else None
 
-    def apply(self, device_id: str, **attributes: Any) -> None:
-        """Show a command's expected effect at once; the next poll confirms or corrects it."""
+    def silence(self, device_key: str, now: datetime) -> Silence | None:
+        """A device (not the hub, not a rule) silent for longer than its kind normally goes,
+        or never heard from. lastActivity is any message the hub had from the device, not
+        only changes (what libraries/mcp-diagnostics-lib.groovy's health check reads)."""
+        data: HubitatData | None = self.data
+        if data is None or (device := data.devices.get(device_key)) is None:
+            return None
+        if device.last_activity is None:
+            return Silence(None)
+        if (heard := parse_time(device.last_activity)) is None:
+            return None
+        usual = usual_silence(device)
+        return Silence(heard, usual) if now - heard > usual else None
+
+    def apply(
+        self, device_id: str, sent: Mapping[str, Any] | None = None, /, **attributes: Any
+    ) -> None:
+        """Show a command's expected effect at once; reads confirm or correct it.
+
+        `sent`: the attributes as this copy showed them when the command was sent (default:
+        now). One a read changed since came from the device after the command left: it is
+        newer than the expectation, which is then not shown for it.
+        """
         if (device := self.data.devices.get(device_id)) is None:
             return
         self.mark(device_id)
-        if attributes:
-            record = replace(device, attributes={**device.attributes, **attributes})
-            self._set_devices({device_id: record})
-            self._applied += 1
-            self._unconfirmed[device_id] = self._applied
+        if sent is not None:
+            attributes = {
+                name: value
+                for name, value in attributes.items()
+                if device.attr(name) == sent.get(name)
+            }
+        if not attributes:
+            return
+        record = replace(device, attributes={**device.attributes, **attributes})
+        self._set_devices({device_id: record})
+        pending = self._unconfirmed.setdefault(device_id, _Expected({}, dt_util.utcnow()))
+        for name, value in attributes.items():
+            # A second command before the first was reported: the hub still holds the value
+            # from before both.
+            before = pending.values[name][1] if name in pending.values else device.attr(name)
+            pending.values[name] = (value, before)
+        pending.until = dt_util.utcnow() + REPORT_WINDOW
+
+    def attributes(self, device_id: str, names: Iterable[str]) -> dict[str, Any]:
+        """A device's current values of these attributes (what `apply` compares with)."""
+        device = self.data.devices.get(device_id)
+        return {name: device.attr(name) if device else None for name in names}
 
     def apply_mode(self, mode: str) -> None:
         """Show an activated mode at once; the next poll reads the hub's mode."""
@@ -775,6 +849,36 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         if (rule := self.data.rules.get(rule_id)) is not None:
             self._set(rules={**self.data.rules, rule_id: replace(rule, paused=paused)})
             self.mark(rule_device_key(rule_id))
+
+
+# Battery devices report their battery at least daily (Zigbee sensors far more often, Z-Wave
+# ones at each wake-up): one missed day is normal, two are not.
+BATTERY_SILENCE: Final = timedelta(hours=48)
+# Meters report their readings on a schedule of minutes to hours.
+METER_SILENCE: Final = timedelta(hours=24)
+_METERS: Final = frozenset(
+    {
+        "PowerMeter",
+        "EnergyMeter",
+        "VoltageMeasurement",
+        "CurrentMeter",
+        "TemperatureMeasurement",
+        "RelativeHumidityMeasurement",
+        "IlluminanceMeasurement",
+    }
+)
+# Mains devices without meters speak when they change (a light left alone for days says
+# nothing): only a long silence says something.
+QUIET_SILENCE: Final = timedelta(days=7)
+
+
+def usual_silence(device: HubitatDevice) -> timedelta:
+    """How long a device of its kind normally goes without a word to the hub."""
+    if "Battery" in device.capabilities:
+        return BATTERY_SILENCE
+    if device.capabilities & _METERS:
+        return METER_SILENCE
+    return QUIET_SILENCE
 
 
 def _adopted(device: HubitatDevice, hub: HubInfo) -> HubitatDevice:

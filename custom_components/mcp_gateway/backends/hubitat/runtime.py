@@ -22,7 +22,15 @@ from ...core.localtime import local_iso, localize_result
 from ...core.settings import backend_answer_cap
 from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
 from ...mcp.errors import McpError, McpProtocolError, McpRpcError
-from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
+from ..base import (
+    BackendHealth,
+    BackendRuntime,
+    CallConfirmation,
+    McpGatewayConfigEntry,
+    Shown,
+    Silence,
+    ToolClass,
+)
 from ..entity import EntitySpec
 from ..publisher import EntityPublisher
 from . import const
@@ -36,6 +44,7 @@ from .api import (
     parse_time,
 )
 from .coalescer import WriteCoalescer
+from .confirm import async_confirm_commands, device_reading
 from .const import (
     CONF_AS_LIGHT,
     CONF_AS_SWITCH,
@@ -205,10 +214,13 @@ class HubitatRuntime(BackendRuntime):
         self, device_id: str, command: str, parameters: list[str], expect: Mapping[str, Any]
     ) -> None:
         """A device command through the coalescer, then its expected effect on our copy."""
+        # What the command is sent against: a read that changes it before the answer comes
+        # brought the device's own report, newer than the expectation.
+        sent = self.coordinator.attributes(device_id, expect)
         with _busy_as_readable():
             await self.coalescer.submit(
                 Command(device_id, command, tuple(parameters)),
-                lambda: self.coordinator.apply(device_id, **expect),
+                lambda: self.coordinator.apply(device_id, sent, **expect),
             )
 
     async def async_set_mode(self, mode: str) -> None:
@@ -261,6 +273,26 @@ class HubitatRuntime(BackendRuntime):
 
     # -- gateway hooks -----------------------------------------------------------------------
 
+    def device_reading(self, platform: Platform, key: str, unit: str) -> str | None:
+        """A thermostat's or temperature sensor's values as the hub reports them, where its
+        scale is not Home Assistant's (a hub in °F, HA in °C): in both units."""
+        spec = self.publisher.spec(platform, key)
+        data = self.coordinator.data
+        device = None if spec is None else data.devices.get(spec.device.key)
+        if device is None or platform not in (Platform.CLIMATE, Platform.SENSOR):
+            return None
+        return device_reading(
+            device, unit, only="temperature" if platform is Platform.SENSOR else None
+        )
+
+    async def async_confirm_call(
+        self, name: str, arguments: Mapping[str, Any], result: ToolResult
+    ) -> CallConfirmation | None:
+        """Device commands read back (confirm.py): the hub's success means only "sent"."""
+        if name != "hub_call_device_command":
+            return None
+        return await async_confirm_commands(self.coordinator, arguments)
+
     def runs_actions(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """hub_call_rule that runs a rule (its default "rule", or "actions")."""
         return name == "hub_call_rule" and arguments.get("action") in (None, "rule", "actions")
@@ -293,6 +325,11 @@ class HubitatRuntime(BackendRuntime):
         """When the hub last heard from the entity's device (its lastActivity)."""
         spec = self.publisher.spec(platform, key)
         return None if spec is None else self.coordinator.last_heard(spec.device.key)
+
+    def silence(self, platform: Platform, key: str, now: datetime) -> Silence | None:
+        """The entity's device silent for longer than its kind goes, or never heard from."""
+        spec = self.publisher.spec(platform, key)
+        return None if spec is None else self.coordinator.silence(spec.device.key, now)
 
     async def async_list_tools(self) -> list[dict[str, Any]]:
         """All tools one level deep: core tools plus every gateway's sub-tools (cached)."""

@@ -116,6 +116,10 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
         # A due check that fell during a poll: run right after it, never dropped.
         self._due_deferred = False
         self._overdue_checks = 0
+        # Alarms as our writes left them (the device's answer, with its revision), and alarms
+        # we deleted: a poll sent before the write still reads them as they were.
+        self._written: dict[str, Alarm] = {}
+        self._deleted: set[str] = set()
 
     @property
     def latest(self) -> RobineWakeData | None:
@@ -182,7 +186,34 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
         if self.rate_limited_until is not None:
             self.rate_limited_until = None
         ir.async_delete_issue(self.hass, DOMAIN, password_issue_id(self.config_entry))
-        return self._build(state)
+        return self._build(self._not_older_than_writes(state))
+
+    def _not_older_than_writes(self, state: DeviceState) -> DeviceState:
+        """The polled state without what our writes already replaced.
+
+        An alarm whose polled revision is older than the one a write answered with was read
+        before the write (one write would otherwise change the entity three times); a deleted
+        alarm a poll still lists was listed before the delete. Once a poll shows the written
+        revision (or a newer one), or no longer lists the deleted alarm, it is the device's.
+        """
+        if state.alarms is None or not (self._written or self._deleted):
+            return state
+        alarms = dict(state.alarms)
+        for alarm_id, written in list(self._written.items()):
+            polled = alarms.get(alarm_id)
+            if (
+                polled is not None
+                and polled.revision is not None
+                and written.revision is not None
+                and polled.revision < written.revision
+            ):
+                alarms[alarm_id] = written
+            else:
+                del self._written[alarm_id]
+        for alarm_id in list(self._deleted):
+            if alarms.pop(alarm_id, None) is None:
+                self._deleted.discard(alarm_id)
+        return replace(state, alarms=alarms)
 
     async def _list_alarms(self) -> AlarmList | None:
         """list_alarms, or None when it failed: it feeds only the alarms' details.
@@ -383,6 +414,9 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
             return
         if alarm.detailed:
             self._details[alarm.id] = alarm
+        if alarm.revision is not None:
+            self._written[alarm.id] = alarm
+        self._deleted.discard(alarm.id)
         self.async_set_updated_data(
             self._build(replace(state, alarms={**state.alarms, alarm.id: alarm}))
         )
@@ -390,6 +424,8 @@ class RobineWakeCoordinator(BackendCoordinator[RobineWakeData]):
     async def async_apply_alarm_deleted(self, alarm_id: str) -> None:
         """The alarm is gone from the device."""
         self._details.pop(alarm_id, None)
+        self._written.pop(alarm_id, None)
+        self._deleted.add(alarm_id)
         state = self.data.state
         if not state.alarms_complete or state.alarms is None:
             await self.async_request_refresh()

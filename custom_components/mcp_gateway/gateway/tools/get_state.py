@@ -49,9 +49,6 @@ DEFAULT_STATE_LIMIT: Final = MAX_STATE_LIMIT
 # text), and with the escaping of a JSON string must stay well inside the server's size guard.
 STATE_PAGE_CHARS: Final = 128_000
 SIZE_SAMPLE: Final = 8
-# A device unheard of for this long may show a value that is no longer true (most devices
-# report at least daily, e.g. their battery).
-STALE_AFTER: Final = timedelta(hours=24)
 
 BASIC_FIELDS: Final = (
     "entity_id",
@@ -214,15 +211,27 @@ def _add_page_notes(
 
 
 def _mark_stale(hass: HomeAssistant, ref: EntityRef, item: dict[str, Any], now: datetime) -> None:
-    """A value the device has not confirmed for long (the hub says when it last heard from
-    it) may no longer be true: say so, and since when."""
+    """A device silent for longer than its kind normally goes (its backend says) may show a
+    value that is no longer true: say since when, and that reading again gives nothing newer."""
     if (found := backend_key(hass, ref)) is None:
         return
     runtime, platform, key = found
-    heard = runtime.last_heard(platform, key)
-    if heard is not None and now - heard > STALE_AFTER:
-        item["possibly_stale"] = True
-        item["last_report"] = local_iso(heard)
+    if (silence := runtime.silence(platform, key, now)) is None:
+        return
+    if silence.since is None:
+        note = "its backend has never heard from the device: this value is no reading"
+    else:
+        usual = f" (its kind checks in within {_span(silence.usual)})" if silence.usual else ""
+        note = f"no word from the device since then{usual}; its backend holds nothing newer"
+    item["stale"] = {
+        "since": local_iso(silence.since) if silence.since is not None else None,
+        "note": note,
+    }
+
+
+def _span(span: timedelta) -> str:
+    hours = span.total_seconds() / 3600
+    return f"{hours / 24:g} days" if hours >= 48 and hours % 24 == 0 else f"{hours:g} h"
 
 
 def _estimated_size(item: Mapping[str, Any]) -> int:

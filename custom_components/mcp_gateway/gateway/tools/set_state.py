@@ -274,6 +274,13 @@ async def _apply_update(
     if state is not None:
         # What the device reports now (brightness, position, setpoint…): no read-back needed.
         result.update(entity_levels(state))
+        # Where the device speaks another unit than HA (a hub in °F): its own words, in both.
+        if (found := backend_key(hass, ref)) is not None and (
+            reading := found[0].device_reading(
+                found[1], found[2], hass.config.units.temperature_unit
+            )
+        ):
+            result["device_reported"] = reading
     result.update(changes)
     if not reported:
         # Home Assistant shows what was sent; the device has not said so yet.
