@@ -371,17 +371,38 @@ class Namer:
         self._several = homes.several_homes(hass)
 
     def name(self, entity_id: str) -> str:
+        """The entity as people call it: its device's name where the entity's own part only
+        repeats it ("Kitchen Motion Sensor", not "… Motion Sensor Motion"), its home where
+        another home has one of the same name, its backend."""
         state = self.hass.states.get(entity_id)
-        name = state.name if state is not None else entity_id
+        name = str(state.name) if state is not None else entity_id
         entry = self._registry.async_get(entity_id)
+        device = (
+            dr.async_get(self.hass).async_get(entry.device_id)
+            if entry and entry.device_id
+            else None
+        )
+        device_name = (device.name_by_user or device.name) if device is not None else None
+        if device_name and name.startswith(device_name):
+            own = name[len(device_name) :].strip().casefold()
+            if own and own in device_name.casefold():
+                name = device_name
         backend = self._backends.get(entry.config_entry_id or "") if entry else None
         if backend is None:
-            return str(name)
-        if self._several:
+            return name
+        if self._several and self._twins(entity_id, state.name if state else name):
             home = homes.home_of(self.hass, backend, entry.device_id if entry else None)
-            if not str(name).casefold().startswith(home.casefold()):
+            if not name.casefold().startswith(home.casefold()):
                 name = f"{home} {name}"
         return f"{name} ({_label(backend.kind)})"
+
+    def _twins(self, entity_id: str, name: str) -> bool:
+        """Whether another entity of the domain has this name (in another home)."""
+        domain = entity_id.split(".", 1)[0]
+        return any(
+            state.name == name and state.entity_id != entity_id
+            for state in self.hass.states.async_all(domain)
+        )
 
     def names(self, entity_ids: Iterable[str]) -> str:
         listed = [self.name(e) for e in sorted(set(entity_ids))]
