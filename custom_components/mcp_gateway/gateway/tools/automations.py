@@ -57,30 +57,22 @@ AUTOMATIONS_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
         "action": {"type": "string", "enum": list(ACTIONS)},
-        "automation": {
-            "type": "string",
-            "description": "Its id, entity_id or alias (save: the one to change).",
-        },
-        "config": {
-            **_TEXT,
-            "description": "save: the whole config (JSON/YAML text or object), or give its "
-            "keys as arguments.",
-        },
+        "automation": {"type": "string", "description": "id, entity_id or alias"},
+        "config": {**_TEXT, "description": "save: HA's config (or its keys as arguments)"},
         "alias": {"type": "string"},
         "description": {"type": "string"},
         "triggers": _TEXT,
         "conditions": _TEXT,
         "actions": _TEXT,
-        "mode": {"type": "string", "enum": ["single", "restart", "queued", "parallel"]},
+        "mode": {"type": "string"},
     },
     "required": ["action"],
     "additionalProperties": False,
 }
 
 DESCRIPTION: Final = (
-    "Create, change, list, explain and delete Home Assistant automations over every backend's "
-    "entities (HA's editor format: alias, triggers, conditions, actions, mode). explain: why "
-    "it ran or not. A person approves each save and delete."
+    "Create, change, list, delete Home Assistant automations over all backends; explain: why "
+    "one did or did not run. A person approves saves and deletes."
 )
 
 
