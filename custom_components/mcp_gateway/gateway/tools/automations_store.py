@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import hashlib
+import logging
 from typing import Any, Final
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, CONF_ID
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
@@ -19,6 +21,8 @@ from homeassistant.util.yaml import dump
 from ...core import compat
 from ...core.const import DOMAIN
 from ..catalog.store import ToolFailure
+
+_LOGGER = logging.getLogger(__name__)
 
 AUTOMATION: Final = "automation"
 # The description of an automation an assistant saved ends with this line: the user sees in
@@ -113,9 +117,15 @@ async def async_save(hass: HomeAssistant, config_id: str, value: dict[str, Any])
     """Write the automation as the editor does and load it, as the editor's own hook does
     (automation.reload of that id); its entity id once HA runs it."""
     await editor(hass).async_write(hass, config_id, value)
-    await hass.services.async_call(
-        AUTOMATION, "reload", {CONF_ID: config_id}, blocking=True, context=Context()
-    )
+    try:
+        await hass.services.async_call(
+            AUTOMATION, "reload", {CONF_ID: config_id}, blocking=True, context=Context()
+        )
+    except HomeAssistantError:
+        # Saved where the editor keeps it; HA loads it once automations load (its log says
+        # why they did not).
+        _LOGGER.warning("Automations could not be reloaded after saving %s", config_id)
+        return None
     return er.async_get(hass).async_get_entity_id(AUTOMATION, AUTOMATION, config_id)
 
 
