@@ -271,21 +271,25 @@ async def test_declined_saves_nothing(home: Home) -> None:
     assert home.file() == "[]\n"
 
 
-async def test_keys_as_arguments_and_yaml_text(home: Home) -> None:
-    """The config's keys as the tool's own arguments, triggers as YAML text."""
+async def test_config_as_yaml_text(home: Home) -> None:
+    """The config as YAML text (what people paste from HA's editor) is taken as the object."""
+    text = (
+        f"alias: Text\ntriggers:\n  - trigger: state\n    entity_id: {home.motion}\n"
+        f"    to: 'on'\nactions:\n  - action: switch.turn_on\n"
+        f"    target:\n      entity_id: {home.switch}\n"
+    )
     with patch.object(approval_module, "HOLD_SECONDS", 0.05):
-        answer = await home.call(
-            "admin",
-            {
-                "action": "save",
-                "alias": "Keys",
-                "triggers": f"- trigger: state\n  entity_id: {home.motion}\n  to: 'on'\n",
-                "actions": [{"action": "switch.turn_on", "target": {"entity_id": home.switch}}],
-            },
-        )
+        answer = await home.call("admin", {"action": "save", "config": text})
     assert code(answer) == "approval_pending"
     pending = await home.pending()
     assert "triggers:\n  - trigger: state" in pending.details
+    # The config's keys beside it are not the tool's arguments: the schema says so.
+    stray = await home.call("admin", {"action": "save", "triggers": []})
+    assert code(stray) == "invalid"
+    assert "accepted: action, automation, config" in data(stray)["error"]["message"]
+    empty = await home.call("admin", {"action": "save"})
+    assert code(empty) == "invalid"
+    assert 'save needs "config"' in data(empty)["error"]["message"]
 
 
 async def test_invalid_config_is_explained_in_has_words(home: Home) -> None:
@@ -480,7 +484,7 @@ async def test_search_finds_the_tool(home: Home) -> None:
 
 
 async def test_tools_list_cost(hass: HomeAssistant) -> None:
-    """The tool's entry in tools/list stays small: under 1,000 bytes of compact JSON."""
+    """The tool's entry in tools/list stays small: under 800 bytes of compact JSON."""
     tool = GatewayHandler(hass).core_tools["automations"].definition()
     size = len(json.dumps(tool, separators=(",", ":"), ensure_ascii=False).encode())
-    assert size < 1000, size
+    assert size < 800, size

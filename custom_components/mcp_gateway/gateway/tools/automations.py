@@ -49,8 +49,7 @@ if TYPE_CHECKING:
 
 TOOL: Final = "automations"
 ACTIONS: Final = ("list", "get", "explain", "save", "enable", "disable", "delete")
-# The keys of HA's automation config the tool takes as its own arguments.
-CONFIG_KEYS: Final = ("alias", "description", "triggers", "conditions", "actions", "mode")
+# Free-form: declared as JSON text, the object itself taken too (YAML text as well).
 _TEXT: Final = {"type": "string", "title": JSON_TEXT_TITLE}
 
 AUTOMATIONS_SCHEMA: Final[dict[str, Any]] = {
@@ -58,13 +57,10 @@ AUTOMATIONS_SCHEMA: Final[dict[str, Any]] = {
     "properties": {
         "action": {"type": "string", "enum": list(ACTIONS)},
         "automation": {"type": "string", "description": "id, entity_id or alias"},
-        "config": {**_TEXT, "description": "save: HA's config (or its keys as arguments)"},
-        "alias": {"type": "string"},
-        "description": {"type": "string"},
-        "triggers": _TEXT,
-        "conditions": _TEXT,
-        "actions": _TEXT,
-        "mode": {"type": "string"},
+        "config": {
+            **_TEXT,
+            "description": "save: alias, triggers, conditions, actions, mode as HA's editor",
+        },
     },
     "required": ["action"],
     "additionalProperties": False,
@@ -160,30 +156,17 @@ def _described(
 
 
 def _config(args: dict[str, Any]) -> dict[str, Any]:
-    """The automation config the call gives: `config`, or HA's keys as arguments."""
+    """The automation config the call gives under `config` (its id is the tool's to give)."""
     given = args.get("config")
-    config: dict[str, Any] = {}
-    if given is not None:
-        parsed = _parsed(given, "config")
-        if not isinstance(parsed, dict):
-            raise ToolFailure(
-                "config must be one automation: an object with alias, triggers, conditions, "
-                "actions, mode.",
-                code="invalid",
-            )
-        config = dict(parsed)
-    for key in CONFIG_KEYS:
-        if key in args:
-            value = args[key]
-            config[key] = (
-                _parsed(value, key) if key in ("triggers", "conditions", "actions") else value
-            )
-    config.pop(CONF_ID, None)
-    if not config:
+    parsed = _parsed(given, "config") if given is not None else None
+    if not isinstance(parsed, dict) or not parsed:
         raise ToolFailure(
-            'save needs the automation: "config", or alias, triggers, conditions, actions.',
+            'save needs "config": one automation, an object with alias, triggers, '
+            "conditions, actions, mode.",
             code="invalid",
         )
+    config = dict(parsed)
+    config.pop(CONF_ID, None)
     return config
 
 
