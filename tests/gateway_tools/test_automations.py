@@ -22,7 +22,10 @@ from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockUser, async_capture_events
 
-from custom_components.mcp_gateway.core.settings import CONF_AUTOMATIONS_FOR_USERS
+from custom_components.mcp_gateway.core.settings import (
+    CONF_AUTOMATIONS_FOR_USERS,
+    gateway_settings,
+)
 from custom_components.mcp_gateway.gateway.approval import manager as approval_module
 from custom_components.mcp_gateway.gateway.approval.channels import placeholders
 from custom_components.mcp_gateway.gateway.approval.manager import (
@@ -32,6 +35,10 @@ from custom_components.mcp_gateway.gateway.approval.manager import (
 )
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.tools import automations_store as store
+from custom_components.mcp_gateway.gateway.tools.automations_config import (
+    references,
+    sensitive_actions,
+)
 from custom_components.mcp_gateway.permissions.policy import EVENT_GATEWAY_WRITE
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry, start
 from tests.simulation import LoopbackServers, gateway_entry
@@ -488,3 +495,36 @@ async def test_tools_list_cost(hass: HomeAssistant) -> None:
     tool = GatewayHandler(hass).core_tools["automations"].definition()
     size = len(json.dumps(tool, separators=(",", ":"), ensure_ascii=False).encode())
     assert size < 800, size
+
+
+async def test_which_actions_are_sensitive(home: Home) -> None:
+    """Unlocking, opening a garage door and HA's generic toggle of a lock are sensitive;
+    locking and switching are not."""
+    hass = home.hass
+    garage = entity_id(hass, home.sim, f"{first(home.sim, 'garage').id}_garage_door", "cover")
+
+    def verbs(actions: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        found = references(hass, {"triggers": [], "actions": actions})
+        return sensitive_actions(hass, gateway_settings(hass), found)
+
+    assert verbs([{"action": "cover.open_cover", "target": {"entity_id": garage}}]) == [
+        ("open", garage)
+    ]
+    assert verbs([{"action": "homeassistant.toggle", "target": {"entity_id": home.lock}}]) == [
+        ("toggle", home.lock)
+    ]
+    assert verbs([{"action": "lock.lock", "target": {"entity_id": home.lock}}]) == []
+    assert verbs([{"action": "cover.close_cover", "target": {"entity_id": garage}}]) == []
+    assert verbs([{"action": "switch.turn_on", "target": {"entity_id": home.switch}}]) == []
+    # Nested in a choice, still found.
+    nested = [
+        {
+            "choose": [
+                {
+                    "conditions": [],
+                    "sequence": [{"action": "lock.unlock", "target": {"entity_id": home.lock}}],
+                }
+            ]
+        }
+    ]
+    assert verbs(nested) == [("unlock", home.lock)]

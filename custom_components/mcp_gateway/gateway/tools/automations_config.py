@@ -295,6 +295,17 @@ def sensitive_actions(
                 sensitive.append((verb.replace("_", " "), entity_id))
             elif domain == "device" and verb in _SENSITIVE_DEVICE_ACTIONS:
                 sensitive.append((verb, entity_id))
+            elif (
+                domain == "homeassistant"
+                and entity_domain in _SENSITIVE_SERVICES
+                and verb in ("turn_on", "turn_off", "toggle")
+                and (
+                    entity_domain != "cover"
+                    or _cover_class(hass, entity_id) in SENSITIVE_COVER_CLASSES
+                )
+            ):
+                # HA's generic services reach a lock, alarm or door too (a toggle may open it).
+                sensitive.append((verb.replace("_", " "), entity_id))
             elif domain in ("homeassistant", entity_domain) and verb in _SENSITIVE_SERVICES.get(
                 entity_domain, frozenset()
             ):
