@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from aiohttp.test_utils import TestClient
 from homeassistant.auth.models import User
@@ -33,6 +34,18 @@ async def automations_ready(hass: HomeAssistant, tmp_path: Path) -> None:
     (tmp_path / "automations.yaml").write_text("[]\n")
     for component in ("http", "repairs", "automation"):
         assert await async_setup_component(hass, component, {})
+
+
+async def _motion(hass: HomeAssistant, hub: Any, device_id: int) -> None:
+    """Motion on the hub, as Home Assistant learns it: no motion, then motion, each read by
+    the hub's next poll."""
+    entry = next(
+        e for e in hass.config_entries.async_entries(DOMAIN) if e.data.get(CONF_BACKEND) == HUBITAT
+    )
+    for value in ("inactive", "active"):
+        hub.set_attribute(device_id, "motion", value)
+        await entry.runtime_data.coordinator.async_refresh()
+        await hass.async_block_till_done()
 
 
 async def _approve_in_repairs(hass: HomeAssistant, browser: TestClient) -> str:
@@ -100,15 +113,63 @@ async def test_kitchen_motion_turns_on_the_desk_lamp_at_robs_flat(
         lambda: accessory(home, ROBS_FLAT, "kitchen_desk_lamp").values["on"] is False
     )
     # Motion on the hub: the hub's report reaches HA (its next poll), the automation runs.
-    hub.set_attribute(sensor.id, "motion", "inactive")
-    hub.set_attribute(sensor.id, "motion", "active")
-    entry = next(
-        e for e in hass.config_entries.async_entries(DOMAIN) if e.data.get(CONF_BACKEND) == HUBITAT
-    )
-    await entry.runtime_data.coordinator.async_refresh()
-    await hass.async_block_till_done()
+    await _motion(hass, hub, sensor.id)
     assert hass.states.get(motion).state == "on"
     assert await device_shows(
         lambda: accessory(home, ROBS_FLAT, "kitchen_desk_lamp").values["on"] is True, 3.0
     )
     assert saved["summary"].startswith("When Kitchen Motion Sensor (Hubitat) turns on")
+
+
+@pytest.mark.approval
+async def test_why_did_the_kitchen_automation_not_run_then_delete_it(
+    home: Home,
+    hass_client: Callable[..., Awaitable[TestClient]],
+    hass_admin_user: User,
+    tmp_path: Path,
+) -> None:
+    """ "Why didn't my kitchen automation run?" then "delete it": two calls, the second
+    approved by the owner in Repairs."""
+    hass = home.hass
+    refresh = await hass.auth.async_create_refresh_token(
+        hass_admin_user, "http://homeassistant.local:8123/"
+    )
+    browser = await hass_client(hass.auth.async_create_access_token(refresh))
+    hub = home.sims.hubitat.hub
+    sensor = next(d for d in hub.find(kind="motion") if d.display == "Kitchen Motion Sensor")
+    motion = entity_id(hass, home.sims.hubitat, f"{sensor.id}_motion", "binary_sensor")
+    lamp = twins(hass, "light", "kitchen desk lamp")[ROBS_FLAT]
+    # Written in Settings → Automations by a person: only while the lamp is unavailable.
+    (tmp_path / "automations.yaml").write_text(
+        "- id: '1700000000000'\n"
+        "  alias: Kitchen lamp\n"
+        "  triggers:\n"
+        f"  - trigger: state\n    entity_id: {motion}\n    to: 'on'\n"
+        "  conditions:\n"
+        f"  - condition: state\n    entity_id: {lamp}\n    state: unavailable\n"
+        "  actions:\n"
+        f"  - action: light.turn_on\n    target:\n      entity_id: {lamp}\n"
+    )
+    await hass.services.async_call("automation", "reload", blocking=True)
+    await _motion(hass, hub, sensor.id)
+
+    why, is_error = await home.assistant.call(
+        "automations", {"action": "explain", "automation": "kitchen lamp"}
+    )
+    assert not is_error, why
+    [run] = why["runs"]
+    assert run["outcome"].startswith("triggered, but a condition was false")
+    assert run["false_conditions"] == [
+        "condition/0: Rob's Flat Kitchen Desk Lamp (Homecast) is unavailable"
+    ]
+    call = asyncio.get_running_loop().create_task(
+        home.assistant.call("automations", {"action": "delete", "automation": "Kitchen lamp"})
+    )
+    shown = await _approve_in_repairs(hass, browser)
+    assert shown.startswith("Delete the automation 'Kitchen lamp': When Kitchen Motion Sensor")
+    deleted, is_error = await call
+    assert not is_error, deleted
+    assert deleted["deleted"] == "1700000000000"
+    assert (tmp_path / "automations.yaml").read_text() == "[]\n"
+    await hass.async_block_till_done()
+    assert hass.states.get("automation.kitchen_lamp") is None
