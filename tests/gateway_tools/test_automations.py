@@ -17,7 +17,11 @@ from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.auth.models import Group, User
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er, issue_registry as ir
+from homeassistant.helpers import (
+    area_registry as ar,
+    entity_registry as er,
+    issue_registry as ir,
+)
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockUser, async_capture_events
@@ -528,3 +532,49 @@ async def test_which_actions_are_sensitive(home: Home) -> None:
         }
     ]
     assert verbs(nested) == [("unlock", home.lock)]
+
+
+async def test_targets_by_device_and_area_are_checked_as_their_entities(home: Home) -> None:
+    """A device or area target reaches the entities of the called service's domain there,
+    so a user's assistant cannot reach by device what it cannot reach by entity."""
+    hass = home.hass
+    registry = er.async_get(hass)
+    switch_entry = registry.async_get(home.switch)
+    assert switch_entry is not None
+    assert switch_entry.device_id is not None
+    by_device = references(
+        hass,
+        {
+            "triggers": [],
+            "actions": [
+                {"action": "switch.turn_on", "target": {"device_id": switch_entry.device_id}}
+            ],
+        },
+    )
+    assert home.switch in by_device.control
+    assert all(e.startswith("switch.") for e in by_device.control)
+    area = ar.async_get(hass).async_create("Automation test room")
+    registry.async_update_entity(home.lock, area_id=area.id)
+    by_area = references(
+        hass,
+        {"actions": [{"action": "lock.unlock", "target": {"area_id": area.id}}]},
+    )
+    assert by_area.control == {home.lock}
+    unknown = references(
+        hass, {"actions": [{"action": "switch.turn_on", "target": {"device_id": "nope"}}]}
+    )
+    assert unknown.unknown == {"device nope"}
+    # Over the wire: the limited user may not control the switch, by device either.
+    entry = next(
+        e for e in hass.config_entries.async_entries("mcp_gateway") if e.unique_id == "gateway"
+    )
+    hass.config_entries.async_update_entry(
+        entry, options={**entry.options, CONF_AUTOMATIONS_FOR_USERS: True}
+    )
+    args = home.save_args()
+    args["config"]["actions"] = [
+        {"action": "switch.turn_on", "target": {"device_id": switch_entry.device_id}}
+    ]
+    refused = await home.call("limited", args)
+    assert code(refused) == "forbidden"
+    assert "may not control" in data(refused)["error"]["message"]
