@@ -26,7 +26,9 @@ from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockUser, async_capture_events
 
+from custom_components.mcp_gateway.core import compat
 from custom_components.mcp_gateway.core.settings import (
+    CONF_APPROVAL,
     CONF_AUTOMATIONS_FOR_USERS,
     gateway_settings,
 )
@@ -578,3 +580,28 @@ async def test_targets_by_device_and_area_are_checked_as_their_entities(home: Ho
     refused = await home.call("limited", args)
     assert code(refused) == "forbidden"
     assert "may not control" in data(refused)["error"]["message"]
+
+
+async def test_approval_off_saves_at_once_and_a_failed_write_says_so(home: Home) -> None:
+    """With approval turned off by the owner the save runs at once; a file HA cannot write
+    fails the call, and nothing is recorded as saved."""
+    entry = next(
+        e for e in home.hass.config_entries.async_entries("mcp_gateway") if e.unique_id == "gateway"
+    )
+    home.hass.config_entries.async_update_entry(
+        entry, options={**entry.options, CONF_APPROVAL: False}
+    )
+    with patch.object(
+        compat.AutomationEditor, "async_write", side_effect=PermissionError(13, "Permission denied")
+    ):
+        failed = await home.call("admin", home.save_args())
+    assert code(failed) == "failed"
+    assert (
+        "could not write automations.yaml (Permission denied)" in data(failed)["error"]["message"]
+    )
+    assert await store.record(home.hass).async_made() == {}
+    saved = await home.call("admin", home.save_args())
+    assert not saved["isError"], saved
+    assert "approved_by" not in data(saved)
+    assert not approval_manager(home.hass)._by_id
+    assert data(saved)["saved"] in home.file()

@@ -245,7 +245,13 @@ async def _async_save(
     # What was approved is what is written: the same object, checked once more.
     if store.fingerprint(value) != digest:
         raise ToolFailure("The automation changed after approval; nothing was saved.")
-    entity_id = await store.async_save(hass, config_id, value)
+    try:
+        entity_id = await store.async_save(hass, config_id, value)
+    except OSError as err:
+        raise ToolFailure(
+            f"Home Assistant could not write automations.yaml ({err.strerror}); nothing was saved.",
+            code="failed",
+        ) from err
     facts = {
         "asked_by": user_display_name(user),
         "client": ctx.client_name or "unknown client",
@@ -358,7 +364,15 @@ async def _async_delete(
         details=f"```yaml\n{store.as_yaml(value)}```",
         entity_ids=sorted(found.control),
     )
-    if not await store.async_delete(hass, automation.config_id):
+    try:
+        deleted = await store.async_delete(hass, automation.config_id)
+    except OSError as err:
+        raise ToolFailure(
+            f"Home Assistant could not write automations.yaml ({err.strerror}); nothing was "
+            "deleted.",
+            code="failed",
+        ) from err
+    if not deleted:
         raise ToolFailure(f"{automation.alias} was already gone.", code="not_found")
     await store.record(hass).async_forget(automation.config_id)
     async_record_write(
@@ -422,6 +436,11 @@ async def _async_switch(
             f"Permission denied: Home Assistant refused to turn {automation.alias} "
             f"{'on' if on else 'off'}.",
             code="forbidden",
+        ) from err
+    except HomeAssistantError as err:
+        raise ToolFailure(
+            f"Home Assistant could not turn {automation.alias} {'on' if on else 'off'}: {err}",
+            code="failed",
         ) from err
     async_record_write(
         hass,
