@@ -605,3 +605,19 @@ async def test_approval_off_saves_at_once_and_a_failed_write_says_so(home: Home)
     assert "approved_by" not in data(saved)
     assert not approval_manager(home.hass)._by_id
     assert data(saved)["saved"] in home.file()
+
+
+async def test_automations_over_entities_a_user_cannot_read_are_hidden(home: Home) -> None:
+    """A user who may not read the lock neither sees nor finds an automation that locks it."""
+    args = home.save_args()
+    args["config"]["actions"] = [{"action": "lock.lock", "target": {"entity_id": home.lock}}]
+    saved = await _saved(home, args)
+    listed = data(await home.call("limited", {"action": "list"}))
+    assert listed["automations"] == []
+    assert listed["withheld"].startswith("1 automation(s)")
+    hidden = await home.call("limited", {"action": "get", "automation": saved["saved"]})
+    assert code(hidden) == "not_found"
+    assert "Hall light" not in data(hidden)["error"]["message"]
+    assert code(await home.call("limited", {"action": "explain", "automation": saved["saved"]}))
+    seen = data(await home.call("admin", {"action": "list"}))["automations"]
+    assert [item["id"] for item in seen] == [saved["saved"]]

@@ -86,22 +86,25 @@ async def async_automations(
         raise ToolFailure(
             f'{action} needs "automation": its id, entity_id or alias.', code="invalid"
         )
-    automation = store.find(await store.async_automations(hass), wanted)
+    # Only automations the caller may see are found (and named when none is).
+    automation = store.find(await _async_visible(hass, user), wanted)
     settings = gateway_settings(hass)
-    found = references(hass, automation.config or {})
     if action == "delete":
         return await _async_delete(hass, ctx, user, settings, automation)
-    if not may_read_all(hass, user, found):
-        raise ToolFailure(
-            f"Permission denied: {automation.alias} reaches entities this user may not read "
-            "or that are not exposed to assistants.",
-            code="forbidden",
-        )
     if action == "get":
         return _described(hass, automation, await store.record(hass).async_made())
     if action == "explain":
         return await async_explain(hass, automation)
     return await _async_switch(hass, ctx, user, settings, automation, on=action == "enable")
+
+
+async def _async_visible(hass: HomeAssistant, user: User) -> list[store.Automation]:
+    """The automations whose every entity the user may read and is exposed."""
+    return [
+        automation
+        for automation in await store.async_automations(hass)
+        if may_read_all(hass, user, references(hass, automation.config or {}))
+    ]
 
 
 async def _async_list(hass: HomeAssistant, user: User) -> dict[str, Any]:
@@ -198,7 +201,7 @@ async def _async_save(
     config = _config(args)
     existing = None
     if isinstance(wanted := args.get("automation"), str) and wanted.strip():
-        existing = store.find(await store.async_automations(hass), wanted)
+        existing = store.find(await _async_visible(hass, user), wanted)
         if existing.config_id is None:
             raise ToolFailure(
                 f"{existing.alias} has no id, so it is not kept in automations.yaml; edit it "
