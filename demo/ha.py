@@ -229,8 +229,12 @@ class HomeAssistantProcess:
             link.symlink_to(target)
         extra = self.extra_yaml
         if self.automations is not None:
-            # JSON is valid YAML, and it keeps the automations exactly as the caller wrote them.
-            (config_dir / "automations.yaml").write_text(json.dumps(self.automations, indent=2))
+            automations = config_dir / "automations.yaml"
+            # A kept run keeps the automations saved since (Settings → Automations, or an
+            # assistant's, approved). JSON is valid YAML, and it keeps the automations exactly
+            # as the caller wrote them.
+            if not (keep_state and automations.exists()):
+                automations.write_text(json.dumps(self.automations, indent=2))
             extra = f"automation: !include automations.yaml\n{extra}"
         stored_http = http_settings_stored()
         (config_dir / "configuration.yaml").write_text(

@@ -128,3 +128,53 @@ async def test_scene_activation_without_the_hook(
     assert scene._Scene__last_activated is not None  # type: ignore[attr-defined]
     if MAJOR_VERSION < 2026:
         assert scene.state == scene._Scene__last_activated  # type: ignore[attr-defined]
+
+
+# --- the automation editor, raw configs and traces --------------------------------------------
+
+_AUTOMATION = {
+    "alias": "Compat",
+    "triggers": [{"trigger": "event", "event_type": "compat_test"}],
+    "actions": [{"event": "compat_done"}],
+}
+
+
+async def test_automation_editor_writes_as_the_ui_does(hass: HomeAssistant, tmp_path: Any) -> None:
+    hass.config.config_dir = str(tmp_path)
+    (tmp_path / "configuration.yaml").write_text("automation: !include automations.yaml\n")
+    (tmp_path / "automations.yaml").write_text("[]\n")
+    assert await async_setup_component(hass, "automation", {})
+    editor = compat.automation_editor(hass)
+    assert editor is not None
+    assert compat.automation_editor(hass) is editor
+    assert await editor.async_validate(hass, "c1", _AUTOMATION) is None
+    bad = {**_AUTOMATION, "triggers": [{"trigger": "nope"}]}
+    assert "nope" in str(await editor.async_validate(hass, "c1", bad))
+    value = editor.stored_value("c1", {**_AUTOMATION, "mode": "single"})
+    assert list(value) == ["id", "alias", "triggers", "actions", "mode"]
+    await editor.async_write(hass, "c1", value)
+    assert await editor.async_read(hass) == [value]
+    await hass.services.async_call("automation", "reload", {"id": "c1"}, blocking=True)
+    assert compat.automation_raw_config(hass, "automation.compat") == value
+    hass.bus.async_fire("compat_test")
+    await hass.async_block_till_done()
+    [trace] = await compat.async_automation_traces(hass, "c1")
+    assert trace["script_execution"] == "finished"
+    assert "trigger/0" in trace["trace"]
+    assert await editor.async_delete(hass, "c1")
+    assert not await editor.async_delete(hass, "c1")
+    assert await editor.async_read(hass) == []
+
+
+async def test_automation_internals_fail_soft(
+    hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from homeassistant.components.config import automation as config_automation
+    from homeassistant.components.trace import util as trace_util
+
+    monkeypatch.delattr(config_automation, "EditAutomationConfigView")
+    assert compat.automation_editor(hass) is None
+    # Without the automation component loaded: no entity, no traces.
+    assert compat.automation_raw_config(hass, "automation.any") is None
+    monkeypatch.delattr(trace_util, "async_list_traces")
+    assert await compat.async_automation_traces(hass, "c1") == []

@@ -266,3 +266,19 @@ def test_home_assistant_runs_with_its_own_mcp_pin(
         assert command == (str(demo_main.HASS),)
     else:
         assert command == ("/core-pins/bin/python", "-P", "-m", "homeassistant")
+
+
+def test_kept_configuration_keeps_saved_automations(tmp_path: Path) -> None:
+    """Automations saved while the demo ran (an assistant's, approved) survive a kept restart;
+    a fresh configuration starts with the caller's."""
+    config = tmp_path / "config"
+    ha = HomeAssistantProcess(config_dir=config, port=18999, automations=[])
+    ha.write_configuration()
+    automations = config / "automations.yaml"
+    assert json.loads(automations.read_text()) == []
+    automations.write_text("- id: ai_0123456789ab\n  alias: Saved\n")
+    ha.write_configuration(keep_state=True)
+    assert "alias: Saved" in automations.read_text()
+    assert "automation: !include automations.yaml" in (config / "configuration.yaml").read_text()
+    ha.write_configuration()
+    assert json.loads(automations.read_text()) == []

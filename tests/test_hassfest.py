@@ -52,8 +52,9 @@ def test_manifest_keys_order_and_values() -> None:
     # http serves the gateway; application_credentials backs a backend's OAuth fallback.
     # auth: the gateway's OAuth metadata and registration use HA's login and token endpoints.
     assert MANIFEST["dependencies"] == ["application_credentials", "auth", "http", "webhook"]
-    # recorder: get_history reads it when it runs, and works without it.
-    assert MANIFEST["after_dependencies"] == ["recorder"]
+    # recorder: get_history reads it when it runs, and works without it. config and trace:
+    # the automations tool uses HA's automation editor and traces where they are loaded.
+    assert MANIFEST["after_dependencies"] == ["config", "recorder", "trace"]
     assert MANIFEST["requirements"] == []
     assert MANIFEST["integration_type"] == "hub"
     # Both hubs push their changes; one value stands for every backend (README says so).
@@ -481,7 +482,10 @@ def test_imported_components_are_declared_in_the_manifest() -> None:
 def test_the_import_check_finds_an_undeclared_component() -> None:
     """Without after_dependencies, recorder (imported by get_history.py) is an error."""
     manifest = {key: value for key, value in MANIFEST.items() if key != "after_dependencies"}
-    assert undeclared_components(ROOT, manifest) == {"gateway/tools/get_history.py": {"recorder"}}
+    assert undeclared_components(ROOT, manifest) == {
+        "core/compat.py": {"config", "trace"},
+        "gateway/tools/get_history.py": {"recorder"},
+    }
     assert "http" in {
         ref
         for refs in undeclared_components(ROOT, {**manifest, "dependencies": []}).values()

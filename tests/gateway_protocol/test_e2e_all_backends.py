@@ -18,7 +18,7 @@ from tests.backend_sims import registered_kinds
 from .conftest import URL
 from .test_sdk_clients import _streamable
 
-CORE = {"search_tools", "get_state", "set_state", "get_history", "list_backends"}
+CORE = {"search_tools", "get_state", "set_state", "get_history", "list_backends", "automations"}
 BUDGET_BYTES = 12 * 1024
 
 

@@ -16,7 +16,7 @@ from tests.hubitat.sim import Sim, first, make_entry, setup_entry
 from .conftest import ClientFactory, base_url, make_token
 from .test_sdk_clients import _sse, _streamable
 
-CORE = {"search_tools", "get_state", "set_state", "get_history", "list_backends"}
+CORE = {"search_tools", "get_state", "set_state", "get_history", "list_backends", "automations"}
 
 
 @pytest.fixture

@@ -34,6 +34,10 @@ REQUESTS: list[tuple[str, tuple[str, ...]]] = [
     ("has there been motion in the hallway in the last hour", ("core/get_history",)),
     ("which devices are offline", ("core/get_state",)),
     ("which smart home systems are connected", ("core/list_backends",)),
+    ("create an automation", ("core/automations",)),
+    ("make an automation", ("core/automations",)),
+    ("why didn't my automation run", ("core/automations",)),
+    ("delete the automation", ("core/automations",)),
 ]
 
 

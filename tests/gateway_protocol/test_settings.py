@@ -19,6 +19,7 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_APPROVAL_TIMEOUT,
     CONF_APPROVAL_TOOLS,
     CONF_APPROVERS,
+    CONF_AUTOMATIONS_FOR_USERS,
     CONF_EXPOSED_ONLY,
     CONF_MAX_ANSWER_MIB,
     CONF_RATE_LIMIT,
@@ -95,6 +96,8 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
         CONF_APPROVAL_EXEMPT: [],
         CONF_APPROVAL_ENTITIES: [],
         CONF_APPROVAL_TOOLS: [],
+        # Only administrators' assistants edit automations unless the owner says otherwise.
+        CONF_AUTOMATIONS_FOR_USERS: False,
     }
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED

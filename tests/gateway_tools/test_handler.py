@@ -43,7 +43,7 @@ from tests.results import result_data
 from .conftest import FakeRuntime, add_fake_entry, fake_tools
 
 GATEWAY = "hubitat_test_hub"
-CORE = ["search_tools", "get_state", "set_state", "get_history", "list_backends"]
+CORE = ["search_tools", "get_state", "set_state", "get_history", "list_backends", "automations"]
 
 
 def ctx(user: User | None, client: str | None = "pytest") -> RequestContext:
@@ -705,7 +705,7 @@ async def test_non_admins_can_be_kept_out(
     assert await handler.list_resources(ctx(hass_user)) == []
     refused = _data(await handler.call_tool(ctx(hass_user), "get_state", {}))
     assert "limited to administrators" in refused["error"]["message"]
-    assert len(await handler.list_tools(ctx(hass_admin_user))) == 6
+    assert len(await handler.list_tools(ctx(hass_admin_user))) == 7
 
 
 async def test_resources(

@@ -96,6 +96,7 @@ async def test_admin_controls_through_the_llm_api(
         "set_state",
         "get_history",
         "list_backends",
+        "automations",
         GATEWAY,
     ]
     # Each tool names its integration (HA 2026.x reports tools that do not).

@@ -35,6 +35,7 @@ CORE: dict[str, tuple[str, dict[str, Any]]] = {
     "get_history": (R, {"entity_ids": ["switch.kitchen_plug"]}),
     "list_backends": (R, {}),
     "set_state": (C, {"updates": [{"entity_id": "switch.kitchen_plug", "state": "on"}]}),
+    "automations": (C, {"action": "list"}),
 }
 # ... and every tool of the fake backend, as its classification table (or default) says.
 BACKEND: dict[str, tuple[str, dict[str, Any]]] = {

@@ -79,6 +79,7 @@ async def test_admin_session(
             "set_state",
             "get_history",
             "list_backends",
+            "automations",
             GATEWAY,
         ]
         assert all(tool.annotations is not None for tool in tools)

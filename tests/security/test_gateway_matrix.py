@@ -22,6 +22,7 @@ CORE_TIERS = {
     "get_history": "read",
     "list_backends": "read",
     "set_state": "control",
+    "automations": "control",
 }
 TIERS = {
     "admin": {"read", "control", "admin"},
@@ -124,6 +125,7 @@ async def test_every_core_tool_for_every_kind(home: SecurityHome) -> None:
         "get_history": {"entity_ids": [home.policy_light]},
         "list_backends": {},
         "set_state": {"updates": [{"entity_id": home.policy_light, "state": "on"}]},
+        "automations": {"action": "list"},
     }
     for name, tier in CORE_TIERS.items():
         for kind in SIGNED_IN:

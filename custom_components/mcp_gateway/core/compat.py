@@ -83,3 +83,142 @@ def record_scene_activation(scene: Scene) -> None:
         else:
             return
     scene._Scene__last_activated = dt_util.utcnow().isoformat()  # type: ignore[attr-defined]
+
+
+class AutomationEditor:
+    """Home Assistant's automation editor as its config view stores automations.
+
+    Internal: the config component's `EditAutomationConfigView` (its `_write_value`, which
+    orders the keys as the UI editor does, `_get_value`, `_delete_value`, `read_config`) and
+    `config.view._write` (HA's YAML dump, written atomically), with the validator the view is
+    registered with, `automation.config.async_validate_config_item`; the same on 2025.4 and
+    2026.10 (2026 raises probatio's `Invalid` where 2025 raises voluptuous'). One instance per
+    HA run, so the gateway's own writes are serialized by its lock; HA's view has a lock of its
+    own (a save in the UI at the very same moment may be overwritten, as between two browser
+    tabs). If the internals go: `automation_editor` answers None and the caller says
+    automations cannot be edited on this Home Assistant.
+    """
+
+    def __init__(self, view: Any, write: Callable[[str, Any], None], validate: Any) -> None:
+        self._view = view
+        self._write = write
+        self._validate = validate
+
+    def stored_value(self, config_id: str, config: dict[str, Any]) -> dict[str, Any]:
+        """The automation exactly as the editor writes it into automations.yaml."""
+        data: list[dict[str, Any]] = []
+        self._view._write_value(None, data, config_id, config)
+        value: dict[str, Any] = data[0]
+        return value
+
+    async def async_validate(
+        self, hass: HomeAssistant, config_id: str, config: dict[str, Any]
+    ) -> str | None:
+        """HA's own validation of one automation: None if valid, else HA's words."""
+        try:
+            await self._validate(hass, config_id, config)
+        except Exception as err:
+            return str(err) or type(err).__name__
+        return None
+
+    async def async_read(self, hass: HomeAssistant) -> list[dict[str, Any]]:
+        """Every automation in automations.yaml (a copy)."""
+        current = await self._view.read_config(hass)
+        return [dict(item) for item in current if isinstance(item, dict)]
+
+    async def async_write(self, hass: HomeAssistant, config_id: str, value: dict[str, Any]) -> None:
+        """Write one automation as the editor does (created, or replaced by its id)."""
+        async with self._view.mutation_lock:
+            current = await self._view.read_config(hass)
+            self._view._write_value(hass, current, config_id, value)
+            await hass.async_add_executor_job(
+                self._write, hass.config.path(self._view.path), current
+            )
+
+    async def async_delete(self, hass: HomeAssistant, config_id: str) -> bool:
+        """Remove one automation as the editor does; False if the file has no such id."""
+        async with self._view.mutation_lock:
+            current = await self._view.read_config(hass)
+            if self._view._get_value(hass, current, config_id) is None:
+                return False
+            self._view._delete_value(hass, current, config_id)
+            await hass.async_add_executor_job(
+                self._write, hass.config.path(self._view.path), current
+            )
+        return True
+
+
+_AUTOMATION_EDITOR: Final = f"{__name__}.automation_editor"
+
+
+def automation_editor(hass: HomeAssistant) -> AutomationEditor | None:
+    """The automation editor of this HA run (see AutomationEditor), or None."""
+    if (editor := hass.data.get(_AUTOMATION_EDITOR)) is not None:
+        return editor  # type: ignore[no-any-return]
+    try:
+        from homeassistant.components.automation import DOMAIN as AUTOMATION_DOMAIN
+        from homeassistant.components.automation.config import async_validate_config_item
+        from homeassistant.components.config import view as config_view
+        from homeassistant.components.config.automation import EditAutomationConfigView
+        from homeassistant.config import AUTOMATION_CONFIG_PATH
+        from homeassistant.helpers import config_validation as cv
+
+        view = EditAutomationConfigView(
+            AUTOMATION_DOMAIN,
+            "config",
+            AUTOMATION_CONFIG_PATH,
+            cv.string,
+            data_validator=async_validate_config_item,
+        )
+        write = config_view._write
+        editor = AutomationEditor(view, write, async_validate_config_item)
+    except Exception:  # another component's internals: no editing, said to the caller
+        _LOGGER.debug("Home Assistant's automation editor could not be reached", exc_info=True)
+        return None
+    hass.data[_AUTOMATION_EDITOR] = editor
+    return editor
+
+
+def automation_raw_config(hass: HomeAssistant, entity_id: str) -> dict[str, Any] | None:
+    """An automation's config as written (what HA's `automation/config` websocket command
+    answers), also for automations outside automations.yaml, or None.
+
+    Internal: the automation component's entity (`hass.data[DATA_COMPONENT]`, an
+    EntityComponent) and its `raw_config`; the same on both targets. If it goes: None, and the
+    caller reads automations.yaml only.
+    """
+    try:
+        from homeassistant.components.automation import DATA_COMPONENT
+
+        component = hass.data.get(DATA_COMPONENT)
+        entity = component.get_entity(entity_id) if component is not None else None
+        raw = getattr(entity, "raw_config", None)
+    except Exception:  # another component's internals
+        _LOGGER.debug("An automation's raw config could not be read", exc_info=True)
+        return None
+    return dict(raw) if isinstance(raw, dict) else None
+
+
+async def async_automation_traces(hass: HomeAssistant, item_id: str) -> list[dict[str, Any]]:
+    """The runs HA's trace component keeps of one automation (full traces, newest first),
+    or [].
+
+    Internal: `trace.util.async_list_traces` and `async_get_trace` (what the `trace/list`
+    and `trace/get` websocket commands call), the same on both targets; 2026.x keeps traces
+    of triggers whose trigger condition stopped them too, marked `not_triggered`. If they go
+    or change: [], and the caller says no run is recorded.
+    """
+    try:
+        from homeassistant.components.trace import util as trace_util
+
+        key = f"automation.{item_id}"
+        short = await trace_util.async_list_traces(hass, "automation", key)
+        traces: list[dict[str, Any]] = []
+        for run in short:
+            full: Any = await trace_util.async_get_trace(hass, key, run["run_id"])
+            traces.append(dict(full))
+    except Exception:  # another component's internals
+        _LOGGER.debug("An automation's traces could not be read", exc_info=True)
+        return []
+    traces.sort(key=lambda trace: str(trace.get("timestamp", {}).get("start", "")), reverse=True)
+    return traces

@@ -43,6 +43,7 @@ CONF_APPROVERS: Final = "approvers"
 CONF_APPROVAL_EXEMPT: Final = "approval_exempt_users"
 CONF_APPROVAL_ENTITIES: Final = "approval_entities"
 CONF_APPROVAL_TOOLS: Final = "approval_tools"
+CONF_AUTOMATIONS_FOR_USERS: Final = "automations_for_users"
 
 # The options form's upper bound; a higher rate is no limit worth having.
 MAX_RATE_LIMIT: Final = 10_000
@@ -89,6 +90,9 @@ class GatewaySettings:
     approval_entities: tuple[str, ...] = ()
     # Backend tool names (as the backend names them) that need approval, beside destructive ones.
     approval_tools: tuple[str, ...] = ()
+    # Users who are not administrators may have assistants save and delete automations (only
+    # over entities they may use); HA itself lets only administrators edit automations.
+    automations_for_users: bool = False
 
     @property
     def max_backend_answer_bytes(self) -> int:
@@ -151,6 +155,7 @@ def settings_from_options(options: Mapping[str, Any]) -> GatewaySettings:
         approval_exempt_users=_strings(options.get(CONF_APPROVAL_EXEMPT)),
         approval_entities=_strings(options.get(CONF_APPROVAL_ENTITIES)),
         approval_tools=_strings(options.get(CONF_APPROVAL_TOOLS)),
+        automations_for_users=bool(options.get(CONF_AUTOMATIONS_FOR_USERS, False)),
     )
 
 
@@ -286,6 +291,9 @@ def settings_schema(
             vol.Optional(CONF_APPROVAL_TOOLS, default=list(current.approval_tools)): TextSelector(
                 TextSelectorConfig(multiple=True)
             ),
+            vol.Optional(
+                CONF_AUTOMATIONS_FOR_USERS, default=current.automations_for_users
+            ): BooleanSelector(),
         }
     )
 
@@ -319,5 +327,6 @@ def options_from_input(user_input: Mapping[str, Any]) -> tuple[dict[str, Any], d
         CONF_APPROVAL_EXEMPT: list(_strings(user_input.get(CONF_APPROVAL_EXEMPT))),
         CONF_APPROVAL_ENTITIES: list(_strings(user_input.get(CONF_APPROVAL_ENTITIES))),
         CONF_APPROVAL_TOOLS: list(_strings(user_input.get(CONF_APPROVAL_TOOLS))),
+        CONF_AUTOMATIONS_FOR_USERS: bool(user_input.get(CONF_AUTOMATIONS_FOR_USERS, False)),
     }
     return options, {}

@@ -54,10 +54,15 @@ def _tag(pending: Pending) -> str:
     return f"{DOMAIN}_{pending.id}"
 
 
-def placeholders(pending: Pending) -> dict[str, str]:
-    """What each text about a request shows: what, who, through what, until when."""
+def placeholders(pending: Pending, *, details: bool = True) -> dict[str, str]:
+    """What each text about a request shows: what, who, through what, until when. The
+    details (an automation's exact config) follow the summary where there is room: not in a
+    title or a push notification."""
+    summary = pending.summary
+    if details and pending.details:
+        summary = f"{summary}\n\n{pending.details}"
     return {
-        "summary": pending.summary,
+        "summary": summary,
         "user": pending.user_name,
         "client": pending.client_name,
         "expires": dt_util.as_local(pending.deadline).strftime("%H:%M:%S"),
@@ -127,7 +132,7 @@ class PhoneChannel:
         if not services:
             return
         texts = await _texts(self.hass)
-        values = placeholders(pending)
+        values = placeholders(pending, details=False)
         data: dict[str, Any] = {
             "title": texts.get("approval_notification_title", "Approve?"),
             "message": _format(texts.get("approval_notification_message", "{summary}"), values),
@@ -211,7 +216,7 @@ class UiChannel:
 
     async def async_open(self, pending: Pending) -> None:
         """Put the request under Settings → Repairs and in the notifications."""
-        values = placeholders(pending)
+        values = placeholders(pending, details=False)
         ir.async_create_issue(
             self.hass,
             DOMAIN,
@@ -223,6 +228,7 @@ class UiChannel:
             translation_placeholders=values,
             data={"approval_id": pending.id},
         )
+        values = placeholders(pending)
         texts = await _texts(self.hass)
         persistent_notification.async_create(
             self.hass,

@@ -101,6 +101,8 @@ class Pending:
     decided_by_name: str | None = None
     channel: Channel | None = None
     decided: asyncio.Event = field(default_factory=asyncio.Event)
+    # What the approvers are shown after the summary (an automation's exact config).
+    details: str = ""
     _expiry: CALLBACK_TYPE | None = None
 
     @property
@@ -186,6 +188,7 @@ class ApprovalManager:
         summary: str,
         entity_ids: Sequence[str] = (),
         tier: ToolTier = ToolTier.CONTROL,
+        details: str = "",
     ) -> Pending:
         """The live approval of this call, else a new one with its approvers asked."""
         key = call_key(user.id, tool, arguments)
@@ -205,6 +208,7 @@ class ApprovalManager:
             tier=tier,
             created=now,
             deadline=now + timedelta(seconds=timeout),
+            details=details,
         )
         self._by_id[pending.id] = pending
         pending._expiry = async_call_later(self.hass, timeout, self._expire_cb(pending))
@@ -653,8 +657,9 @@ APPROVE_SCHEMA: Final[ElicitRequestedSchema] = {
 def prompt_message(pending: Pending) -> str:
     """What the person at the AI app is asked."""
     seconds = max(0, int((pending.deadline - dt_util.utcnow()).total_seconds()))
+    details = f"\n\n{pending.details}\n\n" if pending.details else " "
     return (
-        f"Home Assistant asks you to approve: {pending.summary}. Requested by "
+        f"Home Assistant asks you to approve: {pending.summary}.{details}Requested by "
         f"{pending.user_name} through {pending.client_name}. Without an answer within "
         f"{seconds} s it is declined."
     )

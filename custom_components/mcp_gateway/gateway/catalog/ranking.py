@@ -42,10 +42,20 @@ INTENT_FIT: Final[Mapping[Intent, Mapping[Intent, float]]] = {
 # The core tools work over every backend with HA's permissions: where a backend's own tool
 # does the same, the core one comes first.
 CORE_WEIGHT: Final = 1.2
+# A tool of several actions (an `action` argument) answers a question a little less well
+# than one that only reads.
+SEVERAL_ACTIONS_READ_WEIGHT: Final = 0.85
 # A tool named for the very action asked for ("stop" → dismiss_session) is preferred.
 ACTION_WEIGHT: Final = 1.25
 _CREATES: Final = frozenset({"create", "add", "new", "import", "clone", "install"})
+# A core tool with an `action` argument does each of its actions: what they mean, besides
+# their own word, to a request ("save" creates and updates, "explain" reads).
+_ACTION_MEANS: Final[Mapping[str, tuple[str, ...]]] = {
+    "save": ("create", "update"),
+    "explain": ("get",),
+}
 _DELETES: Final = frozenset({"delete", "remove", "uninstall", "erase"})
+_READS: Final = frozenset({"list", "get", "read", "show", "search", "find"})
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -58,6 +68,27 @@ def first_line(text: str) -> str:
     if len(line) > ABOUT_CHARS:
         line = line[: ABOUT_CHARS - 1].rstrip() + "…"
     return line
+
+
+def core_actions(tool: CoreTool) -> frozenset[str]:
+    """The words of a core tool's `action` enum, with what each means besides itself."""
+    schema = tool.input_schema.get("properties", {}).get("action")
+    values = schema.get("enum") if isinstance(schema, Mapping) else None
+    if not isinstance(values, list):
+        return frozenset()
+    words = {
+        word
+        for value in values
+        if isinstance(value, str)
+        for word in (value, *_ACTION_MEANS.get(value, ()))
+    }
+    return frozenset(term for word in words for term in tokenize(word))
+
+
+def _action_intent(word: str) -> Intent:
+    if word in _READS:
+        return Intent.READ
+    return tool_intent(word, None, ToolTier.CONTROL)
 
 
 def tool_intent(name: str, annotations: Any, tier: ToolTier) -> Intent:
@@ -94,10 +125,17 @@ def rank_hits(
     weighed: list[tuple[float, int, tuple[str | None, str]]] = []
     for order, hit in enumerate(index.search(request, max(limit * 4, 20))):
         gateway, name = refs[hit.key]
+        actions: frozenset[str] = frozenset()
         if gateway is None:
             if (tool := core.get(name)) is None:
                 continue
             kind = Intent.READ if tool.read_only else tool_intent(name, None, ToolTier.CONTROL)
+            if actions := core_actions(tool):
+                # The action that fits the request best is the one it would call.
+                kind = max(
+                    {_action_intent(action) for action in actions},
+                    key=lambda intent: INTENT_FIT[request.intent or Intent.CHANGE][intent],
+                )
             weight = CORE_WEIGHT
             destructive, hinted = tool.destructive, tool.destructive
         elif (sub := subs.get((gateway, name))) is not None:
@@ -112,8 +150,15 @@ def rank_hits(
             continue
         if request.intent is not None:
             weight *= INTENT_FIT[request.intent][kind]
+            if actions and request.intent is Intent.READ:
+                # A question is best answered by a tool that only reads.
+                weight *= SEVERAL_ACTIONS_READ_WEIGHT
         named = set(tokenize(name))
-        if asked and asked & named:
+        # An action of a tool's `action` argument counts as its name's verb where the request
+        # creates or deletes: a listing it also offers is no reason to put it first.
+        if request.intent not in (Intent.CREATE, Intent.DELETE):
+            actions = frozenset()
+        if asked and asked & (named | actions):
             weight *= ACTION_WEIGHT
         # A tool named, word for word, for what was asked ("back up the hub" →
         # hub_create_backup) is what the user wants, guarded or not.

@@ -17,6 +17,7 @@ from typing import Final
 
 from ...backends.base import ToolTier
 from ..catalog.store import CoreTool
+from .automations import AUTOMATIONS_SCHEMA, DESCRIPTION, TOOL, async_automations
 from .get_history import GET_HISTORY_SCHEMA, async_get_history
 from .get_state import GET_STATE_SCHEMA, async_get_state
 from .list_backends import LIST_BACKENDS_SCHEMA, async_list_backends
@@ -77,5 +78,16 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         tier=ToolTier.READ,
         read_only=True,
         run=async_list_backends,
+    ),
+    CoreTool(
+        name=TOOL,
+        title="Automations",
+        description=DESCRIPTION,
+        input_schema=AUTOMATIONS_SCHEMA,
+        tier=ToolTier.CONTROL,
+        read_only=False,
+        destructive=True,
+        idempotent=False,
+        run=async_automations,
     ),
 )

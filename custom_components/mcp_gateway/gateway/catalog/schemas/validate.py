@@ -15,6 +15,9 @@ from typing import Any, Final
 
 from .subset import json_type
 
+# The title of a string property that takes JSON text, and the object or array itself.
+JSON_TEXT_TITLE: Final = "JSON text"
+
 _JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
     "string": (str,),
     "integer": (int,),
@@ -42,6 +45,10 @@ def _lift(schema: Any, value: Any) -> Any:
     # every gateway call comes through here.
     if not isinstance(schema, dict):
         return value
+    if isinstance(value, dict | list) and schema.get("title") == JSON_TEXT_TITLE:
+        # A free-form value no portable schema can declare is asked for as JSON text; the
+        # object or array itself is what most clients send.
+        return json.dumps(value)
     lift = _LIFTS.get(json_type(value))
     return value if lift is None else lift(schema, value)
 
