@@ -20,16 +20,27 @@ from unittest.mock import patch
 
 from aiohttp.test_utils import TestClient
 from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN, User
+from homeassistant.const import EVENT_HOMEASSISTANT_FINAL_WRITE
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
-from pytest_homeassistant_custom_component.common import MockUser, async_mock_service
+from pytest_homeassistant_custom_component.common import (
+    MockUser,
+    async_mock_service,
+)
 
 from custom_components.mcp_gateway.gateway.approval import manager as approval_module
 from custom_components.mcp_gateway.gateway.approval.manager import (
+    DATA_APPROVALS,
     Outcome,
     Pending,
     approval_manager,
+)
+from custom_components.mcp_gateway.gateway.approval.phones import (
+    DATA_SIGN_INS,
+    async_pickable_phones,
+    async_setup_sign_ins,
+    machine_token,
 )
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
@@ -365,3 +376,35 @@ async def test_phones_are_picked_from_a_persons_sign_in(wire: Wire) -> None:
     stored = await submit("browser")
     assert stored["type"] == "create_entry", stored
     assert entry.options[APPROVAL_PHONES] == [wire.entries["Owner iPhone"]]
+
+
+async def test_the_ai_sign_in_stays_known_after_a_restart(
+    wire: Wire, hass_storage: dict[str, Any]
+) -> None:
+    """Which sign-ins called the gateway, and which token registered which device, outlive a
+    restart: the AI app's sign-in does not become a person's until it calls again."""
+    hass = wire.hass
+    oauth = hass.auth.async_validate_access_token(wire.tokens["ai_oauth"])
+    phone_app = hass.auth.async_validate_access_token(wire.tokens["phone_app"])
+    assert oauth is not None
+    assert phone_app is not None
+    # Home Assistant stops: what waits to be written is written.
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_FINAL_WRITE)
+    await hass.async_block_till_done()
+    stored = hass_storage["mcp_gateway.sign_ins"]["data"]
+    assert stored["callers"] == [oauth.id]
+    by_device = {name: stored["registrations"][entry_id] for name, entry_id in wire.entries.items()}
+    assert by_device["Owner iPhone"] == {"token_id": phone_app.id, "long_lived": False}
+    assert by_device["AI phone"]["long_lived"] is True
+    assert by_device["AI sign-in phone"] == {"token_id": oauth.id, "long_lived": False}
+
+    # Home Assistant starts again: nothing in memory, the notes from storage.
+    hass.data.pop(DATA_APPROVALS)
+    hass.data.pop(DATA_SIGN_INS)
+    await async_setup_sign_ins(hass)
+    assert not approval_manager(hass).is_caller_token(oauth.id)
+    assert machine_token(hass, oauth.id)
+    assert not machine_token(hass, phone_app.id)
+    assert [name for _, name in await async_pickable_phones(hass)] == [
+        f"Owner iPhone ({wire.owner.name})"
+    ]

@@ -38,7 +38,7 @@ from homeassistant.util import dt as dt_util
 from ...core.const import DOMAIN
 from ...core.settings import gateway_settings
 from .manager import Channel, Pending, approval_manager, async_approver_ids
-from .phones import MOBILE_APP, async_setup_registrations, notify_service, registered_by_machine
+from .phones import MOBILE_APP, async_setup_sign_ins, notify_service, registered_by_machine
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -300,4 +300,4 @@ def async_setup_channels(hass: HomeAssistant) -> None:
     phone.async_listen()
     manager.channels.extend((phone, UiChannel(hass)))
     # Until the notes of who registered which phone are loaded, no phone is asked.
-    hass.async_create_task(async_setup_registrations(hass), eager_start=True)
+    hass.async_create_task(async_setup_sign_ins(hass), eager_start=True)

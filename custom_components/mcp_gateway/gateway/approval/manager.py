@@ -162,6 +162,10 @@ class ApprovalManager:
         """Whether this refresh token has called the gateway since Home Assistant started."""
         return token_id in self._caller_tokens
 
+    def caller_tokens(self) -> frozenset[str]:
+        """The refresh tokens that have called the gateway since Home Assistant started."""
+        return frozenset(self._caller_tokens)
+
     # --- requests ----------------------------------------------------------------------------
 
     def get(self, approval_id: str) -> Pending | None:
