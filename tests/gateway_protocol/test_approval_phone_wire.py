@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
+import json
 import sys
 import types
 from typing import Any
@@ -126,6 +127,29 @@ class Wire:
             },
         )
         assert response.status == 200, await response.text()
+
+    async def webhook_over_websocket(self, kind: str, device: str, action: str) -> None:
+        """Home Assistant's `webhook/handle` websocket command: any signed-in user may hand
+        any webhook a body (here even the owner's phone's, as if its id had leaked)."""
+        ws = await self.ws_client(self.hass, self.tokens[kind])
+        body = {
+            "type": "fire_event",
+            "data": {"event_type": EVENT, "event_data": {"action": action}},
+        }
+        await ws.send_json(
+            {
+                "id": 1,
+                "type": "webhook/handle",
+                "webhook_id": self.hooks[device],
+                "method": "POST",
+                "body": json.dumps(body),
+                "headers": {"Content-Type": "application/json"},
+            }
+        )
+        answer = await ws.receive_json()
+        assert answer["success"], answer
+        assert answer["result"]["status"] == 200, answer
+        await ws.close()
 
     async def fire_rest(self, kind: str, action: str) -> None:
         response = await self.clients[kind].post(f"/api/events/{EVENT}", json={"action": action})
@@ -270,6 +294,8 @@ async def test_the_ai_app_cannot_answer_on_any_channel(wire: Wire) -> None:
         await wire.fire_websocket("ai_oauth", action)
         await wire.tap_webhook("AI phone", action)
         await wire.tap_webhook("AI sign-in phone", action)
+        for device in ("Owner iPhone", "AI phone"):
+            await wire.webhook_over_websocket("ai_oauth", device, action)
         await hass.async_block_till_done()
         assert pending.open, action
     # The owner's own phone with the bare approval id, or a guessed secret: nothing.
