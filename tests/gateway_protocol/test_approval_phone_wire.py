@@ -165,7 +165,7 @@ class Wire:
         await ws.close()
 
 
-async def _register(client: TestClient, name: str) -> str:
+async def _register(client: TestClient, name: str, device_id: str | None = None) -> str:
     """Register a device the way the Home Assistant app does; its webhook id."""
     response = await client.post(
         "/api/mobile_app/registrations",
@@ -174,7 +174,7 @@ async def _register(client: TestClient, name: str) -> str:
             "app_name": "Home Assistant",
             "app_version": "2025.1",
             "device_name": name,
-            "device_id": name.lower().replace(" ", "-"),
+            "device_id": device_id or name.lower().replace(" ", "-"),
             "manufacturer": "Apple",
             "model": "iPhone",
             "os_name": "iOS",
@@ -434,3 +434,22 @@ async def test_the_ai_sign_in_stays_known_after_a_restart(
     assert [name for _, name in await async_pickable_phones(hass)] == [
         f"Owner iPhone ({wire.owner.name})"
     ]
+
+
+async def test_a_device_named_like_the_owners_phone_gets_no_question(
+    wire: Wire, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The mobile app names a device's notify service after the device's name. The AI app
+    registering a device of the same name as the owner's phone could receive the question
+    meant for the phone: then no phone of that name is asked."""
+    hass = wire.hass
+    await _register(wire.clients["ai_llat"], "Owner iPhone", "another-device")
+    await hass.async_block_till_done()
+    assert len(hass.config_entries.async_entries("mobile_app")) == 4
+    _pick(wire, "Owner iPhone")
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        result = await (await wire.unlock())
+    await hass.async_block_till_done()
+    assert result["isError"]
+    assert wire.sent["Owner iPhone"] == []
+    assert "another mobile app device has its name" in caplog.text

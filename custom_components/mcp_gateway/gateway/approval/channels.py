@@ -117,15 +117,24 @@ class PhoneChannel:
     def phones_of(self, user_ids: set[str]) -> list[tuple[ConfigEntry, str]]:
         """The picked devices (entry, notify service) of these users that may be asked."""
         picked = gateway_settings(self.hass).approval_phones
+        entries = self.hass.config_entries.async_entries(MOBILE_APP)
+        services = [notify_service(entry) for entry in entries]
         phones: list[tuple[ConfigEntry, str]] = []
-        for entry in self.hass.config_entries.async_entries(MOBILE_APP):
+        for entry, service in zip(entries, services, strict=True):
             if (
                 entry.entry_id not in picked
                 or entry.data.get("user_id") not in user_ids
                 or registered_by_machine(self.hass, entry.entry_id)
             ):
                 continue
-            service = notify_service(entry)
+            if services.count(service) > 1:
+                # The mobile app names a device's notify service after the device's name: with
+                # two devices of one name, the question could go to the other one.
+                _LOGGER.warning(
+                    "Not asking %s for an approval: another mobile app device has its name",
+                    entry.title,
+                )
+                continue
             if self.hass.services.has_service("notify", service):
                 phones.append((entry, service))
         return phones
