@@ -31,6 +31,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from custom_components.mcp_gateway.gateway.approval import manager as approval_module
+from custom_components.mcp_gateway.gateway.approval.channels import async_setup_channels
 from custom_components.mcp_gateway.gateway.approval.manager import (
     DATA_APPROVALS,
     Outcome,
@@ -434,6 +435,27 @@ async def test_the_ai_sign_in_stays_known_after_a_restart(
     assert [name for _, name in await async_pickable_phones(hass)] == [
         f"Owner iPhone ({wire.owner.name})"
     ]
+    # A request waiting under Settings → Repairs: the AI app's sign-in cannot approve it,
+    # the owner's browser can.
+    async_setup_channels(hass)
+    pending = await approval_manager(hass).async_request(
+        wire.owner,
+        "Some app",
+        tool="set_state",
+        arguments={"updates": [{"entity_id": wire.lock, "state": "unlocked"}]},
+        summary="Garage Lock → unlocked",
+        entity_ids=(wire.lock,),
+    )
+    issue = {"handler": "mcp_gateway", "issue_id": f"approval_{pending.id}"}
+    for kind, reason in (("ai_oauth", "approval_not_allowed"), ("browser", "approved")):
+        response = await wire.clients[kind].post("/api/repairs/issues/fix", json=issue)
+        flow = await response.json()
+        response = await wire.clients[kind].post(
+            f"/api/repairs/issues/fix/{flow['flow_id']}", json={"next_step_id": "approve"}
+        )
+        assert (await response.json())["reason"] == reason
+    assert pending.outcome is Outcome.APPROVED
+    await approval_manager(hass).async_consume(pending)
 
 
 async def test_a_device_named_like_the_owners_phone_gets_no_question(
