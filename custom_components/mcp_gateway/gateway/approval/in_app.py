@@ -32,7 +32,7 @@ _DOMAIN_CATEGORIES: Final = {
 # Tools whose name says they store or run something that acts later: hub rules, Rule
 # Machine, HomeKit scenes and automations, HA's own automations and scripts.
 _STORED_WORDS: Final = ("rule", "automation", "scene", "script", "trigger")
-# Tools whose name says they act on an alarm system (Hubitat's HSM).
+# Tools whose name says they act on an alarm system (a hub's security monitor).
 _ALARM_WORDS: Final = ("hsm", "alarm", "security")
 
 

@@ -11,6 +11,7 @@ register a "phone" of its own and tap through that, and even carry the notificat
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 import json
@@ -19,7 +20,7 @@ import types
 from typing import Any
 from unittest.mock import patch
 
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
 from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN, User
 from homeassistant.const import EVENT_HOMEASSISTANT_FINAL_WRITE
 from homeassistant.core import HomeAssistant
@@ -44,6 +45,7 @@ from custom_components.mcp_gateway.gateway.approval.phones import (
     async_setup_sign_ins,
     machine_token,
 )
+from simulators.hubitat import create_app
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 
@@ -74,6 +76,17 @@ def nacl_stub(monkeypatch: pytest.MonkeyPatch) -> None:
         modules["nacl.exceptions"].CryptoError = type("CryptoError", (Exception,), {})  # type: ignore[attr-defined]
         for name, module in modules.items():
             monkeypatch.setitem(sys.modules, name, module)
+
+
+@pytest.fixture
+async def sim(socket_enabled: None) -> AsyncIterator[Sim]:
+    """A simulated hub on 127.0.0.1 whose commands take effect at once."""
+    server = TestServer(
+        create_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"
+    )
+    await server.start_server()
+    yield Sim(server, "42")
+    await server.close()
 
 
 @dataclass
