@@ -120,5 +120,5 @@ def test_the_check_sees_an_upward_import() -> None:
     modules = _modules()
     view = _imports("gateway.http.view", modules["gateway.http.view"], set(modules))
     assert "core.const" in view
-    assert "gateway.approval.manager" in view
+    assert "gateway.approval.phones" in view
     assert RANKS[_package("gateway.http.view")] < RANKS[_package("core.const")]

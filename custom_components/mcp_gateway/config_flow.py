@@ -21,6 +21,7 @@ from .core.settings import (
     options_from_input,
     settings_schema,
 )
+from .gateway.approval.phones import async_pickable_phones, request_by_machine
 from .registry import BACKENDS, backend
 
 type _Step = Callable[[dict[str, Any] | None], Awaitable[ConfigFlowResult]]
@@ -62,7 +63,7 @@ class _FlowBase(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
             "gateway",
             user_input,
             self.add_suggested_values_to_schema(
-                settings_schema({}, await _people(self.hass)), user_input
+                settings_schema({}, *await _choices(self.hass)), user_input
             ),
             lambda options: self.async_create_entry(
                 title=GATEWAY_TITLE, data={CONF_BACKEND: KIND_GATEWAY}, options=options
@@ -78,7 +79,7 @@ class _FlowBase(config_entry_oauth2_flow.AbstractOAuth2FlowHandler):
             self,
             "gateway_reconfigure",
             user_input,
-            settings_schema(entry.options, await _people(self.hass)),
+            settings_schema(entry.options, *await _choices(self.hass)),
             lambda options: self.async_update_reload_and_abort(entry, options=options),
         )
 
@@ -181,9 +182,16 @@ class McpGatewayOptionsFlow(OptionsFlow):
             self,
             "gateway",
             user_input,
-            settings_schema(self.config_entry.options, await _people(self.hass)),
+            settings_schema(self.config_entry.options, *await _choices(self.hass)),
             lambda options: self.async_create_entry(data=options),
         )
+
+
+async def _choices(
+    hass: HomeAssistant,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The people and the phones the approval settings offer."""
+    return await _people(hass), await async_pickable_phones(hass)
 
 
 async def _people(hass: HomeAssistant) -> list[tuple[str, str]]:
@@ -208,7 +216,11 @@ def _settings_step(
 ) -> ConfigFlowResult:
     """The gateway settings form (entry, reconfigure and options alike); `store` keeps them."""
     errors: dict[str, str] = {}
-    if user_input is not None:
+    if user_input is not None and request_by_machine(flow.hass):
+        # Whoever holds the AI app's token must not turn approval off, pick its own "phone"
+        # or allow approving in the app: these settings change from a person's own sign-in.
+        errors = {"base": "signed_in_person_needed"}
+    elif user_input is not None:
         options, errors = options_from_input(user_input)
         if not errors:
             return store(options)

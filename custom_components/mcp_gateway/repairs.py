@@ -1,20 +1,19 @@
 """Fix flows of the integration's repair issues: Approve or Decline a call waiting for a person.
 
-HA finds this platform by its name. An approval's issue (gateway/approval_channels.py) opens a
+HA finds this platform by its name. An approval's issue (gateway/approval/channels.py) opens a
 menu; the answer counts for the user signed in to the page that sent it (the flow runs inside
 that HTTP request), and only if the approval core lets that user decide it. A long-lived
-access token is what an AI app is usually given, so an answer sent with one does not count.
+access token is what an AI app is usually given, and an OAuth sign-in that has called the
+gateway is the AI app's own: an answer sent with either does not count
+(gateway/approval/phones.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN
-from homeassistant.components.http.const import KEY_HASS_REFRESH_TOKEN_ID, KEY_HASS_USER
 from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.http import current_request
 
 try:
     from homeassistant.components.repairs import (  # type: ignore[attr-defined, unused-ignore]
@@ -27,6 +26,7 @@ except ImportError:  # HA before repairs flows had their own result type (2025.4
 
 from .gateway.approval.channels import ISSUE_PREFIX, placeholders
 from .gateway.approval.manager import Channel, approval_manager
+from .gateway.approval.phones import signed_in_person
 
 
 class ApprovalFlow(RepairsFlow):
@@ -59,9 +59,9 @@ class ApprovalFlow(RepairsFlow):
         pending = manager.get(self.approval_id)
         if pending is None or not pending.open:
             return self.async_abort(reason="approval_ended")
-        user_id = await self._signed_in_user()
-        if user_id is None or not await manager.async_decide(
-            self.approval_id, approved, user_id=user_id, channel=Channel.UI
+        person = signed_in_person(self.hass)
+        if person is None or not await manager.async_decide(
+            self.approval_id, approved, user_id=person.id, channel=Channel.UI
         ):
             return self.async_abort(reason="approval_not_allowed")
         # An abort, not an entry: the frontend ends a created entry with its fixed "The issue
@@ -71,26 +71,6 @@ class ApprovalFlow(RepairsFlow):
                 reason="approved", description_placeholders=placeholders(pending)
             )
         return self.async_abort(reason="declined", description_placeholders=placeholders(pending))
-
-    async def _signed_in_user(self) -> str | None:
-        """The user of the page that answers: None without one, with a long-lived token, or
-        with a sign-in that has called the gateway (the AI app's own)."""
-        request = current_request.get()
-        if request is None:
-            return None
-        user = request.get(KEY_HASS_USER)
-        token_id = request.get(KEY_HASS_REFRESH_TOKEN_ID)
-        token = self.hass.auth.async_get_refresh_token(token_id) if token_id else None
-        if (
-            user is None
-            or token is None
-            or token.token_type == TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN
-            # The AI app's own sign-in (OAuth) answering for its call is no person's answer.
-            or approval_manager(self.hass).is_caller_token(token.id)
-        ):
-            return None
-        user_id: str = user.id
-        return user_id
 
 
 async def async_create_fix_flow(

@@ -39,6 +39,7 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_APPROVAL,
     CONF_APPROVAL_ENTITIES,
     CONF_APPROVAL_EXEMPT,
+    CONF_APPROVAL_PHONES,
     CONF_APPROVAL_TOOLS,
     CONF_APPROVERS,
     CONF_EXPOSED_ONLY,
@@ -303,16 +304,35 @@ async def test_concurrent_identical_calls_run_once(home: Home) -> None:
 
 
 def _phone(hass: HomeAssistant, user: User, name: str) -> None:
-    """A device the mobile app registered for `user`, with its notify service."""
-    MockConfigEntry(
+    """A device the mobile app registered for `user`, with its notify service, picked in the
+    gateway settings to be asked."""
+    phone = MockConfigEntry(
         domain="mobile_app",
         title=name,
         data={"user_id": user.id, "device_name": name, "webhook_id": f"hook-{name}"},
-    ).add_to_hass(hass)
+    )
+    phone.add_to_hass(hass)
+    entry = _gateway_entry(hass)
+    picked = [*entry.options.get(CONF_APPROVAL_PHONES, []), phone.entry_id]
+    hass.config_entries.async_update_entry(
+        entry, options={**entry.options, CONF_APPROVAL_PHONES: picked}
+    )
 
 
 def _tap(hass: HomeAssistant, user: User | None, action: str) -> None:
-    """What the mobile app's webhook fires for a tap: the device's user as the context."""
+    """What the mobile app's webhook fires for a tap (as Home Assistant Cloud relays it,
+    outside any HTTP request): the action with the secret `user`'s phone was sent (none if it
+    was sent nothing), the device's user as the context."""
+    approval_id = action.removeprefix("MCP_GATEWAY_APPROVE_").removeprefix("MCP_GATEWAY_DECLINE_")
+    phone = next(
+        c
+        for c in approval_manager(hass).channels
+        if isinstance(c, approval_channels_module.PhoneChannel)
+    )
+    for question in phone.sent.get(approval_id, ()):
+        if user is not None and question.user_id == user.id:
+            action = f"{action}_{question.secret}"
+            break
     hass.bus.async_fire(
         "mobile_app_notification_action",
         {"action": action},
@@ -334,10 +354,10 @@ async def test_phone_approves_and_the_call_runs_once(home: Home) -> None:
     assert not not_sent
     (ask,) = sent
     actions = ask.data["data"]["actions"]
-    assert [a["action"] for a in actions] == [
-        f"MCP_GATEWAY_APPROVE_{pending.id}",
-        f"MCP_GATEWAY_DECLINE_{pending.id}",
-    ]
+    # Each carries a secret of its own (the approval id is no secret: the caller gets it).
+    approve, decline = (a["action"] for a in actions)
+    assert re.fullmatch(rf"MCP_GATEWAY_APPROVE_{re.escape(pending.id)}_[0-9a-f]{{32}}", approve)
+    assert decline == approve.replace("APPROVE", "DECLINE")
     assert "Garage" in ask.data["message"] or pending.summary in ask.data["message"]
     # A tap from the other user's phone does not count.
     _tap(hass, ordinary, f"MCP_GATEWAY_APPROVE_{pending.id}")
@@ -412,8 +432,9 @@ async def test_ui_repair_issue_approves(home: Home) -> None:
     assert found.is_fixable
     assert found.translation_key == "approval_request"
     assert found.translation_placeholders["user"] == home.users["admin"].name
+    # No notification every user would see, naming who asked for what.
     notifications = persistent_notification._async_get_or_create_notifications(hass)
-    assert f"mcp_gateway_{issue}" in notifications
+    assert not notifications
     # Repairs is for administrators only: HA refuses the others itself.
     status, _ = await _fix(home.clients["user"], issue, "approve")
     assert status == 401
@@ -426,7 +447,6 @@ async def test_ui_repair_issue_approves(home: Home) -> None:
     assert not result["isError"], result
     assert home.lock_device.value("lock") == "unlocked"
     assert ir.async_get(hass).async_get_issue("mcp_gateway", issue) is None
-    assert f"mcp_gateway_{issue}" not in notifications
     assert events[-1].data["channel"] == "ui"
     assert events[-1].data["decided_by"] == home.users["admin"].name
 

@@ -31,7 +31,12 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
 )
 
-from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.core.settings import (
+    CATEGORY_LOCKS,
+    CATEGORY_OTHER,
+    CONF_EXPOSED_ONLY,
+    CONF_IN_APP_APPROVAL,
+)
 from custom_components.mcp_gateway.gateway.approval import manager as approval_module
 from custom_components.mcp_gateway.gateway.approval.manager import (
     EVENT_APPROVAL,
@@ -72,7 +77,10 @@ class Home:
 @pytest.fixture
 async def home(hass: HomeAssistant, sim: Sim, hass_client: Any, hass_access_token: str) -> Home:
     assert await async_setup_component(hass, "http", {})
-    gateway_entry({CONF_EXPOSED_ONLY: False}).add_to_hass(hass)
+    # The owner allows approving locks in the app (off by default; see the tests at the end).
+    gateway_entry(
+        {CONF_EXPOSED_ONLY: False, CONF_IN_APP_APPROVAL: [CATEGORY_LOCKS, CATEGORY_OTHER]}
+    ).add_to_hass(hass)
     await setup_entry(hass, make_entry(sim))
     device = first(sim, "lock")
     lock = entity_id(hass, sim, f"{device.id}_lock", "lock")
@@ -180,8 +188,9 @@ async def test_declined_in_the_app_changes_nothing(
 
 @pytest.mark.parametrize("kind", ["user", "read_only"])
 async def test_other_user_kinds(home: Home, hass_read_only_access_token: str, kind: str) -> None:
-    """An ordinary user who may control the lock approves their own call in the app; a
-    read-only user is refused before anyone is asked."""
+    """An ordinary user is no approver: their own app is not asked, its answer would not
+    count, and the call waits for an approver on a phone or in Home Assistant. A read-only
+    user is refused before anyone is asked."""
     if kind == "user":
         user = MockUser(
             name="Ordinary", groups=[await home.hass.auth.async_get_group(GROUP_ID_USER)]
@@ -192,16 +201,21 @@ async def test_other_user_kinds(home: Home, hass_read_only_access_token: str, ki
     else:
         token = hass_read_only_access_token
     answer, seen = _person("accept", approve=True)
-    async with _streamable(home.url, token, answer) as session:
-        result = await session.call_tool("set_state", home.unlock_args())
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        async with _streamable(home.url, token, answer) as session:
+            result = await session.call_tool("set_state", home.unlock_args())
+    assert seen == []
+    assert not home.unlocked()
     if kind == "user":
-        assert not result.isError, result
-        assert "Ordinary" in seen[0].message
-        assert home.unlocked()
+        assert _code(result) == "approval_pending"
+        pending = await _open(home)
+        assert not await approval_manager(home.hass).async_decide(
+            pending.id, True, user_id=user.id, channel=Channel.CLIENT
+        )
+        assert pending.open
     else:
         assert result.isError
-        assert seen == []
-        assert not home.unlocked()
+        assert not approval_manager(home.hass)._by_id
 
 
 async def test_no_answer_in_the_app_expires(home: Home) -> None:
@@ -392,3 +406,28 @@ async def test_dismissed_in_the_app_leaves_it_to_ha(home: Home) -> None:
     pending = await _open(home)
     assert pending.open
     assert not home.unlocked()
+
+
+# --- which requests the app may approve ---------------------------------------------------
+
+
+async def test_locks_are_not_approved_in_the_app_by_default(home: Home) -> None:
+    """With the settings' defaults, the owner's own app is not asked to approve an unlock,
+    and an answer through it would not count: a phone or Home Assistant decides."""
+    entry = next(
+        e for e in home.hass.config_entries.async_entries("mcp_gateway") if e.unique_id == "gateway"
+    )
+    options = {k: v for k, v in entry.options.items() if k != CONF_IN_APP_APPROVAL}
+    home.hass.config_entries.async_update_entry(entry, options=options)
+    answer, seen = _person("accept", approve=True)
+    with patch.object(approval_module, "HOLD_SECONDS", 0.05):
+        async with _streamable(home.url, home.token, answer) as session:
+            result = await session.call_tool("set_state", home.unlock_args())
+    assert _code(result) == "approval_pending"
+    assert seen == []
+    assert not home.unlocked()
+    pending = await _open(home)
+    assert not await approval_manager(home.hass).async_decide(
+        pending.id, True, user_id=pending.user_id, channel=Channel.CLIENT
+    )
+    assert pending.open

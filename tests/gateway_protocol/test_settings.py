@@ -11,16 +11,19 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 
 from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from custom_components.mcp_gateway.core.settings import (
+    CATEGORY_OTHER,
     CONF_ALLOW_NON_ADMIN,
     CONF_ALLOWED_ORIGINS,
     CONF_APPROVAL,
     CONF_APPROVAL_ENTITIES,
     CONF_APPROVAL_EXEMPT,
+    CONF_APPROVAL_PHONES,
     CONF_APPROVAL_TIMEOUT,
     CONF_APPROVAL_TOOLS,
     CONF_APPROVERS,
     CONF_AUTOMATIONS_FOR_USERS,
     CONF_EXPOSED_ONLY,
+    CONF_IN_APP_APPROVAL,
     CONF_MAX_ANSWER_MIB,
     CONF_RATE_LIMIT,
     DEFAULT_APPROVAL_TIMEOUT,
@@ -98,6 +101,10 @@ async def test_user_flow_creates_the_gateway_entry(hass: HomeAssistant) -> None:
         CONF_APPROVAL_TOOLS: [],
         # Only administrators' assistants edit automations unless the owner says otherwise.
         CONF_AUTOMATIONS_FOR_USERS: False,
+        # No phone is asked until an administrator picks one; in the AI app only what lets
+        # nobody in may be approved.
+        CONF_APPROVAL_PHONES: [],
+        CONF_IN_APP_APPROVAL: [CATEGORY_OTHER],
     }
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
@@ -257,6 +264,17 @@ async def test_defaults_without_a_gateway_entry(hass: HomeAssistant) -> None:
             GatewaySettings(("https://a.example",)),
         ),
         ({CONF_ALLOW_NON_ADMIN: False}, GatewaySettings(allow_non_admin=False)),
+        (
+            {CONF_APPROVAL_PHONES: ["entry1", 7, " ", "entry1"]},
+            GatewaySettings(approval_phones=("entry1",)),
+        ),
+        # Unknown categories go; none stored is none allowed, not the default.
+        (
+            {CONF_IN_APP_APPROVAL: ["locks", "doors", 3]},
+            GatewaySettings(in_app_approval=("locks",)),
+        ),
+        ({CONF_IN_APP_APPROVAL: []}, GatewaySettings(in_app_approval=())),
+        ({CONF_IN_APP_APPROVAL: None}, GatewaySettings(in_app_approval=())),
     ],
 )
 def test_settings_from_stored_options(options: dict, expected: GatewaySettings) -> None:

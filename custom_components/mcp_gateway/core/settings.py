@@ -44,6 +44,27 @@ CONF_APPROVAL_EXEMPT: Final = "approval_exempt_users"
 CONF_APPROVAL_ENTITIES: Final = "approval_entities"
 CONF_APPROVAL_TOOLS: Final = "approval_tools"
 CONF_AUTOMATIONS_FOR_USERS: Final = "automations_for_users"
+CONF_APPROVAL_PHONES: Final = "approval_phones"
+CONF_IN_APP_APPROVAL: Final = "in_app_approval"
+
+# What an approval is about, for the approval in the AI app (gateway/approval/in_app.py): a
+# person unlocking, disarming, letting someone in, or storing something that will do so later
+# decides on a phone or in Home Assistant, which the AI app cannot reach.
+CATEGORY_LOCKS: Final = "locks"
+CATEGORY_ALARMS: Final = "alarms"
+CATEGORY_COVERS: Final = "covers"
+CATEGORY_AUTOMATIONS: Final = "automations"
+CATEGORY_OTHER: Final = "other"
+APPROVAL_CATEGORIES: Final = (
+    CATEGORY_LOCKS,
+    CATEGORY_ALARMS,
+    CATEGORY_COVERS,
+    CATEGORY_AUTOMATIONS,
+    CATEGORY_OTHER,
+)
+# Approval in the AI app is on by default only for what lets nobody in: destructive backend
+# tools and what the owner added. The AI app can answer its own question (README).
+DEFAULT_IN_APP_APPROVAL: Final = (CATEGORY_OTHER,)
 
 # The options form's upper bound; a higher rate is no limit worth having.
 MAX_RATE_LIMIT: Final = 10_000
@@ -93,6 +114,11 @@ class GatewaySettings:
     # Users who are not administrators may have assistants save and delete automations (only
     # over entities they may use); HA itself lets only administrators edit automations.
     automations_for_users: bool = False
+    # The mobile app devices (their mobile_app config entry ids) asked to approve, picked by an
+    # administrator; none: no phone is asked.
+    approval_phones: tuple[str, ...] = ()
+    # The categories an approver may approve in the AI app itself (MCP elicitation).
+    in_app_approval: tuple[str, ...] = DEFAULT_IN_APP_APPROVAL
 
     @property
     def max_backend_answer_bytes(self) -> int:
@@ -156,7 +182,14 @@ def settings_from_options(options: Mapping[str, Any]) -> GatewaySettings:
         approval_entities=_strings(options.get(CONF_APPROVAL_ENTITIES)),
         approval_tools=_strings(options.get(CONF_APPROVAL_TOOLS)),
         automations_for_users=bool(options.get(CONF_AUTOMATIONS_FOR_USERS, False)),
+        approval_phones=_strings(options.get(CONF_APPROVAL_PHONES)),
+        in_app_approval=_categories(options.get(CONF_IN_APP_APPROVAL, DEFAULT_IN_APP_APPROVAL)),
     )
+
+
+def _categories(value: Any) -> tuple[str, ...]:
+    """Stored approval categories, unknown ones dropped."""
+    return tuple(item for item in _strings(value) if item in APPROVAL_CATEGORIES)
 
 
 def _approval_timeout(value: Any) -> int:
@@ -232,14 +265,18 @@ def origin_allowed(origin: str, allowed: Iterable[str]) -> bool:
 
 
 def settings_schema(
-    options: Mapping[str, Any], users: Sequence[tuple[str, str]] = ()
+    options: Mapping[str, Any],
+    users: Sequence[tuple[str, str]] = (),
+    phones: Sequence[tuple[str, str]] = (),
 ) -> vol.Schema:
     """The form of the gateway entry (creation, options and reconfigure share it).
 
-    `users` are (id, name) of the people who can be chosen as approvers or exempted.
+    `users` are (id, name) of the people who can be chosen as approvers or exempted; `phones`
+    (mobile_app entry id, name) the devices that can be picked to ask approvers.
     """
     current = settings_from_options(options)
     known = {user_id for user_id, _ in users}
+    known_phones = {entry_id for entry_id, _ in phones}
     people = SelectSelector(
         SelectSelectorConfig(
             options=[SelectOptionDict(value=user_id, label=name) for user_id, name in users],
@@ -294,6 +331,26 @@ def settings_schema(
             vol.Optional(
                 CONF_AUTOMATIONS_FOR_USERS, default=current.automations_for_users
             ): BooleanSelector(),
+            vol.Optional(
+                CONF_APPROVAL_PHONES,
+                default=[p for p in current.approval_phones if p in known_phones],
+            ): SelectSelector(
+                SelectSelectorConfig(
+                    options=[SelectOptionDict(value=key, label=name) for key, name in phones],
+                    multiple=True,
+                    mode=SelectSelectorMode.DROPDOWN,
+                )
+            ),
+            vol.Optional(
+                CONF_IN_APP_APPROVAL, default=list(current.in_app_approval)
+            ): SelectSelector(
+                SelectSelectorConfig(
+                    options=list(APPROVAL_CATEGORIES),
+                    multiple=True,
+                    mode=SelectSelectorMode.LIST,
+                    translation_key=CONF_IN_APP_APPROVAL,
+                )
+            ),
         }
     )
 
@@ -328,5 +385,9 @@ def options_from_input(user_input: Mapping[str, Any]) -> tuple[dict[str, Any], d
         CONF_APPROVAL_ENTITIES: list(_strings(user_input.get(CONF_APPROVAL_ENTITIES))),
         CONF_APPROVAL_TOOLS: list(_strings(user_input.get(CONF_APPROVAL_TOOLS))),
         CONF_AUTOMATIONS_FOR_USERS: bool(user_input.get(CONF_AUTOMATIONS_FOR_USERS, False)),
+        CONF_APPROVAL_PHONES: list(_strings(user_input.get(CONF_APPROVAL_PHONES))),
+        CONF_IN_APP_APPROVAL: list(
+            _categories(user_input.get(CONF_IN_APP_APPROVAL, DEFAULT_IN_APP_APPROVAL))
+        ),
     }
     return options, {}

@@ -43,6 +43,10 @@ ELICITATION_VERSIONS: Final = frozenset({"2025-06-18", "2025-11-25", "2026-07-28
 DEFAULT_TIMEOUT: Final = 60.0
 # Questions waiting for an answer at once, over all clients: each holds a handler suspended.
 MAX_PENDING: Final = 64
+# Questions one owner (user) may hold at once: no one user fills the slots. When every slot is
+# taken, the owner holding the most gives up its oldest question to an owner holding fewer
+# (it ends unanswered), so the owner of the home is asked whatever other users hold.
+MAX_PENDING_PER_OWNER: Final = 8
 # Seconds a modern question's requestState stays valid after its time limit.
 STATE_GRACE: Final = 30.0
 # The requestState of a modern continuation, and the JSON-RPC id of a legacy question: both
@@ -143,16 +147,42 @@ class _Waiter:
     future: asyncio.Future[Any]
 
 
+def _same(owner: Any, other: Any) -> bool:
+    return owner is other or owner == other
+
+
+def _oldest_of_busiest(owners: list[tuple[str, Any]], owner: Any) -> str | None:
+    """The key of the oldest entry of the owner holding the most, when that owner holds more
+    than `owner` (entries in age order, as (key, owner)); else None."""
+    counts: list[tuple[Any, int, str]] = []  # owner, how many, its oldest key
+    for key, held_by in owners:
+        for index, (known, count, oldest) in enumerate(counts):
+            if _same(known, held_by):
+                counts[index] = (known, count + 1, oldest)
+                break
+        else:
+            counts.append((held_by, 1, key))
+    mine = sum(count for known, count, _ in counts if _same(known, owner))
+    busiest = max(counts, key=lambda item: item[1], default=None)
+    if busiest is None or busiest[1] <= mine:
+        return None
+    return busiest[2]
+
+
 class PendingRequests:
     """Server-to-client requests waiting for their response, by JSON-RPC id.
 
     A response counts only from the user the request went to; anyone else's is ignored (as
     is a response to an id never sent or already answered), so an answer cannot be forged
-    or replayed by another client of the same server.
+    or replayed by another client of the same server. Slots are shared fairly between owners
+    (MAX_PENDING_PER_OWNER).
     """
 
-    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+    def __init__(
+        self, max_pending: int = MAX_PENDING, max_per_owner: int = MAX_PENDING_PER_OWNER
+    ) -> None:
         self.max_pending = max_pending
+        self.max_per_owner = max_per_owner
         self._waiters: dict[str, _Waiter] = {}
 
     def __len__(self) -> int:
@@ -168,7 +198,7 @@ class PendingRequests:
     ) -> Any:
         """Send a request and await its result; TimeoutError, or ElicitationUnsupportedError
         when the client answered with an error, or ConnectionError when it went away."""
-        if len(self._waiters) >= self.max_pending:
+        if not self._make_room(owner):
             raise ElicitationUnsupportedError("too many questions waiting")
         request_id = _token("elicit")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -188,6 +218,23 @@ class PendingRequests:
                 return await future
         finally:
             self._waiters.pop(request_id, None)
+
+    def _make_room(self, owner: Any) -> bool:
+        """Whether `owner` may ask one more question, making room if every slot is taken."""
+        held = sum(1 for waiter in self._waiters.values() if _same(waiter.owner, owner))
+        if held >= self.max_per_owner:
+            return False
+        if len(self._waiters) < self.max_pending:
+            return True
+        victim = _oldest_of_busiest([(k, w.owner) for k, w in self._waiters.items()], owner)
+        if victim is None:
+            return False
+        waiter = self._waiters.pop(victim)
+        if not waiter.future.done():
+            # Given up unanswered: the asking handler goes on as if nobody answered.
+            waiter.future.set_exception(ConnectionError("the question gave up its slot"))
+        _LOGGER.debug("A question gave up its slot to another user's")
+        return True
 
     def resolve(self, message: Mapping[str, Any], owner: Any) -> bool:
         """Deliver a client's response; False when it answers nothing we wait for."""
@@ -286,8 +333,11 @@ class Continuations:
     a restart, by another user or with other arguments finds nothing.
     """
 
-    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+    def __init__(
+        self, max_pending: int = MAX_PENDING, max_per_owner: int = MAX_PENDING_PER_OWNER
+    ) -> None:
         self.max_pending = max_pending
+        self.max_per_owner = max_per_owner
         self._by_state: dict[str, _Continuation] = {}
         self._expiry: dict[str, asyncio.TimerHandle] = {}
         self._running: set[_Continuation] = set()
@@ -355,7 +405,7 @@ class Continuations:
         requested_schema: ElicitRequestedSchema,
         timeout: float,  # noqa: ASYNC109 - the question's own time limit
     ) -> ElicitationResult:
-        if len(self._by_state) >= self.max_pending or cont.asked.done():
+        if cont.asked.done() or not self._make_room(cont.owner):
             raise ElicitationUnsupportedError("too many questions waiting")
         state = _token("mrtr")
         key = f"elicitation-{len(self._by_state) + 1}"
@@ -383,6 +433,40 @@ class Continuations:
     def _forget(self, state: str) -> None:
         self._by_state.pop(state, None)
         self._expiry.pop(state, None)
+
+    def _make_room(self, owner: Any) -> bool:
+        """Whether `owner` may ask one more question, making room if its own or every slot
+        is taken. A state whose question has ended (kept only to tell a late retry how the
+        call ended) goes first; an open question given up ends unanswered."""
+        mine = [state for state, cont in self._by_state.items() if _same(cont.owner, owner)]
+        if len(mine) >= self.max_per_owner:
+            ended = [state for state in mine if not self._open(state)]
+            if not ended:
+                return False
+            self._give_up(ended[0])
+        if len(self._by_state) < self.max_pending:
+            return True
+        ended = [state for state in self._by_state if not self._open(state)]
+        if ended:
+            self._give_up(ended[0])
+            return True
+        victim = _oldest_of_busiest([(k, c.owner) for k, c in self._by_state.items()], owner)
+        if victim is None:
+            return False
+        self._give_up(victim)
+        _LOGGER.debug("A question gave up its slot to another user's")
+        return True
+
+    def _open(self, state: str) -> bool:
+        answer = self._by_state[state].answer
+        return answer is not None and not answer.done()
+
+    def _give_up(self, state: str) -> None:
+        cont = self._by_state.pop(state)
+        if (handle := self._expiry.pop(state, None)) is not None:
+            handle.cancel()
+        if cont.answer is not None and not cont.answer.done():
+            cont.answer.set_result(UNANSWERED)
 
     @staticmethod
     async def _next(cont: _Continuation) -> CallToolResult | InputRequired:

@@ -36,6 +36,7 @@ from ...mcp.elicitation import ElicitationUnsupportedError
 from ...mcp.types import ElicitRequestedSchema
 from ...permissions.policy import can_control_entity, may_use_tier, user_display_name
 from ..finding.selection import candidate_entities, readable_entities
+from .in_app import in_app_allowed
 
 if TYPE_CHECKING:
     from ...mcp.server import RequestContext
@@ -163,6 +164,10 @@ class ApprovalManager:
         """Whether this refresh token has called the gateway since Home Assistant started."""
         return token_id in self._caller_tokens
 
+    def caller_tokens(self) -> frozenset[str]:
+        """The refresh tokens that have called the gateway since Home Assistant started."""
+        return frozenset(self._caller_tokens)
+
     # --- requests ----------------------------------------------------------------------------
 
     def get(self, approval_id: str) -> Pending | None:
@@ -225,15 +230,20 @@ class ApprovalManager:
     async def async_may_decide(self, pending: Pending, user: User | None, channel: Channel) -> bool:
         """Whether this user's answer through this channel counts.
 
-        In the AI app only the person who made the call answers (elicitation reaches them
-        alone). Elsewhere an approver must be one the settings name (none named: any active
-        administrator) and may use the call's tier and control every entity it acts on.
+        An approver must be one the settings name (none named: any active administrator)
+        and may use the call's tier and control every entity it acts on. In the AI app only
+        the caller answers (elicitation reaches them alone), and only as such an approver,
+        for a request the settings allow there (in_app.py).
         """
         if user is None or not user.is_active or user.system_generated:
             return False
-        if channel is Channel.CLIENT:
-            return user.id == pending.user_id
-        if user.id not in await async_approver_ids(self.hass, gateway_settings(self.hass)):
+        settings = gateway_settings(self.hass)
+        if channel is Channel.CLIENT and (
+            user.id != pending.user_id
+            or not in_app_allowed(settings, pending.tool, pending.entity_ids)
+        ):
+            return False
+        if user.id not in await async_approver_ids(self.hass, settings):
             return False
         if not may_use_tier(user, pending.tier):
             return False
@@ -332,7 +342,12 @@ class ApprovalManager:
         )
         started = self.hass.loop.time()
         asking: asyncio.Task[None] | None = None
-        if pending.open and (prompt := client_prompt(ctx)) is not None:
+        if (
+            pending.open
+            and (prompt := client_prompt(ctx)) is not None
+            # Asked only when the answer would count (in_app.py).
+            and await self.async_may_decide(pending, user, Channel.CLIENT)
+        ):
             asking = self.hass.async_create_task(
                 self._ask_client(prompt, pending, user.id), eager_start=True
             )

@@ -39,7 +39,7 @@ from ...mcp.server import (
 )
 from ...mcp.types import ServerRequest
 from ...permissions.limits import UserRates
-from ..approval.manager import approval_manager
+from ..approval.phones import note_caller_token
 from .cors import CorsView
 from .origins import check_origin, public_base
 
@@ -201,7 +201,7 @@ async def admit(request: web.Request) -> tuple[GatewayRuntime, User] | web.Respo
             {hdrs.WWW_AUTHENTICATE: challenge},
         )
     user: User = request[KEY_HASS_USER]
-    approval_manager(hass).note_caller_token(request.get(KEY_HASS_REFRESH_TOKEN_ID))
+    note_caller_token(hass, request.get(KEY_HASS_REFRESH_TOKEN_ID))
     if (refused := charge(runtime, user, settings)) is not None:
         return refused
     return runtime, user
