@@ -14,6 +14,7 @@ from homeassistant.const import MAJOR_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import translation
 from homeassistant.helpers.http import KEY_HASS
+from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.mcp_gateway.core import compat

@@ -9,9 +9,10 @@ raises. When HA offers a public way, the function changes here and its callers d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
 from homeassistant.core import HomeAssistant
