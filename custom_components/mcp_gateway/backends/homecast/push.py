@@ -86,7 +86,7 @@ UNAVAILABLE_NOTICE_AFTER: Final = 10
 _ISSUE_REFUSED: Final = "homecast_push_refused"
 _ISSUE_UNAVAILABLE: Final = "homecast_push_unavailable"
 # Silence (no message, not even a pong) after which the socket is taken for dead.
-SILENCE_LIMIT: Final = 45.0
+SILENCE_LIMIT: Final = 40.0
 
 
 class _Redirected(Exception):
@@ -216,7 +216,7 @@ class HomecastPush:
                 failures += 1
                 notice = failures >= UNAVAILABLE_NOTICE_AFTER
                 self._down(reason, issue=_ISSUE_UNAVAILABLE if notice else None)
-            await asyncio.sleep(delay)
+            await _pause(delay)
             delay = min(delay * 2, RECONNECT_MAX)
 
     # -- one connection ---------------------------------------------------------------------
@@ -443,6 +443,9 @@ class HomecastPush:
 
     def _issue_id(self, kind: str) -> str:
         return f"{kind}_{self.entry.entry_id}"
+
+
+_pause = asyncio.sleep  # the wait between attempts
 
 
 def _seconds(value: float) -> timedelta:
