@@ -2,14 +2,20 @@
 
 The cloud (`GET /ws?token=…&device_id=…&client_type=…`, as homecast-web
 `src/server/websocket.ts` `establishConnection` and pyhomecast `websocket.py` `_build_ws_url`
-open it): says `connected`, then `config`; answers `subscribe` requests with the scopes and
-their expiry and sends each home's broadcasts only to clients subscribed to it (websocket.ts:
-"relay only sends events if there are subscribers"), until the subscription's TTL runs out
-unless renewed; pings every `ping_interval` seconds and answers a client `ping` with `pong`. A
-credential it refuses is closed with code 4001 (websocket.ts onclose). The cloud server is not
-public: Homecast's own HA integration connects with its OAuth access token, so that is what this
-socket takes; whether it takes an `hc_` API token cannot be shown from source, so it does not
-unless `api_tokens=True` (never kinder than upstream).
+open it): says `connected`, then — to a connection that does not carry the pod affinity it would
+assign — `redirect {target, reason: "home_affinity"}` about 10 ms later and closes it
+(websocket.ts handleMessage / redirectTo, affinity-target.ts: the target is a ws(s) URL on the
+same host, and the client opens it with its own query parameters set on it; the cloud server is
+not public, so how the affinity is carried is the simulator's: an `affinity` query parameter);
+then `config`; answers `subscribe` requests with the scopes it granted and their expiry — home
+ids compared as given, case and all (homecast-hass subscribes with `_homes`' HomeKit UUIDs,
+upper case: "cloud server matches on these") — and sends each home's broadcasts only to clients
+subscribed to it (websocket.ts: "relay only sends events if there are subscribers"), until the
+subscription's TTL runs out unless renewed; pings every `ping_interval` seconds and answers a
+client `ping` with `pong`. A credential it refuses is closed with code 4001 (websocket.ts
+onclose). The cloud server is not public: Homecast's own HA integration connects with its OAuth
+access token, so that is what this socket takes; whether it takes an `hc_` API token cannot be
+shown from source, so it does not unless `api_tokens=True` (never kinder than upstream).
 
 The community server (the Mac app's `LocalHTTPServer.swift`): a listener of its own whose port
 `GET /health` advertises as `wsPort` (0 until it listens). On connect it sends
@@ -22,11 +28,14 @@ to every connected client, authenticated, subscribed or not (`broadcastToWSClien
 
 Broadcasts (`src/server/local-broadcast.ts`): `characteristic_update {accessoryId, homeId,
 characteristicType, value}` named by the relay (`CharacteristicMapper.swift`) with raw HomeKit
-values, and `reachability_update {accessoryId, isReachable}`. No press of a stateless
+values — on the community socket the relay's own writes carry `homeId: null`
+(broadcastRelayWrite's `homeId ?? null`) — and `reachability_update {accessoryId, isReachable}`
+with no home. HomeKit reports only the relay's observed characteristics (`HomeKitManager.swift`
+keyCharacteristicTypes): a lock's target state changed in the Home app is never broadcast (the
+current state is); the relay's own writes are (broadcastRelayWrite). No press of a stateless
 programmable switch is ever broadcast: the relay enables notifications only on its
 `keyCharacteristicTypes` (`HomeKitManager.swift` `observeAccessory`), which do not include
-ProgrammableSwitchEvent, and would name it by its raw UUID if it did.
-"""
+ProgrammableSwitchEvent, and would name it by its raw UUID if it did."""
 
 from __future__ import annotations
 
@@ -81,6 +90,10 @@ _RELAY: dict[str, tuple[str, Any]] = {
 }
 # Never broadcast: the relay does not observe it (see the module docstring).
 _UNOBSERVED = frozenset({"programmable_switch_event"})
+# Broadcast only when the relay wrote it (HomeKitManager.swift keyCharacteristicTypes lacks it).
+_WRITES_ONLY = frozenset({"lock_target"})
+# The pod affinity the cloud assigns (the simulator's spelling, see the module docstring).
+AFFINITY = "sim-pod-1"
 
 # Seconds a closing socket waits for the peer's close frame (NWConnection.cancel waits none).
 _CLOSE_WAIT = 0.5
@@ -97,13 +110,15 @@ CONFIG_MESSAGE = {
 }
 
 
-def relay_message(home: Home, acc: Accessory, key: str, value: Any) -> dict[str, Any] | None:
+def relay_message(
+    home: Home, acc: Accessory, key: str, value: Any, *, written: bool = False
+) -> dict[str, Any] | None:
     """The characteristic_update the relay broadcasts for one changed value (None: none).
 
-    src/server/local-broadcast.ts broadcastRelayWrite, named by the relay's
-    CharacteristicMapper.swift.
+    src/server/local-broadcast.ts (HomeKit's report, or broadcastRelayWrite when `written`),
+    named by the relay's CharacteristicMapper.swift.
     """
-    if key in _UNOBSERVED:
+    if key in _UNOBSERVED or (key in _WRITES_ONLY and not written):
         return None
     name, convert = _RELAY.get(key, (key, None))
     raw = convert(value) if convert is not None and value is not None else value
@@ -122,7 +137,7 @@ class Client:
     """One connected socket."""
 
     ws: web.WebSocketResponse
-    # Cloud: home UUID (lower) -> subscription expiry (SimClock seconds).
+    # Cloud: home UUID (as subscribed) -> subscription expiry (SimClock seconds).
     subscriptions: dict[str, float] = field(default_factory=dict)
     authenticated: bool = False
     visible: set[str] | None = None  # cloud: the home UUIDs the credential sees
@@ -145,6 +160,9 @@ class PushHub:
         # Whether the community app requires authentication (its auth-enabled setting).
         self.auth_enabled = False
         self.sent = 0
+        # Cloud: redirect connections without the pod affinity (switched off only to isolate).
+        self.redirects = not community
+        self.redirected = 0
         sim.listeners.append(self._on_change)
 
     # -- the outside world ------------------------------------------------------------------
@@ -152,9 +170,12 @@ class PushHub:
     def _on_change(self, home: Home, acc: Accessory, changes: dict[str, Any]) -> None:
         if not acc.reachable:
             return  # HomeKit reports nothing from an accessory it cannot reach
+        written = self.sim.relay_writing
         for key, value in changes.items():
-            message = relay_message(home, acc, key, value)
+            message = relay_message(home, acc, key, value, written=written)
             if message is not None:
+                if self.community and written:
+                    message["homeId"] = None  # broadcastRelayWrite: `homeId ?? null`
                 self.broadcast(home, message)
 
     def reachability(self, home: Home, acc: Accessory, reachable: bool) -> None:
@@ -179,7 +200,7 @@ class PushHub:
         text = json.dumps(message)
         for client in list(self.clients):
             if not self.community:
-                expiry = client.subscriptions.get(home.uuid.lower())
+                expiry = client.subscriptions.get(home.uuid)
                 if expiry is None or expiry < now:
                     continue
             if client.ws.closed:
@@ -210,7 +231,7 @@ class PushHub:
             self.refused += 1
             await ws.close(code=4001, message=b"Authentication failed")
             return ws
-        client = Client(ws, visible={h.uuid.lower() for h in self.sim.homes if grant.right(h)})
+        client = Client(ws, visible={h.uuid for h in self.sim.homes if grant.right(h)})
         self.clients.append(client)
         self.connections += 1
         pinger = asyncio.get_running_loop().create_task(self._ping(ws))
@@ -218,6 +239,16 @@ class PushHub:
             await ws.send_json(
                 {"type": "connected", "serverInstanceId": "sim", "pubsubEnabled": False}
             )
+            if self.redirects and request.query.get("affinity") != AFFINITY:
+                # The pod handoff: the same host, the affinity it assigns; then it closes.
+                self.redirected += 1
+                target = request.url.with_scheme("ws" if request.secure is False else "wss")
+                target = target.with_query({"affinity": AFFINITY})
+                await ws.send_json(
+                    {"type": "redirect", "target": str(target), "reason": "home_affinity"}
+                )
+                await ws.close()
+                return ws
             await ws.send_json({"type": "config", "payload": {"webClientsListening": True}})
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
@@ -274,7 +305,7 @@ class PushHub:
         if action == "unsubscribe":
             for scope in payload.get("scopes") or []:
                 if isinstance(scope, dict):
-                    client.subscriptions.pop(str(scope.get("id", "")).lower(), None)
+                    client.subscriptions.pop(str(scope.get("id", "")), None)
             return {"success": True}
         if action == "subscriptions.list":
             return {
@@ -286,13 +317,16 @@ class PushHub:
         return None
 
     def _cloud_subscribe(self, client: Client, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        """Subscribe to the home scopes the client may see, for a TTL of at most 300 s."""
+        """Subscribe to the home scopes the client may see, for a TTL of at most 300 s.
+
+        Ids compared as given (HomeKit's upper-case UUIDs); the answer lists only the scopes
+        granted."""
         ttl = payload.get("ttl", 300)
         ttl = ttl if isinstance(ttl, int | float) and 0 < ttl <= 300 else 300
         now = self.sim.clock.now().timestamp()
         granted = []
         for scope in payload.get("scopes") or []:
-            home_id = str(scope.get("id", "")).lower() if isinstance(scope, dict) else ""
+            home_id = str(scope.get("id", "")) if isinstance(scope, dict) else ""
             if scope.get("type") == "home" and home_id in (client.visible or set()):
                 client.subscriptions[home_id] = now + ttl
                 granted.append(

@@ -172,6 +172,8 @@ class HomecastSim:
         # Writes accepted but not applied yet, in order, each with its timer.
         self._pending: list[tuple[Callable[[], None], asyncio.TimerHandle]] = []
         self.listeners: list[Callable[[Home, Accessory, dict[str, Any]], None]] = []
+        # Whether the changes being recorded are the relay's own write (not HomeKit's report).
+        self.relay_writing = False
         # Failure switches, each the way upstream fails:
         # - relay_write_timeout: a write to an unreachable accessory is answered after it
         #   (tests shorten it; the real relay waits 10 s);
@@ -377,8 +379,13 @@ class HomecastSim:
         targets = acc.members if acc.members else [acc]
 
         def _apply() -> None:
-            for target in targets:
-                self.record(home, target, apply_values(target, changes))
+            # The relay's own write: announced by broadcastRelayWrite, not by HomeKit.
+            self.relay_writing = True
+            try:
+                for target in targets:
+                    self.record(home, target, apply_values(target, changes))
+            finally:
+                self.relay_writing = False
 
         self.schedule(_apply)
 

@@ -8,9 +8,14 @@ Follows upstream Hubitat-local-MCP-server:
   toolUpdateRule (read-only mode: only `enabled`), toolDeleteRule (confirm, backup file unless
   testRule);
 - hubitat-mcp-rule.groovy: subscribeToTriggers, handleDeviceEvent, handleButtonEvent,
-  handleModeEvent, handleHsmEvent, executeRule (the loop guard: 30 runs in 60 s disable the
-  rule and send an `mcpLoopGuard` location event), executeAction `http_request` (httpGet /
-  httpPost with the static body; errors only logged), getRuleData.
+  handleModeEvent, handleHsmEvent, executeRule (the loop guard: `loopGuardMax` runs within
+  `loopGuardWindowSec`, hub settings of 5..200 and 10..300, 30 and 60 by default
+  (hubitat-mcp-server.groovy preferences); every run counts, mode and HSM runs too; tripping
+  disables the rule, then notifyLoopGuard sends an `mcpLoopGuard` location event and a
+  `deviceNotification` to every selected device that has the command), executeAction
+  `http_request` (httpGet / httpPost with the static body, sent synchronously within the run:
+  a rule's handlers run one at a time, so a slow answer holds up the rule's next event; the
+  answer is parsed by the request's contentType, and any failure is only logged), getRuleData.
 
 Existing rules keep firing while the engine setting is off (the app's settings page says so):
 the setting only governs which tools may create, change or delete them.
@@ -48,6 +53,14 @@ READONLY_TOOLS = frozenset(
 VALID_OPERATORS = ("==", "!=", ">", "<", ">=", "<=", "equals", "not_equals")
 
 
+def _is_json(body: bytes) -> bool:
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
+
+
 def _invalid(message: str) -> RpcFailure:
     """IllegalArgumentException: the server answers JSON-RPC -32602 with the message."""
     return RpcFailure(INVALID_PARAMS, message)
@@ -75,8 +88,15 @@ class RuleEngine:
         # settings.enableCustomRuleEngine: defaultValue false (hubitat-mcp-server.groovy).
         self.enabled = enabled
         self.read_enabled = True  # settings.enableRead (the Read master, default ON)
-        self.loop_guard_max = 30  # settings.loopGuardMax
-        self.loop_guard_window = 60  # settings.loopGuardWindowSec
+        self.loop_guard_max = 30  # settings.loopGuardMax (range 5..200)
+        self.loop_guard_window = 60  # settings.loopGuardWindowSec (range 10..300)
+        # notifyLoopGuard's deviceNotification calls: (device id, message).
+        self.notifications: list[tuple[int, str]] = []
+        # http_request answers the hub could not parse by the request's contentType.
+        self.parse_errors = 0
+        # Each rule's handlers, run one at a time (an app instance is single-threaded).
+        self._queues: dict[str, deque[tuple[Device | None, Event]]] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
         # What the rules' http_request actions sent: (url, method, body, HTTP status or None).
         self.requests: deque[tuple[str, str, str | None, int | None]] = deque(maxlen=1000)
         self.request_failures = 0
@@ -86,6 +106,13 @@ class RuleEngine:
         hub.event_listeners.append(self.on_event)
 
     # ---- settings and the tool gate ----
+
+    def set_loop_guard(self, runs: int, seconds: int) -> None:
+        """The app's Loop Guard settings, within their inputs' ranges (hubitat-mcp-server.groovy
+        preferences: loopGuardMax range 5..200, loopGuardWindowSec range 10..300)."""
+        if not (5 <= runs <= 200 and 10 <= seconds <= 300):
+            raise ValueError("outside the settings' ranges (5..200 runs, 10..300 s)")
+        self.loop_guard_max, self.loop_guard_window = runs, seconds
 
     def mode(self) -> str:
         """hubitat-mcp-server.groovy getCustomEngineMode."""
@@ -412,20 +439,36 @@ class RuleEngine:
     # ---- running rules (hubitat-mcp-rule.groovy) ----
 
     def on_event(self, device: Device | None, event: Event) -> None:
-        """The hub's event bus: each enabled rule subscribed to the event handles it.
+        """The hub's event bus: each enabled rule subscribed to the event gets it, in order.
 
         Upstream: hubitat-mcp-rule.groovy subscribeToTriggers with handleDeviceEvent,
-        handleButtonEvent, handleModeEvent and handleHsmEvent.
+        handleButtonEvent, handleModeEvent and handleHsmEvent. Each rule handles its events one
+        after the other (its http_request is synchronous), so they queue behind a slow answer.
         """
         for rule in list(self.hub.custom_rules.values()):
             if not rule.enabled:
+                continue
+            self._queues.setdefault(rule.id, deque()).append((device, event))
+            worker = self._workers.get(rule.id)
+            if worker is None or worker.done():
+                task = asyncio.get_running_loop().create_task(self._work(rule.id))
+                self._workers[rule.id] = task
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    async def _work(self, rule_id: str) -> None:
+        queue = self._queues.get(rule_id)
+        while queue:
+            device, event = queue.popleft()
+            rule = self.hub.custom_rules.get(rule_id)
+            if rule is None or not rule.enabled:  # `if (!settings.ruleEnabled) return`
                 continue
             if device is None:
                 trigger = self._location_trigger(rule, event)
             else:
                 trigger = self._device_trigger(rule, device, event)
             if trigger is not None:
-                self._execute(rule)
+                await self._execute(rule)
 
     @staticmethod
     def _location_trigger(rule: CustomRule, event: Event) -> dict[str, Any] | None:
@@ -476,7 +519,7 @@ class RuleEngine:
                 return trigger
         return None
 
-    def _execute(self, rule: CustomRule) -> None:
+    async def _execute(self, rule: CustomRule) -> None:
         """executeRule: the loop guard, then the actions."""
         now = self.hub.now()
         window = timedelta(seconds=self.loop_guard_window)
@@ -488,7 +531,7 @@ class RuleEngine:
                 f"Rule '{rule.name}' auto-disabled: {len(runs)} executions in "
                 f"{self.loop_guard_window}s — possible infinite loop."
             )
-            self.hub.location_event("mcpLoopGuard", rule.name, message)
+            self._notify_loop_guard(rule, message)
             return
         runs.append(now)
         rule.recent_runs[:] = runs
@@ -496,7 +539,7 @@ class RuleEngine:
         rule.execution_count += 1
         for action in rule.actions:
             if action.get("type") == "http_request":
-                self._http_request(action)
+                await self._send(action)
             elif action.get("type") == "device_command":
                 device = self.hub.visible(action.get("deviceId"))
                 if device is not None:
@@ -504,17 +547,17 @@ class RuleEngine:
             elif action.get("type") == "stop":
                 return
 
-    def _http_request(self, action: dict[str, Any]) -> None:
-        """executeAction http_request: the static body (no variables), errors only logged.
-
-        The hub sends it synchronously within the rule's run; here it goes out as a task so the
-        event that fired the rule is not held up in the simulator's own loop.
-        """
-        task = asyncio.get_running_loop().create_task(self._send(action))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _notify_loop_guard(self, rule: CustomRule, message: str) -> None:
+        """notifyLoopGuard: the location event, then deviceNotification on every selected
+        device that has the command (parent.getSelectedDevices, dev.hasCommand)."""
+        self.hub.location_event("mcpLoopGuard", rule.name, message)
+        for device in self.hub.devices.values():
+            if device.selected and "deviceNotification" in device.commands:
+                self.notifications.append((device.id, message))
 
     async def _send(self, action: dict[str, Any]) -> None:
+        """executeAction http_request: the static body (no variables), awaited within the run;
+        httpPost parses the answer by the request's contentType; errors only logged."""
         url = str(action["url"])
         method = str(action.get("method") or "GET")
         body = action.get("body")
@@ -524,12 +567,21 @@ class RuleEngine:
                 raise aiohttp.ClientConnectionError("Connect timed out")
             if self._session is None or self._session.closed:
                 self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10))
-            headers = {"Content-Type": str(action.get("contentType") or "application/json")}
+            content_type = str(action.get("contentType") or "application/json")
+            headers = {"Content-Type": content_type}
             data = str(body).encode() if body is not None and method == "POST" else None
             async with self._session.request(method, url, data=data, headers=headers) as resp:
                 status = resp.status
-                await resp.read()
+                answer = await resp.read()
+            if "json" in content_type and (
+                "json" not in (resp.content_type or "") or not _is_json(answer)
+            ):
+                raise aiohttp.ContentTypeError(
+                    resp.request_info, (), message=f"cannot parse the answer as {content_type}"
+                )
         except (aiohttp.ClientError, TimeoutError) as err:
+            if isinstance(err, aiohttp.ContentTypeError):
+                self.parse_errors += 1
             self.request_failures += 1
             self.hub.debug_logs.append(
                 {

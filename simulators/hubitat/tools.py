@@ -950,21 +950,21 @@ class Tools:
         if history and since is None:
             hours = min(_int(args, "hoursBack", 24, low=0), 168)
             floor = epoch_ms(hub.now() - timedelta(hours=hours))
-        # A device's history is device.eventsSince(sinceDate, [max: limit]) filtered by
-        # attribute afterwards: the cap counts every attribute's events, so a busy device's
-        # few matching ones may fall outside it. The location branch filters, then caps.
-        cap_first = device is not None and history
         events: list[dict[str, Any]] = []
-        seen = 0
+        read = 0
         for event in reversed(source):  # newest first, as the hub returns them
             when = epoch_ms(event.date)
             if since is not None and when <= since:  # strictly after the bookmark
                 break
             if floor is not None and when <= floor:
                 break
-            seen += 1
-            if cap_first and seen > limit:
-                break
+            if device is not None:
+                # The device branch reads device.eventsSince(sinceDate, [max: limit]) and only
+                # then filters by attribute: the cap comes first, so a busy device may answer
+                # fewer (even no) events of the attribute than it had.
+                read += 1
+                if read > limit:
+                    break
             if attribute and event.name != attribute:
                 continue
             events.append(self.event_json(event))

@@ -260,7 +260,8 @@ async def test_concurrent_questions_each_get_their_own_answer(
 # --- the legacy wire by hand: ids, owners, streams -------------------------------------------
 
 
-async def _initialize(client: TestClient, token: str, capabilities: dict[str, Any]) -> None:
+async def _initialize(client: TestClient, token: str, capabilities: dict[str, Any]) -> str:
+    """Initialize; the session id issued to a client that declared elicitation ("" if none)."""
     body = rpc(
         "initialize",
         {
@@ -271,14 +272,20 @@ async def _initialize(client: TestClient, token: str, capabilities: dict[str, An
     )
     response = await client.post(URL, json=body, headers={"Authorization": f"Bearer {token}"})
     assert response.status == 200
+    return str(response.headers.get("Mcp-Session-Id", ""))
 
 
-def _headers(token: str, accept: str = "application/json, text/event-stream") -> dict[str, str]:
-    return {
+def _headers(
+    token: str, accept: str = "application/json, text/event-stream", session: str = ""
+) -> dict[str, str]:
+    headers = {
         "Authorization": f"Bearer {token}",
         "Accept": accept,
         "MCP-Protocol-Version": "2025-06-18",
     }
+    if session:
+        headers["Mcp-Session-Id"] = session
+    return headers
 
 
 async def _first_event(response: Any) -> dict[str, Any]:
@@ -302,10 +309,12 @@ async def test_only_the_asked_user_can_answer(
 
     The POST's answer turns into an event stream carrying the question, then the result.
     """
-    await _initialize(client, hass_access_token, ELICITING)
+    session = await _initialize(client, hass_access_token, ELICITING)
     call = asyncio.ensure_future(
         client.post(
-            URL, json=rpc("tools/call", {"name": "unlock"}, 7), headers=_headers(hass_access_token)
+            URL,
+            json=rpc("tools/call", {"name": "unlock"}, 7),
+            headers=_headers(hass_access_token, session=session),
         )
     )
     response = await call
@@ -376,9 +385,11 @@ async def test_keepalive_while_waiting(
     """While the person thinks, the stream carries comment lines (proxies keep it open);
     a client that leaves ends the call, unanswered and not run."""
     gateway.stream_keepalive = 0.05
-    await _initialize(client, hass_access_token, ELICITING)
+    session = await _initialize(client, hass_access_token, ELICITING)
     response = await client.post(
-        URL, json=rpc("tools/call", {"name": "unlock"}), headers=_headers(hass_access_token)
+        URL,
+        json=rpc("tools/call", {"name": "unlock"}),
+        headers=_headers(hass_access_token, session=session),
     )
     await _first_event(response)
     seen = b""
@@ -793,3 +804,23 @@ async def test_remembered_capabilities_are_bounded(
             headers = {"Authorization": f"Bearer {hass_access_token}", "User-Agent": agent}
             assert (await client.post(URL, json=body, headers=headers)).status == 200
     assert len(gateway._client_capabilities) == 1
+
+
+async def test_a_question_only_for_the_client_that_declared_it(
+    hass: HomeAssistant, client: TestClient, hass_access_token: str, handler: AskingHandler
+) -> None:
+    """Two clients share a token and User-Agent; only one declared elicitation. The other is
+    never asked (nothing is guessed from the pair), nor is the id honoured with another token."""
+    assert await _initialize(client, hass_access_token, {}) == ""  # the one that cannot ask
+    session = await _initialize(client, hass_access_token, ELICITING)
+    assert session
+    call = rpc("tools/call", {"name": "unlock"})
+    response = await client.post(URL, json=call, headers=_headers(hass_access_token))
+    assert response.headers["Content-Type"] == "application/json"
+    assert handler.contexts[-1].elicit is None
+    other = await hass.auth.async_create_user("Guest", group_ids=["system-admin"])
+    other_token = await make_token(hass, other)
+    response = await client.post(URL, json=call, headers=_headers(other_token, session=session))
+    assert response.headers["Content-Type"] == "application/json"
+    assert handler.contexts[-1].elicit is None
+    assert handler.unlocked == 0

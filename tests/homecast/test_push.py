@@ -103,7 +103,8 @@ async def test_cloud_oauth_subscribes_and_applies_each_change(
     await _until(hass, lambda: push.status.mode == "push")
     hub = _hub(sim)
     (client,) = hub.clients
-    assert set(client.subscriptions) == set(sim.home_uuids())
+    # HomeKit's spelling (upper case), as `_homes` gives it and the cloud compares it.
+    assert set(client.subscriptions) == {home.upper() for home in sim.home_uuids()}
     subscribe = next(m for m in client.received if m.get("action") == "subscribe")
     assert subscribe["type"] == "request"
     assert subscribe["payload"]["ttl"] == 300
@@ -132,7 +133,7 @@ async def test_unfollowed_home_is_not_subscribed(hass: HomeAssistant, sim: Sim) 
     push = _push(entry)
     await _until(hass, lambda: push.status.mode == "push")
     (client,) = _hub(sim).clients
-    assert set(client.subscriptions) == {first}
+    assert set(client.subscriptions) == {first.upper()}
     sent = _hub(sim).sent
     other = device_of(sim, "light", home=1)
     sim.state.external_change(sim.state.homes[1].slug, other.slug, on=not other.values["on"])
@@ -212,7 +213,7 @@ async def test_drop_and_reconnect_resyncs_without_loss_or_duplicate(
     light_id = entity_id(hass, entry, sim, light, "light")
     seen = _states(hass, light_id)
     hub = _hub(sim)
-    resyncs = push.status.resyncs
+    resyncs = push.values.counters.resyncs
 
     await hub.drop_all()
     await _until(hass, lambda: push.status.connections == 1 and not hub.clients)
@@ -222,7 +223,7 @@ async def test_drop_and_reconnect_resyncs_without_loss_or_duplicate(
     await asyncio.sleep(0.05)
     await hass.async_block_till_done()
     assert seen == ["on" if new else "off"]
-    assert push.status.resyncs > resyncs
+    assert push.values.counters.resyncs > resyncs
     assert _coordinator(entry).update_interval == timedelta(seconds=300)
 
     # And the socket works again afterwards.
@@ -252,7 +253,7 @@ async def test_duplicate_and_out_of_order_updates(hass: HomeAssistant, sim: Sim)
     push.apply_characteristic(message)
     await hass.async_block_till_done()
     assert len(seen) == 1
-    assert push.status.duplicates == 1
+    assert push.values.counters.duplicates == 1
 
     # A poll starts, a push lands while it runs, then the poll returns what it read before.
     coordinator = _coordinator(entry)

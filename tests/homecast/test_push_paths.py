@@ -25,9 +25,8 @@ from custom_components.mcp_gateway.backends.homecast.push import (
     HomecastPush,
     PushRefused,
     PushUnavailable,
-    is_press,
-    simplify,
 )
+from custom_components.mcp_gateway.backends.homecast.push_wire import is_press, simplify
 from tests.simulation import LoopbackServers
 
 from .conftest import Sim, device_of, setup_entry, token_entry
@@ -251,7 +250,7 @@ async def test_subscribe_unanswered(
     with pytest.raises(PushUnavailable, match="no answer to subscribe"):
         await push._session()
     assert {"type": "pong"} in server.received
-    assert push.status.messages == 1  # the ping; the list is no message
+    assert push.values.counters.messages == 1  # the ping; the list is no message
 
 
 async def _subscribed(
@@ -263,7 +262,9 @@ async def _subscribed(
     """Run one session that subscribes, then plays `then`; what it ended with."""
 
     async def script(ws: web.WebSocketResponse, subscribe: dict[str, Any]) -> None:
-        await ws.send_json(_answer(subscribe, payload={"subscriptions": []}))
+        # The server grants every scope asked for (its answer lists them).
+        granted = subscribe["payload"]["scopes"]
+        await ws.send_json(_answer(subscribe, payload={"subscriptions": granted}))
         await then(ws, subscribe)
 
     server.script = script
@@ -291,8 +292,8 @@ async def test_server_asks_to_reconnect(
     assert str(error) == "the server asked to reconnect"
     assert push.status.connections == 1
     assert push.status.mode == "push"  # _run, not the session, falls back
-    assert push.status.ignored == 1
-    assert push.status.messages == 1
+    assert push.values.counters.ignored == 1
+    assert push.values.counters.messages == 1
     assert _coordinator(entry).polls == polls + 1  # the read after subscribing
 
 
@@ -341,7 +342,7 @@ async def test_invalidated_subscription_is_renewed(
     first, renewed = (m for m in server.received if m.get("action") == "subscribe")
     assert renewed["payload"] == first["payload"]
     assert first["id"] != renewed["id"]
-    assert push.status.subscribed == sorted(_coordinator(entry).homes or ())
+    assert push.status.subscribed == sorted(h.upper() for h in _coordinator(entry).homes or ())
 
 
 async def test_silent_socket_is_given_up_and_renewed_meanwhile(
@@ -373,7 +374,8 @@ async def test_stop_closes_a_live_socket(
     subscribed = asyncio.Event()
 
     async def script(ws: web.WebSocketResponse, subscribe: dict[str, Any]) -> None:
-        await ws.send_json(_answer(subscribe))
+        granted = subscribe["payload"]["scopes"]
+        await ws.send_json(_answer(subscribe, payload={"subscriptions": granted}))
         subscribed.set()
 
     server.script = script
@@ -471,8 +473,8 @@ async def test_messages_that_name_nothing_we_follow(
     ):
         push.apply_characteristic(message)
     push.apply_group({"type": "service_group_update", "groupId": "nope", "value": 1})
-    assert push.status.ignored == 6
-    assert push.status.applied == 0
+    assert push.values.counters.ignored == 6
+    assert push.values.counters.applied == 0
     assert _ours(entry, sim, light).values == before
 
 
@@ -486,7 +488,7 @@ async def test_a_relay_write_without_home(
     del message["homeId"]
     push.apply_characteristic(message)
     assert _ours(entry, sim, light).values["brightness"] == 12
-    assert push.status.applied == 1
+    assert push.values.counters.applied == 1
 
 
 async def test_an_ambiguous_tail_asks_for_a_read(
@@ -504,8 +506,8 @@ async def test_an_ambiguous_tail_asks_for_a_read(
     push.apply_characteristic(
         {**_message(sim, light, characteristicType="on", value=1), "homeId": None}
     )
-    assert push.status.ignored == 1
-    assert push.status.resyncs == 1
+    assert push.values.counters.ignored == 1
+    assert push.values.counters.resyncs == 1
     assert twin.values == {}
     del home.accessories[twin.uid]
     await hass.async_block_till_done()
@@ -546,11 +548,11 @@ async def test_group_written_as_a_whole(
     assert _ours(entry, sim, group).values["brightness"] == 61
     for member in group.members:
         assert _ours(entry, sim, member).values["brightness"] == 61
-    assert push.status.applied == 1
+    assert push.values.counters.applied == 1
     push.apply_group(message)
-    assert push.status.duplicates == 1
+    assert push.values.counters.duplicates == 1
     push.apply_group({**message, "characteristicType": "serial_number"})
-    assert push.status.ignored == 1
+    assert push.values.counters.ignored == 1
 
 
 async def test_handled_messages(
@@ -573,9 +575,9 @@ async def test_handled_messages(
         await ws.send_json({"type": "reconnect"})
 
     push, _error = await _subscribed(hass, entry, server, then)
-    assert push.status.applied == 1  # the group (the relay's read may follow it)
-    assert push.status.messages == 3
-    assert push.status.resyncs == 2  # after subscribing, and for the relay's status
+    assert push.values.counters.applied == 1  # the group (the relay's read may follow it)
+    assert push.values.counters.messages == 3
+    assert push.values.counters.resyncs == 2  # after subscribing, and for the relay's status
 
 
 async def test_a_poll_keeps_only_newer_pushes(
@@ -595,4 +597,4 @@ async def test_a_poll_keeps_only_newer_pushes(
     push.poll_finished(late, state)
     assert read.accessories[uid].values["brightness"] == 80  # the push predates this poll
     push.poll_finished(early, None)
-    assert push._recent == []
+    assert push.values._recent == {}

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 import copy
+import re
 from typing import Any, Final
 
 from ...core.words import words
 from ..base import Shown, UnknownListing
-from .api import Accessory, Home, HomecastState
+from .api import Accessory, Home, HomecastState, uuid_tail
 from .entities import accessory_device_key
 from .scenes import home_device_key
+
+# A HomeKit UUID written out in full (get_history's `accessory` may be one).
+_FULL_UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 # The device key of what lies outside the followed homes: no entity stands for it.
 UNFOLLOWED: Final = "homes this entry does not follow"
@@ -120,10 +124,15 @@ def history_keys(data: HomecastState | None, name: str, arguments: Mapping[str, 
         return [*keys, UNFOLLOWED] if other or not homes else keys
     ref = arguments.get("accessory")
     needle = _needle(ref) if isinstance(ref, str) else ""
+    # A full UUID matches the accessory's own id upstream (`acc.id === wanted`); we know its
+    # tail only, so every accessory with that tail may be the one.
+    tail = uuid_tail(needle) if _FULL_UUID.fullmatch(needle) else None
     keys = []
     for home in homes:
         for acc in home.accessories.values():
-            if needle and (needle == acc.uid or needle in acc.key or needle in acc.name.lower()):
+            if needle and (
+                acc.uid in (needle, tail) or needle in acc.key or needle in acc.name.lower()
+            ):
                 keys.extend(_with_members(home, acc))
     if other or not keys:
         keys.append(f"accessory {str(ref)!r}")

@@ -466,7 +466,7 @@ class HomecastRuntime(BackendRuntime):
             "protocol_version": self.client.protocol_version,
             "polls": self.coordinator.polls,
             "live_updates": (
-                self.coordinator.push.status.as_dict()
+                self.coordinator.push.status.as_dict(self.coordinator.push.counters)
                 if self.coordinator.push is not None
                 else {"mode": "polling", "reason": "not started"}
             ),

@@ -71,3 +71,9 @@ HUB_DEVICE_KEY: Final = "hub"
 def rule_device_key(rule_id: str) -> str:
     """The device key of a rule."""
     return f"rule_{rule_id}"
+
+
+# hub_list_device_events' largest `limit` (toolGetDeviceHistory: Math.min(limit ?: 100, 500)).
+# A device's events are capped before the attribute filter (eventsSince max: limit), so reads
+# ask for the most the hub gives.
+EVENTS_LIMIT: Final = 500

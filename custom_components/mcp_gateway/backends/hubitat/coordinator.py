@@ -54,6 +54,7 @@ from .api import (
     parse_time,
 )
 from .const import (
+    EVENTS_LIMIT,
     HUB_DEVICE_KEY,
     ISSUE_LOCATION_EVENTS,
     ISSUE_RULE_STATUS,
@@ -469,7 +470,9 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             self._events_retry.pop(device_id, None)
             return
         try:
-            events = await self.api.list_events(device_id=device_id, since=since)
+            events = await self.api.list_events(
+                device_id=device_id, since=since, limit=EVENTS_LIMIT
+            )
         except _ONE_READ as err:
             if device_id not in self._events_retry:
                 _LOGGER.warning("The events of device %s could not be read: %s", device_id, err)

@@ -54,6 +54,7 @@ from .const import (
     CONF_URL,
     CONF_WEBHOOK_ID,
     DEFAULT_SCAN_INTERVAL,
+    EVENTS_LIMIT,
     ISSUE_KEY_REFUSED,
     KIND,
     MAX_WRITES_IN_FLIGHT,
@@ -459,6 +460,7 @@ class HubitatRuntime(BackendRuntime):
         if data is None or spec.device.key not in data.devices:
             return None  # the hub itself, a rule: no event history of their own
         args["deviceId"] = spec.device.key
+        args["limit"] = EVENTS_LIMIT
         if (attribute := history_attribute(spec.platform, spec.description.key)) is not None:
             args["attribute"] = attribute
         return EVENTS_TOOL, args

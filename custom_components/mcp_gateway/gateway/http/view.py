@@ -16,6 +16,7 @@ import functools
 from http import HTTPStatus
 import json
 import logging
+import secrets
 from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import hdrs, web
@@ -55,13 +56,15 @@ RESOURCE_METADATA_PATH: Final = f"{WELL_KNOWN_PREFIX}{GATEWAY_URL}"
 MAX_BODY_BYTES: Final = 1024 * 1024
 _READ_CHUNK: Final = 64 * 1024
 _USER_AGENT_CHARS: Final = 200
+# Streamable HTTP's session header: issued only to clients that declared elicitation.
+MCP_SESSION_ID: Final = "Mcp-Session-Id"
 # Server-defined JSON-RPC codes for refusals made before any MCP processing.
 BUSY_CODE: Final = -32000
 RATE_LIMITED_CODE: Final = -32029
 _JSON_TYPES: Final = frozenset({"application/json", "application/*", "*/*"})
 _EVENT_STREAM: Final = "text/event-stream"
-# Client names and capabilities remembered from `initialize` (per token and User-Agent), at
-# most this many.
+# Client names remembered from `initialize` (per token and User-Agent), and the capabilities
+# of clients that declared elicitation (per session id issued to them), at most this many.
 _MAX_CLIENT_NAMES: Final = 512
 # Seconds between comment lines on a POST's event stream, so proxies keep it open while the
 # client's person is being asked.
@@ -82,7 +85,8 @@ class GatewayRuntime:
     _client_names: dict[tuple[str | None, str | None], str] = field(
         default_factory=dict, init=False
     )
-    _client_capabilities: dict[tuple[str | None, str | None], dict[str, Any]] = field(
+    # Session id -> (the refresh token it was issued to, what that client declared).
+    _client_capabilities: dict[str, tuple[str | None, dict[str, Any]]] = field(
         default_factory=dict, init=False
     )
 
@@ -104,26 +108,37 @@ class GatewayRuntime:
                 self._client_names[key] = name[:_USER_AGENT_CHARS]
                 if len(self._client_names) > _MAX_CLIENT_NAMES:
                     del self._client_names[next(iter(self._client_names))]
-            capabilities = params.get("capabilities") if isinstance(params, dict) else None
-            self._client_capabilities.pop(key, None)
-            if isinstance(capabilities, dict) and isinstance(
-                elicitation := capabilities.get("elicitation"), dict
-            ):
-                # Only what the server acts on is kept: whether (and how) it may ask.
-                self._client_capabilities[key] = {"elicitation": elicitation}
-                if len(self._client_capabilities) > _MAX_CLIENT_NAMES:
-                    del self._client_capabilities[next(iter(self._client_capabilities))]
         return self._client_names.get(key, agent)
 
-    def client_capabilities(self, request: web.Request) -> Mapping[str, Any]:
-        """What the client declared at initialize, as remembered like its name.
+    def remember_capabilities(self, request: web.Request, payload: Any) -> str | None:
+        """An initialize that declared elicitation: a session id for that client (None: none).
 
-        A wrong guess (two clients sharing a token and User-Agent) costs little: a client
-        that cannot show a question answers the request with an error, and the question goes
-        to the other ways of asking.
+        Never guessed from the token and User-Agent (two clients may share both): only the
+        client that holds the id, with the token it was issued to, may be asked questions.
         """
-        key = (request.get(KEY_HASS_REFRESH_TOKEN_ID), user_agent(request))
-        return self._client_capabilities.get(key, {})
+        if not isinstance(payload, dict) or payload.get("method") != "initialize":
+            return None
+        params = payload.get("params")
+        capabilities = params.get("capabilities") if isinstance(params, dict) else None
+        if not isinstance(capabilities, dict) or not isinstance(
+            elicitation := capabilities.get("elicitation"), dict
+        ):
+            return None
+        session_id = secrets.token_urlsafe(24)
+        # Only what the server acts on is kept: whether (and how) it may ask.
+        token = request.get(KEY_HASS_REFRESH_TOKEN_ID)
+        self._client_capabilities[session_id] = (token, {"elicitation": elicitation})
+        if len(self._client_capabilities) > _MAX_CLIENT_NAMES:
+            del self._client_capabilities[next(iter(self._client_capabilities))]
+        return session_id
+
+    def client_capabilities(self, request: web.Request) -> Mapping[str, Any]:
+        """What the client holding this request's session id declared at initialize."""
+        session_id = request.headers.get(MCP_SESSION_ID)
+        remembered = self._client_capabilities.get(session_id or "")
+        if remembered is None or remembered[0] != request.get(KEY_HASS_REFRESH_TOKEN_ID):
+            return {}
+        return remembered[1]
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -419,7 +434,12 @@ class McpGatewayView(CorsView):
             return await stream.finish(reply.body)
         if reply.body is None:
             return web.Response(status=reply.status)
-        return json_response(reply.body, reply.status)
+        response = json_response(reply.body, reply.status)
+        if reply.status == HTTPStatus.OK and (
+            session_id := runtime.remember_capabilities(request, payload)
+        ):
+            response.headers[MCP_SESSION_ID] = session_id
+        return response
 
     async def get(self, request: web.Request) -> web.StreamResponse:
         """No server-initiated stream: the endpoint is stateless."""
