@@ -89,9 +89,6 @@ _LOGGER = logging.getLogger(__name__)
 
 # The least time between two reads back after writes (each is one request to the hub).
 READ_BACK_GAP: Final = 0.5
-# hub_list_device_events' largest `limit` (toolGetDeviceHistory: Math.min(limit ?: 100, 500)).
-EVENTS_LIMIT: Final = 500
-
 # The device key of "every device" before the first poll told us which there are.
 
 
@@ -460,7 +457,6 @@ class HubitatRuntime(BackendRuntime):
         if data is None or spec.device.key not in data.devices:
             return None  # the hub itself, a rule: no event history of their own
         args["deviceId"] = spec.device.key
-        args["limit"] = EVENTS_LIMIT
         if (attribute := history_attribute(spec.platform, spec.description.key)) is not None:
             args["attribute"] = attribute
         return EVENTS_TOOL, args
