@@ -277,6 +277,11 @@ def filter_automations(data: HomecastState | None, answer: Any, shown: Shown) ->
     return answer, withheld
 
 
+def accessory_keys(home: Home, ref: str) -> list[str]:
+    """The accessories an action's `accessory` (slug, name or UUID, in any room) reaches."""
+    return _acc(home, ref)
+
+
 def _acc(home: Home, ref: str) -> list[str]:
     found = home.find(ref)
     return _with_members(home, found) if found is not None else [f"{home.key}/{ref}"]

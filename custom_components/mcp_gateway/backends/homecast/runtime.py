@@ -24,7 +24,15 @@ from ...core.settings import backend_answer_cap
 from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...platforms.scene import async_scene_ran
-from ..base import BackendHealth, BackendRuntime, McpGatewayConfigEntry, Shown, ToolClass
+from ..base import (
+    REPORTING_PLATFORMS,
+    BackendHealth,
+    BackendRuntime,
+    CallEffect,
+    McpGatewayConfigEntry,
+    Shown,
+    ToolClass,
+)
 from ..entity import EntitySpec
 from ..publisher import EntityPublisher
 from .addresses import (
@@ -52,6 +60,7 @@ from .const import (
     SERVER_COMMUNITY,
 )
 from .coordinator import HomecastCoordinator
+from .effects import call_effect
 from .entities import derive_specs
 from .oauth import HomecastOAuth2Implementation
 from .push import HomecastPush
@@ -334,6 +343,20 @@ class HomecastRuntime(BackendRuntime):
         if name == "query_history":
             return filter_history(state, data, shown)
         return filter_state(state, data, shown)
+
+    def call_effect(self, name: str, arguments: Mapping[str, Any]) -> CallEffect | None:
+        """set_state changes the entity each property writes (the lock, not its battery);
+        run_scene its scene; scenes and automations store their accessory actions."""
+        publisher = self.publisher
+
+        def entities(key: str) -> list[tuple[Platform, str]]:
+            return [
+                (spec.platform, spec.key)
+                for spec in publisher.device_specs(key)
+                if spec.platform not in REPORTING_PLATFORMS
+            ]
+
+        return call_effect(name, arguments, self.coordinator.data, entities)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         """The devices a call may reach, its addresses resolved as Homecast resolves them.
