@@ -378,6 +378,9 @@ async def test_one_deadline_bounds_catalog_refresh_and_call(
     assert result["isError"] is False, result  # a slow call alone fits in the bound
 
 
+@pytest.mark.preapproved(
+    "tests the tier and confirm steps of a destructive tool, not who approves it"
+)
 async def test_tier_confirm_and_unknown_sub_tools(
     hass: HomeAssistant,
     fake_entry: MockConfigEntry,

@@ -10,16 +10,18 @@ changes only when that entity is exposed; open approvals are bounded per user.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from unittest.mock import patch
 
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.const import ATTR_FRIENDLY_NAME
+from homeassistant.core import Context
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import entity_registry as er, llm
 from homeassistant.setup import async_setup_component
 import pytest
 
+from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.core.settings import (
     CONF_EXPOSED_ONLY,
     CONF_RATE_LIMIT,
@@ -41,13 +43,6 @@ pytestmark = pytest.mark.approval
 
 # Callers who may control the hub's lock (the `policy` user controls one light only).
 CONTROLLERS = ("admin", "user")
-
-
-@pytest.fixture(autouse=True)
-def short_hold() -> Iterator[None]:
-    """A call without a prompt in its client answers "waiting" at once."""
-    with patch.object(approval_module, "HOLD_SECONDS", 0.0):
-        yield
 
 
 def _hub_entity(home: SecurityHome, device: Any, suffix: str, platform: str) -> str:
@@ -208,6 +203,23 @@ async def test_approval_text_names_each_device_and_command(home: SecurityHome) -
     assert f"{light_name}: setLevel 40" in pending.summary, pending.summary
     assert " on l and " not in pending.summary
     assert pending.entity_ids == (lock_entity,)
+    await _expire_all(home)
+    # set_state's batch likewise: the lamp is part of what is approved, so it is said.
+    light_entity = _hub_entity(home, light, "light", "light")
+    result = await home.call(
+        "admin",
+        "set_state",
+        {
+            "updates": [
+                {"entity_id": light_entity, "state": "on", "brightness_pct": 40},
+                {"name": _name(home, lock_entity), "state": "unlocked"},
+            ]
+        },
+    )
+    assert error_code(result) == "approval_pending", result
+    (pending,) = _open_approvals(home)
+    assert f"{_name(home, lock_entity)} → unlocked" in pending.summary, pending.summary
+    assert f"{light_name} → on (brightness_pct=40)" in pending.summary, pending.summary
 
 
 async def test_stored_rule_with_an_unlock_waits(home: SecurityHome) -> None:
@@ -313,6 +325,28 @@ async def test_custom_rule_reads_are_for_administrators(home: SecurityHome) -> N
             assert "http" not in result["content"][0]["text"]
         admin = await home.call("admin", HUBITAT, {"tool": tool, "args": {}})
         assert error_code(admin) != "forbidden", (tool, admin)
+    # A Homecast automation's webhook id is what calling it takes: administrators only.
+    followed = home.homecast.homes[0]
+    light = homecast_helpers.device_of(home.sims["homecast"], "light")
+    made = await home.call(
+        "admin",
+        HOMECAST_GATEWAY,
+        {
+            "tool": "create_hc_automation",
+            "args": {
+                "home": followed.slug,
+                "name": "Hook",
+                "triggers": [{"type": "webhook", "webhook_id": "s3cret-hook"}],
+                "actions": [{"type": "device", "accessory": light.slug, "on": True}],
+            },
+        },
+    )
+    assert not made["isError"], made
+    for kind in SIGNED_IN:
+        read = await home.call(kind, HOMECAST_GATEWAY, {"tool": "get_hc_automations", "args": {}})
+        assert not read["isError"], (kind, read)
+        shown = "s3cret-hook" in read["content"][0]["text"]
+        assert shown is (kind == "admin"), (kind, read)
 
 
 async def test_command_on_a_hidden_lock_is_refused(home: SecurityHome) -> None:
@@ -412,3 +446,30 @@ async def test_client_name_is_cleaned_and_marked_as_its_own(home: SecurityHome) 
     assert "**" not in pending.client_name
     assert "https" not in pending.client_name
     assert pending.client_name.endswith("(the app's own name for itself)")
+
+
+async def test_integration_action_storing_an_unlock_waits(home: SecurityHome) -> None:
+    """The integration's own actions (over REST or websocket) run backend tools: a HomeKit
+    scene that unlocks, stored through `homecast_create_scene`, waits for a person too; a
+    caller without a user (an automation) runs with Home Assistant's trust."""
+    followed = home.homecast.homes[0]
+    hc_lock = homecast_helpers.device_of(home.sims["homecast"], "lock")
+    data = {
+        "config_entry_id": home.homecast_entry.entry_id,
+        "home": followed.slug,
+        "name": "Open up",
+        "actions": [{"accessory": hc_lock.slug, "lock_target": False}],
+    }
+    with pytest.raises(HomeAssistantError) as refused:
+        await home.hass.services.async_call(
+            DOMAIN,
+            "homecast_create_scene",
+            data,
+            blocking=True,
+            context=Context(user_id=home.users["admin"].id),
+        )
+    assert refused.value.translation_key == "action_approval"
+    assert "Waiting for a person" in str(refused.value.translation_placeholders)
+    assert "Open up" not in [scene.name for scene in followed.scenes]
+    (pending,) = _open_approvals(home)
+    assert "lock_target=False" in pending.summary, pending.summary

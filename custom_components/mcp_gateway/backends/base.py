@@ -101,6 +101,10 @@ class Shown(Protocol):
         """Whether the entities (platform, EntitySpec key) standing for one thing (an alarm,
         the HSM panel) may be shown; none known: not."""
 
+    def secrets(self) -> bool:
+        """Whether the caller may read the secrets a listing carries (an automation's
+        webhook id): administrators only."""
+
 
 class BackendRuntime(ABC):
     """One configured backend: its client, coordinators, entities and gateway hooks."""

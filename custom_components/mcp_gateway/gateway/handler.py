@@ -570,6 +570,7 @@ class GatewayHandler:
                 changes=changes,
                 stored=stored,
                 effect=effect,
+                unmapped=sorted(key for key, group in addressed.items() if not group),
             ),
         )
 
@@ -753,7 +754,7 @@ def _passthrough(
     """The backend's result, its data carried once.
 
     Text content is what every client reads, so it always goes through; the backend's
-    `structuredContent` goes too only when it says more than the text (Robine Wake's error
+    `structuredContent` goes too only when it says more than the text (a backend's error
     codes ride there beside a plain message), never as a second copy of the same JSON.
     A result with structuredContent but no content gets it as compact text instead.
     """

@@ -130,6 +130,10 @@ class CallerView:
         ]
         return self._shown(ids)
 
+    def secrets(self) -> bool:
+        """Whether the caller may read a listing's secrets: administrators only."""
+        return user_role(self.user) is Role.ADMIN
+
     def _shown(self, entity_ids: Sequence[str]) -> bool:
         if not entity_ids:
             return not self.exposure and user_role(self.user) is Role.ADMIN

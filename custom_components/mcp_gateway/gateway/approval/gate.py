@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from homeassistant.auth.models import User
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, ServiceCall
+from homeassistant.exceptions import HomeAssistantError
 
-from ...backends.base import ToolTier
+from ...backends.base import BackendRuntime, ToolTier
+from ...core.const import DOMAIN
 from ...core.settings import gateway_settings
+from ...mcp.server import LEGACY_VERSIONS, RequestContext
+from ...permissions.policy import addressed_entities
 from .manager import approval_manager
-from .rules import ApprovalReason, approval_applies
+from .rules import ApprovalReason, approval_applies, backend_reason, call_effect
 from .texts import GateRefusal
-
-if TYPE_CHECKING:
-    from ...mcp.server import RequestContext
 
 
 async def async_approve(
@@ -35,3 +36,45 @@ async def async_approve(
     return await approval_manager(hass).async_gate(
         ctx, user, tool=tool, arguments=arguments, reason=reason, tier=tier
     )
+
+
+async def async_action_gate(
+    call: ServiceCall,
+    user: User,
+    runtime: BackendRuntime,
+    tool: str,
+    arguments: Mapping[str, Any],
+) -> None:
+    """An integration action's backend call, weighed as the gateway weighs it: a sensitive
+    change or stored action waits for a person (HomeAssistantError while it waits, or once
+    declined)."""
+    hass = call.hass
+    tool_class = runtime.call_class(runtime.tool_class({"name": tool}), tool, arguments)
+    addressed = addressed_entities(hass, runtime, tool, arguments)
+    changes, stored, effect = call_effect(hass, runtime, tool, arguments, addressed)
+    reason = backend_reason(
+        hass,
+        gateway_settings(hass),
+        title=runtime.entry.title,
+        name=tool,
+        tool_class=tool_class,
+        changes=changes,
+        stored=stored,
+        effect=effect,
+        unmapped=sorted(key for key, group in addressed.items() if not group),
+    )
+    if reason is None:
+        return
+    action = f"{DOMAIN}.{call.service}"
+    ctx = RequestContext(
+        protocol_version=LEGACY_VERSIONS[0], client_name=action, user=user, request_id=None
+    )
+    refusal = await async_approve(
+        hass, ctx, user, tool=action, arguments=arguments, reason=reason, tier=tool_class.tier
+    )
+    if refusal is not None:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="action_approval",
+            translation_placeholders={"action": action, "message": refusal.message},
+        )

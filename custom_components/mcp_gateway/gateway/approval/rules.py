@@ -10,7 +10,7 @@ changed to an unknown state, so the default is the cautious one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import hashlib
 import json
@@ -163,13 +163,17 @@ def backend_reason(
     changes: list[Change],
     stored: list[Change],
     effect: CallEffect,
+    unmapped: Sequence[str] = (),
 ) -> ApprovalReason | None:
     """Why a backend call waits for a person, or None: destructive tools, tools the settings
     name, a sensitive change now, a sensitive action stored to run later, or stored actions
     the backend cannot read."""
     now = [change for change in changes if sensitive_change(hass, settings, change)]
     later = [change for change in stored if sensitive_change(hass, settings, change)]
-    forced = tool_class.destructive or name in settings.approval_tools or effect.unread
+    # A write to an address no HA entity stands for (a device the hub hides from Home
+    # Assistant, reached by its number) cannot be weighed: it is asked.
+    blind = bool(unmapped) and tool_class.tier is not ToolTier.READ
+    forced = tool_class.destructive or name in settings.approval_tools or effect.unread or blind
     if not (forced or now or later) or (tool_class.tier is ToolTier.READ and not forced):
         return None
     # Every change of the call (each item of a batch), not only the sensitive ones: the
@@ -180,6 +184,8 @@ def backend_reason(
         parts.append("stores, to run later without asking: " + "; ".join(stored_all))
     if effect.unread:
         parts.append("stores or runs actions the gateway cannot read")
+    if blind:
+        parts.append(f"reaches devices Home Assistant does not know: {', '.join(unmapped)}")
     what = f"{title}: {name}"
     summary = f"{what} ({'; '.join(parts)})" if parts else what
     entity_ids = tuple(dict.fromkeys(change.entity_id for change in (*now, *later)))

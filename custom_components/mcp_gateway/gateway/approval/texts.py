@@ -23,7 +23,7 @@ CLIENT_NAME_CHARS: Final = 40
 # Links and what looks like one (scheme://…, www.…, a bare domain with a path).
 _LINK: Final = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.-]*://\S*|www\.\S*|\S+\.[a-z]{2,}/\S*)")
 # Markdown and HTML punctuation: emphasis, headings, links, images, code, quotes, tables.
-_MARKUP: Final = re.compile(r"[*_`#>\[\]()!|~<>{}\\]")
+_MARKUP: Final = re.compile(r"[*`#>\[\]()!|~<>{}\\]|_{2,}")
 _SPACES: Final = re.compile(r"\s+")
 
 

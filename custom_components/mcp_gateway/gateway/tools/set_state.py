@@ -167,9 +167,12 @@ def prepare_set_state(hass: HomeAssistant, user: User, args: dict[str, Any]) -> 
     prepared = {**args, "updates": updates}
     if not sensitive:
         return PreparedCall(prepared)
+    # The person approves the whole call: every update it would send is said, not only the
+    # sensitive ones.
+    sent = [update for update in updates if "error" not in update and update["entity_id"] in known]
     return PreparedCall(
         prepared,
-        "; ".join(describe_update(hass, update) for update in sensitive),
+        "; ".join(describe_update(hass, update) for update in sent),
         tuple(dict.fromkeys(update["entity_id"] for update in sensitive)),
     )
 
