@@ -58,7 +58,7 @@ from ..permissions.policy import (
     require_tier,
 )
 from .approval.gate import async_approve
-from .approval.rules import ApprovalReason, backend_reason, call_effect
+from .approval.rules import ApprovalReason, backend_reason, call_effect, unmapped_devices
 from .catalog.gateway_tool import (
     checked_arguments,
     full_tool_name,
@@ -570,7 +570,7 @@ class GatewayHandler:
                 changes=changes,
                 stored=stored,
                 effect=effect,
-                unmapped=sorted(key for key, group in addressed.items() if not group),
+                unmapped=unmapped_devices(runtime, sub.name, args, addressed),
             ),
         )
 

@@ -9,13 +9,19 @@ from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant, ServiceCall
 from homeassistant.exceptions import HomeAssistantError
 
-from ...backends.base import BackendRuntime, ToolTier
+from ...backends.base import BackendRuntime, ToolClass, ToolTier
 from ...core.const import DOMAIN
 from ...core.settings import gateway_settings
 from ...mcp.server import LEGACY_VERSIONS, RequestContext
 from ...permissions.policy import addressed_entities
 from .manager import approval_manager
-from .rules import ApprovalReason, approval_applies, backend_reason, call_effect
+from .rules import (
+    ApprovalReason,
+    approval_applies,
+    backend_reason,
+    call_effect,
+    unmapped_devices,
+)
 from .texts import GateRefusal
 
 
@@ -46,8 +52,8 @@ async def async_action_gate(
     arguments: Mapping[str, Any],
 ) -> None:
     """An integration action's backend call, weighed as the gateway weighs it: a sensitive
-    change or stored action waits for a person (HomeAssistantError while it waits, or once
-    declined)."""
+    change or stored action (a scene that unlocks) waits for a person (HomeAssistantError
+    while it waits, or once declined)."""
     hass = call.hass
     tool_class = runtime.call_class(runtime.tool_class({"name": tool}), tool, arguments)
     addressed = addressed_entities(hass, runtime, tool, arguments)
@@ -57,11 +63,13 @@ async def async_action_gate(
         gateway_settings(hass),
         title=runtime.entry.title,
         name=tool,
-        tool_class=tool_class,
+        # An action is a person's own form (deleting asks in HA's UI): only what lets people
+        # in, now or stored for later, waits for another person.
+        tool_class=ToolClass(tool_class.tier),
         changes=changes,
         stored=stored,
         effect=effect,
-        unmapped=sorted(key for key, group in addressed.items() if not group),
+        unmapped=unmapped_devices(runtime, tool, arguments, addressed),
     )
     if reason is None:
         return

@@ -98,6 +98,18 @@ def sensitive_change(hass: HomeAssistant, settings: GatewaySettings, change: Cha
     return False
 
 
+def unmapped_devices(
+    runtime: BackendRuntime,
+    name: str,
+    arguments: Mapping[str, Any],
+    addressed: Mapping[str, list[str]],
+) -> list[str]:
+    """The device addresses of a call that no HA entity stands for (a device the backend
+    hides from Home Assistant but reaches by its number)."""
+    devices = runtime.device_keys_in_call(name, arguments)
+    return sorted(key for key in dict.fromkeys(devices) if not addressed.get(key))
+
+
 def backend_changes(
     hass: HomeAssistant,
     runtime: BackendRuntime,
