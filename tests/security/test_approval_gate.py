@@ -258,6 +258,30 @@ async def test_stored_rule_with_an_unlock_waits(home: SecurityHome) -> None:
         assert "to run later" in _message(result), result
         await _expire_all(home)
     assert hub.custom_rules == before
+    # Those who may not change the hub's rules are refused before anyone is asked.
+    for kind in ("user", "read_only", "policy"):
+        result = await home.call(
+            kind,
+            HUBITAT,
+            {
+                "tool": "hub_create_custom_rule",
+                "args": {"name": "Let in", "triggers": [trigger], "actions": unlock_rules[0]},
+            },
+        )
+        assert error_code(result) == "forbidden", (kind, result)
+    # A Rule Machine rule is written whole by a tool that asks a confirmation: asked too.
+    machine = await home.call(
+        "admin",
+        HUBITAT,
+        {
+            "tool": "hub_set_rule",
+            "args": {"name": "Let in", "definition": {"actions": unlock_rules[0]}},
+            "confirm": True,
+        },
+    )
+    assert error_code(machine) == "approval_pending", machine
+    await _expire_all(home)
+    assert not _open_approvals(home)
     lamps = await home.call(
         "admin",
         HUBITAT,
