@@ -174,6 +174,16 @@ async def test_backend_command_in_any_spelling_and_batch_waits(home: SecurityHom
             else:
                 assert code == "forbidden", (kind, args, result)
             await _expire_all(home)
+    # By its label, which the hub does not read as an id: no entity stands for the address,
+    # so only an administrator may send it, and a person is asked.
+    by_label = {"deviceId": lock.label, "command": "unlock"}
+    for kind in SIGNED_IN:
+        result = await home.call(
+            kind, HUBITAT, {"tool": "hub_call_device_command", "args": by_label}
+        )
+        expected = "approval_pending" if kind == "admin" else "forbidden"
+        assert error_code(result) == expected, (kind, result)
+        await _expire_all(home)
     assert lock.value("lock") != "unlocked"
     locked = await home.call(
         "user",
