@@ -16,6 +16,8 @@ from syrupy.assertion import SnapshotAssertion
 
 # Import our package before the plugin's testing_config/custom_components shadows the namespace.
 import custom_components.mcp_gateway  # noqa: F401
+from custom_components.mcp_gateway.gateway.approval.manager import ApprovalManager
+from custom_components.mcp_gateway.gateway.approval.rules import ApprovalReason
 from tests.simulation import LoopbackServers
 
 
@@ -25,16 +27,27 @@ def auto_enable_custom_integrations(enable_custom_integrations: None) -> None:
 
 
 @pytest.fixture(autouse=True)
-def approved_by_a_person(request: pytest.FixtureRequest) -> Generator[None]:
-    """Sensitive calls (unlocking, disarming, destructive tools) wait for a person; tests of
-    what such a call does run it as if approved. Tests marked `approval` get the real gate."""
-    if request.node.get_closest_marker("approval") is not None:
-        yield
+def preapproved(request: pytest.FixtureRequest) -> Generator[list[ApprovalReason]]:
+    """The approval gate is real in every test. A test of what a sensitive call does, not of
+    who approves it, says so with `@pytest.mark.preapproved("why")`: every call the gate
+    finds sensitive is then approved by a person at once. The gate still weighs each call;
+    the fixture's value lists what it asked a person."""
+    marker = request.node.get_closest_marker("preapproved")
+    if marker is None:
+        yield []
         return
-    with patch(
-        "custom_components.mcp_gateway.gateway.handler.approval_applies", return_value=False
-    ):
-        yield
+    reason = marker.args[0] if marker.args else None
+    if not isinstance(reason, str) or not reason.strip():
+        pytest.fail('preapproved needs its reason: @pytest.mark.preapproved("why")')
+    asked: list[ApprovalReason] = []
+
+    async def approve(
+        _manager: ApprovalManager, _ctx: Any, _user: Any, *, reason: ApprovalReason, **_: Any
+    ) -> None:
+        asked.append(reason)
+
+    with patch.object(ApprovalManager, "async_gate", approve):
+        yield asked
 
 
 @pytest.fixture

@@ -549,7 +549,7 @@ async def test_hsm_disarm_waits_arming_does_not(home: Home) -> None:
             "admin", gateway, {"tool": "hub_set_hsm", "args": {"armCommand": "disarm"}}
         )
     assert code(disarm) == "approval_pending"
-    assert "hub_set_hsm (disarm)" in data(disarm)["error"]["message"]
+    assert "hub_set_hsm (Home Hub Safety Monitor: disarm)" in data(disarm)["error"]["message"]
     assert home.sim.hub.hsm_status == "armedAway"
     arm = await home.call(
         "admin", gateway, {"tool": "hub_set_hsm", "args": {"armCommand": "armHome"}}

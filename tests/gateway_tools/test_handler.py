@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.auth.models import User
@@ -18,6 +19,7 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.gateway import handler as handler_module
+from custom_components.mcp_gateway.gateway.approval import manager as approval_manager_module
 from custom_components.mcp_gateway.gateway.catalog import store as catalog_module
 from custom_components.mcp_gateway.gateway.catalog.store import gateway_tool_names
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
@@ -378,6 +380,9 @@ async def test_one_deadline_bounds_catalog_refresh_and_call(
     assert result["isError"] is False, result  # a slow call alone fits in the bound
 
 
+@pytest.mark.preapproved(
+    "tests the tier and confirm steps of a destructive tool, not who approves it"
+)
 async def test_tier_confirm_and_unknown_sub_tools(
     hass: HomeAssistant,
     fake_entry: MockConfigEntry,
@@ -473,7 +478,11 @@ async def test_device_calls_check_entity_control(
     refused = _data(await _call(hass, hass_user, GATEWAY, ghost))
     assert "not Home Assistant entities (dev_99)" in refused["error"]["message"]
     runtime.things["99"] = runtime.things["1"]  # lets the fake accept the admin's call
-    assert (await _call(hass, hass_admin_user, GATEWAY, ghost))["isError"] is False
+    # A write to an address no entity stands for cannot be weighed: a person is asked.
+    with patch.object(approval_manager_module, "HOLD_SECONDS", 0.0):
+        blind = _data(await _call(hass, hass_admin_user, GATEWAY, ghost))
+    assert blind["error"]["code"] == "approval_pending"
+    assert "does not know: dev_99" in blind["error"]["message"]
 
 
 async def test_writes_reach_the_logbook_and_reads_do_not(

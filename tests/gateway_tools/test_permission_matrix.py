@@ -102,6 +102,7 @@ def _refused(result: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize("role", ["admin", "user", "read_only"])
+@pytest.mark.preapproved("who may call what; who approves is tests/security's")
 async def test_matrix(clients: dict[str, TestClient], role: str) -> None:
     """Listing, search and calls agree with the tier table for every tool."""
     client = clients[role]

@@ -37,6 +37,9 @@ class _Shown:
     def entities(self, keys: Iterable[tuple[Platform, str]]) -> bool:
         return False
 
+    def secrets(self) -> bool:
+        return False
+
 
 @pytest.fixture
 async def data(hass: HomeAssistant, sim: Sim) -> HomecastState:

@@ -93,6 +93,9 @@ async def test_multi_round_trip_refusal_frees_the_slot(sim: Sim, runtime: Hubita
     assert sim.tools.active_writes() == []
 
 
+@pytest.mark.preapproved(
+    "tests the confirm step the hub schema asks for, not who approves the call"
+)
 async def test_gateway_confirms_destructive_hub_tools(
     hass: HomeAssistant, sim: Sim, runtime: HubitatRuntime, hass_admin_user: MockUser
 ) -> None:

@@ -7,10 +7,11 @@ an HTTP client (the gateway and HA's REST API) and can open a websocket connecti
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 import json
 from typing import Any
+from unittest.mock import patch
 
 from aiohttp.test_utils import TestClient
 from homeassistant.auth.const import GROUP_ID_USER
@@ -32,6 +33,7 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_RATE_LIMIT,
     MAX_RATE_LIMIT,
 )
+from custom_components.mcp_gateway.gateway.approval import manager as approval_manager_module
 from custom_components.mcp_gateway.gateway.catalog.store import gateway_tool_names
 from simulators.homecast import HomecastSim
 from simulators.hubitat import Hub
@@ -118,6 +120,14 @@ def error_code(result: dict[str, Any]) -> str | None:
         code = structured["error"].get("code")
         return code if isinstance(code, str) else "backend"
     return "backend"
+
+
+@pytest.fixture(autouse=True)
+def short_hold() -> Generator[None]:
+    """The real gate, answering "waiting for a person" at once instead of holding the request
+    open for an answer: the matrix makes hundreds of calls, some of them sensitive."""
+    with patch.object(approval_manager_module, "HOLD_SECONDS", 0.0):
+        yield
 
 
 async def _token(hass: HomeAssistant, user: User) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 
 type McpGatewayConfigEntry = ConfigEntry[BackendRuntime]
+
+# Entities that only report: no call changes them (a lock's battery sensor, a button event).
+REPORTING_PLATFORMS: Final = frozenset({Platform.SENSOR, Platform.BINARY_SENSOR, Platform.EVENT})
 
 
 class ToolTier(StrEnum):
@@ -88,6 +91,39 @@ class CallConfirmation:
     items: tuple[dict[str, Any], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class EntityChange:
+    """One entity a backend call changes (or stores a change of), in Home Assistant's words.
+
+    `target` is the state the change asks for as HA's entity of that platform names it
+    (`unlocked`, `open`, `disarmed`, `armed_away`…); None when the backend cannot tell (the
+    gateway then treats the change as the most sensitive its entity can make). `position` is
+    a cover's or valve's position asked for, if any; `action` says it for people ("unlock").
+    """
+
+    platform: Platform
+    key: str
+    target: str | None = None
+    position: float | None = None
+    action: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallEffect:
+    """What a backend call does to the home, as the approval gate weighs it.
+
+    `changes`: the entities it changes now (a device command acts on the entity it changes:
+    the lock, not the lock's battery sensor). `stored`: the changes it stores to run later
+    without a person (a rule's or scene's or automation's actions). `unread`: it stores or
+    runs actions the backend cannot read (an import, a copy of a rule): the gateway asks a
+    person whatever they are.
+    """
+
+    changes: tuple[EntityChange, ...] = ()
+    stored: tuple[EntityChange, ...] = ()
+    unread: bool = False
+
+
 class UnknownListing(Exception):
     """A listing's answer in a shape its backend cannot filter."""
 
@@ -101,6 +137,10 @@ class Shown(Protocol):
     def entities(self, keys: Iterable[tuple[Platform, str]]) -> bool:
         """Whether the entities (platform, EntitySpec key) standing for one thing (an alarm,
         the HSM panel) may be shown; none known: not."""
+
+    def secrets(self) -> bool:
+        """Whether the caller may read the secrets a listing carries (an automation's
+        webhook id): administrators only."""
 
 
 class BackendRuntime(ABC):
@@ -170,6 +210,13 @@ class BackendRuntime(ABC):
         The gateway maps them to entities and checks the caller's control permission on each.
         """
         return []
+
+    def call_effect(self, name: str, arguments: Mapping[str, Any]) -> CallEffect | None:
+        """What a call changes now and stores for later, entity by entity (approval and
+        exposure are decided on them). None (the default): the backend does not say, and the
+        gateway takes every controllable entity of every device the call addresses as changed
+        to an unknown state (so a call reaching a lock is as sensitive as an unlock)."""
+        return None
 
     def refusal_hint(self, name: str, arguments: Mapping[str, Any]) -> str | None:
         """Said instead of the addresses when a call is refused for what it reaches, where

@@ -10,8 +10,10 @@ from homeassistant.loader import async_get_integration
 
 from ..core.const import DOMAIN
 from ..mcp.server import McpServer, ServerHandler
+from ..permissions.actions import DATA_ACTION_GATE
 from ..permissions.limits import DATA_USER_RATES
 from .approval.channels import async_setup_channels
+from .approval.gate import async_action_gate
 from .http.oauth import AuthorizationServerMetadataView, ClientRegistrationView
 from .http.sse import McpGatewayMessagesView, McpGatewaySseView, SseSessionManager
 from .http.view import DATA_GATEWAY, GatewayRuntime, McpGatewayView, dumps
@@ -67,6 +69,8 @@ async def async_setup_gateway(
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, lambda _: server.close())
     # Approvers are asked on their phones and in HA's UI (the AI app asks its own user).
     async_setup_channels(hass)
+    # The integration's actions run backend tools: a sensitive one waits for a person too.
+    hass.data[DATA_ACTION_GATE] = async_action_gate
     # HA's own assistants get the same tools, through whichever handler serves the gateway.
     async_register_llm_api(hass, lambda: runtime.server.handler)
     return runtime

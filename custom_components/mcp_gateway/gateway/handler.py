@@ -47,7 +47,7 @@ from ..mcp.types import (
     Resource,
     Tool,
 )
-from ..permissions.exposure import CallerView, require_exposed
+from ..permissions.exposure import CallerView, require_exposed, require_exposed_entities
 from ..permissions.policy import (
     PermissionDenied,
     allowed_tiers,
@@ -57,14 +57,8 @@ from ..permissions.policy import (
     require_confirmation,
     require_tier,
 )
-from .approval.manager import (
-    ApprovalReason,
-    approval_applies,
-    approval_manager,
-    backend_call_reason,
-    sensitive_backend_call,
-    set_state_reason,
-)
+from .approval.gate import async_approve
+from .approval.rules import ApprovalReason, backend_reason, call_effect, unmapped_devices
 from .catalog.gateway_tool import (
     checked_arguments,
     full_tool_name,
@@ -316,16 +310,20 @@ class GatewayHandler:
         arguments = lift_single_items(tool.input_schema, arguments)
         if errors := schema_errors(tool.input_schema, arguments):
             return error_result(f"Invalid arguments: {'; '.join(errors)}.", code="invalid")
-        settings = gateway_settings(self.hass)
-        reason = (
-            set_state_reason(self.hass, user, settings, arguments)
-            if tool.name == "set_state" and approval_applies(settings, user)
-            else None
-        )
-        if reason is not None and (
-            refused := await self._approved(ctx, user, tool.name, arguments, reason)
-        ):
-            return refused
+        if tool.prepare is not None:
+            # Targets resolved first, the approval decided on them, and the tool runs them.
+            prepared = tool.prepare(self.hass, user, arguments)
+            arguments = prepared.arguments
+            if prepared.approval is not None and (
+                refused := await self._approved(
+                    ctx,
+                    user,
+                    tool.name,
+                    arguments,
+                    ApprovalReason(prepared.approval, prepared.entity_ids),
+                )
+            ):
+                return refused
         try:
             data = await tool.run(self.hass, ctx, arguments)
         except ToolFailure as err:
@@ -408,24 +406,9 @@ class GatewayHandler:
             return tool_result(err.as_structured(), is_error=True)
         except PermissionDenied as err:
             return error_result(str(err), code=err.code)
-        settings = gateway_settings(self.hass)
-        if approval_applies(settings, user) and sensitive_backend_call(
-            self.hass,
-            settings,
-            name=call.name,
-            tool_class=call.tool_class,
-            arguments=call.args,
-            entity_ids=call.entity_ids,
-        ):
-            reason = backend_call_reason(
-                backend.entry.title,
-                call.name,
-                call.args,
-                call.entity_ids,
-                devices_phrase(self.hass, call.entity_ids),
-            )
+        if call.approval is not None:
             refused = await self._approved(
-                ctx, user, call.what, call.args, reason, tier=call.tool_class.tier
+                ctx, user, call.what, call.args, call.approval, tier=call.tool_class.tier
             )
             if refused is not None:
                 return refused
@@ -459,8 +442,8 @@ class GatewayHandler:
     ) -> CallToolResult | None:
         """None once a person approved this very call (the approval is then used up), else
         the result that says it waits, was declined or expired; nothing has run."""
-        refusal = await approval_manager(self.hass).async_gate(
-            ctx, user, tool=tool, arguments=arguments, reason=reason, tier=tier
+        refusal = await async_approve(
+            self.hass, ctx, user, tool=tool, arguments=arguments, reason=reason, tier=tier
         )
         if refusal is None:
             return None
@@ -546,9 +529,16 @@ class GatewayHandler:
                 args=args,
                 what=what,
             )
+            # What the call changes, entity by entity, by the backend's word.
+            changes, stored, effect = call_effect(self.hass, runtime, sub.name, args, addressed)
             # Assistants reach only the devices HA exposes to them (actions are not
-            # assistants); a listing is filtered after the call instead (_filtered).
+            # assistants), and change only exposed entities; a listing is filtered after
+            # the call instead (_filtered).
             require_exposed(self.hass, user, addressed, what)
+            if tool_class.tier is not ToolTier.READ:
+                require_exposed_entities(
+                    self.hass, user, [change.entity_id for change in changes], what
+                )
         except PermissionDenied as err:
             hint = runtime.refusal_hint(sub.name, args)
             if hint is None:
@@ -574,6 +564,17 @@ class GatewayHandler:
             entity_ids,
             devices_phrase(self.hass, named, subject),
             entity_ids_named[0] if len(entity_ids_named) == 1 else None,
+            backend_reason(
+                self.hass,
+                gateway_settings(self.hass),
+                title=backend.entry.title,
+                name=sub.name,
+                tool_class=tool_class,
+                changes=changes,
+                stored=stored,
+                effect=effect,
+                unmapped=unmapped_devices(runtime, sub.name, args, addressed),
+            ),
         )
 
     def _record(
@@ -690,6 +691,8 @@ class AuthorizedCall:
     # For the logbook: " on <names>" of what it acts on, and the one entity to link.
     phrase: str = ""
     logbook_entity: str | None = None
+    # Why it waits for a person (None: it does not).
+    approval: ApprovalReason | None = None
 
 
 def _named_entry(entries: Mapping[str, tuple[str, str]], entry: Any) -> str | None:
@@ -754,7 +757,7 @@ def _passthrough(
     """The backend's result, its data carried once.
 
     Text content is what every client reads, so it always goes through; the backend's
-    `structuredContent` goes too only when it says more than the text (Robine Wake's error
+    `structuredContent` goes too only when it says more than the text (a backend's error
     codes ride there beside a plain message), never as a second copy of the same JSON.
     A result with structuredContent but no content gets it as compact text instead.
     """

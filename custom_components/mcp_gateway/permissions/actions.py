@@ -12,11 +12,13 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from homeassistant.auth.models import User
 from homeassistant.auth.permissions.const import POLICY_CONTROL
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import Context, ServiceCall, ServiceResponse, SupportsResponse
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError, Unauthorized
 from homeassistant.helpers.typing import VolSchemaType
+from homeassistant.util.hass_dict import HassKey
 
 from ..backends.base import BackendRuntime
 from ..core.const import CONF_BACKEND, DOMAIN
@@ -26,6 +28,12 @@ from .policy import PermissionDenied, Refusal, allowed_tiers, describe_tiers, re
 ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
 
 type ActionHandler = Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]
+# What asks a person before an action runs a sensitive backend call (the gateway's approval,
+# registered by the gateway, which sits above this package): it raises to refuse.
+type ActionGate = Callable[
+    [ServiceCall, User, BackendRuntime, str, Mapping[str, Any]], Coroutine[Any, Any, None]
+]
+DATA_ACTION_GATE: HassKey[ActionGate] = HassKey(f"{DOMAIN}_action_gate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,3 +161,7 @@ async def async_authorize(
                 "tiers": describe_tiers(allowed_tiers(user)),
             },
         ) from err
+    # An action is the backend tool it runs: what would wait for a person through the
+    # gateway waits here too (not on the check ahead of the call: that only asks rights).
+    if charge and (gate := call.hass.data.get(DATA_ACTION_GATE)) is not None:
+        await gate(call, user, runtime, tool, arguments)

@@ -79,6 +79,22 @@ def require_exposed(
         )
 
 
+def require_exposed_entities(
+    hass: HomeAssistant, user: User, entity_ids: Sequence[str], what: str
+) -> None:
+    """A backend command changes only entities exposed to assistants: the entity it acts on
+    (the lock), whatever else of its device is exposed (its battery sensor)."""
+    if not exposure_applies(hass):
+        return
+    hidden = [e for e in dict.fromkeys(entity_ids) if not is_exposed_entity(hass, e)]
+    if hidden:
+        raise PermissionDenied(
+            f"Permission denied: {what} changes {', '.join(readable_subjects(user, hidden))}, "
+            "not exposed to assistants in Home Assistant (Settings → Voice assistants → "
+            "Expose)."
+        )
+
+
 class CallerView:
     """What one caller may see of one backend through the gateway (backends.base.Shown).
 
@@ -113,6 +129,10 @@ class CallerView:
             if (entity_id := spec_entity_id(self.hass, self.runtime, platform, key)) is not None
         ]
         return self._shown(ids)
+
+    def secrets(self) -> bool:
+        """Whether the caller may read a listing's secrets: administrators only."""
+        return user_role(self.user) is Role.ADMIN
 
     def _shown(self, entity_ids: Sequence[str]) -> bool:
         if not entity_ids:

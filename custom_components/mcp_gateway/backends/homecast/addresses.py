@@ -279,11 +279,32 @@ def filter_automations(data: HomecastState | None, answer: Any, shown: Shown) ->
             )
         ]
         withheld += len(automations) - len(kept)
+        if not shown.secrets():
+            # A webhook trigger's id is what calling it takes: for administrators only.
+            for automation in kept:
+                _without_webhook_ids(automation)
         if home is None:
             del answer[home_key]
         else:
             answer[home_key] = kept
     return answer, withheld
+
+
+def _without_webhook_ids(node: Any) -> None:
+    if isinstance(node, dict):
+        for key in node:
+            if key == "webhook_id":
+                node[key] = "(hidden)"
+            else:
+                _without_webhook_ids(node[key])
+    elif isinstance(node, list):
+        for item in node:
+            _without_webhook_ids(item)
+
+
+def accessory_keys(home: Home, ref: str) -> list[str]:
+    """The accessories an action's `accessory` (slug, name or UUID, in any room) reaches."""
+    return _acc(home, ref)
 
 
 def _acc(home: Home, ref: str) -> list[str]:

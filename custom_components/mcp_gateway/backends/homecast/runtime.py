@@ -25,9 +25,11 @@ from ...mcp.client import McpAuth, McpClient, ToolResult
 from ...mcp.errors import McpAuthError, McpConnectionError, McpError
 from ...platforms.scene import async_scene_ran
 from ..base import (
+    REPORTING_PLATFORMS,
     BackendHealth,
     BackendRuntime,
     CallConfirmation,
+    CallEffect,
     McpGatewayConfigEntry,
     Shown,
     ToolClass,
@@ -60,6 +62,7 @@ from .const import (
     SERVER_COMMUNITY,
 )
 from .coordinator import HomecastCoordinator
+from .effects import call_effect
 from .entities import derive_specs
 from .oauth import HomecastOAuth2Implementation
 from .push import HomecastPush
@@ -398,6 +401,20 @@ class HomecastRuntime(BackendRuntime):
         if name == "query_history":
             return filter_history(state, data, shown)
         return filter_state(state, data, shown)
+
+    def call_effect(self, name: str, arguments: Mapping[str, Any]) -> CallEffect | None:
+        """set_state changes the entity each property writes (the lock, not its battery);
+        run_scene its scene; scenes and automations store their accessory actions."""
+        publisher = self.publisher
+
+        def entities(key: str) -> list[tuple[Platform, str]]:
+            return [
+                (spec.platform, spec.key)
+                for spec in publisher.device_specs(key)
+                if spec.platform not in REPORTING_PLATFORMS
+            ]
+
+        return call_effect(name, arguments, self.coordinator.data, entities)
 
     def device_keys_in_call(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         """The devices a call may reach, its addresses resolved as Homecast resolves them.

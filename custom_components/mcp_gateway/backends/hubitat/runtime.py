@@ -26,6 +26,7 @@ from ..base import (
     BackendHealth,
     BackendRuntime,
     CallConfirmation,
+    CallEffect,
     McpGatewayConfigEntry,
     Shown,
     Silence,
@@ -62,6 +63,7 @@ from .const import (
     rule_device_key,
 )
 from .coordinator import HubitatCoordinator, HubitatData
+from .effects import call_effect, controllable
 from .entities import (
     EVENTS_TOOL,
     LOCATION_ATTRIBUTES,
@@ -406,6 +408,21 @@ class HubitatRuntime(BackendRuntime):
     ) -> list[tuple[Platform, str]]:
         """hub_set_hsm acts on the HSM panel, mode activation on the mode select."""
         return entity_keys(name, arguments)
+
+    def call_effect(self, name: str, arguments: Mapping[str, Any]) -> CallEffect | None:
+        """Device commands act on each device's controllable entity (the lock, not its
+        battery), HSM commands on the panel; custom rules store their device actions."""
+        data: HubitatData | None = self.coordinator.data
+        publisher = self.publisher
+
+        def entities(key: str) -> list[tuple[Platform, str]]:
+            return [
+                (spec.platform, spec.key)
+                for spec in publisher.device_specs(key)
+                if controllable(spec.platform)
+            ]
+
+        return call_effect(name, arguments, data.devices if data is not None else {}, entities)
 
     def lists_devices(self, name: str) -> bool:
         """Device lists, rooms and device health answer with devices: filtered per caller."""

@@ -78,9 +78,14 @@ HUB_READ_ONLY: Final = frozenset(
 )
 
 # Reads that show the hub's insides rather than the home: files, code and app/driver source,
-# backups, installed apps' settings, logs. Only administrators may make them.
+# backups, installed apps' settings, logs, and custom rules (their actions carry webhook URLs,
+# the live-update rule's secret among them, and the ids of every device they use, hidden ones
+# too). Only administrators may make them.
 ADMIN_READS: Final = frozenset(
     {
+        "hub_get_custom_rule",
+        "hub_test_custom_rule",
+        "hub_get_visual_rule",
         "hub_list_files",
         "hub_read_file",
         "hub_list_backups",

@@ -22,6 +22,8 @@ from ...mcp.errors import McpRateLimitError
 from ..base import (
     BackendHealth,
     BackendRuntime,
+    CallEffect,
+    EntityChange,
     McpGatewayConfigEntry,
     Shown,
     ToolClass,
@@ -237,6 +239,16 @@ class RobineWakeRuntime(BackendRuntime):
         if name in ALARM_TOOLS and alarm_id is not None:
             return [(Platform.SWITCH, alarm_key(str(alarm_id), "enabled"))]
         return []
+
+    def call_effect(self, name: str, arguments: Mapping[str, Any]) -> CallEffect | None:
+        """An alarm tool changes that alarm (its switch); the clock's other tools change the
+        clock's settings and alarms, none of them a lock, an alarm panel or a door."""
+        return CallEffect(
+            changes=tuple(
+                EntityChange(platform, key)
+                for platform, key in self.entity_keys_in_call(name, arguments)
+            )
+        )
 
     def call_subject(self, name: str, arguments: Mapping[str, Any]) -> str | None:
         """A snooze or dismiss acts on the ringing session: "alarm <its label>"."""

@@ -12,31 +12,29 @@ and nothing runs. A time limit ends in "expired", which counts as declined.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-import hashlib
-import json
 import logging
 import secrets
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from homeassistant.auth.models import User
-from homeassistant.const import ATTR_DEVICE_CLASS, EVENT_HOMEASSISTANT_STOP
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import CALLBACK_TYPE, Context, Event, HomeAssistant, callback
 from homeassistant.helpers.event import async_call_later
 from homeassistant.util import dt as dt_util
 from homeassistant.util.hass_dict import HassKey
 
-from ...backends.base import ToolClass, ToolTier
+from ...backends.base import ToolTier
 from ...core.const import DOMAIN
 from ...core.settings import GatewaySettings, gateway_settings
-from ...mcp.elicitation import ElicitationUnsupportedError
-from ...mcp.types import ElicitRequestedSchema
 from ...permissions.policy import can_control_entity, may_use_tier, user_display_name
-from ..finding.selection import candidate_entities, readable_entities
 from .in_app import in_app_allowed
+from .prompt import ClientPrompt, client_prompt
+from .rules import ApprovalReason, call_key, too_busy
+from .texts import GateRefusal, client_label, refusal
 
 if TYPE_CHECKING:
     from ...mcp.server import RequestContext
@@ -55,13 +53,6 @@ ATTR_CHANNEL: Final = "channel"
 # How long a call without a prompt in the client holds its request open before it answers
 # "waiting for approval": well within the 60 s most MCP clients give a request.
 HOLD_SECONDS: Final = 20.0
-
-# Covers that let people in: opening them is sensitive.
-SENSITIVE_COVER_CLASSES: Final = frozenset({"garage", "gate", "door"})
-# Backend tools that change these entities need approval, unless the call's command is safe.
-SENSITIVE_DOMAINS: Final = frozenset({"lock", "alarm_control_panel"})
-# Commands (Hubitat's device commands, HSM arm commands) that only make a home safer.
-_SAFE_COMMANDS: Final = frozenset({"lock", "close", "armaway", "armhome", "armnight", "refresh"})
 
 
 class Outcome(StrEnum):
@@ -120,18 +111,6 @@ class ApprovalChannel(Protocol):
 
     async def async_close(self, pending: Pending) -> None:
         """Withdraw the question (decided, expired or used)."""
-
-
-# The client's prompt for one approval: True approve, False decline, None no answer.
-type ClientPrompt = Callable[[Pending], Awaitable[bool | None]]
-
-
-def call_key(user_id: str, tool: str, arguments: Mapping[str, Any]) -> str:
-    """What binds an approval to one call: the user, the tool and the exact arguments."""
-    canonical = json.dumps(
-        [user_id, tool, arguments], sort_keys=True, separators=(",", ":"), default=str
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def approval_manager(hass: HomeAssistant) -> ApprovalManager:
@@ -206,7 +185,7 @@ class ApprovalManager:
             key=key,
             user_id=user.id,
             user_name=user_display_name(user),
-            client_name=client_name or "unknown client",
+            client_name=client_label(client_name),
             tool=tool,
             summary=summary,
             entity_ids=tuple(entity_ids),
@@ -331,6 +310,10 @@ class ApprovalManager:
         HOLD_SECONDS at most and then answers "waiting", and the same call made again finds
         the same approval.
         """
+        key = call_key(user.id, tool, arguments)
+        open_users = [pending.user_id for pending in self._by_id.values() if pending.open]
+        if self.find(user.id, key) is None and (busy := too_busy(open_users, user)):
+            return busy
         pending = await self.async_request(
             user,
             ctx.client_name,
@@ -368,7 +351,13 @@ class ApprovalManager:
         if outcome in (Outcome.DECLINED, Outcome.EXPIRED):
             # Told once; the same call made again asks again.
             self._by_id.pop(pending.id, None)
-        return _refusal(pending, outcome)
+        return refusal(
+            str(outcome),
+            pending.summary,
+            {"approval_id": pending.id, "approval": str(outcome)},
+            pending.deadline,
+            pending.decided_by_name,
+        )
 
     async def _until_answer_or(self, pending: Pending, asking: asyncio.Task[None]) -> None:
         """Wait until a decision, the client's prompt ends, or the time limit."""
@@ -468,263 +457,3 @@ async def async_approver_ids(hass: HomeAssistant, settings: GatewaySettings) -> 
     if settings.approvers:
         return {user_id for user_id in settings.approvers if user_id in active}
     return {user.id for user in active.values() if user.is_admin}
-
-
-@dataclass(frozen=True, slots=True)
-class GateRefusal:
-    """Why a gated call did not run: a message for the AI, a code and details."""
-
-    message: str
-    code: str
-    details: dict[str, Any]
-
-
-def _refusal(pending: Pending, outcome: Outcome) -> GateRefusal:
-    details: dict[str, Any] = {"approval_id": pending.id, "approval": str(outcome)}
-    if outcome is Outcome.PENDING:
-        details["expires_at"] = dt_util.as_local(pending.deadline).isoformat(timespec="seconds")
-        return GateRefusal(
-            f"Waiting for a person to approve: {pending.summary}. Nothing has run yet. Tell "
-            "the user it needs their approval (on their phone's Home Assistant app, or in "
-            "Home Assistant under Settings → Repairs), then call the same tool again with the "
-            "same arguments: it runs once approved, before the approval expires.",
-            "approval_pending",
-            details,
-        )
-    if outcome is Outcome.DECLINED:
-        details["declined_by"] = pending.decided_by_name
-        return GateRefusal(
-            f"{pending.decided_by_name or 'A person'} declined: {pending.summary}. Nothing was "
-            "done. Do not try again unless the user asks for it.",
-            "approval_declined",
-            details,
-        )
-    if outcome is Outcome.USED:
-        return GateRefusal(
-            f"The approval of {pending.summary} was used by an identical call already; "
-            "nothing more was done. A new run needs a new approval.",
-            "approval_used",
-            details,
-        )
-    return GateRefusal(
-        f"Nobody approved {pending.summary} in time, so it was declined. Nothing was done.",
-        "approval_expired",
-        details,
-    )
-
-
-# --- what needs approval ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalReason:
-    """Why a call waits for a person, in one phrase for them."""
-
-    summary: str
-    entity_ids: tuple[str, ...] = ()
-
-
-def approval_applies(settings: GatewaySettings, user: User) -> bool:
-    """Approval is on, and this user's calls are not exempt from it."""
-    return settings.approval and user.id not in settings.approval_exempt_users
-
-
-def sensitive_update(
-    hass: HomeAssistant, settings: GatewaySettings, update: Mapping[str, Any]
-) -> bool:
-    """Whether one set_state update needs a person: unlocking or opening a lock, disarming
-    an alarm, opening a garage door, gate or door, or any change of an entity the settings
-    name."""
-    entity_id = update.get("entity_id")
-    if not isinstance(entity_id, str):
-        return False
-    if entity_id in settings.approval_entities:
-        return True
-    domain = entity_id.split(".", 1)[0]
-    wanted = update.get("state")
-    if domain == "lock":
-        return wanted in ("unlocked", "open")
-    if domain == "alarm_control_panel":
-        return wanted == "disarmed"
-    if domain == "cover":
-        state = hass.states.get(entity_id)
-        device_class = state.attributes.get(ATTR_DEVICE_CLASS) if state is not None else None
-        if device_class not in SENSITIVE_COVER_CLASSES:
-            return False
-        position = update.get("position")
-        return wanted == "open" or (
-            isinstance(position, int | float) and not isinstance(position, bool) and position > 0
-        )
-    return False
-
-
-def sensitive_backend_call(
-    hass: HomeAssistant,
-    settings: GatewaySettings,
-    *,
-    name: str,
-    tool_class: ToolClass,
-    arguments: Mapping[str, Any],
-    entity_ids: Iterable[str],
-) -> bool:
-    """Whether a backend tool call needs a person: destructive tools, tools the settings
-    name, disarming Hubitat's HSM, and control of a lock, alarm panel or entity the settings
-    name unless its command only makes the home safer (lock, close, arm)."""
-    if tool_class.destructive or name in settings.approval_tools:
-        return True
-    if tool_class.tier is ToolTier.READ:
-        return False
-    command = _command(arguments)
-    if name == "hub_set_hsm":
-        return command is None or command.startswith("disarm")
-    for entity_id in entity_ids:
-        if entity_id in settings.approval_entities:
-            return True
-        domain = entity_id.split(".", 1)[0]
-        if command in _SAFE_COMMANDS:
-            continue
-        if domain in SENSITIVE_DOMAINS:
-            return True
-        if domain == "cover":
-            state = hass.states.get(entity_id)
-            if state is not None and state.attributes.get(ATTR_DEVICE_CLASS) in (
-                SENSITIVE_COVER_CLASSES
-            ):
-                return True
-    return False
-
-
-def set_state_reason(
-    hass: HomeAssistant, user: User, settings: GatewaySettings, arguments: Mapping[str, Any]
-) -> ApprovalReason | None:
-    """The set_state updates that need a person, among those set_state would attempt for
-    this user (one they may not control or see fails without asking anyone)."""
-    updates = [u for u in arguments.get("updates", ()) if isinstance(u, Mapping)]
-    wanted = [u.get("entity_id") for u in updates if isinstance(u.get("entity_id"), str)]
-    known = {
-        ref.entity_id
-        for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
-    }
-    sensitive = [
-        update
-        for update in updates
-        if update.get("entity_id") in known
-        and can_control_entity(user, update["entity_id"])
-        and sensitive_update(hass, settings, update)
-    ]
-    if not sensitive:
-        return None
-    return ApprovalReason(
-        "; ".join(_describe_update(hass, update) for update in sensitive),
-        tuple(dict.fromkeys(update["entity_id"] for update in sensitive)),
-    )
-
-
-def _describe_update(hass: HomeAssistant, update: Mapping[str, Any]) -> str:
-    entity_id: str = update["entity_id"]
-    state = hass.states.get(entity_id)
-    name = state.name if state is not None else entity_id
-    change = ", ".join(
-        f"{key}={value}"
-        for key, value in update.items()
-        if key not in ("entity_id", "code", "state") and value != ""
-    )
-    wanted = update.get("state")
-    text = f"{name} → {wanted}" if wanted else name
-    return f"{text} ({change})" if change else text
-
-
-def backend_call_reason(
-    title: str, name: str, arguments: Mapping[str, Any], entity_ids: Sequence[str], devices: str
-) -> ApprovalReason:
-    """A backend call in one line: the backend, the tool, its command, what it acts on."""
-    command = _command(arguments)
-    return ApprovalReason(
-        f"{title}: {name}{f' ({command})' if command else ''}{devices}", tuple(entity_ids)
-    )
-
-
-def _command(arguments: Mapping[str, Any]) -> str | None:
-    """The command a backend call gives, lower case (Hubitat: command, armCommand)."""
-    for key in ("command", "armCommand"):
-        if isinstance(value := arguments.get(key), str):
-            return value.strip().lower()
-    return None
-
-
-# --- the client's own prompt (MCP elicitation) --------------------------------------------
-
-
-APPROVE_SCHEMA: Final[ElicitRequestedSchema] = {
-    "type": "object",
-    "properties": {
-        "approve": {
-            "type": "boolean",
-            "title": "Approve",
-            "description": "Allow this action to run once.",
-            "default": False,
-        }
-    },
-    "required": ["approve"],
-}
-
-
-def prompt_message(pending: Pending) -> str:
-    """What the person at the AI app is asked."""
-    seconds = max(0, int((pending.deadline - dt_util.utcnow()).total_seconds()))
-    details = f"\n\n{pending.details}\n\n" if pending.details else " "
-    return (
-        f"Home Assistant asks you to approve: {pending.summary}.{details}Requested by "
-        f"{pending.user_name} through {pending.client_name}. Without an answer within "
-        f"{seconds} s it is declined."
-    )
-
-
-class ClientAnswer(StrEnum):
-    """What the person at the AI app answered, if anything."""
-
-    ACCEPT = "accept"  # approved: the form accepted with the box ticked
-    DECLINE = "decline"  # refused, or the form sent without the box ticked
-    CANCEL = "cancel"  # dismissed, or no answer within the time limit
-    UNSUPPORTED = "unsupported"  # the client cannot show the question: other channels
-
-
-async def async_ask_in_client(
-    ctx: RequestContext,
-    message: str,
-    *,
-    timeout: float,  # noqa: ASYNC109 - the approval's remaining time
-) -> ClientAnswer:
-    """Ask the person at the AI app (MCP elicitation), in whichever protocol era the call
-    came: the client shows `message` and an Approve box, the person accepts or declines."""
-    if ctx.elicit is None:
-        return ClientAnswer.UNSUPPORTED
-    try:
-        result = await ctx.elicit(message, APPROVE_SCHEMA, timeout=max(timeout, 0.0))
-    except ElicitationUnsupportedError:
-        return ClientAnswer.UNSUPPORTED
-    if result.accepted:
-        # A client that sends forms back with their defaults cannot approve by itself.
-        approved = result.content.get("approve") is True
-        return ClientAnswer.ACCEPT if approved else ClientAnswer.DECLINE
-    if result.action == "decline" and result.answered:
-        return ClientAnswer.DECLINE
-    return ClientAnswer.CANCEL
-
-
-def client_prompt(ctx: RequestContext) -> ClientPrompt | None:
-    """The client's own prompt for approvals, when it declared elicitation (else None)."""
-    if ctx.elicit is None:
-        return None
-
-    async def prompt(pending: Pending) -> bool | None:
-        remaining = (pending.deadline - dt_util.utcnow()).total_seconds()
-        answer = await async_ask_in_client(ctx, prompt_message(pending), timeout=remaining)
-        if answer is ClientAnswer.ACCEPT:
-            return True
-        if answer is ClientAnswer.DECLINE:
-            return False
-        # Dismissed, unanswered or unsupported: the phone and HA's UI may still decide.
-        return None
-
-    return prompt

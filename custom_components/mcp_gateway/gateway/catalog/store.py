@@ -48,6 +48,20 @@ DATA_CATALOG: HassKey[GatewayCatalog] = HassKey(f"{DOMAIN}_gateway_catalog")
 type CoreToolFn = Callable[[HomeAssistant, RequestContext, dict[str, Any]], Awaitable[Any]]
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """A core tool call with its targets resolved: the arguments it then runs with (each
+    target pinned, so what runs is what was weighed), and why it waits for a person."""
+
+    arguments: dict[str, Any]
+    # What a person approves, in their words (None: nothing to approve), and its entities.
+    approval: str | None = None
+    entity_ids: tuple[str, ...] = ()
+
+
+type CorePrepareFn = Callable[[HomeAssistant, User, dict[str, Any]], PreparedCall]
+
+
 class ToolFailure(Exception):
     """A tool ran but could not do what was asked: becomes an `isError` result."""
 
@@ -79,6 +93,9 @@ class CoreTool:
     idempotent: bool = True
     open_world: bool = False
     run: CoreToolFn
+    # A tool that changes things resolves its targets here and says what needs a person;
+    # the handler asks for approval between this and `run`.
+    prepare: CorePrepareFn | None = None
 
     def definition(self) -> Tool:
         """The MCP Tool dict."""

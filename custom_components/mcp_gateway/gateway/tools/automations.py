@@ -28,7 +28,8 @@ from homeassistant.util.yaml import parse_yaml
 from ...backends.base import ToolTier
 from ...core.settings import GatewaySettings, gateway_settings
 from ...permissions.policy import async_record_write, can_control_entity, user_display_name
-from ..approval.manager import ApprovalReason, approval_applies, approval_manager
+from ..approval.manager import approval_manager
+from ..approval.rules import ApprovalReason, approval_applies
 from ..catalog.schemas.validate import JSON_TEXT_TITLE
 from ..catalog.store import ToolFailure
 from . import automations_store as store

@@ -29,7 +29,7 @@ from ...core.const import CONF_BACKEND, DOMAIN
 from ...core.settings import GatewaySettings
 from ...permissions.exposure import exposure_applies, is_exposed_entity
 from ...permissions.policy import can_control_entity, can_read_entity, readable_subjects
-from ..approval.manager import SENSITIVE_COVER_CLASSES
+from ..approval.rules import SENSITIVE_COVER_CLASSES
 from ..catalog.store import GatewayCatalog, ToolFailure
 from ..finding import homes
 

@@ -21,7 +21,7 @@ from .automations import AUTOMATIONS_SCHEMA, DESCRIPTION, TOOL, async_automation
 from .get_history import GET_HISTORY_SCHEMA, async_get_history
 from .get_state import GET_STATE_SCHEMA, async_get_state
 from .list_backends import LIST_BACKENDS_SCHEMA, async_list_backends
-from .set_state import SET_STATE_SCHEMA, async_set_state
+from .set_state import SET_STATE_SCHEMA, async_set_state, prepare_set_state
 
 HA_TOOLS: Final[tuple[CoreTool, ...]] = (
     CoreTool(
@@ -52,6 +52,7 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         read_only=False,
         open_world=True,
         run=async_set_state,
+        prepare=prepare_set_state,
     ),
     CoreTool(
         name="get_history",

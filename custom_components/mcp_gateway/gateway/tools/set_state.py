@@ -30,9 +30,12 @@ import voluptuous as vol
 
 from ...core.const import DOMAIN
 from ...core.localtime import local_state
+from ...core.settings import gateway_settings
 from ...core.words import words
-from ...permissions.policy import async_record_write
-from ..catalog.store import ToolFailure
+from ...permissions.policy import async_record_write, can_control_entity
+from ..approval.rules import Change, sensitive_change
+from ..approval.texts import describe_update
+from ..catalog.store import PreparedCall, ToolFailure
 from ..finding import homes, matching
 from ..finding.selection import (
     EntityRef,
@@ -105,7 +108,12 @@ async def async_set_state(
     report success); a sent update is "done" only once the state shows it.
     """
     user: User = ctx.user
-    updates = [_resolve(hass, user, update, args.get("home")) for update in args["updates"]]
+    # Updates prepare_set_state resolved come back as they were (an id resolves to itself);
+    # one it could not resolve carries its error.
+    updates = [
+        update if "error" in update else _resolve(hass, user, update, args.get("home"))
+        for update in args["updates"]
+    ]
     wanted = [update["entity_id"] for update in updates if "error" not in update]
     known = {
         ref.entity_id: ref
@@ -131,6 +139,56 @@ async def async_set_state(
         summary["units"] = units
     _fail_if_none_applied(results, counts, summary)
     return summary
+
+
+def prepare_set_state(hass: HomeAssistant, user: User, args: dict[str, Any]) -> PreparedCall:
+    """The updates with their entities resolved (by id, or by name and home), and those
+    that need a person: set_state then runs exactly these entities.
+
+    Only updates set_state would attempt for this user are weighed: one whose entity the
+    user may not read or control, or that is no valid update of its entity, fails without
+    asking anyone.
+    """
+    updates = [_resolve(hass, user, update, args.get("home")) for update in args["updates"]]
+    wanted = [update["entity_id"] for update in updates if "error" not in update]
+    known = {
+        ref.entity_id: ref
+        for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
+    }
+    settings = gateway_settings(hass)
+    sensitive = [
+        update
+        for update in updates
+        if "error" not in update
+        and (ref := known.get(update["entity_id"])) is not None
+        and can_control_entity(user, ref.entity_id)
+        and _takes(ref.domain, update)
+        and sensitive_change(hass, settings, _change(update))
+    ]
+    prepared = {**args, "updates": updates}
+    if not sensitive:
+        return PreparedCall(prepared)
+    # The person approves the whole call: every update it would send is said, not only the
+    # sensitive ones.
+    sent = [update for update in updates if "error" not in update and update["entity_id"] in known]
+    return PreparedCall(
+        prepared,
+        "; ".join(describe_update(hass, update) for update in sent),
+        tuple(dict.fromkeys(update["entity_id"] for update in sensitive)),
+    )
+
+
+def _change(update: Mapping[str, Any]) -> Change:
+    """One update as the approval rule weighs it: the state and position it asks for."""
+    state = update.get("state")
+    position = update.get("position")
+    return Change(
+        update["entity_id"],
+        state if isinstance(state, str) else None,
+        float(position)
+        if isinstance(position, int | float) and not isinstance(position, bool)
+        else None,
+    )
 
 
 def _add_homes(
