@@ -167,7 +167,7 @@ class GatewayHandler:
             title="Search tools",
             description=(
                 "Find tools by what they do, across the core tools and every backend: one line "
-                "per match, best first, the best with its input schema and how to call it."
+                "per match, best first."
             ),
             input_schema=SEARCH_SCHEMA,
             tier=ToolTier.READ,

@@ -148,11 +148,11 @@ def candidate_entities(hass: HomeAssistant, args: Mapping[str, Any]) -> list[Ent
 FILTER_PROPERTIES: Final[dict[str, Any]] = {
     "backend": {
         "type": "string",
-        "description": "Gateway tool name, entry title or backend kind (hubitat, homecast, …).",
+        "description": "Gateway tool name, entry title or backend kind.",
     },
     "area": {
         "type": "string",
-        "description": 'Area name, alias or id, or part of it ("bedroom").',
+        "description": "Area name, alias, id or part of it.",
     },
     "floor": {"type": "string", "description": "Floor name, alias or id."},
     "home": {
@@ -167,13 +167,12 @@ FILTER_PROPERTIES: Final[dict[str, Any]] = {
     "name": {
         "type": "string",
         "description": (
-            "Words of the name, alias, device, area or entity id, any case and order "
-            '("front door", "kitchen lights").'
+            'Words of the name, alias, device, area or entity id, any order ("kitchen lights").'
         ),
     },
     "available": {
         "type": "boolean",
-        "description": "false: only unavailable (offline) entities; true: only available ones.",
+        "description": "false: only offline (unavailable) entities; true: only the others.",
     },
     "entity_ids": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_ENTITY_IDS},
 }

@@ -77,7 +77,7 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
             "items": {"type": "string"},
             "description": (
                 "Fields per entity (default entity_id, name, state, levels, area, home, "
-                "unit, backend); levels are set_state's (brightness_pct…), units in `units`. "
+                "unit, backend); levels are set_state's (brightness_pct…). "
                 "Also: domain, device, last_changed, attributes (all), or any attribute name."
             ),
         },

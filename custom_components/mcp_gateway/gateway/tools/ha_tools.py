@@ -28,9 +28,7 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="Get entity states",
         description=(
             "Current state of the gateway's Home Assistant entities (all backends) that you may "
-            "read: what is on, open, locked, temperatures, which devices are offline "
-            "(available=false). Filter by area, floor, home, name, domain, backend or entity_ids; "
-            "pick fields."
+            "read: what is on, open, locked, temperatures, which devices are offline."
         ),
         input_schema=GET_STATE_SCHEMA,
         tier=ToolTier.READ,
@@ -42,9 +40,9 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="Set entity states",
         description=(
             "Control entities through Home Assistant, several per call: turn lights and "
-            "switches on/off, dim, lock, open/close covers and valves, set temperature, modes "
-            'and values: updates=[{"entity_id": "light.kitchen", "state": "on", '
-            '"brightness_pct": 60}]. Runs as you, with your Home Assistant permissions.'
+            "switches on/off, dim, lock, open/close, set temperature, modes and values: "
+            'updates=[{"entity_id": "light.kitchen", "state": "on", "brightness_pct": 60}]. '
+            "Runs as you, with your Home Assistant permissions."
         ),
         input_schema=SET_STATE_SCHEMA,
         tier=ToolTier.CONTROL,
@@ -57,9 +55,9 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="Get entity history",
         description=(
             "What happened over the last hours: state changes of entities (motion, switches, "
-            "lights, temperatures) from Home Assistant's recorder (any backend): same "
-            "filters as get_state, plus hours or start/end. Where the recorder holds less "
-            "than asked, says from when, and gives the backend's own history call."
+            "lights, temperatures) from Home Assistant's recorder (any backend). Where the "
+            "recorder holds less than asked, says from when, and gives the backend's own "
+            "history call."
         ),
         input_schema=GET_HISTORY_SCHEMA,
         tier=ToolTier.READ,
@@ -71,7 +69,7 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="List backends",
         description=(
             "Each backend behind this gateway: its gateway tool, health, protocol version, "
-            "latency and how many of its tools you may use."
+            "latency and the number of its tools you may use."
         ),
         input_schema=LIST_BACKENDS_SCHEMA,
         tier=ToolTier.READ,
