@@ -541,7 +541,7 @@ class Reader:
             await asyncio.sleep(every)
             began = loop.time()
             answer = await self._call()
-            assert not answer["isError"], answer
+            assert json.loads(first_text(answer))["count"] == 1, answer
             self.latencies.append(loop.time() - due)
             self.own.append(loop.time() - began)
 
@@ -570,8 +570,9 @@ async def reads_during_sweep(hass: HomeAssistant, user: User) -> dict[str, Any]:
         external_hub(BIG_HUB, 1) as (base, hub_id),
     ):
         entry = await add_entry(hass, "Reader", "reader", hubitat_data(small))
-        some = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-        target = sorted(e.entity_id for e in some if e.disabled_by is None)[0]
+        # One the read returns (an entity id an earlier section's hub took is suffixed).
+        listed = await handler.call_tool(ctx(user), "get_state", {"backend": "Reader"})
+        target = json.loads(first_text(listed))["entities"][0]["entity_id"]
         before, during, after = (Reader(handler, user, target) for _ in range(3))
         async with before.reading():
             await asyncio.sleep(3)
@@ -824,7 +825,7 @@ async def main(options: argparse.Namespace) -> None:
             )
         if "5" in sections:
             sweep = await reads_during_sweep(hass, user)
-            steady = max(sweep["before"].ms(0.5), sweep["after"].ms(0.5))
+            steady = sweep["before"].ms(0.5)
             print(
                 f"| 1-entity get_state every 10 ms while a {BIG_HUB:,}-device hub is added"
                 f" ({sweep['entities']:,} entities, all there after {sweep['added_s']:.1f} s)"
