@@ -161,6 +161,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         # Devices showing a command's optimistic effect, with the order it was applied in: the
         # next poll reads each of them even if `changedSince` no longer lists it.
         self._unconfirmed: dict[str, int] = {}
+        self._heard: dict[str, tuple[HubitatDevice, datetime | None]] = {}
         # The same for mode and HSM: the next poll reads them even without a location event.
         self._unconfirmed_location: dict[str, int] = {}
         # Reads of mode and HSM so far, to tell whether a poll already read one.
@@ -742,7 +743,14 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         """When the hub last heard from the device (its lastActivity)."""
         data: HubitatData | None = self.data
         device = data.devices.get(device_key) if data is not None else None
-        return parse_time(device.last_activity) if device is not None else None
+        if device is None:
+            return None
+        # Parsed once per device record (a poll replaces only the records that changed), not
+        # on every read of its entities.
+        known = self._heard.get(device_key)
+        if known is None or known[0] is not device:
+            known = self._heard[device_key] = (device, parse_time(device.last_activity))
+        return known[1]
 
     def apply(self, device_id: str, **attributes: Any) -> None:
         """Show a command's expected effect at once; the next poll confirms or corrects it."""

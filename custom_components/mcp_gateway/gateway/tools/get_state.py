@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 import functools
-import json
 from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT, Platform
@@ -22,6 +21,7 @@ from homeassistant.util.hass_dict import HassKey
 from ...backends.base import BackendRuntime
 from ...core.const import DOMAIN
 from ...core.localtime import local_iso, local_iso_text, local_state
+from ...mcp import codec
 from ..finding import homes
 from ..finding.selection import (
     FILTER_PROPERTIES,
@@ -286,8 +286,8 @@ def _estimated_size(item: Mapping[str, Any]) -> int:
     return 2 + 6 * len(item) + len("".join(item)) + values
 
 
-def _compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+def _compact_json(value: Any) -> bytes:
+    return codec.dumps(value)
 
 
 @dataclass(slots=True)
@@ -371,8 +371,8 @@ def _writers(fields: tuple[str, ...]) -> tuple[_Writer, ...]:
 
 def _writer(name: str) -> _Writer:
     """Add what one asked field says of the entity: its value, or levels, or nothing."""
-    if name == "levels":
-        return _write_levels
+    if (direct := _MARK_WRITERS.get(name)) is not None:
+        return direct
     if (read := _FIELD_VALUES.get(name)) is not None:
         return functools.partial(_write_value, name, read)
     if name in RAW_LEVEL_ATTRIBUTES or name in LEVEL_NAMES:
@@ -383,6 +383,29 @@ def _writer(name: str) -> _Writer:
 def _write_levels(item: dict[str, Any], source: _Source) -> None:
     if source.marks is not None:
         item.update(source.marks.levels)
+
+
+def _write_name(item: dict[str, Any], source: _Source) -> None:
+    if source.marks is not None and (name := source.marks.name) is not None:
+        item["name"] = name
+
+
+def _write_state(item: dict[str, Any], source: _Source) -> None:
+    item["state"] = source.marks.shown if source.marks is not None else "unknown"
+
+
+def _write_unit(item: dict[str, Any], source: _Source) -> None:
+    if source.marks is not None and (unit := source.marks.unit) is not None:
+        item["unit"] = unit
+
+
+# The default fields read straight from the marks: one call per field of every entity.
+_MARK_WRITERS: Final[Mapping[str, _Writer]] = {
+    "levels": _write_levels,
+    "name": _write_name,
+    "state": _write_state,
+    "unit": _write_unit,
+}
 
 
 def _write_value(
