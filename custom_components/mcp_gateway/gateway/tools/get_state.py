@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 import functools
 from typing import TYPE_CHECKING, Any, Final
+import weakref
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT, Platform
 from homeassistant.core import HomeAssistant, State
@@ -237,9 +238,9 @@ class _Heard:
         if runtime is None:
             return None
         known = self._keys.get(ref.entity_id)
-        if known is None or known[0] is not runtime or known[1] != ref.unique_id:
+        if known is None or known[0]() is not runtime or known[1] != ref.unique_id:
             known = self._keys[ref.entity_id] = (
-                runtime,
+                weakref.ref(runtime),
                 ref.unique_id,
                 spec_key(self.hass, runtime, ref),
             )
@@ -247,8 +248,9 @@ class _Heard:
         return None if found is None else runtime.last_heard(*found)
 
 
-# An entity's key in its backend, as found for a runtime and unique id.
-_SpecKey = tuple[BackendRuntime, str, tuple[Platform, str] | None]
+# An entity's key in its backend, as found for a runtime (weakly: a removed entry's runtime
+# is not kept alive by it) and unique id.
+_SpecKey = tuple[weakref.ref[BackendRuntime], str, tuple[Platform, str] | None]
 _UNSEEN: Final[Any] = object()
 
 
