@@ -32,6 +32,9 @@ is printed first and last.
    the paging estimate's cost against encoding the page.
 6. `set_state` turning 20 lights on and off against one light (medians, interleaved), with the
    hub round trips per call.
+7. (`--sections 5`) A 1-entity `get_state` every 10 ms, timed from when it was due (so its wait
+   for the event loop counts, as a request's would): 3 s before a 5,000-device hub is added,
+   while it is added (its first sweep: inventory, entities derived and registered), 3 s after.
 """
 
 from __future__ import annotations
@@ -521,6 +524,81 @@ async def watched_setup(
     return entry, results
 
 
+class Reader:
+    """Reads one entity every `every` seconds, as an assistant's calls arrive: each read's
+    latency counts from when it was due (its sleep's end) to its answer, so the time it waited
+    for the event loop is in it, as a request's would be."""
+
+    def __init__(self, handler: GatewayHandler, user: User, entity_id: str) -> None:
+        self._call = functools.partial(
+            handler.call_tool, ctx(user), "get_state", {"entity_ids": [entity_id]}
+        )
+        self.latencies: list[float] = []
+        # The read itself, without the wait for the loop.
+        self.own: list[float] = []
+
+    async def run(self, every: float = 0.01) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + every
+            await asyncio.sleep(every)
+            began = loop.time()
+            answer = await self._call()
+            assert json.loads(first_text(answer))["count"] == 1, answer
+            self.latencies.append(loop.time() - due)
+            self.own.append(loop.time() - began)
+
+    @contextlib.asynccontextmanager
+    async def reading(self) -> AsyncIterator[Reader]:
+        task = asyncio.get_running_loop().create_task(self.run())
+        try:
+            yield self
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def ms(self, q: float, *, own: bool = False) -> float:
+        ordered = sorted(self.own if own else self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+async def reads_during_sweep(hass: HomeAssistant, user: User) -> dict[str, Any]:
+    """A 1-entity get_state of a small hub's entity, every 10 ms: for 3 s before, while a
+    5,000-device hub is added (its first sweep: inventory, entities derived and registered),
+    and for 3 s after."""
+    handler = GatewayHandler(hass)
+    async with (
+        serve(hubitat_app(devices=44, hub_id="reader", command_delay=0)) as small,
+        external_hub(BIG_HUB, 1) as (base, hub_id),
+    ):
+        entry = await add_entry(hass, "Reader", "reader", hubitat_data(small))
+        # One the read returns (an entity id an earlier section's hub took is suffixed).
+        listed = await handler.call_tool(ctx(user), "get_state", {"backend": "Reader"})
+        target = json.loads(first_text(listed))["entities"][0]["entity_id"]
+        before, during, after = (Reader(handler, user, target) for _ in range(3))
+        async with before.reading():
+            await asyncio.sleep(3)
+        began = time.perf_counter()
+        async with during.reading():
+            big = await add_entry(hass, "Big hub", hub_id, external_data(base))
+        added_s = time.perf_counter() - began
+        async with after.reading():
+            await asyncio.sleep(3)
+        results = {
+            "added_s": added_s,
+            "entities": entity_count(hass, big),
+            "before": before,
+            "during": during,
+            "after": after,
+        }
+        for each in (big, entry):
+            await hass.config_entries.async_remove(each.entry_id)
+        await hass.async_block_till_done()
+        forget_removed(hass)
+    return results
+
+
 async def hub_again(hass: HomeAssistant) -> dict[str, Any]:
     """The 5,000-device hub added once more after the floors, on a heap that has held and
     freed as much as theirs had (the first run's heap was fresh), then removed."""
@@ -748,6 +826,20 @@ async def main(options: argparse.Namespace) -> None:
                 f" MiB RSS, {hub['soak_blocks']:+,} live Python blocks,"
                 f" {hub['soak_objects']:+,} objects the collector tracks | say where; no growth |"
             )
+        if "5" in sections:
+            sweep = await reads_during_sweep(hass, user)
+            steady = sweep["before"].ms(0.5)
+            print(
+                f"| 1-entity get_state every 10 ms while a {BIG_HUB:,}-device hub is added"
+                f" ({sweep['entities']:,} entities, all there after {sweep['added_s']:.1f} s)"
+                f" | median"
+                f" {sweep['during'].ms(0.5):.2f} ms, p90 {sweep['during'].ms(0.9):.1f} ms,"
+                f" max {sweep['during'].ms(1.0):.0f} ms ({len(sweep['during'].latencies)}"
+                f" reads); steady {sweep['before'].ms(0.5):.2f} ms before,"
+                f" {sweep['after'].ms(0.5):.2f} ms after; median"
+                f" {sweep['during'].ms(0.5) / steady:.1f}x steady; the read itself"
+                f" {sweep['during'].ms(0.5, own=True):.2f} ms | ≤ 3x steady |"
+            )
         if "4" in sections:
             shaped = await results_and_lights(hass, user, options.repeats)
             print(
@@ -798,9 +890,9 @@ if __name__ == "__main__":
     )
     parser.add_argument(
         "--sections",
-        default="1234",
+        default="12345",
         help="which to run: 1 get_state, 2 tools/list, 3 big hub + soak + memory, 4 results"
-        " and lights (default all)",
+        " and lights, 5 reads while a big hub is added (default all)",
     )
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(main(parser.parse_args()))

@@ -17,7 +17,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
     between = asyncio.Event()
     between.set()
 
-    async def pause() -> None:
+    async def pause(held: float) -> None:
         await asyncio.sleep(0)
         await between.wait()
 
@@ -30,6 +30,8 @@ def steps(monkeypatch: pytest.MonkeyPatch, gate: asyncio.Event) -> list[tuple[st
     """Small slices, and a record of every step the publisher takes (kind, size)."""
     monkeypatch.setattr(publisher_module, "SLICE", 8)
     monkeypatch.setattr(publisher_module, "AT_ONCE", 8)
+    # The loop yielded after every slice, whatever the clock says.
+    monkeypatch.setattr(publisher_module, "STEP_SECONDS", 0.0)
     taken: list[tuple[str, int]] = []
     ensure, add = EntityPublisher._ensure_devices, EntityPublisher._add_entities
 

@@ -75,6 +75,50 @@ async def test_large_setup_is_added_in_slices(
     assert plug.via_device_id == hub.id  # parents still come first
 
 
+async def test_slices_hold_the_loop_for_a_step_then_rest(
+    hass: HomeAssistant, steps: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slices run until a step has held the loop STEP_SECONDS (a clock each slice advances
+    by 1 ms here), then the loop is yielded with how long it was held, for its rest."""
+    clock = [0.0]
+
+    def monotonic() -> float:
+        return clock[0]
+
+    def counted(step: Any) -> Any:
+        def run(self: EntityPublisher, items: Any) -> None:
+            clock[0] += 0.001
+            step(self, items)
+
+        return run
+
+    monkeypatch.setattr(publisher_module.time, "monotonic", monotonic)
+    monkeypatch.setattr(publisher_module, "STEP_SECONDS", 0.0025)
+    monkeypatch.setattr(publisher_module, "SLICE", 2)
+    monkeypatch.setattr(
+        EntityPublisher, "_ensure_devices", counted(EntityPublisher._ensure_devices)
+    )
+    monkeypatch.setattr(EntityPublisher, "_add_entities", counted(EntityPublisher._add_entities))
+    rests: list[float] = []
+
+    async def pause(held: float) -> None:
+        rests.append(round(held, 4))
+        steps.append(("rest", 0))
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(publisher_module, "_pause", pause)
+    entry = await _setup(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert _ours(hass, entry) == (3 * PLUGS, PLUGS + 1)
+    # Slices of 2 (13 devices: 7 slices): three slices to a step, each rest told 3 ms.
+    kinds = [kind for kind, _ in steps]
+    assert kinds[:8] == ["devices"] * 3 + ["rest"] + ["devices"] * 3 + ["rest"]
+    assert rests[:2] == [0.003, 0.003]
+    runs = "".join("r" if kind == "rest" else "s" for kind in kinds).split("r")
+    assert all(len(run) <= 3 for run in runs), runs
+    assert max(rests) <= 0.003
+
+
 async def test_refresh_while_slicing_plans_again(
     hass: HomeAssistant,
     steps: list[tuple[str, int]],

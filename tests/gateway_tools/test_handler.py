@@ -572,6 +572,22 @@ async def test_unexposed_entries_are_invisible(
     assert hidden.runtime_data.calls == []
 
 
+async def test_kind_tool_adds_titles_its_names_do_not_say(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """Entry names are the schema's enum; the description adds a title only where the name
+    does not already say it (a second "Test Hub" is hubitat_test_hub_2)."""
+    await add_fake_entry(hass, "Test Hub", unique_id="hub-2")
+    tools = await GatewayHandler(hass).list_tools(ctx(hass_admin_user))
+    kind = next(tool for tool in tools if tool["name"] == "hubitat")
+    assert kind["inputSchema"]["properties"]["entry"]["enum"] == [
+        "hubitat_test_hub",
+        "hubitat_test_hub_2",
+    ]
+    assert "(hubitat_test_hub_2: Test Hub)" in kind["description"]
+    assert "hubitat_test_hub:" not in kind["description"]
+
+
 async def test_unloaded_and_failing_backends(
     hass: HomeAssistant,
     fake_entry: MockConfigEntry,
@@ -585,7 +601,9 @@ async def test_unloaded_and_failing_backends(
     # Two entries of one kind are listed as one tool that takes the entry.
     assert "hubitat_offline" not in _names(tools)
     kind = next(tool for tool in tools if tool["name"] == "hubitat")
-    assert "hubitat_offline (Offline, not connected)" in kind["description"]
+    # Its name says its title; what it adds is that it is not connected.
+    assert "(hubitat_offline: not connected)" in kind["description"]
+    assert "hubitat_test_hub" not in kind["description"]  # the schema's enum names it
     result = _data(await _call(hass, hass_admin_user, "hubitat", {"entry": "hubitat_offline"}))
     assert result["error"]["code"] == "unavailable"
     # The entry's own name still answers (clients that kept an older list).

@@ -11,6 +11,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Set as AbstractSet
 from functools import partial
 import logging
+import math
+import time
 from typing import TYPE_CHECKING, Final
 
 from homeassistant.const import Platform
@@ -42,12 +44,19 @@ _LOGGER = logging.getLogger(__name__)
 type EntityFactory = Callable[[BackendRuntime, EntitySpec], Entity]
 
 
-# Devices or entities registered per step: a hub with thousands of devices is added in steps
-# this size, the event loop running other work between them (a step is ~5-30 ms).
-SLICE: Final = 50
+# Devices or entities handed to the registries per call: a hub with thousands of devices is
+# added in slices this size (each ~0.2-0.5 ms: registry entries, states, listeners).
+SLICE: Final = 4
+# The event loop is yielded once slices have held it this long: whatever else is ready (a
+# gateway read, an HTTP request) waits for at most about this, not for a whole large step.
+STEP_SECONDS: Final = 0.002
+# How much longer than a step held the loop it is then left idle: adding takes three times
+# its work, in exchange for reads that mostly do not wait.
+REST_FACTOR: Final = 2.0
 # Up to this many devices and entities are added at once (a few ms to ~60 ms).
-AT_ONCE: Final = 4 * SLICE
-# Specs derived from a backend's data between yields to the event loop.
+AT_ONCE: Final = 200
+# Specs derived from a backend's data at once; a larger backend continues in a task, yielding
+# the loop every STEP_SECONDS.
 DERIVE_CHUNK: Final = 500
 
 
@@ -170,11 +179,14 @@ class EntityPublisher:
             await asyncio.shield(task)
 
     @staticmethod
-    def _take(specs: Iterator[EntitySpec], derived: dict[SpecKey, EntitySpec]) -> bool:
-        """Derive up to DERIVE_CHUNK more specs; True once there are no more."""
+    def _take(
+        specs: Iterator[EntitySpec], derived: dict[SpecKey, EntitySpec], until: float = math.inf
+    ) -> bool:
+        """Derive up to DERIVE_CHUNK more specs, or until the monotonic time `until` (looked
+        at every few specs); True once there are no more."""
         for count, spec in enumerate(specs, 1):
             derived[spec_key(spec)] = spec
-            if count >= DERIVE_CHUNK:
+            if count >= DERIVE_CHUNK or (count % _CHECK_EVERY == 0 and time.monotonic() > until):
                 return False
         return True
 
@@ -184,11 +196,15 @@ class EntityPublisher:
         derived: dict[SpecKey, EntitySpec],
         generation: int,
     ) -> None:
+        held = 0.0
         while True:
-            await _pause()
+            await _pause(held)
             if self._generation != generation:
                 return  # a newer refresh derives afresh
-            if self._take(specs, derived):
+            began = time.monotonic()
+            done = self._take(specs, derived, began + STEP_SECONDS)
+            held = time.monotonic() - began
+            if done:
                 self._commit(derived)
                 return
 
@@ -248,7 +264,7 @@ class EntityPublisher:
     ) -> None:
         while devices or entities:
             generation = self._generation
-            steps = [
+            slices = [
                 *(
                     partial(self._ensure_devices, devices[i : i + SLICE])
                     for i in range(0, len(devices), SLICE)
@@ -258,11 +274,15 @@ class EntityPublisher:
                     for i in range(0, len(entities), SLICE)
                 ),
             ]
-            for step in steps:
+            began = time.monotonic()
+            for add in slices:
                 if self._generation != generation:
                     break  # a refresh changed the specs: plan what is left again
-                step()
-                await _pause()
+                add()
+                if (held := time.monotonic() - began) >= STEP_SECONDS:
+                    await _pause(held)
+                    began = time.monotonic()
+            await _pause(time.monotonic() - began)
             # A refresh meanwhile may have brought new specs: planned again, the cap too.
             devices, entities = self._planned()
 
@@ -375,9 +395,15 @@ class EntityPublisher:
         return bool(identifiers & self._wanted_devices())
 
 
-async def _pause() -> None:
-    """Between slices: let the event loop run whatever else is ready."""
-    await asyncio.sleep(0)
+# Specs derived between looks at the clock.
+_CHECK_EVERY: Final = 16
+
+
+async def _pause(held: float) -> None:
+    """After a step that held the event loop `held` seconds: let it run whatever else is
+    ready, and leave it idle REST_FACTOR times as long, so that most requests arriving while
+    a large backend is added find the loop free (a step costs one that does not)."""
+    await asyncio.sleep(held * REST_FACTOR)
 
 
 def _drop_device(devices: dr.DeviceRegistry, device: dr.DeviceEntry, entry_id: str) -> None:

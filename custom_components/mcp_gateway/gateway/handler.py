@@ -19,6 +19,7 @@ from homeassistant.core import HomeAssistant
 from ..backends.base import BackendRuntime, ToolClass, ToolTier, UnknownListing
 from ..core.const import CONF_BACKEND
 from ..core.settings import gateway_settings
+from ..mcp import codec
 from ..mcp.client import ToolResult
 from ..mcp.errors import (
     McpAuthError,
@@ -114,10 +115,6 @@ SEARCH_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-# Built once: json.dumps with options builds an encoder on every call.
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-
-
 def allow_non_admin(hass: HomeAssistant) -> bool:
     """The gateway-wide option (the gateway entry's, else the default: allowed)."""
     return gateway_settings(hass).allow_non_admin
@@ -143,7 +140,8 @@ def tool_result(
 
 
 def _compact(data: Any) -> str:
-    return _ENCODER.encode(data)
+    # orjson where it gives json's answer (mcp/codec.py): a whole-home get_state is ~80 KB.
+    return codec.dumps(data).decode()
 
 
 def error_result(message: str, code: str = "failed", **details: Any) -> CallToolResult:
@@ -162,7 +160,7 @@ class GatewayHandler:
             title="Search tools",
             description=(
                 "Find tools by what they do, across the core tools and every backend: one line "
-                "per match, best first, the best with its input schema and how to call it."
+                "per match, best first."
             ),
             input_schema=SEARCH_SCHEMA,
             tier=ToolTier.READ,
@@ -545,6 +543,8 @@ class GatewayHandler:
                 raise
             raise PermissionDenied(f"Permission denied: {what} {hint}", err.reason) from err
         entity_ids = sorted(e for group in addressed.values() for e in group)
+        if tool_class.tier is ToolTier.READ:
+            return AuthorizedCall(sub.name, args, tool_class, what, entity_ids)  # no logbook line
         # The logbook names single entities a call acts on (an alarm, the HSM panel) rather
         # than their whole device, and links the line to one of them where there is one.
         singles = [

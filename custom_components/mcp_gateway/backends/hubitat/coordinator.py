@@ -177,6 +177,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         # Devices showing a command's optimistic effect the device has not reported yet: each
         # poll reads them even if `changedSince` no longer lists them.
         self._unconfirmed: dict[str, _Expected] = {}
+        self._heard: dict[str, tuple[HubitatDevice, datetime | None]] = {}
         # The same for mode and HSM: the next poll reads them even without a location event.
         self._unconfirmed_location: dict[str, int] = {}
         # Reads of mode and HSM so far, to tell whether a poll already read one.
@@ -781,7 +782,14 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         """When the hub last heard from the device (its lastActivity)."""
         data: HubitatData | None = self.data
         device = data.devices.get(device_key) if data is not None else None
-        return parse_time(device.last_activity) if device is not None else None
+        if device is None:
+            return None
+        # Parsed once per device record (a poll replaces only the records that changed), not
+        # on every read of its entities.
+        known = self._heard.get(device_key)
+        if known is None or known[0] is not device:
+            known = self._heard[device_key] = (device, parse_time(device.last_activity))
+        return known[1]
 
     def silence(self, device_key: str, now: datetime) -> Silence | None:
         """A device (not the hub, not a rule) silent for longer than its kind normally goes,
@@ -792,7 +800,7 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             return None
         if device.last_activity is None:
             return Silence(None)
-        if (heard := parse_time(device.last_activity)) is None:
+        if (heard := self.last_heard(device_key)) is None:
             return None
         usual = usual_silence(device)
         return Silence(heard, usual) if now - heard > usual else None

@@ -13,6 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 import json
 from typing import Any, Final
 
+from homeassistant.util import slugify
+
 from ...backends.base import ToolTier
 from ...mcp.types import Tool, ToolAnnotations
 from .schemas.validate import lift_single_items, schema_errors
@@ -24,26 +26,26 @@ MAX_DESCRIBE: Final = 50
 GATEWAY_TOOL_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
-        "tool": {"type": "string", "description": "Tool to run; omit to list them."},
+        "tool": {
+            "type": "string",
+            "description": "Tool to run; no arguments: every tool with its schema.",
+        },
         # Free-form objects are what no strict function-calling dialect accepts
         # (OpenAI strict, Gemini): the schema declares JSON text, the one type both take,
         # and says (as schemas/convert.py notes other types) that the object itself is taken too.
         "args": {
             "type": "string",
-            "description": (
-                'That tool\'s arguments, e.g. {"id": "5"}: JSON text (also accepts object: '
-                "the object itself, no quoting needed)."
-            ),
+            "description": "That tool's arguments as JSON text (also accepts object).",
         },
         "describe": {
             "type": "array",
             "items": {"type": "string"},
             "maxItems": MAX_DESCRIBE,
-            "description": "Tools to describe (omit all arguments to describe all).",
+            "description": "Tools to describe.",
         },
         "confirm": {
             "type": "boolean",
-            "description": "true to allow a destructive tool.",
+            "description": "true to run a destructive tool.",
         },
     },
     "required": [],
@@ -51,11 +53,6 @@ GATEWAY_TOOL_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-# How to use a gateway tool, said once for both kinds of definition.
-_HOW: Final = (
-    'No other argument lists every tool with its input schema, {"describe": [names]} some; '
-    '{"tool": name, "args": {...}} runs one ("confirm": true for destructive tools).'
-)
 # Fewer names than this are listed as they are.
 _FACTOR_FROM: Final = 8
 
@@ -137,10 +134,9 @@ def gateway_tool_definition(
         listing = "The backend is not connected right now; see list_backends."
     else:
         listing = "No tools of this backend are available to you."
-    description = (
-        f"Gateway to the {backend.kind.replace('_', ' ')} backend '{backend.entry.title}'. "
-        f"{_HOW} {listing}"
-    )
+    # How to call it is the schema's to say (its properties' descriptions), not repeated here.
+    kind = backend.kind.replace("_", " ")
+    description = f"Gateway to the {kind} backend '{backend.entry.title}'. {listing}"
     return {
         "name": backend.gateway_name,
         "title": title,
@@ -191,17 +187,19 @@ def kind_tool_definition(
     """
     kind_label = kind.replace("_", " ").title()
     tools: dict[str, BackendTool] = {}
-    entries: list[str] = []
+    noted: list[str] = []
     for backend, catalog_known, visible in members:
         for tool in visible:
             tools.setdefault(tool.name, tool)
-        note = "" if backend.runtime is not None and catalog_known else ", not connected"
-        entries.append(f"{backend.gateway_name} ({backend.entry.title}{note})")
+        # The entries are the schema's enum; only what their names do not say is added here.
+        notes = [] if _title_in_name(backend) else [backend.entry.title]
+        if backend.runtime is None or not catalog_known:
+            notes.append("not connected")
+        if notes:
+            noted.append(f"{backend.gateway_name}: {', '.join(notes)}")
     listing = tool_listing(list(tools)) if tools else "No tools of these backends are available."
-    description = (
-        f"Gateway to the {kind.replace('_', ' ')} backends: {'; '.join(entries)}. "
-        f'With "entry" (one of those names): {_HOW[0].lower()}{_HOW[1:]} {listing}'
-    )
+    entries = f" ({'; '.join(noted)})" if noted else ""
+    description = f"Gateway to the {kind.replace('_', ' ')} backends{entries}. {listing}"
     schema = GATEWAY_TOOL_SCHEMA
     title = f"{kind_label} backends"
     return {
@@ -214,7 +212,7 @@ def kind_tool_definition(
                 "entry": {
                     "type": "string",
                     "enum": [backend.gateway_name for backend, _, _ in members],
-                    "description": "Which backend entry.",
+                    "description": "Backend entry.",
                 },
                 **schema["properties"],
             },
@@ -222,6 +220,13 @@ def kind_tool_definition(
         },
         "annotations": _annotations(title, tools.values()),
     }
+
+
+def _title_in_name(backend: ExposedBackend) -> bool:
+    """Whether the entry's name already says its title (`hubitat_hub_1` for "Hub 1"): then
+    the title in brackets beside it would only repeat it."""
+    title = slugify(backend.entry.title or "", separator="_")
+    return bool(title) and backend.gateway_name.endswith(title)
 
 
 def gateway_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,9 @@ class IndexedEntity:
     device_id: str | None
     own_area_id: str | None
     disabled: bool
+    # The registry's unique id: which of the backend's entities this is, read without asking
+    # the registry again on every read.
+    unique_id: str = ""
 
     @property
     def domain(self) -> str:
@@ -52,6 +55,9 @@ class EntityIndex:
         # Sorted entity ids per entry set: the unfiltered read needs them in order, and
         # sorting thousands of ids on every read would cost what the index saves.
         self._sorted: dict[tuple[str, ...], list[str]] = {}
+        # What readers derive from the index (selection.py's refs of an unfiltered read),
+        # dropped whenever the index changes.
+        self.derived: dict[Any, Any] = {}
 
     @classmethod
     def get(cls, hass: HomeAssistant) -> EntityIndex:
@@ -125,6 +131,7 @@ class EntityIndex:
             entry.device_id,
             entry.area_id,
             entry.disabled_by is not None,
+            entry.unique_id,
         )
         self._entities[entity.entity_id] = entity
         self._by_entry.setdefault(entity.entry_id, set()).add(entity.entity_id)
@@ -135,6 +142,7 @@ class EntityIndex:
                 device = dr.async_get(self._hass).async_get(entity.device_id)
                 self._device_area[entity.device_id] = device.area_id if device else None
         self._sorted.clear()
+        self.derived.clear()
 
     def _drop(self, entity_id: str) -> None:
         entity = self._entities.pop(entity_id, None)
@@ -150,6 +158,7 @@ class EntityIndex:
                     del self._by_device[entity.device_id]
                     self._device_area.pop(entity.device_id, None)
         self._sorted.clear()
+        self.derived.clear()
 
     @callback
     def _entity_event(self, event: Event[er.EventEntityRegistryUpdatedData]) -> None:
@@ -173,3 +182,4 @@ class EntityIndex:
             return  # not a device of ours
         device = dr.async_get(self._hass).async_get(device_id)
         self._device_area[device_id] = device.area_id if device is not None else None
+        self.derived.clear()

@@ -38,6 +38,8 @@ class EntityRef:
     backend: ExposedBackend
     area_id: str | None
     device_id: str | None
+    # The registry's unique id ("": not known, the registry is asked).
+    unique_id: str = ""
 
     @property
     def domain(self) -> str:
@@ -52,17 +54,29 @@ class EntityRef:
 def backend_key(hass: HomeAssistant, ref: EntityRef) -> tuple[BackendRuntime, Platform, str] | None:
     """The entity's loaded backend runtime and its (platform, EntitySpec key) there."""
     runtime = ref.backend.runtime
-    entry = er.async_get(hass).async_get(ref.entity_id)
-    if runtime is None or entry is None:
+    if runtime is None:
         return None
+    found = spec_key(hass, runtime, ref)
+    return None if found is None else (runtime, *found)
+
+
+def spec_key(
+    hass: HomeAssistant, runtime: BackendRuntime, ref: EntityRef
+) -> tuple[Platform, str] | None:
+    """The entity's (platform, EntitySpec key) in its backend runtime, from its unique id
+    (the index's; the registry's for a ref made without it)."""
+    unique_id = ref.unique_id
+    if not unique_id:
+        entry = er.async_get(hass).async_get(ref.entity_id)
+        unique_id = entry.unique_id if entry is not None else ""
     prefix = f"{entry_uid(runtime.entry)}_"
-    if not entry.unique_id.startswith(prefix):
+    if not unique_id.startswith(prefix) or (platform := _PLATFORMS.get(ref.domain)) is None:
         return None
-    try:
-        platform = Platform(ref.domain)
-    except ValueError:
-        return None
-    return runtime, platform, entry.unique_id[len(prefix) :]
+    return platform, unique_id[len(prefix) :]
+
+
+# Platform by its domain, without constructing the enum on every read.
+_PLATFORMS: Final[Mapping[str, Platform]] = {platform.value: platform for platform in Platform}
 
 
 def exposed_entities(
@@ -76,14 +90,30 @@ def exposed_entities(
 
     `entity_ids` / `domains` narrow through the index first, so only those are built.
     """
-    by_entry = {backend.entry.entry_id: backend for backend in backends}
+    backends = tuple(backends)
     index = EntityIndex.get(hass)
-    return [
+    unfiltered = entity_ids is None and domains is None
+    # Every read of the whole home builds the same refs until the index or the backends
+    # change: built once, then copied.
+    if unfiltered and (known := index.derived.get(("refs", backends))) is not None:
+        return list(known)
+    by_entry = {backend.entry.entry_id: backend for backend in backends}
+    refs = [
         EntityRef(
-            entity.entity_id, by_entry[entity.entry_id], index.area_of(entity), entity.device_id
+            entity.entity_id,
+            by_entry[entity.entry_id],
+            index.area_of(entity),
+            entity.device_id,
+            entity.unique_id,
         )
         for entity in index.entities(by_entry, entity_ids=entity_ids, domains=domains)
     ]
+    if unfiltered:
+        if len(index.derived) >= 16:  # backends renamed or reloaded many times over
+            index.derived.clear()
+        index.derived[("refs", backends)] = refs
+        return list(refs)
+    return refs
 
 
 def readable_entities(
@@ -118,11 +148,11 @@ def candidate_entities(hass: HomeAssistant, args: Mapping[str, Any]) -> list[Ent
 FILTER_PROPERTIES: Final[dict[str, Any]] = {
     "backend": {
         "type": "string",
-        "description": "Gateway tool name, entry title or backend kind (hubitat, homecast, …).",
+        "description": "Gateway tool name, entry title or backend kind.",
     },
     "area": {
         "type": "string",
-        "description": 'Area name, alias or id, or part of it ("bedroom").',
+        "description": "Area name, alias, id or part of it.",
     },
     "floor": {"type": "string", "description": "Floor name, alias or id."},
     "home": {
@@ -137,13 +167,12 @@ FILTER_PROPERTIES: Final[dict[str, Any]] = {
     "name": {
         "type": "string",
         "description": (
-            "Words of the name, alias, device, area or entity id, any case and order "
-            '("front door", "kitchen lights").'
+            'Words of the name, alias, device, area or entity id, any order ("kitchen lights").'
         ),
     },
     "available": {
         "type": "boolean",
-        "description": "false: only unavailable (offline) entities; true: only available ones.",
+        "description": "false: only offline (unavailable) entities; true: only the others.",
     },
     "entity_ids": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_ENTITY_IDS},
 }

@@ -8,27 +8,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-import json
+from datetime import datetime, timedelta, tzinfo
+import functools
 from typing import TYPE_CHECKING, Any, Final
+import weakref
 
-from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT
+from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT, Platform
 from homeassistant.core import HomeAssistant, State
 from homeassistant.helpers import area_registry as ar, device_registry as dr
 from homeassistant.util import dt as dt_util
+from homeassistant.util.hass_dict import HassKey
 
+from ...backends.base import BackendRuntime, Silence
+from ...core.const import DOMAIN
 from ...core.localtime import local_iso, local_iso_text, local_state
+from ...mcp import codec
 from ..finding import homes
 from ..finding.selection import (
     FILTER_PROPERTIES,
     MAX_ENTITY_IDS,
     EntityRef,
-    backend_key,
     candidate_entities,
     empty_hint,
     given,
     readable_entities,
     select_entities,
+    spec_key,
 )
 from ..finding.unexposed import NAMING_FILTERS, unexposed_hint, unexposed_matches
 from .levels import (
@@ -71,7 +76,7 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
             "items": {"type": "string"},
             "description": (
                 "Fields per entity (default entity_id, name, state, levels, area, home, "
-                "unit, backend); levels are set_state's (brightness_pct…), units in `units`. "
+                "unit, backend); levels are set_state's (brightness_pct…). "
                 "Also: domain, device, last_changed, attributes (all), or any attribute name."
             ),
         },
@@ -163,16 +168,24 @@ def _page_items(
     """The page's entities, projected, until the page is about STATE_PAGE_CHARS long."""
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     devices = dr.async_get(hass)
+    writers = _writers(tuple(item_fields))
+    cache = _read_cache(hass)
+    tz = dt_util.get_default_time_zone()
+    heard = _Heard(hass, dt_util.utcnow(), tz, cache.keys) if "state" in item_fields else None
     entities: list[dict[str, Any]] = []
-    now = dt_util.utcnow()
     measured = 0
     size = 0.0
     for index, ref in enumerate(page):
         if entities and size > STATE_PAGE_CHARS:
             break
-        item = _project(hass, ref, item_fields, area_names=area_names, devices=devices)
-        if "state" in item:
-            _mark_stale(hass, ref, item, now)
+        state = hass.states.get(ref.entity_id)
+        marks = cache.marks_of(state, tz) if state is not None else None
+        source = _Source(hass, ref, state, marks, area_names, devices)
+        item: dict[str, Any] = {"entity_id": ref.entity_id}
+        for write in writers:
+            write(item, source)
+        if heard is not None and "state" in item:
+            _mark_stale(heard, ref, item)
         # Every SIZE_SAMPLE-th item is measured and each counts as the mean of those: the
         # estimate costs a fraction of encoding the page, and the size guard leaves margin.
         if index % SIZE_SAMPLE == 0:
@@ -210,21 +223,62 @@ def _add_page_notes(
         result["next_offset"] = offset + len(entities)
 
 
-def _mark_stale(hass: HomeAssistant, ref: EntityRef, item: dict[str, Any], now: datetime) -> None:
+class _Heard:
+    """Which entities' devices are silent, for one page: each backend's runtime found once per
+    page, each entity's key in it once per registry change (`keys`, kept across reads), the
+    backend asked only whether the device is silent."""
+
+    def __init__(
+        self, hass: HomeAssistant, now: datetime, tz: tzinfo, keys: dict[str, _SpecKey]
+    ) -> None:
+        self.hass = hass
+        self.now = now
+        self.tz = tz
+        self._keys = keys
+        self._runtimes: dict[str, BackendRuntime | None] = {}
+
+    def silence(self, ref: EntityRef) -> Silence | None:
+        """The entity's device silent for longer than its kind goes (None: not, or unknown)."""
+        entry_id = ref.backend.entry.entry_id
+        if (runtime := self._runtimes.get(entry_id, _UNSEEN)) is _UNSEEN:
+            runtime = self._runtimes[entry_id] = ref.backend.runtime
+        if runtime is None:
+            return None
+        known = self._keys.get(ref.entity_id)
+        if known is None or known[0]() is not runtime or known[1] != ref.unique_id:
+            known = self._keys[ref.entity_id] = (
+                weakref.ref(runtime),
+                ref.unique_id,
+                spec_key(self.hass, runtime, ref),
+            )
+        found = known[2]
+        return None if found is None else runtime.silence(*found, self.now)
+
+
+# An entity's key in its backend, as found for a runtime (weakly: a removed entry's runtime
+# is not kept alive by it) and unique id.
+_SpecKey = tuple[weakref.ref[BackendRuntime], str, tuple[Platform, str] | None]
+_UNSEEN: Final[Any] = object()
+
+
+def _mark_stale(heard: _Heard, ref: EntityRef, item: dict[str, Any]) -> None:
     """A device silent for longer than its kind normally goes (its backend says) may show a
     value that is no longer true: say since when, and that reading again gives nothing newer."""
-    if (found := backend_key(hass, ref)) is None:
+    if (silence := heard.silence(ref)) is None:
         return
-    runtime, platform, key = found
-    if (silence := runtime.silence(platform, key, now)) is None:
-        return
+    item["stale"] = dict(_stale_mark(silence, heard.tz))
+
+
+@functools.lru_cache(maxsize=4096)
+def _stale_mark(silence: Silence, tz: tzinfo) -> dict[str, Any]:
+    # A silent device's mark is the same read after read: made once, copied per answer.
     if silence.since is None:
         note = "its backend has never heard from the device: this value is no reading"
     else:
         usual = f" (its kind checks in within {_span(silence.usual)})" if silence.usual else ""
         note = f"no word from the device since then{usual}; its backend holds nothing newer"
-    item["stale"] = {
-        "since": local_iso(silence.since) if silence.since is not None else None,
+    return {
+        "since": local_iso(silence.since, tz) if silence.since is not None else None,
         "note": note,
     }
 
@@ -248,8 +302,60 @@ def _estimated_size(item: Mapping[str, Any]) -> int:
     return 2 + 6 * len(item) + len("".join(item)) + values
 
 
-def _compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+def _compact_json(value: Any) -> bytes:
+    return codec.dumps(value)
+
+
+@dataclass(slots=True)
+class _Marks:
+    """What one entity's state says in every answer (its name, state as shown, unit, levels),
+    worked out once per state change: Home Assistant replaces the State object on every
+    change, so an answer reuses these while the entity's State is the same object."""
+
+    state: State
+    tz: tzinfo
+    name: Any
+    shown: str
+    unit: Any
+    levels: dict[str, Any]
+
+
+class _ReadCache:
+    """What reads keep of each entity between them, by entity id: its state's _Marks, and
+    its key in its backend (for the stale marks)."""
+
+    def __init__(self) -> None:
+        self.marks: dict[str, _Marks] = {}
+        self.keys: dict[str, _SpecKey] = {}
+
+    def marks_of(self, state: State, tz: tzinfo) -> _Marks:
+        """The state's marks, worked out again only when the state (or HA's zone) changed."""
+        marks = self.marks.get(state.entity_id)
+        if marks is None or marks.state is not state or marks.tz is not tz:
+            if len(self.marks) >= _KEPT:
+                self.marks.clear()  # entities removed or renamed long ago: start afresh
+                self.keys.clear()
+            attributes = state.attributes
+            marks = self.marks[state.entity_id] = _Marks(
+                state,
+                tz,
+                attributes.get(ATTR_FRIENDLY_NAME),
+                local_state(state, tz),
+                attributes.get(ATTR_UNIT_OF_MEASUREMENT),
+                entity_levels(state),
+            )
+        return marks
+
+
+# Far above any home's entity count: only ids of entities gone long ago make it this big.
+_KEPT: Final = 50_000
+DATA_READ_CACHE: Final[HassKey[_ReadCache]] = HassKey(f"{DOMAIN}_get_state_cache")
+
+
+def _read_cache(hass: HomeAssistant) -> _ReadCache:
+    if (cache := hass.data.get(DATA_READ_CACHE)) is None:
+        cache = hass.data[DATA_READ_CACHE] = _ReadCache()
+    return cache
 
 
 # Made once per entity on every page: a plain slotted class, cheaper to build than a frozen one.
@@ -260,45 +366,77 @@ class _Source:
     hass: HomeAssistant
     ref: EntityRef
     state: State | None
-    attributes: Mapping[str, Any]
+    marks: _Marks | None
     area_names: Mapping[str, str]
     devices: dr.DeviceRegistry
 
-
-def _project(
-    hass: HomeAssistant,
-    ref: EntityRef,
-    fields: Sequence[str],
-    *,
-    area_names: Mapping[str, str],
-    devices: dr.DeviceRegistry,
-) -> dict[str, Any]:
-    """One entity, only the asked fields; empty values are left out to stay compact."""
-    state = hass.states.get(ref.entity_id)
-    attributes = state.attributes if state is not None else {}
-    source = _Source(hass, ref, state, attributes, area_names, devices)
-    item: dict[str, Any] = {"entity_id": ref.entity_id}
-    for name in fields:
-        _add_field(item, source, name)
-    return item
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        return self.state.attributes if self.state is not None else {}
 
 
-def _add_field(item: dict[str, Any], source: _Source, name: str) -> None:
+_Writer = Callable[[dict[str, Any], _Source], None]
+
+
+@functools.lru_cache(maxsize=64)
+def _writers(fields: tuple[str, ...]) -> tuple[_Writer, ...]:
+    """How each asked field is written into an entity, chosen once per set of fields (not
+    once per field of every entity)."""
+    return tuple(_writer(name) for name in fields if name != "entity_id")
+
+
+def _writer(name: str) -> _Writer:
     """Add what one asked field says of the entity: its value, or levels, or nothing."""
-    if name == "entity_id":
-        return
-    if name == "levels":
-        if source.state is not None:
-            item.update(entity_levels(source.state))
-        return
+    if (direct := _MARK_WRITERS.get(name)) is not None:
+        return direct
     if (read := _FIELD_VALUES.get(name)) is not None:
-        value = read(source)
-    elif name in RAW_LEVEL_ATTRIBUTES or name in LEVEL_NAMES:
-        item.update(_asked_level(source.state, name))
-        return
-    else:
-        value = jsonable(source.attributes.get(name))
-    if value is not None:
+        return functools.partial(_write_value, name, read)
+    if name in RAW_LEVEL_ATTRIBUTES or name in LEVEL_NAMES:
+        return functools.partial(_write_asked_level, name)
+    return functools.partial(_write_attribute, name)
+
+
+def _write_levels(item: dict[str, Any], source: _Source) -> None:
+    if source.marks is not None:
+        item.update(source.marks.levels)
+
+
+def _write_name(item: dict[str, Any], source: _Source) -> None:
+    if source.marks is not None and (name := source.marks.name) is not None:
+        item["name"] = name
+
+
+def _write_state(item: dict[str, Any], source: _Source) -> None:
+    item["state"] = source.marks.shown if source.marks is not None else "unknown"
+
+
+def _write_unit(item: dict[str, Any], source: _Source) -> None:
+    if source.marks is not None and (unit := source.marks.unit) is not None:
+        item["unit"] = unit
+
+
+# The default fields read straight from the marks: one call per field of every entity.
+_MARK_WRITERS: Final[Mapping[str, _Writer]] = {
+    "levels": _write_levels,
+    "name": _write_name,
+    "state": _write_state,
+    "unit": _write_unit,
+}
+
+
+def _write_value(
+    name: str, read: Callable[[_Source], Any], item: dict[str, Any], source: _Source
+) -> None:
+    if (value := read(source)) is not None:
+        item[name] = value
+
+
+def _write_asked_level(name: str, item: dict[str, Any], source: _Source) -> None:
+    item.update(_asked_level(source.state, name))
+
+
+def _write_attribute(name: str, item: dict[str, Any], source: _Source) -> None:
+    if (value := jsonable(source.attributes.get(name))) is not None:
         item[name] = value
 
 
@@ -315,7 +453,7 @@ def _asked_level(state: State | None, name: str) -> dict[str, Any]:
 
 def _state_value(source: _Source) -> Any:
     # Timestamps in HA's zone, not UTC (localtime.py).
-    return local_state(source.state) if source.state is not None else "unknown"
+    return source.marks.shown if source.marks is not None else "unknown"
 
 
 def _device_name(source: _Source) -> str | None:
@@ -331,17 +469,17 @@ def _all_attributes(source: _Source) -> dict[str, Any]:
         for key, val in source.attributes.items()
         if key != ATTR_FRIENDLY_NAME and key not in RAW_LEVEL_ATTRIBUTES
     }
-    if source.state is not None:
-        value.update(entity_levels(source.state))
+    if source.marks is not None:
+        value.update(source.marks.levels)
     return value
 
 
 # The fields with a value of their own; any other name is a level or an attribute.
 _FIELD_VALUES: Final[Mapping[str, Callable[[_Source], Any]]] = {
-    "name": lambda s: s.attributes.get(ATTR_FRIENDLY_NAME),
+    "name": lambda s: s.marks.name if s.marks is not None else None,
     "state": _state_value,
     "area": lambda s: s.area_names.get(s.ref.area_id) if s.ref.area_id else None,
-    "unit": lambda s: s.attributes.get(ATTR_UNIT_OF_MEASUREMENT),
+    "unit": lambda s: s.marks.unit if s.marks is not None else None,
     "home": lambda s: s.ref.home(s.hass),
     "backend": lambda s: s.ref.backend.gateway_name,
     "domain": lambda s: s.ref.domain,

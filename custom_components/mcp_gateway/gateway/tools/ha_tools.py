@@ -30,8 +30,7 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         description=(
             "Current state of every backend's entities you may read, as their devices last "
             "reported: authoritative, no backend re-check needed. On, open, locked, "
-            "temperatures, offline (available=false). Filter by area, floor, home, name, "
-            "domain, backend or entity_ids; pick fields."
+            "temperatures, offline (available=false)."
         ),
         input_schema=GET_STATE_SCHEMA,
         tier=ToolTier.READ,
@@ -43,9 +42,9 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="Set entity states",
         description=(
             "Control entities through Home Assistant, several per call: turn lights and "
-            "switches on/off, dim, lock, open/close covers and valves, set temperature, modes "
-            'and values: updates=[{"entity_id": "light.kitchen", "state": "on", '
-            '"brightness_pct": 60}]. Runs as you, with your Home Assistant permissions.'
+            "switches on/off, dim, lock, open/close, set temperature, modes and values: "
+            'updates=[{"entity_id": "light.kitchen", "state": "on", "brightness_pct": 60}]. '
+            "Runs as you, with your Home Assistant permissions."
         ),
         input_schema=SET_STATE_SCHEMA,
         tier=ToolTier.CONTROL,
@@ -60,8 +59,7 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         description=(
             "What happened in the last hours or days (motion, doors, lights, temperatures, "
             "any backend): HA's recorder, with the backend's own history merged where it "
-            "holds less, sources and coverage said. Authoritative: one call. Filters as "
-            "get_state, plus hours or start/end."
+            "holds less, sources and coverage said. Authoritative: one call."
         ),
         input_schema=GET_HISTORY_SCHEMA,
         tier=ToolTier.READ,
@@ -73,7 +71,7 @@ HA_TOOLS: Final[tuple[CoreTool, ...]] = (
         title="List backends",
         description=(
             "Each backend behind this gateway: its gateway tool, health, protocol version, "
-            "latency and how many of its tools you may use."
+            "latency and the number of its tools you may use."
         ),
         input_schema=LIST_BACKENDS_SCHEMA,
         tier=ToolTier.READ,

@@ -21,12 +21,8 @@ UPDATE_PROPERTIES: Final[dict[str, Any]] = {
             "on (scene)."
         ),
     },
-    "brightness_pct": {
-        "type": "number",
-        "minimum": 0,
-        "maximum": 100,
-        "description": "Percent.",
-    },
+    # The name and range say it is a percentage.
+    "brightness_pct": {"type": "number", "minimum": 0, "maximum": 100},
     "color_temp_kelvin": {"type": "integer", "minimum": 1000, "maximum": 12000},
     "hs_color": {
         "type": "array",
