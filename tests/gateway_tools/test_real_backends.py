@@ -171,6 +171,7 @@ async def test_admin_tools_list_fits_the_budget(
         "set_state",
         "get_history",
         "list_backends",
+        "automations",
         *gateways,
     }
     # Every one of the hub's tools, sub-tools of its gateways included, is reachable.

@@ -201,6 +201,12 @@ async def _register(client: TestClient, name: str, device_id: str | None = None)
     return webhook_id
 
 
+@pytest.fixture(autouse=True)
+def short_hold() -> None:
+    """Unlike the matrix, these calls stay held open while the phone is asked: the tap (or
+    none) decides the very call that asked, as it does for a person."""
+
+
 @pytest.fixture
 async def wire(
     hass: HomeAssistant,
