@@ -56,6 +56,7 @@ async def test_times_follow_home_assistants_zone(
     """A timestamp state is shown in HA's zone: a new zone shows at the next read."""
     ctx = Ctx(user=hass_admin_user)
     await hass.config.async_update(time_zone="UTC")
+    # fixed date: a timestamp state shown in a zone, never compared with the clock
     hass.states.async_set(THERMO, "2026-01-05T10:00:00+00:00", {ATTR_DEVICE_CLASS: "timestamp"})
     shown = _item(await async_get_state(hass, ctx, {"entity_ids": [THERMO]}), THERMO)
     assert shown["state"] == "2026-01-05T10:00:00+00:00"

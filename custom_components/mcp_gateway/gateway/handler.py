@@ -543,8 +543,21 @@ class GatewayHandler:
                 raise
             raise PermissionDenied(f"Permission denied: {what} {hint}", err.reason) from err
         entity_ids = sorted(e for group in addressed.values() for e in group)
+        # Weighed on every tier: the settings may name a read tool that needs a person.
+        approval = backend_reason(
+            self.hass,
+            gateway_settings(self.hass),
+            title=backend.entry.title,
+            name=sub.name,
+            tool_class=tool_class,
+            changes=changes,
+            stored=stored,
+            effect=effect,
+            unmapped=unmapped_devices(runtime, sub.name, args, addressed),
+        )
         if tool_class.tier is ToolTier.READ:
-            return AuthorizedCall(sub.name, args, tool_class, what, entity_ids)  # no logbook line
+            # No logbook line for a read: its naming is not worked out.
+            return AuthorizedCall(sub.name, args, tool_class, what, entity_ids, approval=approval)
         # The logbook names single entities a call acts on (an alarm, the HSM panel) rather
         # than their whole device, and links the line to one of them where there is one.
         singles = [
@@ -564,17 +577,7 @@ class GatewayHandler:
             entity_ids,
             devices_phrase(self.hass, named, subject),
             entity_ids_named[0] if len(entity_ids_named) == 1 else None,
-            backend_reason(
-                self.hass,
-                gateway_settings(self.hass),
-                title=backend.entry.title,
-                name=sub.name,
-                tool_class=tool_class,
-                changes=changes,
-                stored=stored,
-                effect=effect,
-                unmapped=unmapped_devices(runtime, sub.name, args, addressed),
-            ),
+            approval,
         )
 
     def _record(
