@@ -10,6 +10,7 @@ from homeassistant.components.alarm_control_panel import AlarmControlPanelState
 from homeassistant.components.climate import HVACMode
 from homeassistant.components.light import ColorMode
 from homeassistant.const import Platform, UnitOfTemperature
+from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.mcp_gateway.backends.hubitat import entities as e
@@ -186,7 +187,7 @@ async def test_on_off_light_ignores_brightness() -> None:
     assert runtime.sent[-1][1:3] == ("on", [])
 
 
-def test_a_devices_entities_share_one_source_without_closures() -> None:
+async def test_a_devices_entities_share_one_source_without_closures(hass: HomeAssistant) -> None:
     """A device's entities read it through one shared source object, a button through its
     own: no closure cells, which made four or five objects per device and button that every
     full garbage collection walks. Sources read the current snapshot, None once it is gone."""
@@ -205,7 +206,7 @@ def test_a_devices_entities_share_one_source_without_closures() -> None:
         hsm=HsmStatus(None),
         hsm_supported=False,
     )
-    coordinator = types.SimpleNamespace(data=data)
+    coordinator = types.SimpleNamespace(data=data, hass=hass)
     specs = [
         spec
         for spec in e.derive_specs(coordinator, "http://hub", set(), set())  # type: ignore[arg-type]

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, Protocol
 from homeassistant.components.sensor import SensorDeviceClass
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
-from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.typing import UNDEFINED
@@ -21,7 +20,6 @@ from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpda
 
 from ..core.compat import cached_translation
 from ..core.const import DOMAIN
-from ..core.words import words
 from ..mcp.errors import (
     McpAuthError,
     McpConnectionError,
@@ -135,34 +133,6 @@ def shared_device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
     full garbage collection walks. Not to be changed by whoever holds it.
     """
     return device_info(entry_uid, spec)
-
-
-def area_leads_entity_ids(hass: HomeAssistant) -> bool:
-    """Whether HA builds new entity ids as area + device + entity name.
-
-    HA 2026.x does (entity_registry `_async_generate_entity_id`: its registry settings'
-    `entity_id_parts`, by default area, parent device, device, entity); 2025.4 has no such
-    settings and builds them from device + entity name alone. A device name that starts with
-    its area then reads twice in the id ("kitchen_kitchen_desk_lamp").
-    """
-    settings = getattr(er.async_get(hass), "settings", None)
-    if settings is None:
-        return False
-    parts = getattr(settings, "entity_id_parts", None)
-    return parts is None or "area" in {str(part) for part in parts}
-
-
-def without_area(area: str | None, name: str) -> str:
-    """A device's name without the area it starts with, as often as it does ("Kitchen Desk
-    Lamp" in the Kitchen: "Desk Lamp"; "Garage Garage Door" in the Garage: "Door"), where HA
-    puts the area before it; never all of the name."""
-    if not area or not (area_words := words(area)):
-        return name
-    name_words = name.split()
-    size = len(area_words)
-    while len(name_words) > size and words(" ".join(name_words[:size])) == area_words:
-        name_words = name_words[size:]
-    return " ".join(name_words)
 
 
 def without_overlap(device_name: str | None, name: str) -> str | None:
