@@ -17,10 +17,10 @@ async def test_dim_the_office_light_to_forty_percent(home: Home) -> None:
     """ "Dim the office light to 40 percent." """
     data, _ = await home.assistant.call("get_state", {"area": "office", "domain": ["light"]})
     [light] = entities(data)
-    # The percent key set_state's schema offers.
+    # The percent key set_state's schema offers: its name and range say it is a percentage.
     fields = _update_fields(home.assistant)
-    key = "brightness_pct" if "brightness_pct" in fields else "brightness"
-    assert "percent" in fields[key].get("description", "").lower(), fields[key]
+    key = "brightness_pct"
+    assert (fields[key]["minimum"], fields[key]["maximum"]) == (0, 100), fields[key]
     data, _ = await home.assistant.call(
         "set_state", {"updates": [{"entity_id": light["entity_id"], key: 40}]}
     )
