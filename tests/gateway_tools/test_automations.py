@@ -19,6 +19,7 @@ from homeassistant.components.homeassistant.exposed_entities import async_expose
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import (
     area_registry as ar,
+    device_registry as dr,
     entity_registry as er,
     issue_registry as ir,
 )
@@ -556,7 +557,11 @@ async def test_targets_by_device_and_area_are_checked_as_their_entities(home: Ho
     assert home.switch in by_device.control
     assert all(e.startswith("switch.") for e in by_device.control)
     area = ar.async_get(hass).async_create("Automation test room")
-    registry.async_update_entity(home.lock, area_id=area.id)
+    # On the device: HA 2026 gives an entity without a name of its own no area of its own.
+    lock_entry = registry.async_get(home.lock)
+    assert lock_entry is not None
+    assert lock_entry.device_id is not None
+    dr.async_get(hass).async_update_device(lock_entry.device_id, area_id=area.id)
     by_area = references(
         hass,
         {"actions": [{"action": "lock.unlock", "target": {"area_id": area.id}}]},
