@@ -408,3 +408,33 @@ async def test_a_chatty_sensors_motion_is_not_crowded_out(
     assert [
         value for when, value in backend["events"] if dt_util.parse_datetime(when) == moved
     ] == ["active"], backend
+
+
+async def test_history_of_a_device_never_heard_from_is_marked(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """No change from a sensor the hub never heard from is no "nothing happened": its history
+    carries get_state's mark; a sensor the hub hears from carries none."""
+    never = next(d for d in one_home.hub.devices.values() if d.last_activity is None)
+    prefix = f"{one_home.hubitat_entry.unique_id}_{never.id}_"
+    silent = [
+        e.entity_id
+        for e in er.async_entries_for_config_entry(
+            er.async_get(hass), one_home.hubitat_entry.entry_id
+        )
+        if e.unique_id.startswith(prefix) and hass.states.get(e.entity_id) is not None
+    ]
+    assert silent
+    _, motion = _motion(one_home)
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=20))
+    await async_wait_recording_done(hass)
+
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [*silent, motion], "hours": 1}
+    )
+    for entity_id in silent:
+        stale = answer["entities"][entity_id]["stale"]
+        assert stale["since"] is None
+        assert "never heard" in stale["note"]
+        assert "not nothing happened" in stale["note"]
+    assert "stale" not in answer["entities"][motion]

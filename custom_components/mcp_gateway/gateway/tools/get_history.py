@@ -45,6 +45,7 @@ from ..finding.selection import (
     readable_entities,
 )
 from ..finding.unexposed import unexposed_hint, unexposed_matches
+from .get_state import history_stale_marker
 
 if TYPE_CHECKING:
     from ...mcp.server import RequestContext
@@ -133,6 +134,7 @@ async def async_get_history(
     entities: dict[str, dict[str, Any]] = {}
     partial: list[EntityRef] = []
     held_from: dict[str, datetime] = {}
+    mark_stale = history_stale_marker(hass)
     for ref in refs:
         entity = _entity_history(hass, ref.entity_id, states.get(ref.entity_id, []), start)
         if entity.gap:
@@ -140,7 +142,8 @@ async def async_get_history(
             if entity.held_from is not None:
                 held_from[ref.entity_id] = entity.held_from
         home = in_home[ref.entity_id] if per_entity else None
-        entities[ref.entity_id] = entity.answer(limit, home)
+        entities[ref.entity_id] = answer = entity.answer(limit, home)
+        mark_stale(ref, answer)
     result: dict[str, Any] = {"start": local_iso(start), "end": local_iso(end)}
     if in_home and not per_entity:
         result["home"] = next(iter(in_home.values()))

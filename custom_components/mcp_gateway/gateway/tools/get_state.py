@@ -261,22 +261,38 @@ _SpecKey = tuple[weakref.ref[BackendRuntime], str, tuple[Platform, str] | None]
 _UNSEEN: Final[Any] = object()
 
 
-def _mark_stale(heard: _Heard, ref: EntityRef, item: dict[str, Any]) -> None:
+def _mark_stale(
+    heard: _Heard, ref: EntityRef, item: dict[str, Any], *, history: bool = False
+) -> None:
     """A device silent for longer than its kind normally goes (its backend says) may show a
     value that is no longer true: say since when, and that reading again gives nothing newer."""
     if (silence := heard.silence(ref)) is None:
         return
-    item["stale"] = dict(_stale_mark(silence, heard.tz))
+    item["stale"] = dict(_stale_mark(silence, heard.tz, history))
+
+
+def history_stale_marker(hass: HomeAssistant) -> Callable[[EntityRef, dict[str, Any]], None]:
+    """Marks a history answer's entity whose device is silent as get_state marks its state:
+    no change from a device nobody hears from is not "nothing happened"."""
+    cache = _read_cache(hass)
+    heard = _Heard(hass, dt_util.utcnow(), dt_util.get_default_time_zone(), cache.keys)
+    return functools.partial(_mark_stale, heard, history=True)
 
 
 @functools.lru_cache(maxsize=4096)
-def _stale_mark(silence: Silence, tz: tzinfo) -> dict[str, Any]:
+def _stale_mark(silence: Silence, tz: tzinfo, history: bool = False) -> dict[str, Any]:
     # A silent device's mark is the same read after read: made once, copied per answer.
     if silence.since is None:
-        note = "its backend has never heard from the device: this value is no reading"
+        note = (
+            "its backend has never heard from the device: no change here is unknown, "
+            "not nothing happened"
+            if history
+            else "its backend has never heard from the device: this value is no reading"
+        )
     else:
         usual = f" (its kind checks in within {_span(silence.usual)})" if silence.usual else ""
-        note = f"no word from the device since then{usual}; its backend holds nothing newer"
+        held = "no change after that is unknown" if history else "its backend holds nothing newer"
+        note = f"no word from the device since then{usual}; {held}"
     return {
         "since": local_iso(silence.since, tz) if silence.since is not None else None,
         "note": note,
