@@ -24,6 +24,7 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 )
 
 from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.gateway.finding.unexposed import NONE_AT_ALL, NONE_READABLE
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.tools import get_history
 from custom_components.mcp_gateway.gateway.tools.get_history import COVERAGE_NOTE, MERGED_NOTE
@@ -438,3 +439,35 @@ async def test_history_of_a_device_never_heard_from_is_marked(
         assert "never heard" in stale["note"]
         assert "not nothing happened" in stale["note"]
     assert "stale" not in answer["entities"][motion]
+
+
+async def _not_found(hass: HomeAssistant, user: MockUser, args: dict[str, Any]) -> str:
+    result = await GatewayHandler(hass).call_tool(_ctx(user), "get_history", args)
+    assert result.get("isError"), result
+    text: str = result["content"][0]["text"]
+    return text
+
+
+async def test_history_of_a_name_nothing_has_says_none_exists(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """The owner asking for a name nothing has is told nothing matches at all, hidden or not;
+    a user who may read one sensor only is told only that none of theirs matches, alike for
+    that name and for an entity that exists (never a sign of it)."""
+    _, motion = _motion(one_home)
+    text = await _not_found(hass, hass_admin_user, {"name": "sauna heater"})
+    assert NONE_AT_ALL in text, text
+
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    hass_user = MockUser(name="Ordinary", groups=[group]).add_to_hass(hass)
+    hass_user.mock_policy({"entities": {"entity_ids": {motion: True}}})
+    other = next(
+        state
+        for state in hass.states.async_all("lock")
+        if er.async_get(hass).async_get(state.entity_id) is not None
+    )
+    for args in ({"name": "sauna heater"}, {"entity_ids": [other.entity_id]}):
+        text = await _not_found(hass, hass_user, args)
+        assert NONE_READABLE in text, (args, text)
+        assert NONE_AT_ALL not in text, (args, text)
+        assert other.entity_id not in text, (args, text)

@@ -40,11 +40,10 @@ from ..finding.selection import (
     FILTER_PROPERTIES,
     EntityRef,
     candidate_entities,
-    empty_hint,
     filter_entities,
     readable_entities,
 )
-from ..finding.unexposed import unexposed_hint, unexposed_matches
+from ..finding.unexposed import no_match_hint
 from .get_state import history_stale_marker
 
 if TYPE_CHECKING:
@@ -169,10 +168,7 @@ def _history_refs(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> l
         hass, user, filter_entities(hass, candidate_entities(hass, args), args)
     )
     if not refs:
-        hint = unexposed_hint(hass, user, unexposed_matches(hass, user, args))
-        raise ToolFailure(
-            hint or empty_hint(hass, readable_entities(hass, user), args), code="not_found"
-        )
+        raise ToolFailure(no_match_hint(hass, user, args), code="not_found")
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "

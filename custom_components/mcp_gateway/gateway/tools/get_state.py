@@ -29,13 +29,17 @@ from ..finding.selection import (
     MAX_ENTITY_IDS,
     EntityRef,
     candidate_entities,
-    empty_hint,
     given,
     readable_entities,
     select_entities,
     spec_key,
 )
-from ..finding.unexposed import NAMING_FILTERS, unexposed_hint, unexposed_matches
+from ..finding.unexposed import (
+    NAMING_FILTERS,
+    no_match_hint,
+    unexposed_hint,
+    unexposed_matches,
+)
 from .levels import (
     LEVEL_NAMES,
     RAW_LEVEL_ATTRIBUTES,
@@ -111,15 +115,11 @@ async def async_get_state(
     if selection.notes:
         result["note"] = " ".join(selection.notes)
     # What the filters matched that assistants may not see, to those who may read it.
-    named = any(given(args, key) for key in NAMING_FILTERS)
-    hidden = (
-        unexposed_hint(hass, ctx.user, unexposed_matches(hass, ctx.user, args))
-        if (named or not refs)
-        else ""
-    )
     if not refs:
-        result["hint"] = hidden or empty_hint(hass, readable_entities(hass, ctx.user), args)
-    elif hidden:
+        result["hint"] = no_match_hint(hass, ctx.user, args)
+    elif any(given(args, key) for key in NAMING_FILTERS) and (
+        hidden := unexposed_hint(hass, ctx.user, unexposed_matches(hass, ctx.user, args))
+    ):
         result["unexposed"] = hidden
     return result
 
