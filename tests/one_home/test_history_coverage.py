@@ -24,6 +24,7 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 )
 
 from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.gateway.finding.unexposed import NONE_AT_ALL, NONE_READABLE
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.tools import get_history
 from custom_components.mcp_gateway.gateway.tools.get_history import COVERAGE_NOTE, MERGED_NOTE
@@ -408,3 +409,65 @@ async def test_a_chatty_sensors_motion_is_not_crowded_out(
     assert [
         value for when, value in backend["events"] if dt_util.parse_datetime(when) == moved
     ] == ["active"], backend
+
+
+async def test_history_of_a_device_never_heard_from_is_marked(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """No change from a sensor the hub never heard from is no "nothing happened": its history
+    carries get_state's mark; a sensor the hub hears from carries none."""
+    never = next(d for d in one_home.hub.devices.values() if d.last_activity is None)
+    prefix = f"{one_home.hubitat_entry.unique_id}_{never.id}_"
+    silent = [
+        e.entity_id
+        for e in er.async_entries_for_config_entry(
+            er.async_get(hass), one_home.hubitat_entry.entry_id
+        )
+        if e.unique_id.startswith(prefix) and hass.states.get(e.entity_id) is not None
+    ]
+    assert silent
+    _, motion = _motion(one_home)
+    await one_home.advance_to(MONDAY_6AM + timedelta(minutes=20))
+    await async_wait_recording_done(hass)
+
+    answer = await _call(
+        hass, hass_admin_user, "get_history", {"entity_ids": [*silent, motion], "hours": 1}
+    )
+    for entity_id in silent:
+        stale = answer["entities"][entity_id]["stale"]
+        assert stale["since"] is None
+        assert "never heard" in stale["note"]
+        assert "not nothing happened" in stale["note"]
+    assert "stale" not in answer["entities"][motion]
+
+
+async def _not_found(hass: HomeAssistant, user: MockUser, args: dict[str, Any]) -> str:
+    result = await GatewayHandler(hass).call_tool(_ctx(user), "get_history", args)
+    assert result.get("isError"), result
+    text: str = result["content"][0]["text"]
+    return text
+
+
+async def test_history_of_a_name_nothing_has_says_none_exists(
+    hass: HomeAssistant, one_home: OneHome, hass_admin_user: MockUser
+) -> None:
+    """The owner asking for a name nothing has is told nothing matches at all, hidden or not;
+    a user who may read one sensor only is told only that none of theirs matches, alike for
+    that name and for an entity that exists (never a sign of it)."""
+    _, motion = _motion(one_home)
+    text = await _not_found(hass, hass_admin_user, {"name": "sauna heater"})
+    assert NONE_AT_ALL in text, text
+
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    hass_user = MockUser(name="Ordinary", groups=[group]).add_to_hass(hass)
+    hass_user.mock_policy({"entities": {"entity_ids": {motion: True}}})
+    other = next(
+        state
+        for state in hass.states.async_all("lock")
+        if er.async_get(hass).async_get(state.entity_id) is not None
+    )
+    for args in ({"name": "sauna heater"}, {"entity_ids": [other.entity_id]}):
+        text = await _not_found(hass, hass_user, args)
+        assert NONE_READABLE in text, (args, text)
+        assert NONE_AT_ALL not in text, (args, text)
+        assert other.entity_id not in text, (args, text)

@@ -20,7 +20,12 @@ from homeassistant.const import ATTR_FRIENDLY_NAME
 from homeassistant.helpers import entity_registry as er
 
 from custom_components.mcp_gateway.core.const import DOMAIN
-from custom_components.mcp_gateway.gateway.finding.unexposed import GATEWAY_OPTION, SETTING
+from custom_components.mcp_gateway.gateway.finding.unexposed import (
+    GATEWAY_OPTION,
+    NONE_AT_ALL,
+    NONE_READABLE,
+    SETTING,
+)
 from tests.results import result_data
 
 from .conftest import SecurityHome
@@ -144,3 +149,52 @@ async def test_a_hidden_entity_is_called_hidden_and_the_rest_still_answer(
     # A request without a naming filter is not burdened with what it did not ask for.
     data = result_data(await home.call("admin", "get_state", {}))
     assert "unexposed" not in data
+
+
+async def _no_such(home: SecurityHome, kind: str, name: str, at: str | None = None) -> list[str]:
+    """What get_state and set_state answer `kind` for a name: both find nothing."""
+    where = {} if at is None else {"home": at}
+    found = result_data(await home.call(kind, "get_state", {"name": name, **where}))
+    assert found["entities"] == [], (kind, name, found)
+    update = {"name": name, "state": "on", **where}
+    sent = await home.call(kind, "set_state", {"updates": [update]})
+    assert sent["isError"], sent
+    return [found["hint"], _text(sent)]
+
+
+async def test_a_name_nothing_has_is_said_not_to_exist_at_all(home: SecurityHome) -> None:
+    """To those who may read every entity (the owner, an ordinary user), a name nothing
+    has, hidden from assistants or not, is said to match nothing at all: "there is no such
+    device" needs no look through the backends. A hidden match is still named instead."""
+    await _exposure_on(home)
+    flat = home.homecast.homes[0].name
+    for kind in ("admin", "user"):
+        for name, at in (("office light", None), ("front door lock", flat)):
+            for answer in await _no_such(home, kind, name, at):
+                assert NONE_AT_ALL in answer, (kind, name, answer)
+                assert NOT_EXPOSED not in answer, (kind, name, answer)
+    lock = _locks(home)[0]
+    state = home.hass.states.get(lock)
+    assert state is not None
+    for answer in await _no_such(home, "admin", str(state.attributes[ATTR_FRIENDLY_NAME])):
+        assert NOT_EXPOSED in answer, answer
+        assert NONE_AT_ALL not in answer, answer
+
+
+async def test_a_user_who_may_not_read_all_learns_only_of_their_own(home: SecurityHome) -> None:
+    """A user who may read one light is told only that none of theirs matches: alike for a
+    name nothing has and for a lock's name (never a sign that the lock exists)."""
+    await _exposure_on(home)
+    lock = _locks(home)[0]
+    state = home.hass.states.get(lock)
+    assert state is not None
+    answers = {
+        name: await _no_such(home, "policy", name)
+        for name in ("office light", str(state.attributes[ATTR_FRIENDLY_NAME]))
+    }
+    for name, found in answers.items():
+        for answer in found:
+            assert NONE_READABLE in answer, (name, answer)
+            assert NONE_AT_ALL not in answer, (name, answer)
+            assert NOT_EXPOSED not in answer, (name, answer)
+            assert lock not in answer, (name, answer)

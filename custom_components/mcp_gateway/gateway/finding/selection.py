@@ -370,7 +370,12 @@ def _searchable_name(hass: HomeAssistant, ref: EntityRef) -> str:
     return f"{_casefold(str(name))} {ref.entity_id}"
 
 
-def empty_hint(hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]) -> str:
+def empty_hint(
+    hass: HomeAssistant,
+    refs: Sequence[EntityRef],
+    args: Mapping[str, Any],
+    lead: str = "No entity matches these filters.",
+) -> str:
     """What exists instead, for an answer without entities: closest names, areas with entities."""
     names = {}
     for ref in refs:
@@ -387,4 +392,4 @@ def empty_hint(hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str
         parts.append(f"Areas with entities: {', '.join(used)}.")
     if not parts:
         parts.append(f"{len(refs)} entities exist; loosen the filters.")
-    return "No entity matches these filters. " + " ".join(parts)
+    return f"{lead} {' '.join(parts)}"

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from homeassistant.auth.models import User
+from homeassistant.auth.permissions.const import POLICY_READ
 from homeassistant.const import ATTR_FRIENDLY_NAME
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
@@ -20,7 +21,13 @@ from homeassistant.helpers import entity_registry as er
 from ...permissions.exposure import exposure_applies, is_exposed_entity
 from ...permissions.policy import Role, can_read_entity, user_role
 from ..catalog.store import ToolFailure
-from .selection import EntityRef, candidate_entities, select_entities
+from .selection import (
+    EntityRef,
+    candidate_entities,
+    empty_hint,
+    readable_entities,
+    select_entities,
+)
 
 # Filters that name what is wanted: an answer to them says what else they matched, hidden.
 NAMING_FILTERS: Final = ("name", "entity_ids", "domain")
@@ -30,20 +37,53 @@ SETTING: Final = "Settings → Voice assistants → Expose"
 GATEWAY_OPTION: Final = "the MCP gateway's setting \u201cOnly entities exposed to assistants\u201d"
 
 
+# An answer that matched nothing says whether anything exists, so that "there is no such
+# device" needs no second look through the backends: to those who may read every entity, of
+# all of them; to others only of those they may read (never a sign of one they may not).
+NONE_AT_ALL: Final = "No entity matches these filters, hidden or not: none exists."
+NONE_READABLE: Final = "No entity you may read matches these filters, hidden or not."
+
+
 def unexposed_matches(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> list[EntityRef]:
     """The entities the filters match that the user may read but that are hidden from
     assistants (none while exposure does not apply)."""
     if not exposure_applies(hass):
         return []
+    return _hidden(hass, _readable(user, _matched(hass, args) or []))
+
+
+def no_match_hint(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> str:
+    """For an answer with no entity the user may use: the matches hidden from assistants
+    that the user may read (named, with the setting); else what exists instead, led by
+    whether anything matches at all."""
+    matched = _matched(hass, args)
+    readable = _readable(user, matched or [])
+    if exposure_applies(hass) and (hidden := _hidden(hass, readable)):
+        return unexposed_hint(hass, user, hidden)
+    everything = readable_entities(hass, user)
+    # An unknown area or home (the caller's answer says so), or matches that cannot take it.
+    if matched is None or readable:
+        return empty_hint(hass, everything, args)
+    # Whether anything matches at all, said only to whom no entity is kept from.
+    lead = NONE_AT_ALL if user.permissions.access_all_entities(POLICY_READ) else NONE_READABLE
+    return empty_hint(hass, everything, args, lead)
+
+
+def _matched(hass: HomeAssistant, args: Mapping[str, Any]) -> list[EntityRef] | None:
+    """Every entity of ours the filters match, whoever may read it; None: the filters name
+    an unknown area or home."""
     try:
-        matched = select_entities(hass, candidate_entities(hass, args), args).refs
-    except ToolFailure:  # an unknown area or home: the caller's own answer says so
-        return []
-    return [
-        ref
-        for ref in matched
-        if can_read_entity(user, ref.entity_id) and not is_exposed_entity(hass, ref.entity_id)
-    ]
+        return select_entities(hass, candidate_entities(hass, args), args).refs
+    except ToolFailure:
+        return None
+
+
+def _readable(user: User, refs: Sequence[EntityRef]) -> list[EntityRef]:
+    return [ref for ref in refs if can_read_entity(user, ref.entity_id)]
+
+
+def _hidden(hass: HomeAssistant, refs: Sequence[EntityRef]) -> list[EntityRef]:
+    return [ref for ref in refs if not is_exposed_entity(hass, ref.entity_id)]
 
 
 def unexposed_hint(hass: HomeAssistant, user: User, refs: Sequence[EntityRef]) -> str:

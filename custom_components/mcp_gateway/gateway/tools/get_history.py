@@ -40,11 +40,11 @@ from ..finding.selection import (
     FILTER_PROPERTIES,
     EntityRef,
     candidate_entities,
-    empty_hint,
     filter_entities,
     readable_entities,
 )
-from ..finding.unexposed import unexposed_hint, unexposed_matches
+from ..finding.unexposed import no_match_hint
+from .get_state import history_stale_marker
 
 if TYPE_CHECKING:
     from ...mcp.server import RequestContext
@@ -133,6 +133,7 @@ async def async_get_history(
     entities: dict[str, dict[str, Any]] = {}
     partial: list[EntityRef] = []
     held_from: dict[str, datetime] = {}
+    mark_stale = history_stale_marker(hass)
     for ref in refs:
         entity = _entity_history(hass, ref.entity_id, states.get(ref.entity_id, []), start)
         if entity.gap:
@@ -140,7 +141,8 @@ async def async_get_history(
             if entity.held_from is not None:
                 held_from[ref.entity_id] = entity.held_from
         home = in_home[ref.entity_id] if per_entity else None
-        entities[ref.entity_id] = entity.answer(limit, home)
+        entities[ref.entity_id] = answer = entity.answer(limit, home)
+        mark_stale(ref, answer)
     result: dict[str, Any] = {"start": local_iso(start), "end": local_iso(end)}
     if in_home and not per_entity:
         result["home"] = next(iter(in_home.values()))
@@ -166,10 +168,7 @@ def _history_refs(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> l
         hass, user, filter_entities(hass, candidate_entities(hass, args), args)
     )
     if not refs:
-        hint = unexposed_hint(hass, user, unexposed_matches(hass, user, args))
-        raise ToolFailure(
-            hint or empty_hint(hass, readable_entities(hass, user), args), code="not_found"
-        )
+        raise ToolFailure(no_match_hint(hass, user, args), code="not_found")
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "

@@ -29,13 +29,17 @@ from ..finding.selection import (
     MAX_ENTITY_IDS,
     EntityRef,
     candidate_entities,
-    empty_hint,
     given,
     readable_entities,
     select_entities,
     spec_key,
 )
-from ..finding.unexposed import NAMING_FILTERS, unexposed_hint, unexposed_matches
+from ..finding.unexposed import (
+    NAMING_FILTERS,
+    no_match_hint,
+    unexposed_hint,
+    unexposed_matches,
+)
 from .levels import (
     LEVEL_NAMES,
     RAW_LEVEL_ATTRIBUTES,
@@ -111,15 +115,11 @@ async def async_get_state(
     if selection.notes:
         result["note"] = " ".join(selection.notes)
     # What the filters matched that assistants may not see, to those who may read it.
-    named = any(given(args, key) for key in NAMING_FILTERS)
-    hidden = (
-        unexposed_hint(hass, ctx.user, unexposed_matches(hass, ctx.user, args))
-        if (named or not refs)
-        else ""
-    )
     if not refs:
-        result["hint"] = hidden or empty_hint(hass, readable_entities(hass, ctx.user), args)
-    elif hidden:
+        result["hint"] = no_match_hint(hass, ctx.user, args)
+    elif any(given(args, key) for key in NAMING_FILTERS) and (
+        hidden := unexposed_hint(hass, ctx.user, unexposed_matches(hass, ctx.user, args))
+    ):
         result["unexposed"] = hidden
     return result
 
@@ -261,22 +261,38 @@ _SpecKey = tuple[weakref.ref[BackendRuntime], str, tuple[Platform, str] | None]
 _UNSEEN: Final[Any] = object()
 
 
-def _mark_stale(heard: _Heard, ref: EntityRef, item: dict[str, Any]) -> None:
+def _mark_stale(
+    heard: _Heard, ref: EntityRef, item: dict[str, Any], *, history: bool = False
+) -> None:
     """A device silent for longer than its kind normally goes (its backend says) may show a
     value that is no longer true: say since when, and that reading again gives nothing newer."""
     if (silence := heard.silence(ref)) is None:
         return
-    item["stale"] = dict(_stale_mark(silence, heard.tz))
+    item["stale"] = dict(_stale_mark(silence, heard.tz, history))
+
+
+def history_stale_marker(hass: HomeAssistant) -> Callable[[EntityRef, dict[str, Any]], None]:
+    """Marks a history answer's entity whose device is silent as get_state marks its state:
+    no change from a device nobody hears from is not "nothing happened"."""
+    cache = _read_cache(hass)
+    heard = _Heard(hass, dt_util.utcnow(), dt_util.get_default_time_zone(), cache.keys)
+    return functools.partial(_mark_stale, heard, history=True)
 
 
 @functools.lru_cache(maxsize=4096)
-def _stale_mark(silence: Silence, tz: tzinfo) -> dict[str, Any]:
+def _stale_mark(silence: Silence, tz: tzinfo, history: bool = False) -> dict[str, Any]:
     # A silent device's mark is the same read after read: made once, copied per answer.
     if silence.since is None:
-        note = "its backend has never heard from the device: this value is no reading"
+        note = (
+            "its backend has never heard from the device: no change here is unknown, "
+            "not nothing happened"
+            if history
+            else "its backend has never heard from the device: this value is no reading"
+        )
     else:
         usual = f" (its kind checks in within {_span(silence.usual)})" if silence.usual else ""
-        note = f"no word from the device since then{usual}; its backend holds nothing newer"
+        held = "no change after that is unknown" if history else "its backend holds nothing newer"
+        note = f"no word from the device since then{usual}; {held}"
     return {
         "since": local_iso(silence.since, tz) if silence.since is not None else None,
         "note": note,

@@ -41,12 +41,11 @@ from ..finding.selection import (
     EntityRef,
     backend_key,
     candidate_entities,
-    empty_hint,
     given,
     readable_entities,
     select_entities,
 )
-from ..finding.unexposed import entity_unexposed, unexposed_hint, unexposed_matches
+from ..finding.unexposed import entity_unexposed, no_match_hint
 from .changes import ChangeWatch
 from .levels import LEVEL_NAMES, entity_levels, level_units
 from .service_calls import UPDATE_PROPERTIES, BadUpdate, ServiceCall, service_calls
@@ -382,9 +381,8 @@ def _resolve(
     found = _by_name(hass, user, name, update, in_homes)
     where = f" at {home}" if home is not None else ""
     if not found:
-        hint = unexposed_hint(
-            hass, user, unexposed_matches(hass, user, {"name": name})
-        ) or empty_hint(hass, readable_entities(hass, user), {"name": name})
+        asked = {"name": name} if home is None else {"name": name, "home": home}
+        hint = no_match_hint(hass, user, asked)
         return {**resolved, "error": f"Nothing named '{name}'{where}. {hint}"}
     if len(found) > 1:
         listed = ", ".join(f"{ref.entity_id} ({ref.home(hass)})" for ref in found[:10])
