@@ -51,7 +51,10 @@ def _release(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_release_in_one_command(tmp_path: Path) -> None:
-    root = _checkout(tmp_path, (REPO / "CHANGELOG.md").read_text())
+    # The real changelog, with something unreleased in it whatever was released last.
+    head, rest = (REPO / "CHANGELOG.md").read_text().split("## Unreleased\n", 1)
+    text = f"{head}## Unreleased\n\n### Fixed\n\n- A change a user notices.\n{rest}"
+    root = _checkout(tmp_path, text)
     before = json.loads(MANIFEST.read_text())
     done = _release(root, "1.0.0", "--date", "2026-12-08")
     assert done.returncode == 0, done.stderr
@@ -62,7 +65,7 @@ def test_a_release_in_one_command(tmp_path: Path) -> None:
     changelog = (root / "CHANGELOG.md").read_text()
     assert changelog.index("## Unreleased\n") < changelog.index("## 1.0.0 - 2026-12-08\n")
     # What was unreleased is now the release's, word for word.
-    unreleased = (REPO / "CHANGELOG.md").read_text().split("## Unreleased\n", 1)[1]
+    unreleased = text.split("## Unreleased\n", 1)[1]
     assert changelog.split("## 1.0.0 - 2026-12-08\n", 1)[1] == unreleased
     assert "git tag -a v1.0.0" in done.stdout
     assert "git push origin HEAD v1.0.0" in done.stdout

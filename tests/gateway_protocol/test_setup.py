@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
+import custom_components.mcp_gateway
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.gateway import async_setup_gateway
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
@@ -20,7 +24,9 @@ async def test_views_register_once_and_a_handler_can_be_swapped(hass: HomeAssist
     runtime = hass.data[DATA_GATEWAY]
     assert isinstance(runtime.server.handler, GatewayHandler)
     assert runtime.server.server_info["name"] == "home-assistant-mcp-gateway"
-    assert runtime.server.server_info["version"] == "0.1.0"
+    # The server says the integration's own version, as its manifest gives it.
+    manifest = Path(custom_components.mcp_gateway.__file__).with_name("manifest.json")
+    assert runtime.server.server_info["version"] == json.loads(manifest.read_text())["version"]
 
     fake = FakeHandler()
     assert await async_setup_gateway(hass, fake) is runtime
