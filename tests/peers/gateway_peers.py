@@ -20,7 +20,9 @@ from demo.ha import HomeAssistantProcess
 from demo.home import demo_home
 
 # The conformance proxy and the Inspector talk from a localhost origin.
-GATEWAY_OPTIONS = {"allowed_origins": ["http://localhost:*"]}
+# The owner lets locks be approved in the AI app (off by default): these checks are about the
+# app's own prompt.
+GATEWAY_OPTIONS = {"allowed_origins": ["http://localhost:*"], "in_app_approval": ["locks", "other"]}
 # The SDK 2.x environment mcp-peers installs (its `sdk` command has no elicitation callback, so
 # our own script runs in that environment).
 SDK2_PYTHON = (
