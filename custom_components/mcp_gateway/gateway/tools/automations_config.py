@@ -174,7 +174,9 @@ def _targets(
     if areas:
         device_registry = dr.async_get(hass)
         devices.update(
-            device.id for device in device_registry.devices.values() if device.area_id in areas
+            device.id
+            for area_id in areas
+            for device in dr.async_entries_for_area(device_registry, area_id)
         )
     # A device trigger or condition names its entity (entity_id): that one is reached.
     named = bool(where.get("entity_id")) and not isinstance(node.get("target"), Mapping)
