@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -12,6 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
+
+from ..mcp.errors import McpError
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -122,6 +125,31 @@ class CallEffect:
     changes: tuple[EntityChange, ...] = ()
     stored: tuple[EntityChange, ...] = ()
     unread: bool = False
+
+
+async def async_confirm_by_reading(
+    check: Callable[[], list[dict[str, Any]]],
+    read: Callable[[], Awaitable[object]],
+    *,
+    seconds: float,
+    every: float,
+) -> list[dict[str, Any]]:
+    """A backend write's targets checked (`check`: one item with a `status` each), the backend
+    read again (`read`) every `every` seconds until none is still unknown, `seconds` have
+    passed or a read fails: the last check's items."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        items = check()
+        if all(item["status"] != Confirmation.UNKNOWN for item in items):
+            return items
+        if (remaining := deadline - loop.time()) <= 0:
+            return items
+        await asyncio.sleep(min(every, remaining))
+        try:
+            await read()
+        except McpError:
+            return items
 
 
 class UnknownListing(Exception):

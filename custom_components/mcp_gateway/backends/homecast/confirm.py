@@ -10,13 +10,11 @@ the characteristic cannot have applied it, one that shows the value did.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 import math
 from typing import TYPE_CHECKING, Any, Final
 
-from ...mcp.errors import McpError
-from ..base import CallConfirmation, Confirmation
+from ..base import CallConfirmation, Confirmation, async_confirm_by_reading
 from .addresses import home_by_name
 from .api import Accessory, HomecastState
 
@@ -37,19 +35,12 @@ async def async_confirm_set_state(
     updates = arguments.get("updates")
     if not isinstance(updates, list) or not updates:
         return None
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + CONFIRM_SECONDS
-    while True:
-        items = [_check(coordinator.data, update) for update in updates]
-        if all(item["status"] != Confirmation.UNKNOWN for item in items):
-            break
-        if (remaining := deadline - loop.time()) <= 0:
-            break
-        await asyncio.sleep(min(READ_EVERY, remaining))
-        try:
-            await coordinator.async_refresh()
-        except McpError:
-            break
+    items = await async_confirm_by_reading(
+        lambda: [_check(coordinator.data, update) for update in updates],
+        coordinator.async_refresh,
+        seconds=CONFIRM_SECONDS,
+        every=READ_EVERY,
+    )
     statuses = {item["status"] for item in items}
     if Confirmation.NOT_APPLIED in statuses:
         status = Confirmation.NOT_APPLIED

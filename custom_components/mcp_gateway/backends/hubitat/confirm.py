@@ -7,7 +7,6 @@ acts (or not) when it reports. Each command whose effect the gateway knows is re
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
 import math
 from typing import TYPE_CHECKING, Any, Final
@@ -15,8 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from homeassistant.const import UnitOfTemperature
 from homeassistant.util.unit_conversion import TemperatureConverter
 
-from ...mcp.errors import McpError
-from ..base import CallConfirmation, Confirmation
+from ..base import CallConfirmation, Confirmation, async_confirm_by_reading
 from .api import HubitatDevice
 
 if TYPE_CHECKING:
@@ -98,19 +96,12 @@ async def async_confirm_commands(
         for device_id, _, _ in commands
         if (device := coordinator.data.devices.get(device_id)) is not None
     }
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + CONFIRM_SECONDS
-    while True:
-        items = [_check(coordinator, heard, *command) for command in commands]
-        if all(item["status"] != Confirmation.UNKNOWN for item in items):
-            break
-        if (remaining := deadline - loop.time()) <= 0:
-            break
-        await asyncio.sleep(min(READ_EVERY, remaining))
-        try:
-            await coordinator.async_read_changes()
-        except McpError:
-            break
+    items = await async_confirm_by_reading(
+        lambda: [_check(coordinator, heard, *command) for command in commands],
+        coordinator.async_read_changes,
+        seconds=CONFIRM_SECONDS,
+        every=READ_EVERY,
+    )
     statuses = {item["status"] for item in items}
     if Confirmation.NOT_APPLIED in statuses:
         status, note = (
