@@ -48,13 +48,16 @@ from ..mcp.types import (
     Resource,
     Tool,
 )
-from ..permissions.exposure import CallerView, require_exposed, require_exposed_entities
+from ..permissions.exposure import (
+    CallerView,
+    require_assistant_call,
+    require_exposed_entities,
+)
 from ..permissions.policy import (
     PermissionDenied,
     allowed_tiers,
     async_record_write,
     may_use_gateway,
-    require_backend_call,
     require_confirmation,
     require_tier,
 )
@@ -518,7 +521,9 @@ class GatewayHandler:
         require_tier(user, tool_class.tier, what)
         require_confirmation(tool_class, arguments, what)
         try:
-            addressed = require_backend_call(
+            # Assistants reach only the devices HA exposes to them, and change only exposed
+            # entities; a listing is filtered after the call instead (_filtered).
+            addressed = require_assistant_call(
                 self.hass,
                 user,
                 runtime,
@@ -529,10 +534,6 @@ class GatewayHandler:
             )
             # What the call changes, entity by entity, by the backend's word.
             changes, stored, effect = call_effect(self.hass, runtime, sub.name, args, addressed)
-            # Assistants reach only the devices HA exposes to them (actions are not
-            # assistants), and change only exposed entities; a listing is filtered after
-            # the call instead (_filtered).
-            require_exposed(self.hass, user, addressed, what)
             if tool_class.tier is not ToolTier.READ:
                 require_exposed_entities(
                     self.hass, user, [change.entity_id for change in changes], what

@@ -8,14 +8,14 @@ gateway does the same unless its settings say every entity of its backends is re
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 from homeassistant.auth.models import User
 from homeassistant.components.homeassistant.exposed_entities import async_should_expose
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 
-from ..backends.base import BackendRuntime
+from ..backends.base import BackendRuntime, ToolClass
 from ..core.settings import gateway_settings
 from .policy import (
     PermissionDenied,
@@ -24,6 +24,7 @@ from .policy import (
     can_read_entity,
     device_entity_ids,
     readable_subjects,
+    require_backend_call,
     spec_entity_id,
     user_role,
 )
@@ -93,6 +94,30 @@ def require_exposed_entities(
             "not exposed to assistants in Home Assistant (Settings → Voice assistants → "
             "Expose)."
         )
+
+
+def require_assistant_call(
+    hass: HomeAssistant,
+    user: User,
+    runtime: BackendRuntime,
+    *,
+    tool_class: ToolClass,
+    name: str,
+    args: Mapping[str, Any],
+    what: str,
+) -> dict[str, list[str]]:
+    """The checks of a backend call an assistant makes (a gateway tool's, or one get_history
+    runs for it): the caller's tier and HA permissions on what it addresses, then those
+    devices exposed to assistants (raises PermissionDenied). Returns the entities of each
+    addressed device (or single entity) key.
+
+    HA's actions are not assistants: they run `policy.require_backend_call` alone.
+    """
+    addressed = require_backend_call(
+        hass, user, runtime, tool_class=tool_class, name=name, args=args, what=what
+    )
+    require_exposed(hass, user, addressed, what)
+    return addressed
 
 
 class CallerView:

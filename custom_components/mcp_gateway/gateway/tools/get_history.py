@@ -31,8 +31,8 @@ from ...backends.base import BackendRuntime
 from ...backends.entity import entry_uid
 from ...core.localtime import holds_instant, local_iso, local_iso_text
 from ...mcp.client import ToolResult
-from ...permissions.exposure import require_exposed
-from ...permissions.policy import PermissionDenied, require_backend_call
+from ...permissions.exposure import require_assistant_call
+from ...permissions.policy import PermissionDenied
 from ..catalog.gateway_tool import listed_names
 from ..catalog.store import BackendCatalog, GatewayCatalog, ToolFailure
 from ..finding import homes
@@ -428,7 +428,7 @@ async def _backend_history(
             continue
         what = f"{gateway}/{name}"
         try:
-            addressed = require_backend_call(
+            require_assistant_call(
                 hass,
                 user,
                 runtime,
@@ -437,7 +437,6 @@ async def _backend_history(
                 args=args,
                 what=what,
             )
-            require_exposed(hass, user, addressed, what)
         except PermissionDenied:
             continue
         tool_name, entry = listed[gateway]
