@@ -20,6 +20,7 @@ RANKS = {
     "gateway": 1.0,
     "gateway.http": 1.1,
     "gateway.tools": 1.2,
+    "gateway.calls": 1.25,
     "gateway.approval": 1.3,
     "gateway.finding": 1.4,
     "gateway.catalog": 1.5,

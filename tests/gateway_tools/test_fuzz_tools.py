@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway import handler as handler_module
+from custom_components.mcp_gateway.gateway.calls import execute as execute_module
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.mcp.server import McpServerError, RequestContext
 
@@ -120,7 +120,7 @@ async def test_random_arguments_never_break_a_tool(
     """Thousands of calls: results are well formed, errors deliberate, the log clean."""
     runtime: FakeRuntime = fake_entry.runtime_data
     runtime.hang.set()
-    monkeypatch.setattr(handler_module, "BACKEND_CALL_TIMEOUT", 5)
+    monkeypatch.setattr(execute_module, "BACKEND_CALL_TIMEOUT", 5)
     handler = GatewayHandler(hass)
     ctx = RequestContext("2025-11-25", "fuzz", hass_user, 1)
     caplog.set_level(logging.ERROR)

@@ -20,6 +20,7 @@ from pytest_homeassistant_custom_component.common import (
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.gateway import handler as handler_module
 from custom_components.mcp_gateway.gateway.approval import manager as approval_manager_module
+from custom_components.mcp_gateway.gateway.calls import execute as execute_module
 from custom_components.mcp_gateway.gateway.catalog import store as catalog_module
 from custom_components.mcp_gateway.gateway.catalog.store import gateway_tool_names
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
@@ -337,7 +338,7 @@ async def test_backend_call_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A backend that never answers is cut off by the gateway's own timeout."""
-    monkeypatch.setattr(handler_module, "BACKEND_CALL_TIMEOUT", 0)
+    monkeypatch.setattr(execute_module, "BACKEND_CALL_TIMEOUT", 0)
     result = await _call(hass, hass_admin_user, GATEWAY, {"tool": "slow_tool"})
     assert _data(result)["error"]["code"] == "timeout"
 

@@ -10,11 +10,11 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
+from custom_components.mcp_gateway.gateway.calls.replies import devices_phrase
 from custom_components.mcp_gateway.gateway.catalog.gateway_tool import gateway_arguments
 from custom_components.mcp_gateway.gateway.catalog.ranking import first_line, rank_hits
 from custom_components.mcp_gateway.gateway.catalog.search import Bm25Index, SearchDocument
 from custom_components.mcp_gateway.gateway.catalog.store import BackendTool
-from custom_components.mcp_gateway.gateway.replies import devices_phrase
 from tests.results import result_data
 
 from .conftest import Ctx

@@ -15,7 +15,7 @@ import pytest
 
 from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT_KIND
 from custom_components.mcp_gateway.core.settings import CONF_RATE_LIMIT
-from custom_components.mcp_gateway.gateway import handler as handler_module
+from custom_components.mcp_gateway.gateway.calls import execute as execute_module
 from custom_components.mcp_gateway.gateway.catalog import store as catalog_module
 from custom_components.mcp_gateway.gateway.http import sse as sse_module
 from custom_components.mcp_gateway.gateway.http.view import DATA_GATEWAY
@@ -208,7 +208,7 @@ async def test_a_hung_backend_costs_one_timeout(
     args = {"tool": "hub_get_info", "args": {}}
     assert error_code(await home.call("admin", HUBITAT, args)) is None
     monkeypatch.setattr(catalog_module, "CATALOG_TTL", 0)  # every call refreshes the catalog
-    monkeypatch.setattr(handler_module, "BACKEND_CALL_TIMEOUT", 0.3)
+    monkeypatch.setattr(execute_module, "BACKEND_CALL_TIMEOUT", 0.3)
     sent: list[Any] = []
     original = runtime.client.call_tool
 

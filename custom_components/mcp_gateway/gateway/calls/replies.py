@@ -1,4 +1,4 @@
-"""What the handler adds to answers and audit lines in people's words: the devices a call
+"""What a backend call's answer and audit line add in people's words: the devices the call
 addressed, by name, and a note where HA sees the device a backend says it acted on offline."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant, State
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 
-from ..mcp.types import CallToolResult
+from ...mcp.types import CallToolResult
 
 # Logbook lines name at most this many devices, then "and N more".
 LOGBOOK_NAMES: Final = 4

@@ -1,0 +1,1 @@
+"""A gateway tool's call to a backend: its entry, its listing, its checks, its run, its record."""
