@@ -11,7 +11,7 @@ from custom_components.mcp_gateway.gateway.catalog.schemas.convert import (
     restore_arguments,
 )
 from custom_components.mcp_gateway.gateway.catalog.schemas.subset import schema_problems
-from custom_components.mcp_gateway.gateway.handler import SEARCH_SCHEMA
+from custom_components.mcp_gateway.gateway.catalog.search_tool import SEARCH_SCHEMA
 from custom_components.mcp_gateway.gateway.tools.ha_tools import HA_TOOLS
 
 

@@ -9,7 +9,7 @@ its run.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
@@ -48,35 +48,13 @@ from .catalog.gateway_tool import (
     kind_tool_definition,
     listed_names,
 )
-from .catalog.ranking import first_line, rank_hits
 from .catalog.schemas.validate import lift_single_items, schema_errors
+from .catalog.search_tool import search_tool
 from .catalog.store import BackendTool, CoreTool, ExposedBackend, GatewayCatalog, ToolFailure
 from .tools.changes import ChangeWatch, with_changes
 from .tools.confirm_calls import async_confirmed
 from .tools.ha_tools import HA_TOOLS
 from .tools.resources import async_read_resource, list_resources
-
-DEFAULT_SEARCH_LIMIT: Final = 5
-MAX_SEARCH_LIMIT: Final = 20
-
-SEARCH_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "description": "What you want to do, in plain words."},
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_SEARCH_LIMIT,
-            "description": f"Results (default {DEFAULT_SEARCH_LIMIT}).",
-        },
-        "schemas": {
-            "type": "boolean",
-            "description": "true: every result with its input schema (default: the best only).",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
 
 
 def allow_non_admin(hass: HomeAssistant) -> bool:
@@ -90,19 +68,10 @@ class GatewayHandler:
     def __init__(self, hass: HomeAssistant) -> None:
         self.hass = hass
         self.catalog = GatewayCatalog.get(hass)
-        search = CoreTool(
-            name="search_tools",
-            title="Search tools",
-            description=(
-                "Find tools by what they do, across the core tools and every backend: one line "
-                "per match, best first."
-            ),
-            input_schema=SEARCH_SCHEMA,
-            tier=ToolTier.READ,
-            read_only=True,
-            run=self._async_search,
-        )
-        self.core_tools: dict[str, CoreTool] = {tool.name: tool for tool in (search, *HA_TOOLS)}
+        # search_tools finds every core tool, itself too: it reads the table it is added to.
+        self.core_tools: dict[str, CoreTool] = {}
+        for tool in (search_tool(self.catalog, self.core_tools), *HA_TOOLS):
+            self.core_tools[tool.name] = tool
 
     # --- ServerHandler ---------------------------------------------------------------------
 
@@ -219,60 +188,6 @@ class GatewayHandler:
         except ToolFailure as err:
             return tool_result(err.as_structured(), is_error=True)
         return tool_result(data)
-
-    async def _async_search(
-        self, hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
-    ) -> dict[str, Any]:
-        user: User = ctx.user
-        tiers = allowed_tiers(user)
-        core = [tool for tool in self.core_tools.values() if tool.tier in tiers]
-        visible = await self.catalog.async_visible(user)
-        index, refs = self.catalog.search_index(user, core, visible)
-        listed = listed_names([backend for backend, _, _ in visible])
-        subs: dict[tuple[str, str], BackendTool] = {
-            (backend.gateway_name, tool.name): tool
-            for backend, _, tools in visible
-            for tool in tools
-        }
-        limit = args.get("limit") or DEFAULT_SEARCH_LIMIT
-        hits = rank_hits(index, refs, subs, args["query"], limit, core=self.core_tools)
-        results = []
-        for position, (gateway, name) in enumerate(hits):
-            with_schema = position == 0 or bool(args.get("schemas"))
-            if gateway is None:
-                core_tool = self.core_tools[name]
-                item: dict[str, Any] = {
-                    "tool": name,
-                    "about": first_line(core_tool.description),
-                    "tier": str(core_tool.tier),
-                }
-                if with_schema:
-                    item["inputSchema"] = core_tool.input_schema
-                results.append(item)
-                continue
-            sub = subs[(gateway, name)]
-            item = {
-                "tool": name,
-                "gateway": gateway,
-                "about": first_line(sub.description) or sub.title,
-                "tier": str(sub.tool_class.tier),
-            }
-            if sub.tool_class.destructive:
-                item["destructive"] = True
-            # A kind with several entries is listed as one tool that takes the entry: every
-            # hit of such a kind says which, as its entry's own name is not in tools/list.
-            tool_name, entry = listed.get(gateway, (gateway, None))
-            if with_schema:
-                item["inputSchema"] = sub.input_schema
-            if with_schema or entry is not None:
-                takes = bool(sub.input_schema.get("properties"))
-                call: dict[str, Any] = {} if entry is None else {"entry": entry}
-                call |= {"tool": name, "args": "{...}" if takes else "{}"}
-                if sub.tool_class.destructive:
-                    call["confirm"] = True
-                item["call"] = {"name": tool_name, "arguments": call}
-            results.append(item)
-        return {"query": args["query"], "count": len(results), "results": results}
 
     async def _call_gateway(
         self,
