@@ -16,6 +16,7 @@ from syrupy.assertion import SnapshotAssertion
 
 # Import our package before the plugin's testing_config/custom_components shadows the namespace.
 import custom_components.mcp_gateway  # noqa: F401
+from custom_components.mcp_gateway.gateway.approval import gate
 from custom_components.mcp_gateway.gateway.approval.manager import ApprovalManager
 from custom_components.mcp_gateway.gateway.approval.rules import ApprovalReason
 from tests.simulation import LoopbackServers
@@ -43,10 +44,11 @@ def preapproved(request: pytest.FixtureRequest) -> Generator[list[ApprovalReason
 
     async def approve(
         _manager: ApprovalManager, _ctx: Any, _user: Any, *, reason: ApprovalReason, **_: Any
-    ) -> None:
+    ) -> gate.Passed:
         asked.append(reason)
+        return gate.Passed()
 
-    with patch.object(ApprovalManager, "async_gate", approve):
+    with patch.object(gate, "async_hold", approve):
         yield asked
 
 

@@ -46,7 +46,7 @@ from custom_components.mcp_gateway.core.settings import (
 )
 from custom_components.mcp_gateway.gateway.approval import (
     channels as approval_channels_module,
-    manager as approval_module,
+    gate as approval_module,
 )
 from custom_components.mcp_gateway.gateway.approval.channels import (
     async_setup_channels,

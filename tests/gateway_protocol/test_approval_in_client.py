@@ -37,7 +37,7 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_EXPOSED_ONLY,
     CONF_IN_APP_APPROVAL,
 )
-from custom_components.mcp_gateway.gateway.approval import manager as approval_module
+from custom_components.mcp_gateway.gateway.approval import gate as approval_module
 from custom_components.mcp_gateway.gateway.approval.manager import (
     EVENT_APPROVAL,
     Channel,

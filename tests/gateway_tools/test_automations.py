@@ -33,10 +33,14 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_AUTOMATIONS_FOR_USERS,
     gateway_settings,
 )
-from custom_components.mcp_gateway.gateway.approval import manager as approval_module
+from custom_components.mcp_gateway.gateway.approval import (
+    gate as approval_module,
+    rules as approval_rules,
+)
 from custom_components.mcp_gateway.gateway.approval.channels import placeholders
 from custom_components.mcp_gateway.gateway.approval.manager import (
     EVENT_APPROVAL,
+    Channel,
     Pending,
     approval_manager,
 )
@@ -265,7 +269,7 @@ async def test_the_same_save_after_approval_saves_once(home: Home) -> None:
         assert code(first_answer) == "approval_pending"
         approval_id = data(first_answer)["error"]["details"]["approval_id"]
         assert await approval_manager(home.hass).async_decide(
-            approval_id, True, user_id=home.users["admin"].id, channel=approval_module.Channel.UI
+            approval_id, True, user_id=home.users["admin"].id, channel=Channel.UI
         )
         other = home.save_args()
         other["config"]["mode"] = "restart"
@@ -274,6 +278,21 @@ async def test_the_same_save_after_approval_saves_once(home: Home) -> None:
         second = await home.call("admin", home.save_args())
     assert not second["isError"], second
     assert len(home.hass.states.async_entity_ids("automation")) == 1
+
+
+async def test_save_counts_against_the_open_approvals_limit(home: Home) -> None:
+    """Saving opens an approval like any sensitive call: at the user's limit of open ones
+    it is refused ("busy"), nothing is written and no one is asked."""
+    unlock = {"updates": [{"entity_id": home.lock, "state": "unlocked"}]}
+    with (
+        patch.object(approval_rules, "MAX_OPEN_PER_USER", 1),
+        patch.object(approval_module, "HOLD_SECONDS", 0.05),
+    ):
+        assert code(await home.call("admin", unlock, name="set_state")) == "approval_pending"
+        busy = await home.call("admin", home.save_args())
+    assert code(busy) == "approval_busy", busy
+    assert len([p for p in approval_manager(home.hass)._by_id.values() if p.open]) == 1
+    assert home.file() == "[]\n"
 
 
 async def test_declined_saves_nothing(home: Home) -> None:
@@ -414,7 +433,7 @@ async def _saved(home: Home, args: dict[str, Any] | None = None) -> dict[str, An
     task = home.running("admin", args or home.save_args())
     pending = await home.pending()
     assert await approval_manager(home.hass).async_decide(
-        pending.id, True, user_id=home.users["admin"].id, channel=approval_module.Channel.UI
+        pending.id, True, user_id=home.users["admin"].id, channel=Channel.UI
     )
     result = await task
     assert not result["isError"], result

@@ -31,7 +31,7 @@ from pytest_homeassistant_custom_component.common import (
     async_mock_service,
 )
 
-from custom_components.mcp_gateway.gateway.approval import manager as approval_module
+from custom_components.mcp_gateway.gateway.approval import gate as approval_module
 from custom_components.mcp_gateway.gateway.approval.channels import async_setup_channels
 from custom_components.mcp_gateway.gateway.approval.manager import (
     DATA_APPROVALS,
