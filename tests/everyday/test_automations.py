@@ -69,7 +69,6 @@ async def _approve_in_repairs(hass: HomeAssistant, browser: TestClient) -> str:
     return shown
 
 
-@pytest.mark.approval
 async def test_kitchen_motion_turns_on_the_desk_lamp_at_robs_flat(
     home: Home,
     hass_client: Callable[..., Awaitable[TestClient]],
@@ -121,7 +120,6 @@ async def test_kitchen_motion_turns_on_the_desk_lamp_at_robs_flat(
     assert saved["summary"].startswith("When Kitchen Motion Sensor (Hubitat) turns on")
 
 
-@pytest.mark.approval
 async def test_why_did_the_kitchen_automation_not_run_then_delete_it(
     home: Home,
     hass_client: Callable[..., Awaitable[TestClient]],

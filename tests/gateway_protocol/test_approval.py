@@ -69,8 +69,6 @@ from tests.gateway_tools.test_llm_api import call, llm_context
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 
-pytestmark = pytest.mark.approval
-
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 CLIENT_ID = "https://client.example/"

@@ -48,8 +48,6 @@ from tests.simulation import gateway_entry
 
 from .conftest import URL, base_url
 
-pytestmark = pytest.mark.approval
-
 type Answer = Callable[[SdkContext[ClientSession, Any], ElicitRequestParams], Awaitable[Any]]
 type Connect = Callable[[str, str, Answer | None], AbstractAsyncContextManager[ClientSession]]
 MODERN = "2026-07-28"

@@ -54,8 +54,6 @@ from custom_components.mcp_gateway.permissions.policy import EVENT_GATEWAY_WRITE
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry, start
 from tests.simulation import LoopbackServers, gateway_entry
 
-pytestmark = pytest.mark.approval
-
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 CLIENT_ID = "https://client.example/"

@@ -49,8 +49,6 @@ from simulators.hubitat import create_app
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 
-pytestmark = pytest.mark.approval
-
 URL = "/api/mcp_gateway"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 EVENT = "mobile_app_notification_action"
