@@ -19,6 +19,7 @@ import custom_components.mcp_gateway  # noqa: F401
 from custom_components.mcp_gateway.gateway.approval import gate
 from custom_components.mcp_gateway.gateway.approval.manager import ApprovalManager
 from custom_components.mcp_gateway.gateway.approval.rules import ApprovalReason
+from tests.hubitat.sim import Sim, start
 from tests.simulation import LoopbackServers
 
 
@@ -58,6 +59,14 @@ async def loopback_servers() -> AsyncGenerator[LoopbackServers]:
     servers = LoopbackServers()
     yield servers
     await servers.close()
+
+
+@pytest.fixture
+async def sim(loopback_servers: LoopbackServers, socket_enabled: None) -> Sim:
+    """A simulated Hubitat hub on 127.0.0.1 whose commands take effect at once, with a lock
+    to approve: the home of the gateway's approval and wire tests (a backend's own suite
+    starts its own simulator under this name)."""
+    return await start(loopback_servers)
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ from custom_components.mcp_gateway.gateway.approval.manager import (
     Channel,
     approval_manager,
 )
+from tests.approvals import open_approvals
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 
@@ -273,12 +274,7 @@ async def test_client_that_errors_falls_back_to_ha(home: Home) -> None:
 
 
 async def _open(home: Home) -> Any:
-    manager = approval_manager(home.hass)
-    for _ in range(200):
-        if open_ := [p for p in manager._by_id.values() if p.open]:
-            return open_[0]
-        await asyncio.sleep(0.01)
-    raise AssertionError("no approval was requested")
+    return (await open_approvals(home.hass))[0]
 
 
 async def test_approved_on_the_phone_while_the_app_asks(home: Home) -> None:
