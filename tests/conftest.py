@@ -16,8 +16,10 @@ from syrupy.assertion import SnapshotAssertion
 
 # Import our package before the plugin's testing_config/custom_components shadows the namespace.
 import custom_components.mcp_gateway  # noqa: F401
+from custom_components.mcp_gateway.gateway.approval import gate
 from custom_components.mcp_gateway.gateway.approval.manager import ApprovalManager
 from custom_components.mcp_gateway.gateway.approval.rules import ApprovalReason
+from tests.hubitat.sim import Sim, start
 from tests.simulation import LoopbackServers
 
 
@@ -43,10 +45,11 @@ def preapproved(request: pytest.FixtureRequest) -> Generator[list[ApprovalReason
 
     async def approve(
         _manager: ApprovalManager, _ctx: Any, _user: Any, *, reason: ApprovalReason, **_: Any
-    ) -> None:
+    ) -> gate.Passed:
         asked.append(reason)
+        return gate.Passed()
 
-    with patch.object(ApprovalManager, "async_gate", approve):
+    with patch.object(gate, "async_hold", approve):
         yield asked
 
 
@@ -56,6 +59,14 @@ async def loopback_servers() -> AsyncGenerator[LoopbackServers]:
     servers = LoopbackServers()
     yield servers
     await servers.close()
+
+
+@pytest.fixture
+async def sim(loopback_servers: LoopbackServers, socket_enabled: None) -> Sim:
+    """A simulated Hubitat hub on 127.0.0.1 whose commands take effect at once, with a lock
+    to approve: the home of the gateway's approval and wire tests (a backend's own suite
+    starts its own simulator under this name)."""
+    return await start(loopback_servers)
 
 
 @pytest.fixture

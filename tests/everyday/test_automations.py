@@ -18,7 +18,7 @@ import pytest
 
 from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT
 from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
-from custom_components.mcp_gateway.gateway.approval.manager import approval_manager
+from tests.approvals import open_approvals
 from tests.hubitat.sim import entity_id
 
 from .assistant import ROBS_FLAT, Home
@@ -50,12 +50,7 @@ async def _motion(hass: HomeAssistant, hub: Any, device_id: int) -> None:
 
 async def _approve_in_repairs(hass: HomeAssistant, browser: TestClient) -> str:
     """The owner opens the approval under Settings → Repairs and approves it."""
-    manager = approval_manager(hass)
-    for _ in range(200):
-        if waiting := [p for p in manager._by_id.values() if p.open]:
-            break
-        await asyncio.sleep(0.01)
-    [pending] = waiting
+    [pending] = await open_approvals(hass)
     response = await browser.post(
         "/api/repairs/issues/fix",
         json={"handler": DOMAIN, "issue_id": f"approval_{pending.id}"},
@@ -69,7 +64,6 @@ async def _approve_in_repairs(hass: HomeAssistant, browser: TestClient) -> str:
     return shown
 
 
-@pytest.mark.approval
 async def test_kitchen_motion_turns_on_the_desk_lamp_at_robs_flat(
     home: Home,
     hass_client: Callable[..., Awaitable[TestClient]],
@@ -121,7 +115,6 @@ async def test_kitchen_motion_turns_on_the_desk_lamp_at_robs_flat(
     assert saved["summary"].startswith("When Kitchen Motion Sensor (Hubitat) turns on")
 
 
-@pytest.mark.approval
 async def test_why_did_the_kitchen_automation_not_run_then_delete_it(
     home: Home,
     hass_client: Callable[..., Awaitable[TestClient]],

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 import json
 from typing import Any
 
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from awesomeversion import AwesomeVersion
 from homeassistant.auth.models import User
 from homeassistant.const import __version__ as HA_VERSION
@@ -22,8 +22,6 @@ from custom_components.mcp_gateway.mcp.server import (
     ResourceNotFoundError,
     UnknownToolError,
 )
-from simulators.hubitat import create_app
-from tests.hubitat.sim import Sim
 
 URL = "/api/mcp_gateway"
 ACCEPT = "application/json, text/event-stream"
@@ -189,14 +187,3 @@ def rpc(method: str, params: dict[str, Any] | None = None, request_id: int | str
     if params is not None:
         message["params"] = params
     return message
-
-
-@pytest.fixture
-async def sim(socket_enabled: None) -> AsyncIterator[Sim]:
-    """A simulated Hubitat hub on 127.0.0.1 whose commands take effect at once."""
-    server = TestServer(
-        create_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"
-    )
-    await server.start_server()
-    yield Sim(server, "42")
-    await server.close()

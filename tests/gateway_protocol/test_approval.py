@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
-import json
 import re
 from types import SimpleNamespace
 from typing import Any
@@ -46,7 +45,7 @@ from custom_components.mcp_gateway.core.settings import (
 )
 from custom_components.mcp_gateway.gateway.approval import (
     channels as approval_channels_module,
-    manager as approval_module,
+    gate as approval_module,
 )
 from custom_components.mcp_gateway.gateway.approval.channels import (
     async_setup_channels,
@@ -65,16 +64,19 @@ from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
 from custom_components.mcp_gateway.logbook import async_describe_events
 from custom_components.mcp_gateway.mcp.elicitation import ElicitationUnsupportedError
 from custom_components.mcp_gateway.mcp.server import RequestContext
+from tests.approvals import (
+    BROWSER_ID,
+    HEADERS,
+    URL,
+    access_token,
+    code,
+    data,
+    open_approvals,
+    tool_call,
+)
 from tests.gateway_tools.test_llm_api import call, llm_context
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
-
-pytestmark = pytest.mark.approval
-
-URL = "/api/mcp_gateway"
-HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-CLIENT_ID = "https://client.example/"
-BROWSER_ID = "http://homeassistant.local:8123/"
 
 
 @dataclass
@@ -87,16 +89,7 @@ class Home:
     lock_device: Any
 
     async def call(self, kind: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-        response = await self.clients[kind].post(URL, json=body, headers=HEADERS)
-        assert response.status == 200, await response.text()
-        result: dict[str, Any] = (await response.json())["result"]
-        return result
+        return await tool_call(self.clients[kind], name, arguments)
 
     def unlock(self, kind: str = "admin") -> asyncio.Task[dict[str, Any]]:
         """set_state unlocking the lock, as a running request."""
@@ -108,29 +101,9 @@ class Home:
 
     async def pending(self) -> Pending:
         """The one open approval, once the gateway made it."""
-        manager = approval_manager(self.hass)
-        for _ in range(200):
-            open_ = [p for p in manager._by_id.values() if p.open]
-            if open_:
-                assert len(open_) == 1
-                return open_[0]
-            await asyncio.sleep(0.01)
-        raise AssertionError("no approval was requested")
-
-
-def data(result: dict[str, Any]) -> Any:
-    return json.loads(result["content"][0]["text"])
-
-
-def code(result: dict[str, Any]) -> str | None:
-    if not result.get("isError"):
-        return None
-    return data(result)["error"]["code"]
-
-
-async def _token(hass: HomeAssistant, user: User, client_id: str = CLIENT_ID) -> str:
-    refresh = await hass.auth.async_create_refresh_token(user, client_id)
-    return hass.auth.async_create_access_token(refresh)
+        open_ = await open_approvals(self.hass)
+        assert len(open_) == 1
+        return open_[0]
 
 
 @pytest.fixture
@@ -154,10 +127,10 @@ async def home(
     lock = entity_id(hass, sim, f"{device.id}_lock", "lock")
     clients = {
         "admin": await hass_client(hass_access_token),
-        "user": await hass_client(await _token(hass, user)),
+        "user": await hass_client(await access_token(hass, user)),
         "read_only": await hass_client(hass_read_only_access_token),
         # The owner's own browser: a sign-in of its own, which never called the gateway.
-        "browser": await hass_client(await _token(hass, hass_admin_user, BROWSER_ID)),
+        "browser": await hass_client(await access_token(hass, hass_admin_user, BROWSER_ID)),
     }
     home = Home(
         hass,

@@ -37,18 +37,17 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_EXPOSED_ONLY,
     CONF_IN_APP_APPROVAL,
 )
-from custom_components.mcp_gateway.gateway.approval import manager as approval_module
+from custom_components.mcp_gateway.gateway.approval import gate as approval_module
 from custom_components.mcp_gateway.gateway.approval.manager import (
     EVENT_APPROVAL,
     Channel,
     approval_manager,
 )
+from tests.approvals import open_approvals
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 
 from .conftest import URL, base_url
-
-pytestmark = pytest.mark.approval
 
 type Answer = Callable[[SdkContext[ClientSession, Any], ElicitRequestParams], Awaitable[Any]]
 type Connect = Callable[[str, str, Answer | None], AbstractAsyncContextManager[ClientSession]]
@@ -275,12 +274,7 @@ async def test_client_that_errors_falls_back_to_ha(home: Home) -> None:
 
 
 async def _open(home: Home) -> Any:
-    manager = approval_manager(home.hass)
-    for _ in range(200):
-        if open_ := [p for p in manager._by_id.values() if p.open]:
-            return open_[0]
-        await asyncio.sleep(0.01)
-    raise AssertionError("no approval was requested")
+    return (await open_approvals(home.hass))[0]
 
 
 async def test_approved_on_the_phone_while_the_app_asks(home: Home) -> None:

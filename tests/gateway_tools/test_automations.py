@@ -33,10 +33,14 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_AUTOMATIONS_FOR_USERS,
     gateway_settings,
 )
-from custom_components.mcp_gateway.gateway.approval import manager as approval_module
+from custom_components.mcp_gateway.gateway.approval import (
+    gate as approval_module,
+    rules as approval_rules,
+)
 from custom_components.mcp_gateway.gateway.approval.channels import placeholders
 from custom_components.mcp_gateway.gateway.approval.manager import (
     EVENT_APPROVAL,
+    Channel,
     Pending,
     approval_manager,
 )
@@ -47,15 +51,18 @@ from custom_components.mcp_gateway.gateway.tools.automations_config import (
     sensitive_actions,
 )
 from custom_components.mcp_gateway.permissions.policy import EVENT_GATEWAY_WRITE
-from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry, start
-from tests.simulation import LoopbackServers, gateway_entry
-
-pytestmark = pytest.mark.approval
-
-URL = "/api/mcp_gateway"
-HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-CLIENT_ID = "https://client.example/"
-BROWSER_ID = "http://homeassistant.local:8123/"
+from tests.approvals import (
+    BROWSER_ID,
+    HEADERS,
+    URL,
+    access_token,
+    code,
+    data,
+    open_approvals,
+    tool_call,
+)
+from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
+from tests.simulation import gateway_entry
 
 
 @dataclass
@@ -70,27 +77,15 @@ class Home:
     config_dir: Path
 
     async def call(self, kind: str, arguments: dict[str, Any], name: str = "automations") -> Any:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-        response = await self.clients[kind].post(URL, json=body, headers=HEADERS)
-        assert response.status == 200, await response.text()
-        return (await response.json())["result"]
+        return await tool_call(self.clients[kind], name, arguments)
 
     def running(self, kind: str, arguments: dict[str, Any]) -> asyncio.Task[Any]:
         return asyncio.get_running_loop().create_task(self.call(kind, arguments))
 
     async def pending(self) -> Pending:
-        manager = approval_manager(self.hass)
-        for _ in range(200):
-            if open_ := [p for p in manager._by_id.values() if p.open]:
-                assert len(open_) == 1
-                return open_[0]
-            await asyncio.sleep(0.01)
-        raise AssertionError("no approval was requested")
+        open_ = await open_approvals(self.hass)
+        assert len(open_) == 1
+        return open_[0]
 
     def file(self) -> str:
         return (self.config_dir / "automations.yaml").read_text()
@@ -107,25 +102,6 @@ class Home:
             },
             **extra,
         }
-
-
-def data(result: dict[str, Any]) -> Any:
-    return json.loads(result["content"][0]["text"])
-
-
-def code(result: dict[str, Any]) -> str | None:
-    return data(result)["error"]["code"] if result.get("isError") else None
-
-
-async def _token(hass: HomeAssistant, user: User, client_id: str = CLIENT_ID) -> str:
-    refresh = await hass.auth.async_create_refresh_token(user, client_id)
-    return hass.auth.async_create_access_token(refresh)
-
-
-@pytest.fixture
-async def sim(loopback_servers: LoopbackServers, socket_enabled: None) -> Sim:
-    """A simulated Hubitat hub on 127.0.0.1 whose commands take effect at once."""
-    return await start(loopback_servers, devices=24)
 
 
 @pytest.fixture
@@ -172,10 +148,10 @@ async def home(
     limited.add_to_hass(hass)
     clients = {
         "admin": await hass_client(hass_access_token),
-        "user": await hass_client(await _token(hass, user)),
-        "limited": await hass_client(await _token(hass, limited)),
+        "user": await hass_client(await access_token(hass, user)),
+        "limited": await hass_client(await access_token(hass, limited)),
         "read_only": await hass_client(hass_read_only_access_token),
-        "browser": await hass_client(await _token(hass, hass_admin_user, BROWSER_ID)),
+        "browser": await hass_client(await access_token(hass, hass_admin_user, BROWSER_ID)),
     }
     users = {"admin": hass_admin_user, "user": user, "limited": limited}
     return Home(hass, sim, clients, users, motion, switch, lock, tmp_path)
@@ -265,7 +241,7 @@ async def test_the_same_save_after_approval_saves_once(home: Home) -> None:
         assert code(first_answer) == "approval_pending"
         approval_id = data(first_answer)["error"]["details"]["approval_id"]
         assert await approval_manager(home.hass).async_decide(
-            approval_id, True, user_id=home.users["admin"].id, channel=approval_module.Channel.UI
+            approval_id, True, user_id=home.users["admin"].id, channel=Channel.UI
         )
         other = home.save_args()
         other["config"]["mode"] = "restart"
@@ -274,6 +250,21 @@ async def test_the_same_save_after_approval_saves_once(home: Home) -> None:
         second = await home.call("admin", home.save_args())
     assert not second["isError"], second
     assert len(home.hass.states.async_entity_ids("automation")) == 1
+
+
+async def test_save_counts_against_the_open_approvals_limit(home: Home) -> None:
+    """Saving opens an approval like any sensitive call: at the user's limit of open ones
+    it is refused ("busy"), nothing is written and no one is asked."""
+    unlock = {"updates": [{"entity_id": home.lock, "state": "unlocked"}]}
+    with (
+        patch.object(approval_rules, "MAX_OPEN_PER_USER", 1),
+        patch.object(approval_module, "HOLD_SECONDS", 0.05),
+    ):
+        assert code(await home.call("admin", unlock, name="set_state")) == "approval_pending"
+        busy = await home.call("admin", home.save_args())
+    assert code(busy) == "approval_busy", busy
+    assert len([p for p in approval_manager(home.hass)._by_id.values() if p.open]) == 1
+    assert home.file() == "[]\n"
 
 
 async def test_declined_saves_nothing(home: Home) -> None:
@@ -414,7 +405,7 @@ async def _saved(home: Home, args: dict[str, Any] | None = None) -> dict[str, An
     task = home.running("admin", args or home.save_args())
     pending = await home.pending()
     assert await approval_manager(home.hass).async_decide(
-        pending.id, True, user_id=home.users["admin"].id, channel=approval_module.Channel.UI
+        pending.id, True, user_id=home.users["admin"].id, channel=Channel.UI
     )
     result = await task
     assert not result["isError"], result

@@ -19,7 +19,7 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.gateway import handler as handler_module
-from custom_components.mcp_gateway.gateway.approval import manager as approval_manager_module
+from custom_components.mcp_gateway.gateway.approval import gate as approval_gate_module
 from custom_components.mcp_gateway.gateway.calls import execute as execute_module
 from custom_components.mcp_gateway.gateway.catalog import store as catalog_module
 from custom_components.mcp_gateway.gateway.catalog.store import gateway_tool_names
@@ -480,7 +480,7 @@ async def test_device_calls_check_entity_control(
     assert "not Home Assistant entities (dev_99)" in refused["error"]["message"]
     runtime.things["99"] = runtime.things["1"]  # lets the fake accept the admin's call
     # A write to an address no entity stands for cannot be weighed: a person is asked.
-    with patch.object(approval_manager_module, "HOLD_SECONDS", 0.0):
+    with patch.object(approval_gate_module, "HOLD_SECONDS", 0.0):
         blind = _data(await _call(hass, hass_admin_user, GATEWAY, ghost))
     assert blind["error"]["code"] == "approval_pending"
     assert "does not know: dev_99" in blind["error"]["message"]

@@ -33,7 +33,7 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_RATE_LIMIT,
     MAX_RATE_LIMIT,
 )
-from custom_components.mcp_gateway.gateway.approval import manager as approval_manager_module
+from custom_components.mcp_gateway.gateway.approval import gate as approval_gate_module
 from custom_components.mcp_gateway.gateway.catalog.store import gateway_tool_names
 from simulators.homecast import HomecastSim
 from simulators.hubitat import Hub
@@ -126,7 +126,7 @@ def error_code(result: dict[str, Any]) -> str | None:
 def short_hold() -> Generator[None]:
     """The real gate, answering "waiting for a person" at once instead of holding the request
     open for an answer: the matrix makes hundreds of calls, some of them sensitive."""
-    with patch.object(approval_manager_module, "HOLD_SECONDS", 0.0):
+    with patch.object(approval_gate_module, "HOLD_SECONDS", 0.0):
         yield
 
 

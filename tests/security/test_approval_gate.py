@@ -38,9 +38,6 @@ from tests.simulation import registry_entity_id
 
 from .conftest import HOMECAST_GATEWAY, HUBITAT, SIGNED_IN, SecurityHome, error_code
 
-# The real gate (every test has it; the mark lets these run against older code too).
-pytestmark = pytest.mark.approval
-
 # Callers who may control the hub's lock (the `policy` user controls one light only).
 CONTROLLERS = ("admin", "user")
 

@@ -11,7 +11,6 @@ register a "phone" of its own and tap through that, and even carry the notificat
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 import json
@@ -20,7 +19,7 @@ import types
 from typing import Any
 from unittest.mock import patch
 
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from homeassistant.auth.models import TOKEN_TYPE_LONG_LIVED_ACCESS_TOKEN, User
 from homeassistant.const import EVENT_HOMEASSISTANT_FINAL_WRITE
 from homeassistant.core import HomeAssistant
@@ -31,7 +30,7 @@ from pytest_homeassistant_custom_component.common import (
     async_mock_service,
 )
 
-from custom_components.mcp_gateway.gateway.approval import manager as approval_module
+from custom_components.mcp_gateway.gateway.approval import gate as approval_module
 from custom_components.mcp_gateway.gateway.approval.channels import async_setup_channels
 from custom_components.mcp_gateway.gateway.approval.manager import (
     DATA_APPROVALS,
@@ -45,14 +44,10 @@ from custom_components.mcp_gateway.gateway.approval.phones import (
     async_setup_sign_ins,
     machine_token,
 )
-from simulators.hubitat import create_app
+from tests.approvals import open_approvals, tool_call
 from tests.hubitat.sim import Sim, entity_id, first, make_entry, setup_entry
 from tests.simulation import gateway_entry
 
-pytestmark = pytest.mark.approval
-
-URL = "/api/mcp_gateway"
-HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 EVENT = "mobile_app_notification_action"
 # The gateway settings' keys, spelled out.
 APPROVAL_PHONES = "approval_phones"
@@ -78,17 +73,6 @@ def nacl_stub(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.setitem(sys.modules, name, module)
 
 
-@pytest.fixture
-async def sim(socket_enabled: None) -> AsyncIterator[Sim]:
-    """A simulated hub on 127.0.0.1 whose commands take effect at once."""
-    server = TestServer(
-        create_app(devices=24, hub_id="hub-0001", command_delay=0), host="127.0.0.1"
-    )
-    await server.start_server()
-    yield Sim(server, "42")
-    await server.close()
-
-
 @dataclass
 class Wire:
     hass: HomeAssistant
@@ -105,31 +89,13 @@ class Wire:
     async def unlock(
         self, kind: str = "ai_oauth", state: str = "unlocked"
     ) -> asyncio.Task[dict[str, Any]]:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {
-                "name": "set_state",
-                "arguments": {"updates": [{"entity_id": self.lock, "state": state}]},
-            },
-        }
-
-        async def call() -> dict[str, Any]:
-            response = await self.clients[kind].post(URL, json=body, headers=HEADERS)
-            assert response.status == 200, await response.text()
-            result: dict[str, Any] = (await response.json())["result"]
-            return result
-
-        return asyncio.get_running_loop().create_task(call())
+        arguments = {"updates": [{"entity_id": self.lock, "state": state}]}
+        return asyncio.get_running_loop().create_task(
+            tool_call(self.clients[kind], "set_state", arguments)
+        )
 
     async def pending(self) -> Pending:
-        manager = approval_manager(self.hass)
-        for _ in range(300):
-            if open_ := [p for p in manager._by_id.values() if p.open]:
-                return open_[0]
-            await asyncio.sleep(0.01)
-        raise AssertionError("no approval was requested")
+        return (await open_approvals(self.hass))[0]
 
     async def tap_webhook(self, device: str, action: str) -> None:
         """What the mobile app sends when a notification's button is tapped on `device`."""
@@ -245,17 +211,10 @@ async def wire(
     clients["anonymous"] = await hass_client_no_auth()
 
     # The AI app's OAuth sign-in calls the gateway (locking asks nobody) before registering.
-    lock_body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": "set_state",
-            "arguments": {"updates": [{"entity_id": lock, "state": "locked"}]},
-        },
-    }
-    response = await clients["ai_oauth"].post(URL, json=lock_body, headers=HEADERS)
-    assert not (await response.json())["result"]["isError"]
+    locked = await tool_call(
+        clients["ai_oauth"], "set_state", {"updates": [{"entity_id": lock, "state": "locked"}]}
+    )
+    assert not locked["isError"]
 
     hooks = {
         "Owner iPhone": await _register(clients["phone_app"], "Owner iPhone"),

@@ -7,6 +7,9 @@ phone (the mobile app's actionable notifications) or in Home Assistant's UI (a r
 whichever answers first. One approval runs one call once: it is bound to the user, the tool
 and the exact arguments, consumed on use, and lives in memory only, so a restart forgets it
 and nothing runs. A time limit ends in "expired", which counts as declined.
+
+This module keeps the approvals and their decisions, and tells the channels; how one call
+waits for its answer is the gate's (gate.py).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import Any, Final, Protocol
 
 from homeassistant.auth.models import User
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
@@ -32,12 +35,8 @@ from ...core.const import DOMAIN
 from ...core.settings import GatewaySettings, gateway_settings
 from ...permissions.policy import can_control_entity, may_use_tier, user_display_name
 from .in_app import in_app_allowed
-from .prompt import ClientPrompt, client_prompt
-from .rules import ApprovalReason, call_key, too_busy
-from .texts import GateRefusal, client_label, refusal
-
-if TYPE_CHECKING:
-    from ...mcp.server import RequestContext
+from .rules import call_key
+from .texts import client_label
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -49,10 +48,6 @@ ATTR_APPROVAL_ID: Final = "approval_id"
 ATTR_OUTCOME: Final = "outcome"
 ATTR_DECIDED_BY: Final = "decided_by"
 ATTR_CHANNEL: Final = "channel"
-
-# How long a call without a prompt in the client holds its request open before it answers
-# "waiting for approval": well within the 60 s most MCP clients give a request.
-HOLD_SECONDS: Final = 20.0
 
 
 class Outcome(StrEnum):
@@ -148,6 +143,10 @@ class ApprovalManager:
         return frozenset(self._caller_tokens)
 
     # --- requests ----------------------------------------------------------------------------
+
+    def open_users(self) -> list[str]:
+        """The user of each open approval (one entry per approval)."""
+        return [pending.user_id for pending in self._by_id.values() if pending.open]
 
     def get(self, approval_id: str) -> Pending | None:
         """An approval by its id (None once it has ended)."""
@@ -292,92 +291,9 @@ class ApprovalManager:
         self._by_id.pop(pending.id, None)
         return True
 
-    async def async_gate(
-        self,
-        ctx: RequestContext,
-        user: User,
-        *,
-        tool: str,
-        arguments: Mapping[str, Any],
-        reason: ApprovalReason,
-        tier: ToolTier,
-    ) -> GateRefusal | None:
-        """Wait for a person's answer to this call: None to run it (the approval is used up),
-        else why not (declined, expired, still waiting, used by another call).
-
-        A client that can prompt its user is asked at once, beside the phone and the UI, and
-        the request is held until the time limit; otherwise the request is held for
-        HOLD_SECONDS at most and then answers "waiting", and the same call made again finds
-        the same approval.
-        """
-        key = call_key(user.id, tool, arguments)
-        open_users = [pending.user_id for pending in self._by_id.values() if pending.open]
-        if self.find(user.id, key) is None and (busy := too_busy(open_users, user)):
-            return busy
-        pending = await self.async_request(
-            user,
-            ctx.client_name,
-            tool=tool,
-            arguments=arguments,
-            summary=reason.summary,
-            entity_ids=reason.entity_ids,
-            tier=tier,
-        )
-        started = self.hass.loop.time()
-        asking: asyncio.Task[None] | None = None
-        if (
-            pending.open
-            and (prompt := client_prompt(ctx)) is not None
-            # Asked only when the answer would count (in_app.py).
-            and await self.async_may_decide(pending, user, Channel.CLIENT)
-        ):
-            asking = self.hass.async_create_task(
-                self._ask_client(prompt, pending, user.id), eager_start=True
-            )
-        try:
-            if asking is not None:
-                # Held while the client shows the question; a client that cannot, or a
-                # person who dismissed it, leaves the rest of the short hold to the others.
-                await self._until_answer_or(pending, asking)
-            hold = HOLD_SECONDS - (self.hass.loop.time() - started)
-            outcome = await self.async_wait(pending, hold if pending.open else 0.0)
-        finally:
-            if asking is not None and not asking.done():
-                asking.cancel()
-        if outcome is Outcome.APPROVED:
-            if await self.async_consume(pending):
-                return None
-            outcome = pending.outcome
-        if outcome in (Outcome.DECLINED, Outcome.EXPIRED):
-            # Told once; the same call made again asks again.
-            self._by_id.pop(pending.id, None)
-        return refusal(
-            str(outcome),
-            pending.summary,
-            {"approval_id": pending.id, "approval": str(outcome)},
-            pending.deadline,
-            pending.decided_by_name,
-        )
-
-    async def _until_answer_or(self, pending: Pending, asking: asyncio.Task[None]) -> None:
-        """Wait until a decision, the client's prompt ends, or the time limit."""
-        decided = self.hass.async_create_task(pending.decided.wait(), eager_start=True)
-        remaining = max(0.0, (pending.deadline - dt_util.utcnow()).total_seconds())
-        try:
-            await asyncio.wait(
-                (decided, asking), timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            decided.cancel()
-
-    async def _ask_client(self, prompt: ClientPrompt, pending: Pending, user_id: str) -> None:
-        try:
-            answer = await prompt(pending)
-        except Exception:  # the client's prompt failing leaves the other channels
-            _LOGGER.debug("The client's approval prompt failed", exc_info=True)
-            return
-        if answer is not None:
-            await self.async_decide(pending.id, answer, user_id=user_id, channel=Channel.CLIENT)
+    def forget(self, pending: Pending) -> None:
+        """Drop an ended approval once a caller was told its outcome."""
+        self._by_id.pop(pending.id, None)
 
     def _prune(self) -> None:
         """Forget ended approvals nobody asked about within a time limit after their end."""

@@ -28,8 +28,9 @@ from homeassistant.util.yaml import parse_yaml
 from ...backends.base import ToolTier
 from ...core.settings import GatewaySettings, gateway_settings
 from ...permissions.policy import async_record_write, can_control_entity, user_display_name
-from ..approval.manager import approval_manager
-from ..approval.rules import ApprovalReason, approval_applies
+from ..approval.gate import async_gate
+from ..approval.rules import ApprovalReason
+from ..approval.texts import GateRefusal
 from ..catalog.schemas.validate import JSON_TEXT_TITLE
 from ..catalog.store import ToolFailure
 from . import automations_store as store
@@ -240,7 +241,6 @@ async def _async_save(
         hass,
         ctx,
         user,
-        settings,
         arguments={"action": "save", "id": config_id, "sha256": digest},
         summary=_with_warning(hass, title, sensitive),
         details=f"```yaml\n{text}```\nSHA-256 {digest}",
@@ -300,7 +300,6 @@ async def _async_approved(
     hass: HomeAssistant,
     ctx: RequestContext,
     user: User,
-    settings: GatewaySettings,
     *,
     arguments: dict[str, Any],
     summary: str,
@@ -309,31 +308,20 @@ async def _async_approved(
 ) -> str | None:
     """Wait for a person to approve this change (approval on, the user not exempt): who
     approved, else ToolFailure saying it waits, was declined or expired."""
-    if not approval_applies(settings, user):
-        return None
-    manager = approval_manager(hass)
     # The approval is bound to the config's hash: another config asks again.
-    pending = await manager.async_request(
-        user,
-        ctx.client_name,
-        tool=TOOL,
-        arguments=arguments,
-        summary=summary,
-        entity_ids=entity_ids,
-        tier=ToolTier.ADMIN,
-        details=details,
-    )
-    refusal = await manager.async_gate(
+    answer = await async_gate(
+        hass,
         ctx,
         user,
         tool=TOOL,
         arguments=arguments,
         reason=ApprovalReason(summary, tuple(entity_ids)),
         tier=ToolTier.ADMIN,
+        details=details,
     )
-    if refusal is not None:
-        raise ToolFailure(refusal.message, code=refusal.code, **refusal.details)
-    return pending.decided_by_name
+    if isinstance(answer, GateRefusal):
+        raise ToolFailure(answer.message, code=answer.code, **answer.details)
+    return answer.approved_by
 
 
 # --- delete, enable, disable -----------------------------------------------------------------
@@ -362,7 +350,6 @@ async def _async_delete(
         hass,
         ctx,
         user,
-        settings,
         arguments={"action": "delete", "id": automation.config_id, "sha256": digest},
         summary=f"Delete the automation {automation.alias!r}: {summary(hass, config)}",
         details=f"```yaml\n{store.as_yaml(value)}```",
@@ -418,7 +405,6 @@ async def _async_switch(
                 hass,
                 ctx,
                 user,
-                settings,
                 arguments={"action": "enable", "entity_id": automation.entity_id},
                 summary=_with_warning(
                     hass, f"Turn on the automation {automation.alias!r}", sensitive
