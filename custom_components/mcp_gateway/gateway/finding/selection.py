@@ -2,8 +2,8 @@
 
 The entities of every exposed backend entry (from the entity index), narrowed by the filters
 get_state and get_history share (backend, floor, area, domain, name, availability, entity ids,
-matched the way people name things: matching.py) and by what the caller may read and HA
-exposes to assistants.
+matched the way people name things: matching.py). What the caller may read of them, and what
+HA exposes to assistants, is permissions/visibility.py's question.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from homeassistant.auth.models import User
 from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE, Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar, entity_registry as er
@@ -20,8 +19,6 @@ from homeassistant.helpers import area_registry as ar, entity_registry as er
 from ...backends.base import BackendRuntime
 from ...backends.entity import entry_uid
 from ...core.words import words
-from ...permissions.exposure import exposure_applies, is_exposed_entity
-from ...permissions.policy import can_read_entity
 from ..catalog.store import ExposedBackend, GatewayCatalog, ToolFailure
 from . import homes, matching
 from .index import EntityIndex
@@ -116,20 +113,10 @@ def exposed_entities(
     return refs
 
 
-def readable_entities(
-    hass: HomeAssistant, user: User, refs: Iterable[EntityRef] | None = None
-) -> list[EntityRef]:
-    """The given refs (default: every exposed entity) this user may read (and, by the
-    settings, exposed to assistants)."""
-    if refs is None:
-        refs = exposed_entities(hass, GatewayCatalog.get(hass).exposed_backends())
-    exposed = exposure_applies(hass)
-    return [
-        ref
-        for ref in refs
-        if can_read_entity(user, ref.entity_id)
-        and (not exposed or is_exposed_entity(hass, ref.entity_id))
-    ]
+def every_entity(hass: HomeAssistant) -> list[EntityRef]:
+    """Every entity of the exposed backend entries (whoever may read it: permissions/
+    visibility.py says who may)."""
+    return exposed_entities(hass, GatewayCatalog.get(hass).exposed_backends())
 
 
 def candidate_entities(hass: HomeAssistant, args: Mapping[str, Any]) -> list[EntityRef]:

@@ -13,19 +13,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from homeassistant.auth.models import User
-from homeassistant.auth.permissions.const import POLICY_READ
 from homeassistant.const import ATTR_FRIENDLY_NAME
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 
-from ...permissions.exposure import exposure_applies, is_exposed_entity
-from ...permissions.policy import Role, can_read_entity, user_role
+from ...permissions.policy import Role, user_role
+from ...permissions.visibility import (
+    exposure_applies,
+    permitted_entities,
+    readable_entities,
+    reads_every_entity,
+    unexposed_entities,
+)
 from ..catalog.store import ToolFailure
 from .selection import (
     EntityRef,
     candidate_entities,
     empty_hint,
-    readable_entities,
+    every_entity,
     select_entities,
 )
 
@@ -49,7 +54,8 @@ def unexposed_matches(hass: HomeAssistant, user: User, args: Mapping[str, Any]) 
     assistants (none while exposure does not apply)."""
     if not exposure_applies(hass):
         return []
-    return _hidden(hass, _readable(user, _matched(hass, args) or []))
+    # The hidden first: few, so few reads are checked.
+    return permitted_entities(user, unexposed_entities(hass, _matched(hass, args) or []))
 
 
 def no_match_hint(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> str:
@@ -57,15 +63,15 @@ def no_match_hint(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> s
     that the user may read (named, with the setting); else what exists instead, led by
     whether anything matches at all."""
     matched = _matched(hass, args)
-    readable = _readable(user, matched or [])
-    if exposure_applies(hass) and (hidden := _hidden(hass, readable)):
+    readable = permitted_entities(user, matched or [])
+    if hidden := unexposed_entities(hass, readable):
         return unexposed_hint(hass, user, hidden)
-    everything = readable_entities(hass, user)
+    everything = readable_entities(hass, user, every_entity(hass))
     # An unknown area or home (the caller's answer says so), or matches that cannot take it.
     if matched is None or readable:
         return empty_hint(hass, everything, args)
     # Whether anything matches at all, said only to whom no entity is kept from.
-    lead = NONE_AT_ALL if user.permissions.access_all_entities(POLICY_READ) else NONE_READABLE
+    lead = NONE_AT_ALL if reads_every_entity(user) else NONE_READABLE
     return empty_hint(hass, everything, args, lead)
 
 
@@ -76,14 +82,6 @@ def _matched(hass: HomeAssistant, args: Mapping[str, Any]) -> list[EntityRef] | 
         return select_entities(hass, candidate_entities(hass, args), args).refs
     except ToolFailure:
         return None
-
-
-def _readable(user: User, refs: Sequence[EntityRef]) -> list[EntityRef]:
-    return [ref for ref in refs if can_read_entity(user, ref.entity_id)]
-
-
-def _hidden(hass: HomeAssistant, refs: Sequence[EntityRef]) -> list[EntityRef]:
-    return [ref for ref in refs if not is_exposed_entity(hass, ref.entity_id)]
 
 
 def unexposed_hint(hass: HomeAssistant, user: User, refs: Sequence[EntityRef]) -> str:

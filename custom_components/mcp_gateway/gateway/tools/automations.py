@@ -27,7 +27,8 @@ from homeassistant.util.yaml import parse_yaml
 
 from ...backends.base import ToolTier
 from ...core.settings import GatewaySettings, gateway_settings
-from ...permissions.policy import async_record_write, can_control_entity, user_display_name
+from ...permissions.policy import async_record_write, user_display_name
+from ...permissions.visibility import can_control_entity
 from ..approval.manager import approval_manager
 from ..approval.rules import ApprovalReason, approval_applies
 from ..catalog.schemas.validate import JSON_TEXT_TITLE

@@ -33,6 +33,7 @@ from ...core.localtime import holds_instant, local_iso, local_iso_text
 from ...mcp.client import ToolResult
 from ...permissions.exposure import require_exposed
 from ...permissions.policy import PermissionDenied, require_backend_call
+from ...permissions.visibility import readable_entities
 from ..catalog.gateway_tool import listed_names
 from ..catalog.store import BackendCatalog, GatewayCatalog, ToolFailure
 from ..finding import homes
@@ -41,7 +42,6 @@ from ..finding.selection import (
     EntityRef,
     candidate_entities,
     filter_entities,
-    readable_entities,
 )
 from ..finding.unexposed import no_match_hint
 from .get_state import history_stale_marker

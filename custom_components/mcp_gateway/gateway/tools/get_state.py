@@ -23,6 +23,7 @@ from ...backends.base import BackendRuntime, Silence
 from ...core.const import DOMAIN
 from ...core.localtime import local_iso, local_iso_text, local_state
 from ...mcp import codec
+from ...permissions.visibility import readable_entities
 from ..finding import homes
 from ..finding.selection import (
     FILTER_PROPERTIES,
@@ -30,7 +31,6 @@ from ..finding.selection import (
     EntityRef,
     candidate_entities,
     given,
-    readable_entities,
     select_entities,
     spec_key,
 )

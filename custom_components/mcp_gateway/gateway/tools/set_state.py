@@ -32,7 +32,8 @@ from ...core.const import DOMAIN
 from ...core.localtime import local_state
 from ...core.settings import gateway_settings
 from ...core.words import words
-from ...permissions.policy import async_record_write, can_control_entity
+from ...permissions.policy import async_record_write
+from ...permissions.visibility import can_control_entity, readable_entities
 from ..approval.rules import Change, sensitive_change
 from ..approval.texts import describe_update
 from ..catalog.store import PreparedCall, ToolFailure
@@ -41,8 +42,8 @@ from ..finding.selection import (
     EntityRef,
     backend_key,
     candidate_entities,
+    every_entity,
     given,
-    readable_entities,
     select_entities,
 )
 from ..finding.unexposed import entity_unexposed, no_match_hint
@@ -457,7 +458,9 @@ def _no_such_entity(hass: HomeAssistant, user: User, entity_id: str) -> str:
         f"No entity {entity_id} exists among the ones you may control; nothing was sent. "
         'Find the entity id with get_state (e.g. name="kitchen lamp").'
     )
-    readable = {ref.entity_id: ref.entity_id for ref in readable_entities(hass, user)}
+    readable = {
+        ref.entity_id: ref.entity_id for ref in readable_entities(hass, user, every_entity(hass))
+    }
     object_id = entity_id.partition(".")[2] or entity_id
     if close := matching.closest_names(object_id, readable):
         message += f" Closest: {', '.join(close)}."
