@@ -22,7 +22,7 @@ def test_every_filter_parsed() -> None:
     """Each key becomes its field; domains are compared casefolded, ids keep their order."""
     query = EntityQuery.parse(
         {
-            "backend": "hubitat",
+            "backend": "hub",
             "home": "Flat",
             "floor": "Upstairs",
             "area": "Kitchen",
@@ -33,7 +33,7 @@ def test_every_filter_parsed() -> None:
         }
     )
     assert query == EntityQuery(
-        backend="hubitat",
+        backend="hub",
         home="Flat",
         floor="Upstairs",
         area="Kitchen",
