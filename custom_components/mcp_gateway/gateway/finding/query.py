@@ -10,8 +10,7 @@ name (an area, a floor, a backend) is resolved, and refused when unknown, by sel
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 # The most entity ids one filter names (as many as get_state's largest page).
 MAX_ENTITY_IDS: Final = 1000
@@ -60,8 +59,9 @@ def given(args: Mapping[str, Any], key: str) -> Any:
     return None if value in ("", []) else value
 
 
-@dataclass(frozen=True, slots=True)
-class EntityQuery:
+# A NamedTuple, not a frozen dataclass: as immutable and as typed, and built in half the time
+# (every call builds one; a frozen dataclass sets each field through object.__setattr__).
+class EntityQuery(NamedTuple):
     """Which entities one call asks for, each filter None when not given."""
 
     backend: str | None = None
@@ -76,19 +76,21 @@ class EntityQuery:
 
     @classmethod
     def parse(cls, args: Mapping[str, Any]) -> EntityQuery:
-        """The filters of a call's (schema-checked) arguments."""
-        domain = given(args, "domain")
-        entity_ids = given(args, "entity_ids")
+        """The filters of a call's (schema-checked) arguments: texts and lists, where `or`
+        leaves out the empty ones as given() does."""
+        get = args.get
+        domain = get("domain")
+        entity_ids = get("entity_ids")
         return cls(
-            backend=given(args, "backend"),
-            home=given(args, "home"),
-            floor=given(args, "floor"),
-            area=given(args, "area"),
-            domain=frozenset(casefold(item) for item in domain) if domain else None,
-            name=given(args, "name"),
+            get("backend") or None,
+            get("home") or None,
+            get("floor") or None,
+            get("area") or None,
+            frozenset(casefold(item) for item in domain) if domain else None,
+            get("name") or None,
             # false is a filter of its own: only an absent value is "not given".
-            available=args.get("available"),
-            entity_ids=tuple(entity_ids) if entity_ids is not None else None,
+            get("available"),
+            tuple(entity_ids) if entity_ids else None,
         )
 
     @property

@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from homeassistant.auth.models import User
 from homeassistant.const import ATTR_UNIT_OF_MEASUREMENT, Platform
@@ -96,10 +96,9 @@ GET_HISTORY_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryQuery:
-    """One get_history call's arguments, parsed once (the times are read, and refused, after
-    the entities are found: _period)."""
+class HistoryQuery(NamedTuple):
+    """One get_history call's arguments, parsed once, immutable as EntityQuery (the times are
+    read, and refused, after the entities are found: _period)."""
 
     filters: EntityQuery
     start: str | None

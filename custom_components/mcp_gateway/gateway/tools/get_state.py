@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 import functools
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import weakref
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT, Platform
@@ -25,7 +25,7 @@ from ...core.localtime import local_iso, local_iso_text, local_state
 from ...mcp import codec
 from ...permissions.visibility import readable_entities
 from ..finding import homes
-from ..finding.query import FILTER_PROPERTIES, MAX_ENTITY_IDS, EntityQuery, given
+from ..finding.query import FILTER_PROPERTIES, MAX_ENTITY_IDS, EntityQuery
 from ..finding.selection import EntityRef, candidate_entities, select_entities, spec_key
 from ..finding.unexposed import no_match_hint, unexposed_hint, unexposed_matches
 from .levels import (
@@ -85,9 +85,8 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class StateQuery:
-    """One get_state call's arguments, parsed once."""
+class StateQuery(NamedTuple):
+    """One get_state call's arguments, parsed once (immutable, as EntityQuery)."""
 
     filters: EntityQuery
     # None: the basic fields.
@@ -98,10 +97,10 @@ class StateQuery:
     @classmethod
     def parse(cls, args: Mapping[str, Any]) -> StateQuery:
         """The query of a call's (schema-checked) arguments."""
-        fields = given(args, "fields")
+        fields = args.get("fields")
         return cls(
             EntityQuery.parse(args),
-            tuple(fields) if fields is not None else None,
+            tuple(fields) if fields else None,
             args.get("limit") or DEFAULT_STATE_LIMIT,
             args.get("offset") or 0,
         )
