@@ -57,7 +57,7 @@ NOT_YET_MOVED = (
     "custom_components/mcp_gateway/gateway/catalog/gateway_tool.py",
     "custom_components/mcp_gateway/gateway/catalog/store.py",
     "custom_components/mcp_gateway/gateway/finding/homes.py",
-    "custom_components/mcp_gateway/gateway/finding/selection.py",
+    "custom_components/mcp_gateway/gateway/finding/query.py",
     "custom_components/mcp_gateway/gateway/tools/get_history.py",
     "custom_components/mcp_gateway/mcp/client.py",
     "custom_components/mcp_gateway/permissions/policy.py",

@@ -14,7 +14,7 @@ import pytest
 
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.core.settings import GatewaySettings
-from custom_components.mcp_gateway.permissions import exposure
+from custom_components.mcp_gateway.permissions import visibility
 
 from .assistant import GEORGE_STREET, ROBS_FLAT, Assistant, Home
 
@@ -143,7 +143,7 @@ async def test_whole_home_reads_when_exposure_is_off(
     the accessories hidden from assistants included."""
     _hide_accessory(home.hass, "kitchen hall motion", ROBS_FLAT)
     monkeypatch.setattr(
-        exposure, "gateway_settings", lambda hass: GatewaySettings(exposed_only=False)
+        visibility, "gateway_settings", lambda hass: GatewaySettings(exposed_only=False)
     )
     tool = home.assistant.gateway("homecast")
     data, is_error = await home.assistant.call(

@@ -13,10 +13,10 @@ from homeassistant.helpers import (
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.gateway.finding import selection
 from custom_components.mcp_gateway.gateway.finding.index import EntityIndex
 from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
 from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
+from custom_components.mcp_gateway.permissions import visibility
 
 from .conftest import Ctx, add_fake_entry
 
@@ -30,13 +30,13 @@ def _ids(result: dict[str, Any]) -> list[str]:
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every permission check the tools make."""
     checked: list[str] = []
-    real = selection.can_read_entity
+    real = visibility.can_read_entity
 
     def counting(user: Any, entity_id: str) -> bool:
         checked.append(entity_id)
         return real(user, entity_id)
 
-    monkeypatch.setattr(selection, "can_read_entity", counting)
+    monkeypatch.setattr(visibility, "can_read_entity", counting)
     return checked
 
 

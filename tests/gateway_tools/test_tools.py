@@ -22,6 +22,7 @@ from custom_components.mcp_gateway.gateway.tools.get_state import async_get_stat
 from custom_components.mcp_gateway.gateway.tools.list_backends import async_list_backends
 from custom_components.mcp_gateway.gateway.tools.service_calls import service_calls
 from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
+from custom_components.mcp_gateway.permissions import visibility
 from custom_components.mcp_gateway.permissions.policy import EVENT_GATEWAY_WRITE
 
 from .conftest import Ctx, FakeRuntime, add_fake_entry
@@ -475,5 +476,6 @@ async def test_readable_entities_helper_respects_user(
     hass: HomeAssistant, fake_entry: MockConfigEntry, hass_read_only_user: User
 ) -> None:
     """Read-only users read everything HA lets them read."""
-    ids = sorted(r.entity_id for r in selection.readable_entities(hass, hass_read_only_user))
+    refs = visibility.readable_entities(hass, hass_read_only_user, selection.every_entity(hass))
+    ids = sorted(r.entity_id for r in refs)
     assert ids == [LAMP, THERMO, PLUG]

@@ -1,50 +1,31 @@
-"""HA's "expose to assistants" settings, as the gateway honours them.
+"""HA's "expose to assistants" settings, as the gateway honours them for backend calls.
 
-HA's own MCP server and Assist reach only the entities exposed to the `conversation` assistant
-(`homeassistant.helpers.llm` asks `async_should_expose(hass, "conversation", entity_id)`); the
-gateway does the same unless its settings say every entity of its backends is reachable.
+Whether an entity is exposed, and whether exposure applies at all, are visibility.py's
+questions; here they are asked of what a backend call addresses, and of what one caller may
+see of one backend (CallerView).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from homeassistant.auth.models import User
-from homeassistant.components.homeassistant.exposed_entities import async_should_expose
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 
 from ..backends.base import BackendRuntime, ToolClass
-from ..core.settings import gateway_settings
 from .policy import (
     PermissionDenied,
     Refusal,
     Role,
-    can_read_entity,
     device_entity_ids,
     readable_subjects,
     require_backend_call,
     spec_entity_id,
     user_role,
 )
-
-# The assistant id HA's conversation agents, Assist and mcp_server check exposure for.
-ASSISTANT: Final = "conversation"
-
-
-def exposure_applies(hass: HomeAssistant) -> bool:
-    """Whether exposure limits the gateway: the option, and HA's settings being loaded.
-
-    The `homeassistant` integration, which keeps them, always runs in a real Home Assistant;
-    without it there is no exposure to honour.
-    """
-    return gateway_settings(hass).exposed_only and "homeassistant" in hass.config.components
-
-
-def is_exposed_entity(hass: HomeAssistant, entity_id: str) -> bool:
-    """Whether the entity is exposed to assistants (HA's defaults apply to new entities)."""
-    return async_should_expose(hass, ASSISTANT, entity_id)
+from .visibility import can_read_entity, exposure_applies, is_exposed_entity
 
 
 def require_exposed(

@@ -15,13 +15,13 @@ from typing import Any, Final
 
 from homeassistant.auth.const import GROUP_ID_READ_ONLY
 from homeassistant.auth.models import User
-from homeassistant.auth.permissions.const import POLICY_CONTROL, POLICY_READ
 from homeassistant.const import Platform
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
 
 from ..backends.base import BackendRuntime, ToolClass, ToolTier
 from ..core.const import DOMAIN
+from .visibility import can_control_entity, can_read_entity
 
 # Fired for every write made through the gateway; logbook.py turns it into a logbook line.
 EVENT_GATEWAY_WRITE: Final = f"{DOMAIN}_write"
@@ -141,16 +141,6 @@ def require_confirmation(tool_class: ToolClass, arguments: Mapping[str, Any], wh
             f'{what} is destructive: repeat the call with "confirm": true once the user '
             "has agreed to it."
         )
-
-
-def can_read_entity(user: User, entity_id: str) -> bool:
-    """HA's own entity read permission."""
-    return user.permissions.check_entity(entity_id, POLICY_READ)
-
-
-def can_control_entity(user: User, entity_id: str) -> bool:
-    """HA's own entity control permission."""
-    return user.permissions.check_entity(entity_id, POLICY_CONTROL)
 
 
 def readable_subjects(user: User, entity_ids: Iterable[str]) -> list[str]:

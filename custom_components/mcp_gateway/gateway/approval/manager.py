@@ -33,7 +33,8 @@ from homeassistant.util.hass_dict import HassKey
 from ...backends.base import ToolTier
 from ...core.const import DOMAIN
 from ...core.settings import GatewaySettings, gateway_settings
-from ...permissions.policy import can_control_entity, may_use_tier, user_display_name
+from ...permissions.policy import may_use_tier, user_display_name
+from ...permissions.visibility import can_control_entity
 from .in_app import in_app_allowed
 from .rules import call_key
 from .texts import client_label

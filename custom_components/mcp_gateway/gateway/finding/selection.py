@@ -2,17 +2,16 @@
 
 The entities of every exposed backend entry (from the entity index), narrowed by the filters
 get_state and get_history share (backend, floor, area, domain, name, availability, entity ids,
-matched the way people name things: matching.py) and by what the caller may read and HA
-exposes to assistants.
+matched the way people name things: matching.py). What the caller may read of them, and what
+HA exposes to assistants, is permissions/visibility.py's question.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from homeassistant.auth.models import User
 from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE, Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar, entity_registry as er
@@ -20,14 +19,10 @@ from homeassistant.helpers import area_registry as ar, entity_registry as er
 from ...backends.base import BackendRuntime
 from ...backends.entity import entry_uid
 from ...core.words import words
-from ...permissions.exposure import exposure_applies, is_exposed_entity
-from ...permissions.policy import can_read_entity
 from ..catalog.store import ExposedBackend, GatewayCatalog, ToolFailure
 from . import homes, matching
 from .index import EntityIndex
-
-# The most entity ids one filter names (as many as get_state's largest page).
-MAX_ENTITY_IDS: Final = 1000
+from .query import EntityQuery, casefold
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,77 +111,23 @@ def exposed_entities(
     return refs
 
 
-def readable_entities(
-    hass: HomeAssistant, user: User, refs: Iterable[EntityRef] | None = None
-) -> list[EntityRef]:
-    """The given refs (default: every exposed entity) this user may read (and, by the
-    settings, exposed to assistants)."""
-    if refs is None:
-        refs = exposed_entities(hass, GatewayCatalog.get(hass).exposed_backends())
-    exposed = exposure_applies(hass)
-    return [
-        ref
-        for ref in refs
-        if can_read_entity(user, ref.entity_id)
-        and (not exposed or is_exposed_entity(hass, ref.entity_id))
-    ]
+def every_entity(hass: HomeAssistant) -> list[EntityRef]:
+    """Every entity of the exposed backend entries (whoever may read it: permissions/
+    visibility.py says who may)."""
+    return exposed_entities(hass, GatewayCatalog.get(hass).exposed_backends())
 
 
-def candidate_entities(hass: HomeAssistant, args: Mapping[str, Any]) -> list[EntityRef]:
+def candidate_entities(hass: HomeAssistant, query: EntityQuery) -> list[EntityRef]:
     """Exposed entities narrowed by the index on the exact filters (entity_ids, domain)."""
-    domains = given(args, "domain")
     return exposed_entities(
         hass,
         GatewayCatalog.get(hass).exposed_backends(),
-        entity_ids=given(args, "entity_ids"),
-        domains={_casefold(domain) for domain in domains} if domains else None,
+        entity_ids=query.entity_ids,
+        domains=query.domain,
     )
 
 
-# --- the shared filters --------------------------------------------------------------------------
-
-FILTER_PROPERTIES: Final[dict[str, Any]] = {
-    "backend": {
-        "type": "string",
-        "description": "Gateway tool name, entry title or backend kind.",
-    },
-    "area": {
-        "type": "string",
-        "description": "Area name, alias, id or part of it.",
-    },
-    "floor": {"type": "string", "description": "Floor name, alias or id."},
-    "home": {
-        "type": "string",
-        "description": "A Homecast home, Hubitat hub or HA's own (\"Rob's Flat\").",
-    },
-    "domain": {
-        "type": "array",
-        "items": {"type": "string"},
-        "description": 'Entity domains, e.g. ["light", "switch"].',
-    },
-    "name": {
-        "type": "string",
-        "description": (
-            'Words of the name, alias, device, area or entity id, any order ("kitchen lights").'
-        ),
-    },
-    "available": {
-        "type": "boolean",
-        "description": "false: only offline (unavailable) entities; true: only the others.",
-    },
-    "entity_ids": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_ENTITY_IDS},
-}
-
-
-def _casefold(value: str) -> str:
-    return value.strip().casefold()
-
-
-def given(args: Mapping[str, Any], key: str) -> Any:
-    """A filter's value; empty strings and lists mean "not given" (strict-mode clients fill
-    every property, and an empty one is how they leave it out)."""
-    value = args.get(key)
-    return None if value in ("", []) else value
+# --- the shared filters (their schema and parse: query.py) -------------------------------------
 
 
 @dataclass(slots=True)
@@ -197,31 +138,25 @@ class Selection:
     notes: list[str]
 
 
-def filter_entities(
-    hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]
-) -> list[EntityRef]:
-    """Apply get_state's filters; an unknown backend or area is an error that lists the known."""
-    return select_entities(hass, refs, args).refs
-
-
 def select_entities(
-    hass: HomeAssistant, refs: Sequence[EntityRef], args: Mapping[str, Any]
+    hass: HomeAssistant, refs: Sequence[EntityRef], query: EntityQuery
 ) -> Selection:
-    """Apply the shared filters, matching the way people name things (see matching.py)."""
+    """Apply the shared filters, matching the way people name things (see matching.py); an
+    unknown backend, floor or area is an error that lists the known."""
     selected = list(refs)
     notes: list[str] = []
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
-    if (backend := given(args, "backend")) is not None:
+    if (backend := query.backend) is not None:
         selected = _by_backend(hass, selected, backend)
-    if (home := given(args, "home")) is not None:
+    if (home := query.home) is not None:
         wanted_homes = homes.wanted_homes(hass, home)
         selected = [ref for ref in selected if ref.home(hass) in wanted_homes]
-    if (floor := given(args, "floor")) is not None:
+    if (floor := query.floor) is not None:
         selected = _by_floor(hass, selected, floor, notes)
     # The area goes last: when its whole-name match leaves nothing, partial matches may not.
     before_filters = selected
-    selected = _by_entity_filters(hass, selected, args, area_names)
-    if (area := given(args, "area")) is not None:
+    selected = _by_entity_filters(hass, selected, query, area_names)
+    if (area := query.area) is not None:
         selected = _by_area(
             hass, selected, before_filters, area, area_names=area_names, notes=notes
         )
@@ -231,18 +166,17 @@ def select_entities(
 def _by_entity_filters(
     hass: HomeAssistant,
     selected: list[EntityRef],
-    args: Mapping[str, Any],
+    query: EntityQuery,
     area_names: Mapping[str, str],
 ) -> list[EntityRef]:
     """The filters of the entities themselves: domain, name, availability, entity ids."""
-    if domains := given(args, "domain"):
-        wanted_domains = {_casefold(domain) for domain in domains}
+    if wanted_domains := query.domain:
         selected = [ref for ref in selected if ref.domain in wanted_domains]
-    if (name := given(args, "name")) is not None:
+    if (name := query.name) is not None:
         selected = _by_name(hass, selected, name, area_names)
-    if (available := args.get("available")) is not None:
+    if (available := query.available) is not None:
         selected = [ref for ref in selected if _is_available(hass, ref) is available]
-    if (entity_ids := given(args, "entity_ids")) is not None:
+    if (entity_ids := query.entity_ids) is not None:
         wanted_ids = set(entity_ids)
         selected = [ref for ref in selected if ref.entity_id in wanted_ids]
     return selected
@@ -254,7 +188,7 @@ def _by_name(
     """The entities whose words (name, alias, device, area) hold the name's, or whose name or
     entity id holds it as written."""
     wanted = words(name)
-    raw = _casefold(name)
+    raw = casefold(name)
     return [
         ref
         for ref in selected
@@ -330,17 +264,17 @@ def _by_area(
 
 
 def _by_backend(hass: HomeAssistant, refs: list[EntityRef], backend: str) -> list[EntityRef]:
-    wanted = _casefold(backend)
+    wanted = casefold(backend)
     all_backends = GatewayCatalog.get(hass).exposed_backends()
     matching_ids = {
         b.entry.entry_id
         for b in all_backends
         if wanted
         in (
-            _casefold(b.gateway_name),
-            _casefold(b.entry.title),
+            casefold(b.gateway_name),
+            casefold(b.entry.title),
             b.kind,
-            _casefold(b.entry.entry_id),
+            casefold(b.entry.entry_id),
         )
     }
     if not matching_ids:
@@ -367,13 +301,13 @@ def _is_available(hass: HomeAssistant, ref: EntityRef) -> bool:
 def _searchable_name(hass: HomeAssistant, ref: EntityRef) -> str:
     state = hass.states.get(ref.entity_id)
     name = state.attributes.get(ATTR_FRIENDLY_NAME, "") if state else ""
-    return f"{_casefold(str(name))} {ref.entity_id}"
+    return f"{casefold(str(name))} {ref.entity_id}"
 
 
 def empty_hint(
     hass: HomeAssistant,
     refs: Sequence[EntityRef],
-    args: Mapping[str, Any],
+    query: EntityQuery,
     lead: str = "No entity matches these filters.",
 ) -> str:
     """What exists instead, for an answer without entities: closest names, areas with entities."""
@@ -383,8 +317,8 @@ def empty_hint(
         if state is not None:
             names[ref.entity_id] = str(state.attributes.get(ATTR_FRIENDLY_NAME, ref.entity_id))
     parts: list[str] = []
-    query = " ".join(str(given(args, key) or "") for key in ("area", "name")).strip()
-    if query and (close := matching.closest_names(query, names)):
+    asked = f"{query.area or ''} {query.name or ''}".strip()
+    if asked and (close := matching.closest_names(asked, names)):
         parts.append(f"Closest names: {', '.join(close)}.")
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     used = sorted({area_names[ref.area_id] for ref in refs if ref.area_id in area_names})

@@ -9,28 +9,32 @@ entities the caller may not read stay unnamed, as everywhere else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
 from homeassistant.auth.models import User
-from homeassistant.auth.permissions.const import POLICY_READ
 from homeassistant.const import ATTR_FRIENDLY_NAME
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 
-from ...permissions.exposure import exposure_applies, is_exposed_entity
-from ...permissions.policy import Role, can_read_entity, user_role
+from ...permissions.policy import Role, user_role
+from ...permissions.visibility import (
+    exposure_applies,
+    permitted_entities,
+    readable_entities,
+    reads_every_entity,
+    unexposed_entities,
+)
 from ..catalog.store import ToolFailure
+from .query import EntityQuery
 from .selection import (
     EntityRef,
     candidate_entities,
     empty_hint,
-    readable_entities,
+    every_entity,
     select_entities,
 )
 
-# Filters that name what is wanted: an answer to them says what else they matched, hidden.
-NAMING_FILTERS: Final = ("name", "entity_ids", "domain")
 # Entities named in one hint; the rest are counted.
 NAMED: Final = 5
 SETTING: Final = "Settings → Voice assistants → Expose"
@@ -44,46 +48,39 @@ NONE_AT_ALL: Final = "No entity matches these filters, hidden or not: none exist
 NONE_READABLE: Final = "No entity you may read matches these filters, hidden or not."
 
 
-def unexposed_matches(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> list[EntityRef]:
+def unexposed_matches(hass: HomeAssistant, user: User, query: EntityQuery) -> list[EntityRef]:
     """The entities the filters match that the user may read but that are hidden from
     assistants (none while exposure does not apply)."""
     if not exposure_applies(hass):
         return []
-    return _hidden(hass, _readable(user, _matched(hass, args) or []))
+    # The hidden first: few, so few reads are checked.
+    return permitted_entities(user, unexposed_entities(hass, _matched(hass, query) or []))
 
 
-def no_match_hint(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> str:
+def no_match_hint(hass: HomeAssistant, user: User, query: EntityQuery) -> str:
     """For an answer with no entity the user may use: the matches hidden from assistants
     that the user may read (named, with the setting); else what exists instead, led by
     whether anything matches at all."""
-    matched = _matched(hass, args)
-    readable = _readable(user, matched or [])
-    if exposure_applies(hass) and (hidden := _hidden(hass, readable)):
+    matched = _matched(hass, query)
+    readable = permitted_entities(user, matched or [])
+    if hidden := unexposed_entities(hass, readable):
         return unexposed_hint(hass, user, hidden)
-    everything = readable_entities(hass, user)
+    everything = readable_entities(hass, user, every_entity(hass))
     # An unknown area or home (the caller's answer says so), or matches that cannot take it.
     if matched is None or readable:
-        return empty_hint(hass, everything, args)
+        return empty_hint(hass, everything, query)
     # Whether anything matches at all, said only to whom no entity is kept from.
-    lead = NONE_AT_ALL if user.permissions.access_all_entities(POLICY_READ) else NONE_READABLE
-    return empty_hint(hass, everything, args, lead)
+    lead = NONE_AT_ALL if reads_every_entity(user) else NONE_READABLE
+    return empty_hint(hass, everything, query, lead)
 
 
-def _matched(hass: HomeAssistant, args: Mapping[str, Any]) -> list[EntityRef] | None:
+def _matched(hass: HomeAssistant, query: EntityQuery) -> list[EntityRef] | None:
     """Every entity of ours the filters match, whoever may read it; None: the filters name
     an unknown area or home."""
     try:
-        return select_entities(hass, candidate_entities(hass, args), args).refs
+        return select_entities(hass, candidate_entities(hass, query), query).refs
     except ToolFailure:
         return None
-
-
-def _readable(user: User, refs: Sequence[EntityRef]) -> list[EntityRef]:
-    return [ref for ref in refs if can_read_entity(user, ref.entity_id)]
-
-
-def _hidden(hass: HomeAssistant, refs: Sequence[EntityRef]) -> list[EntityRef]:
-    return [ref for ref in refs if not is_exposed_entity(hass, ref.entity_id)]
 
 
 def unexposed_hint(hass: HomeAssistant, user: User, refs: Sequence[EntityRef]) -> str:
@@ -117,4 +114,6 @@ def unexposed_hint(hass: HomeAssistant, user: User, refs: Sequence[EntityRef]) -
 
 def entity_unexposed(hass: HomeAssistant, user: User, entity_id: str) -> str:
     """The hint for one entity id, when it is ours, readable by the user and unexposed."""
-    return unexposed_hint(hass, user, unexposed_matches(hass, user, {"entity_ids": [entity_id]}))
+    return unexposed_hint(
+        hass, user, unexposed_matches(hass, user, EntityQuery(entity_ids=(entity_id,)))
+    )

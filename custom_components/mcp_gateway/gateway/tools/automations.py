@@ -27,7 +27,8 @@ from homeassistant.util.yaml import parse_yaml
 
 from ...backends.base import ToolTier
 from ...core.settings import GatewaySettings, gateway_settings
-from ...permissions.policy import async_record_write, can_control_entity, user_display_name
+from ...permissions.policy import async_record_write, user_display_name
+from ...permissions.visibility import can_control_entity
 from ..approval.gate import async_gate
 from ..approval.rules import ApprovalReason
 from ..approval.texts import GateRefusal

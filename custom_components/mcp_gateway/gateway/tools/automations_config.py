@@ -27,8 +27,14 @@ from homeassistant.helpers import (
 
 from ...core.const import CONF_BACKEND, DOMAIN
 from ...core.settings import GatewaySettings
-from ...permissions.exposure import exposure_applies, is_exposed_entity
-from ...permissions.policy import can_control_entity, can_read_entity, readable_subjects
+from ...permissions.policy import readable_subjects
+from ...permissions.visibility import (
+    can_control_entity,
+    can_read_entity,
+    exposure_applies,
+    is_exposed_entity,
+    may_see_entities,
+)
 from ..approval.rules import SENSITIVE_COVER_CLASSES
 from ..catalog.store import GatewayCatalog, ToolFailure
 from ..finding import homes
@@ -274,10 +280,7 @@ def require_reachable(hass: HomeAssistant, user: User, found: References) -> Non
 def may_read_all(hass: HomeAssistant, user: User, found: References) -> bool:
     """Whether the user's assistant may see this automation: every entity it reaches readable
     and exposed (while exposure applies)."""
-    entities = found.entities
-    if not all(can_read_entity(user, e) for e in entities):
-        return False
-    return not exposure_applies(hass) or all(is_exposed_entity(hass, e) for e in entities)
+    return may_see_entities(hass, user, found.entities)
 
 
 # --- sensitive actions -----------------------------------------------------------------------

@@ -20,7 +20,8 @@ from homeassistant.helpers.event import async_track_state_change_event
 from ...backends.base import BackendRuntime
 from ...core.localtime import local_state
 from ...mcp.types import CallToolResult
-from ..finding.selection import candidate_entities, readable_entities
+from ...permissions.visibility import readable_entities
+from ..finding.selection import every_entity
 from .levels import LEVEL_NAMES, entity_levels, level_units
 
 # How long after a run its effects are watched for: devices on a hub report within a second
@@ -38,7 +39,7 @@ class ChangeWatch:
         skip = set(exclude)
         watched = [
             ref.entity_id
-            for ref in readable_entities(hass, user, candidate_entities(hass, {}))
+            for ref in readable_entities(hass, user, every_entity(hass))
             if ref.entity_id not in skip
         ]
         self._changed: dict[str, State] = {}

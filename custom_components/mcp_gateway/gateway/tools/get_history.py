@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from homeassistant.auth.models import User
 from homeassistant.const import ATTR_UNIT_OF_MEASUREMENT, Platform
@@ -33,16 +33,12 @@ from ...core.localtime import holds_instant, local_iso, local_iso_text
 from ...mcp.client import ToolResult
 from ...permissions.exposure import require_assistant_call
 from ...permissions.policy import PermissionDenied
+from ...permissions.visibility import readable_entities
 from ..catalog.gateway_tool import listed_names
 from ..catalog.store import BackendCatalog, GatewayCatalog, ToolFailure
 from ..finding import homes
-from ..finding.selection import (
-    FILTER_PROPERTIES,
-    EntityRef,
-    candidate_entities,
-    filter_entities,
-    readable_entities,
-)
+from ..finding.query import FILTER_PROPERTIES, EntityQuery
+from ..finding.selection import EntityRef, candidate_entities, select_entities
 from ..finding.unexposed import no_match_hint
 from .get_state import history_stale_marker
 
@@ -100,6 +96,28 @@ GET_HISTORY_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+class HistoryQuery(NamedTuple):
+    """One get_history call's arguments, parsed once, immutable as EntityQuery (the times are
+    read, and refused, after the entities are found: _period)."""
+
+    filters: EntityQuery
+    start: str | None
+    end: str | None
+    hours: float
+    limit: int
+
+    @classmethod
+    def parse(cls, args: Mapping[str, Any]) -> HistoryQuery:
+        """The query of a call's (schema-checked) arguments."""
+        return cls(
+            EntityQuery.parse(args),
+            args.get("start"),
+            args.get("end"),
+            args.get("hours", DEFAULT_HISTORY_HOURS),
+            args.get("limit", DEFAULT_HISTORY_POINTS),
+        )
+
+
 def _parse_time(value: str, name: str) -> datetime:
     try:
         parsed = dt_util.parse_datetime(value)
@@ -118,9 +136,10 @@ async def async_get_history(
     """State changes from HA's recorder for entities the caller may read."""
     if "recorder" not in hass.config.components:
         raise ToolFailure("Home Assistant's recorder is not running.", code="unavailable")
-    refs = sorted(_history_refs(hass, ctx.user, args), key=lambda ref: ref.entity_id)
-    start, end = _period(args)
-    limit = args.get("limit", DEFAULT_HISTORY_POINTS)
+    query = HistoryQuery.parse(args)
+    refs = sorted(_history_refs(hass, ctx.user, query.filters), key=lambda ref: ref.entity_id)
+    start, end = _period(query)
+    limit = query.limit
 
     from homeassistant.helpers.recorder import get_instance
 
@@ -161,14 +180,14 @@ async def async_get_history(
     return result
 
 
-def _history_refs(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> list[EntityRef]:
+def _history_refs(hass: HomeAssistant, user: User, query: EntityQuery) -> list[EntityRef]:
     """The entities asked for that the caller may read: at least one, at most
     MAX_HISTORY_ENTITIES."""
     refs = readable_entities(
-        hass, user, filter_entities(hass, candidate_entities(hass, args), args)
+        hass, user, select_entities(hass, candidate_entities(hass, query), query).refs
     )
     if not refs:
-        raise ToolFailure(no_match_hint(hass, user, args), code="not_found")
+        raise ToolFailure(no_match_hint(hass, user, query), code="not_found")
     if len(refs) > MAX_HISTORY_ENTITIES:
         raise ToolFailure(
             f"{len(refs)} entities match; narrow the filters to at most "
@@ -178,14 +197,14 @@ def _history_refs(hass: HomeAssistant, user: User, args: Mapping[str, Any]) -> l
     return refs
 
 
-def _period(args: Mapping[str, Any]) -> tuple[datetime, datetime]:
+def _period(query: HistoryQuery) -> tuple[datetime, datetime]:
     """The period asked: start and end, or `hours` back from end (default now)."""
-    end = _parse_time(args["end"], "end") if "end" in args else dt_util.utcnow()
-    if "start" in args:
-        start = _parse_time(args["start"], "start")
+    end = _parse_time(query.end, "end") if query.end is not None else dt_util.utcnow()
+    if query.start is not None:
+        start = _parse_time(query.start, "start")
     else:
         try:
-            start = end - timedelta(hours=args.get("hours", DEFAULT_HISTORY_HOURS))
+            start = end - timedelta(hours=query.hours)
         except OverflowError as err:
             raise ToolFailure("end is too early.", code="invalid") from err
     if start >= end:

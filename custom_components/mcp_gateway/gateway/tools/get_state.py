@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 import functools
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import weakref
 
 from homeassistant.const import ATTR_FRIENDLY_NAME, ATTR_UNIT_OF_MEASUREMENT, Platform
@@ -23,23 +23,11 @@ from ...backends.base import BackendRuntime, Silence
 from ...core.const import DOMAIN
 from ...core.localtime import local_iso, local_iso_text, local_state
 from ...mcp import codec
+from ...permissions.visibility import readable_entities
 from ..finding import homes
-from ..finding.selection import (
-    FILTER_PROPERTIES,
-    MAX_ENTITY_IDS,
-    EntityRef,
-    candidate_entities,
-    given,
-    readable_entities,
-    select_entities,
-    spec_key,
-)
-from ..finding.unexposed import (
-    NAMING_FILTERS,
-    no_match_hint,
-    unexposed_hint,
-    unexposed_matches,
-)
+from ..finding.query import FILTER_PROPERTIES, MAX_ENTITY_IDS, EntityQuery
+from ..finding.selection import EntityRef, candidate_entities, select_entities, spec_key
+from ..finding.unexposed import no_match_hint, unexposed_hint, unexposed_matches
 from .levels import (
     LEVEL_NAMES,
     RAW_LEVEL_ATTRIBUTES,
@@ -97,17 +85,40 @@ GET_STATE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+class StateQuery(NamedTuple):
+    """One get_state call's arguments, parsed once (immutable, as EntityQuery)."""
+
+    filters: EntityQuery
+    # None: the basic fields.
+    fields: tuple[str, ...] | None
+    limit: int
+    offset: int
+
+    @classmethod
+    def parse(cls, args: Mapping[str, Any]) -> StateQuery:
+        """The query of a call's (schema-checked) arguments."""
+        fields = args.get("fields")
+        return cls(
+            EntityQuery.parse(args),
+            tuple(fields) if fields else None,
+            args.get("limit") or DEFAULT_STATE_LIMIT,
+            args.get("offset") or 0,
+        )
+
+
 async def async_get_state(
     hass: HomeAssistant, ctx: RequestContext, args: dict[str, Any]
 ) -> dict[str, Any]:
     """Current states of the integration's entities the caller may read."""
+    query = StateQuery.parse(args)
+    filters = query.filters
     # Filters first, on the index's narrowed candidates; the permission check is per entity
     # that matched (and the list is already in entity id order).
-    selection = select_entities(hass, candidate_entities(hass, args), args)
+    selection = select_entities(hass, candidate_entities(hass, filters), filters)
     refs = readable_entities(hass, ctx.user, selection.refs)
-    offset = args.get("offset") or 0
-    page = refs[offset : offset + (args.get("limit") or DEFAULT_STATE_LIMIT)]
-    layout = _layout(hass, page, given(args, "fields"))
+    offset = query.offset
+    page = refs[offset : offset + query.limit]
+    layout = _layout(hass, page, query.fields)
     entities = _page_items(hass, page, layout.item_fields)
     result = _page_head(refs, entities, layout)
     result["entities"] = entities
@@ -116,9 +127,9 @@ async def async_get_state(
         result["note"] = " ".join(selection.notes)
     # What the filters matched that assistants may not see, to those who may read it.
     if not refs:
-        result["hint"] = no_match_hint(hass, ctx.user, args)
-    elif any(given(args, key) for key in NAMING_FILTERS) and (
-        hidden := unexposed_hint(hass, ctx.user, unexposed_matches(hass, ctx.user, args))
+        result["hint"] = no_match_hint(hass, ctx.user, filters)
+    elif filters.names_entities and (
+        hidden := unexposed_hint(hass, ctx.user, unexposed_matches(hass, ctx.user, filters))
     ):
         result["unexposed"] = hidden
     return result

@@ -15,9 +15,10 @@ from ...backends.base import ToolTier
 from ...core.localtime import local_state
 from ...mcp.types import ReadResourceResult, Resource
 from ...permissions.policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
+from ...permissions.visibility import readable_entities
 from ..catalog.gateway_tool import listed_names
 from ..catalog.store import GatewayCatalog
-from ..finding.selection import readable_entities
+from ..finding.selection import every_entity
 
 GUIDE_URI: Final = "mcp-gateway://guide"
 CONTEXT_URI: Final = "mcp-gateway://context"
@@ -166,7 +167,7 @@ async def async_context_snapshot(hass: HomeAssistant, user: User) -> dict[str, A
         }
         for backend, _, _ in visible
     ]
-    refs = sorted(readable_entities(hass, user), key=lambda ref: ref.entity_id)
+    refs = sorted(readable_entities(hass, user, every_entity(hass)), key=lambda ref: ref.entity_id)
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     areas: dict[str, dict[str, list[Any]]] = {}
     for ref in refs[:CONTEXT_MAX_ENTITIES]:

@@ -32,17 +32,18 @@ from ...core.const import DOMAIN
 from ...core.localtime import local_state
 from ...core.settings import gateway_settings
 from ...core.words import words
-from ...permissions.policy import async_record_write, can_control_entity
+from ...permissions.policy import async_record_write
+from ...permissions.visibility import can_control_entity, readable_entities
 from ..approval.rules import Change, sensitive_change
 from ..approval.texts import describe_update
 from ..catalog.store import PreparedCall, ToolFailure
 from ..finding import homes, matching
+from ..finding.query import EntityQuery, given
 from ..finding.selection import (
     EntityRef,
     backend_key,
     candidate_entities,
-    given,
-    readable_entities,
+    every_entity,
     select_entities,
 )
 from ..finding.unexposed import entity_unexposed, no_match_hint
@@ -116,7 +117,7 @@ async def async_set_state(
     wanted = [update["entity_id"] for update in updates if "error" not in update]
     known = {
         ref.entity_id: ref
-        for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
+        for ref in readable_entities(hass, user, candidate_entities(hass, _ids_query(wanted)))
     }
     context = Context(user_id=user.id)
     updated = frozenset(wanted)
@@ -152,7 +153,7 @@ def prepare_set_state(hass: HomeAssistant, user: User, args: dict[str, Any]) -> 
     wanted = [update["entity_id"] for update in updates if "error" not in update]
     known = {
         ref.entity_id: ref
-        for ref in readable_entities(hass, user, candidate_entities(hass, {"entity_ids": wanted}))
+        for ref in readable_entities(hass, user, candidate_entities(hass, _ids_query(wanted)))
     }
     settings = gateway_settings(hass)
     sensitive = [
@@ -175,6 +176,11 @@ def prepare_set_state(hass: HomeAssistant, user: User, args: dict[str, Any]) -> 
         "; ".join(describe_update(hass, update) for update in sent),
         tuple(dict.fromkeys(update["entity_id"] for update in sensitive)),
     )
+
+
+def _ids_query(entity_ids: Sequence[str]) -> EntityQuery:
+    """The entities of these ids (none given: every entity, as an empty filter means)."""
+    return EntityQuery(entity_ids=tuple(entity_ids) or None)
 
 
 def _change(update: Mapping[str, Any]) -> Change:
@@ -381,8 +387,7 @@ def _resolve(
     found = _by_name(hass, user, name, update, in_homes)
     where = f" at {home}" if home is not None else ""
     if not found:
-        asked = {"name": name} if home is None else {"name": name, "home": home}
-        hint = no_match_hint(hass, user, asked)
+        hint = no_match_hint(hass, user, EntityQuery(name=name, home=home))
         return {**resolved, "error": f"Nothing named '{name}'{where}. {hint}"}
     if len(found) > 1:
         listed = ", ".join(f"{ref.entity_id} ({ref.home(hass)})" for ref in found[:10])
@@ -409,7 +414,9 @@ def _unresolved(update: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _readable(hass: HomeAssistant, user: User, entity_id: str) -> EntityRef | None:
-    refs = readable_entities(hass, user, candidate_entities(hass, {"entity_ids": [entity_id]}))
+    refs = readable_entities(
+        hass, user, candidate_entities(hass, EntityQuery(entity_ids=(entity_id,)))
+    )
     return refs[0] if refs else None
 
 
@@ -423,7 +430,7 @@ def _by_name(
     """The entities a name means that could take the update: whole names first (a name the
     home's name only precedes counts as whole), then those every word of it starts."""
     refs = readable_entities(
-        hass, user, select_entities(hass, candidate_entities(hass, {}), {"name": name}).refs
+        hass, user, select_entities(hass, every_entity(hass), EntityQuery(name=name)).refs
     )
     if in_homes is not None:
         refs = [ref for ref in refs if ref.home(hass) in in_homes]
@@ -457,7 +464,9 @@ def _no_such_entity(hass: HomeAssistant, user: User, entity_id: str) -> str:
         f"No entity {entity_id} exists among the ones you may control; nothing was sent. "
         'Find the entity id with get_state (e.g. name="kitchen lamp").'
     )
-    readable = {ref.entity_id: ref.entity_id for ref in readable_entities(hass, user)}
+    readable = {
+        ref.entity_id: ref.entity_id for ref in readable_entities(hass, user, every_entity(hass))
+    }
     object_id = entity_id.partition(".")[2] or entity_id
     if close := matching.closest_names(object_id, readable):
         message += f" Closest: {', '.join(close)}."
