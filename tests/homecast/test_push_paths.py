@@ -26,7 +26,7 @@ from custom_components.mcp_gateway.backends.homecast.push import (
     PushRefused,
     PushUnavailable,
 )
-from custom_components.mcp_gateway.backends.homecast.push_wire import is_press, simplify
+from custom_components.mcp_gateway.backends.homecast.vocabulary import is_press, simplify
 from tests.simulation import LoopbackServers
 
 from .conftest import Sim, device_of, setup_entry, token_entry

@@ -15,9 +15,10 @@ from homeassistant.util import dt as dt_util
 from ...core.const import DOMAIN
 from ...mcp.errors import McpAuthError, McpRpcError, McpToolError
 from ..coordinator import BackendCoordinator
-from .api import EVENT_KEY, Accessory, ButtonPress, HomecastApi, HomecastState
+from .api import Accessory, ButtonPress, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
 from .scenes import SceneRenameFollower
+from .vocabulary import EVENT_KEY
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry

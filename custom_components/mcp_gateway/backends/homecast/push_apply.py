@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.core import callback
 
-from .api import EVENT_KEY, Accessory, ButtonPress, Home, HomecastState, uuid_tail
-from .push_wire import is_press, simplify
+from .api import Accessory, ButtonPress, Home, HomecastState, accessory_device_key
+from .vocabulary import EVENT_KEY, is_press, simplify, uuid_tail
 
 if TYPE_CHECKING:
     from .coordinator import HomecastCoordinator
@@ -169,7 +169,7 @@ class PushApplier:
 
     def _notify(self, home: Home, accs: list[Accessory]) -> None:
         self.counters.applied += 1
-        self.coordinator.notify_push({f"{home.tail}_{acc.uid}" for acc in accs})
+        self.coordinator.notify_push({accessory_device_key(home, acc) for acc in accs})
 
     # -- polls and pushes in either order ---------------------------------------------------
 
