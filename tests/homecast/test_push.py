@@ -51,7 +51,7 @@ def _coordinator(entry: MockConfigEntry) -> HomecastCoordinator:
 
 
 def _push(entry: MockConfigEntry) -> HomecastPush:
-    push = _coordinator(entry).push
+    push = entry.runtime_data.push
     assert push is not None
     return push
 
@@ -213,7 +213,7 @@ async def test_drop_and_reconnect_resyncs_without_loss_or_duplicate(
     light_id = entity_id(hass, entry, sim, light, "light")
     seen = _states(hass, light_id)
     hub = _hub(sim)
-    resyncs = push.values.counters.resyncs
+    resyncs = push.changes.counters.resyncs
 
     await hub.drop_all()
     await _until(hass, lambda: push.status.connections == 1 and not hub.clients)
@@ -223,7 +223,7 @@ async def test_drop_and_reconnect_resyncs_without_loss_or_duplicate(
     await asyncio.sleep(0.05)
     await hass.async_block_till_done()
     assert seen == ["on" if new else "off"]
-    assert push.values.counters.resyncs > resyncs
+    assert push.changes.counters.resyncs > resyncs
     assert _coordinator(entry).update_interval == timedelta(seconds=300)
 
     # And the socket works again afterwards.
@@ -249,18 +249,18 @@ async def test_duplicate_and_out_of_order_updates(hass: HomeAssistant, sim: Sim)
         "characteristicType": "brightness",
         "value": 7,
     }
-    push.apply_characteristic(message)
-    push.apply_characteristic(message)
+    push.changes.apply_characteristic(message)
+    push.changes.apply_characteristic(message)
     await hass.async_block_till_done()
     assert len(seen) == 1
-    assert push.values.counters.duplicates == 1
+    assert push.changes.counters.duplicates == 1
 
     # A poll starts, a push lands while it runs, then the poll returns what it read before.
     coordinator = _coordinator(entry)
-    started = push.poll_started()
+    started = coordinator.poll_started()
     stale = await coordinator.api.async_get_state(coordinator.homes)
-    push.apply_characteristic({**message, "value": 42})
-    push.poll_finished(started, stale)
+    push.changes.apply_characteristic({**message, "value": 42})
+    coordinator.poll_finished(started, stale)
     acc = stale.homes[home.uuid.lower()].accessories[light.slug.rsplit("_", 1)[-1]]
     assert acc.values["brightness"] == 42
 
@@ -293,7 +293,7 @@ async def test_three_presses_fire_three_events(hass: HomeAssistant, sim: Sim) ->
     }
     names = ("programmable_switch_event", "00000073-0000-1000-8000-0026BB765291")
     for name in (*names, names[0]):
-        push.apply_characteristic({**base, "characteristicType": name, "value": 0})
+        push.changes.apply_characteristic({**base, "characteristicType": name, "value": 0})
         await hass.async_block_till_done()
     assert fired == ["single_press", "single_press", "single_press"]
 

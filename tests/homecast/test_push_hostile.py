@@ -114,7 +114,7 @@ async def test_cloud_redirect_is_followed(hass: HomeAssistant, sim: Sim) -> None
     sim.state.add_token(OAUTH_TOKEN, client_id="ha-client")
     entry = token_entry(sim, access_token=OAUTH_TOKEN)
     await setup_entry(hass, entry)
-    push = _coordinator(entry).push
+    push = entry.runtime_data.push
     assert push is not None
     hub: PushHub = sim.app[PUSH]
     await _until(lambda: push.status.mode == "push")
@@ -173,7 +173,7 @@ async def test_no_frame_ends_the_task(
     assert push._task is not None
     assert not push._task.done()
     assert push.status.mode == "push"
-    assert push.values.counters.ignored >= 3
+    assert push.changes.counters.ignored >= 3
     await _stop(push)
 
 

@@ -250,7 +250,7 @@ async def test_subscribe_unanswered(
     with pytest.raises(PushUnavailable, match="no answer to subscribe"):
         await push._session()
     assert {"type": "pong"} in server.received
-    assert push.values.counters.messages == 1  # the ping; the list is no message
+    assert push.changes.counters.messages == 1  # the ping; the list is no message
 
 
 async def _subscribed(
@@ -292,8 +292,8 @@ async def test_server_asks_to_reconnect(
     assert str(error) == "the server asked to reconnect"
     assert push.status.connections == 1
     assert push.status.mode == "push"  # _run, not the session, falls back
-    assert push.values.counters.ignored == 1
-    assert push.values.counters.messages == 1
+    assert push.changes.counters.ignored == 1
+    assert push.changes.counters.messages == 1
     assert _coordinator(entry).polls == polls + 1  # the read after subscribing
 
 
@@ -471,10 +471,10 @@ async def test_messages_that_name_nothing_we_follow(
         _message(sim, light, value=1),  # no characteristic
         _message(sim, light, characteristicType="name", value="Renamed"),
     ):
-        push.apply_characteristic(message)
-    push.apply_group({"type": "service_group_update", "groupId": "nope", "value": 1})
-    assert push.values.counters.ignored == 6
-    assert push.values.counters.applied == 0
+        push.changes.apply_characteristic(message)
+    push.changes.apply_group({"type": "service_group_update", "groupId": "nope", "value": 1})
+    assert push.changes.counters.ignored == 6
+    assert push.changes.counters.applied == 0
     assert _ours(entry, sim, light).values == before
 
 
@@ -486,9 +486,9 @@ async def test_a_relay_write_without_home(
     light = device_of(sim, "light", brightness=None)
     message = _message(sim, light, characteristicType="brightness", value=12)
     del message["homeId"]
-    push.apply_characteristic(message)
+    push.changes.apply_characteristic(message)
     assert _ours(entry, sim, light).values["brightness"] == 12
-    assert push.values.counters.applied == 1
+    assert push.changes.counters.applied == 1
 
 
 async def test_an_ambiguous_tail_asks_for_a_read(
@@ -503,11 +503,11 @@ async def test_an_ambiguous_tail_asks_for_a_read(
     home = data.homes[sim.state.homes[0].uuid.lower()]
     twin = replace(ours, uid="ab" + ours.uid, key=f"other_{ours.uid}", values={})
     home.accessories[twin.uid] = twin
-    push.apply_characteristic(
+    push.changes.apply_characteristic(
         {**_message(sim, light, characteristicType="on", value=1), "homeId": None}
     )
-    assert push.values.counters.ignored == 1
-    assert push.values.counters.resyncs == 1
+    assert push.changes.counters.ignored == 1
+    assert push.changes.counters.resyncs == 1
     assert twin.values == {}
     del home.accessories[twin.uid]
     await hass.async_block_till_done()
@@ -522,11 +522,13 @@ async def test_member_change_updates_its_group(
     first, second = group.members[:2]
     ours_group = _ours(entry, sim, group)
     for member in (first, second):
-        push.apply_characteristic(_message(sim, member, characteristicType="on", value=0))
+        push.changes.apply_characteristic(_message(sim, member, characteristicType="on", value=0))
     assert ours_group.values["on"] is False
-    push.apply_characteristic(_message(sim, second, characteristicType="on", value=1))
+    push.changes.apply_characteristic(_message(sim, second, characteristicType="on", value=1))
     assert ours_group.values["on"] is True
-    push.apply_characteristic(_message(sim, first, characteristicType="brightness", value=33))
+    push.changes.apply_characteristic(
+        _message(sim, first, characteristicType="brightness", value=33)
+    )
     assert ours_group.values["brightness"] == 33
     assert _ours(entry, sim, first).values["brightness"] == 33
 
@@ -544,15 +546,15 @@ async def test_group_written_as_a_whole(
         "characteristicType": "brightness",
         "value": 61,
     }
-    push.apply_group(message)
+    push.changes.apply_group(message)
     assert _ours(entry, sim, group).values["brightness"] == 61
     for member in group.members:
         assert _ours(entry, sim, member).values["brightness"] == 61
-    assert push.values.counters.applied == 1
-    push.apply_group(message)
-    assert push.values.counters.duplicates == 1
-    push.apply_group({**message, "characteristicType": "serial_number"})
-    assert push.values.counters.ignored == 1
+    assert push.changes.counters.applied == 1
+    push.changes.apply_group(message)
+    assert push.changes.counters.duplicates == 1
+    push.changes.apply_group({**message, "characteristicType": "serial_number"})
+    assert push.changes.counters.ignored == 1
 
 
 async def test_handled_messages(
@@ -575,9 +577,9 @@ async def test_handled_messages(
         await ws.send_json({"type": "reconnect"})
 
     push, _error = await _subscribed(hass, entry, server, then)
-    assert push.values.counters.applied == 1  # the group (the relay's read may follow it)
-    assert push.values.counters.messages == 3
-    assert push.values.counters.resyncs == 2  # after subscribing, and for the relay's status
+    assert push.changes.counters.applied == 1  # the group (the relay's read may follow it)
+    assert push.changes.counters.messages == 3
+    assert push.changes.counters.resyncs == 2  # after subscribing, and for the relay's status
 
 
 async def test_a_poll_keeps_only_newer_pushes(
@@ -587,14 +589,16 @@ async def test_a_poll_keeps_only_newer_pushes(
     push = _push_to(hass, entry, "http://127.0.0.1:1")
     coordinator = _coordinator(entry)
     light = device_of(sim, "light", brightness=None)
-    early = push.poll_started()
-    push.apply_characteristic(_message(sim, light, characteristicType="brightness", value=5))
-    late = push.poll_started()  # a second poll starts after that push
+    early = coordinator.poll_started()
+    push.changes.apply_characteristic(
+        _message(sim, light, characteristicType="brightness", value=5)
+    )
+    late = coordinator.poll_started()  # a second poll starts after that push
     state = await coordinator.api.async_get_state(coordinator.homes)
     read = state.homes[sim.state.homes[0].uuid.lower()]
     uid = light.slug.rsplit("_", 1)[-1]
     read.accessories[uid].values["brightness"] = 80
-    push.poll_finished(late, state)
+    coordinator.poll_finished(late, state)
     assert read.accessories[uid].values["brightness"] == 80  # the push predates this poll
-    push.poll_finished(early, None)
-    assert push.values._recent == {}
+    coordinator.poll_finished(early, None)
+    assert coordinator._pushed == {}
