@@ -19,12 +19,17 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.backends.homecast import push as push_module
+from custom_components.mcp_gateway.backends.homecast.coordinator import ValueChange
 from custom_components.mcp_gateway.backends.homecast.push import (
     HomecastPush,
     PushRefused,
     PushUnavailable,
 )
-from custom_components.mcp_gateway.backends.homecast.vocabulary import is_press, simplify
+from custom_components.mcp_gateway.backends.homecast.vocabulary import (
+    device_key,
+    is_press,
+    simplify,
+)
 
 from .conftest import Sim, device_of
 from .scripted import (
@@ -508,3 +513,31 @@ async def test_a_poll_keeps_only_newer_pushes(
     assert read.accessories[uid].values["brightness"] == 80  # the push predates this poll
     coordinator.poll_finished(early, None)
     assert coordinator._pushed == {}
+
+
+async def test_the_coordinator_writes_and_tells_each_changed_device_once(
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim
+) -> None:
+    """Changes handed over together: one notification naming the devices that changed; a
+    key the accessory never had is not kept; the same changes again tell no one."""
+    coordinator = coordinator_of(polled)
+    light = device_of(sim, "light", on=None, brightness=None)
+    ours = our_accessory(polled, sim, light)
+    home = sim.state.homes[0].uuid.lower()
+    told: list[frozenset[str] | None] = []
+    stop = coordinator.async_add_listener(lambda: told.append(coordinator.changed_devices()))
+    changes = [
+        ValueChange(home, ours.uid, "on", not ours.values["on"]),
+        ValueChange(home, ours.uid, "brightness", ours.values["brightness"] % 100 + 1),
+        ValueChange(home, ours.uid, "never_read", 1),
+        ValueChange(home, "0000", "on", True),  # no such accessory
+    ]
+    key = device_key(home, ours.uid)
+    assert coordinator.apply_changes(changes) == {key}
+    assert told == [frozenset({key})]
+    assert ours.values["on"] is changes[0].value
+    assert ours.values["brightness"] == changes[1].value
+    assert "never_read" not in ours.values
+    assert coordinator.apply_changes(changes) == frozenset()
+    assert len(told) == 1
+    stop()
