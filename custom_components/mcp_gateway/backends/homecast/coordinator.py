@@ -1,4 +1,5 @@
-"""Polls Homecast: get_state plus the automation lists of both engines, in one update."""
+"""Polls Homecast (get_state plus the automation lists of both engines, in one update) and
+applies the live-update socket's changes: push hands them over, only this writes them."""
 
 from __future__ import annotations
 
