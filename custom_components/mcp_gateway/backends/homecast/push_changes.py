@@ -70,15 +70,24 @@ class PushChanges:
             self.resync()
         return None
 
+    def _target(
+        self, message: Mapping[str, Any], id_field: str
+    ) -> tuple[Home, Accessory, str] | None:
+        """The followed accessory (or group) a broadcast names, and its characteristic; None,
+        counted as ignored, when we follow no such accessory or it names no characteristic."""
+        char_type = message.get("characteristicType")
+        found = self._find(message.get("homeId"), message.get(id_field))
+        if found is None or not isinstance(char_type, str):
+            self.counters.ignored += 1
+            return None
+        return (*found, char_type)
+
     @callback
     def apply_characteristic(self, message: Mapping[str, Any]) -> None:
         """One characteristic_update: the accessory it names, and the groups it is in."""
-        char_type = message.get("characteristicType")
-        target = self._find(message.get("homeId"), message.get("accessoryId"))
-        if target is None or not isinstance(char_type, str):
-            self.counters.ignored += 1
+        if (target := self._target(message, "accessoryId")) is None:
             return
-        home, acc = target
+        home, acc, char_type = target
         value = message.get("value")
         if is_press(char_type):
             if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2:
@@ -107,12 +116,9 @@ class PushChanges:
     @callback
     def apply_group(self, message: Mapping[str, Any]) -> None:
         """A service group written as a whole: the group and each of its members."""
-        char_type = message.get("characteristicType")
-        target = self._find(message.get("homeId"), message.get("groupId"))
-        if target is None or not isinstance(char_type, str):
-            self.counters.ignored += 1
+        if (target := self._target(message, "groupId")) is None:
             return
-        home, group = target
+        home, group, char_type = target
         simple = simplify(char_type, message.get("value"))
         if simple is None:
             self.counters.ignored += 1
