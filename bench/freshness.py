@@ -258,7 +258,7 @@ async def homecast(
         await hass.config_entries.async_setup(entry.entry_id)
         entries[mode] = (entry, sim)
     await hass.async_block_till_done()
-    await _until(lambda: entries["push"][0].runtime_data.coordinator.push.status.mode == "push")
+    await _until(lambda: entries["push"][0].runtime_data.push.status.mode == "push")
     series = {
         (kind, mode): Series("Homecast", kind, mode)
         for kind in ("motion", "switch")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from homeassistant.const import CONF_URL
-from homeassistant.core import HomeAssistant
+from homeassistant.const import CONF_URL, EVENT_STATE_CHANGED
+from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -157,3 +157,16 @@ def home_entity_id(hass: HomeAssistant, entry: MockConfigEntry, platform: str, k
 
 
 BACKEND = SimulatedBackend(start=start, entry=token_entry, setup=setup_entry)
+
+
+def fired_events(hass: HomeAssistant, event_entity: str) -> list[str]:
+    """The event types an event entity fires from now on, in order (a list that grows)."""
+    fired: list[str] = []
+
+    @callback
+    def _record(event: Event[Any]) -> None:
+        if event.data["entity_id"] == event_entity and event.data["new_state"] is not None:
+            fired.append(event.data["new_state"].attributes["event_type"])
+
+    hass.bus.async_listen(EVENT_STATE_CHANGED, _record)
+    return fired

@@ -9,11 +9,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from freezegun.api import FrozenDateTimeFactory
-from homeassistant.const import EVENT_STATE_CHANGED
-from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
-from .conftest import Sim, device_of, entity_id, setup_entry, token_entry
+from .conftest import Sim, device_of, entity_id, fired_events, setup_entry, token_entry
 
 
 async def _poll(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
@@ -31,14 +30,7 @@ async def test_presses_between_two_polls(
     home = sim.state.homes[0].slug
     button = device_of(sim, "button")
     button_id = entity_id(hass, entry, sim, button, "button")
-    fired: list[str] = []
-
-    @callback
-    def _record(event: Event) -> None:
-        if event.data["entity_id"] == button_id and event.data["new_state"] is not None:
-            fired.append(event.data["new_state"].attributes["event_type"])
-
-    hass.bus.async_listen(EVENT_STATE_CHANGED, _record)
+    fired = fired_events(hass, button_id)
 
     sim.state.press(home, button.slug, 0)
     sim.state.press(home, button.slug, 1)

@@ -22,7 +22,16 @@ from custom_components.mcp_gateway.backends.homecast.push import HomecastPush
 from custom_components.mcp_gateway.core.const import DOMAIN
 from simulators.homecast import PUSH, PushHub
 
-from .conftest import TOKEN, Sim, SimFactory, device_of, entity_id, setup_entry, token_entry
+from .conftest import (
+    TOKEN,
+    Sim,
+    SimFactory,
+    device_of,
+    entity_id,
+    fired_events,
+    setup_entry,
+    token_entry,
+)
 
 OAUTH_TOKEN = "oauth_access_token_1"
 
@@ -51,7 +60,7 @@ def _coordinator(entry: MockConfigEntry) -> HomecastCoordinator:
 
 
 def _push(entry: MockConfigEntry) -> HomecastPush:
-    push = _coordinator(entry).push
+    push = entry.runtime_data.push
     assert push is not None
     return push
 
@@ -63,6 +72,14 @@ async def _until(hass: HomeAssistant, check: Callable[[], bool], seconds: float 
             raise AssertionError("condition not reached in time")
         await asyncio.sleep(0.01)
         await hass.async_block_till_done()
+
+
+async def _pushing(hass: HomeAssistant, entry: MockConfigEntry) -> HomecastPush:
+    """Set `entry` up and wait until its socket is subscribed to every followed home."""
+    await setup_entry(hass, entry)
+    push = _push(entry)
+    await _until(hass, lambda: push.status.mode == "push")
+    return push
 
 
 def _oauth_entry(sim: Sim) -> MockConfigEntry:
@@ -98,9 +115,7 @@ async def test_cloud_oauth_subscribes_and_applies_each_change(
 ) -> None:
     """OAuth credential: subscribed to the followed homes, a change lands without a poll."""
     entry = _oauth_entry(sim)
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    await _pushing(hass, entry)
     hub = _hub(sim)
     (client,) = hub.clients
     # HomeKit's spelling (upper case), as `_homes` gives it and the cloud compares it.
@@ -129,9 +144,7 @@ async def test_unfollowed_home_is_not_subscribed(hass: HomeAssistant, sim: Sim) 
     sim.state.add_token(OAUTH_TOKEN, client_id="ha-client")
     first = sim.home_uuids()[0]
     entry = token_entry(sim, homes=[first], access_token=OAUTH_TOKEN)
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    await _pushing(hass, entry)
     (client,) = _hub(sim).clients
     assert set(client.subscriptions) == {first.upper()}
     sent = _hub(sim).sent
@@ -162,9 +175,7 @@ async def test_accepted_api_token_clears_the_notice(
     """A server that takes the hc_ token gives push; no notice is left behind."""
     sim = await sim_factory(push=True, push_api_tokens=True)
     entry = token_entry(sim)
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    await _pushing(hass, entry)
     assert (
         ir.async_get(hass).async_get_issue(DOMAIN, f"homecast_push_refused_{entry.entry_id}")
         is None
@@ -206,14 +217,12 @@ async def test_drop_and_reconnect_resyncs_without_loss_or_duplicate(
 ) -> None:
     """A change made while the socket is down arrives once, by the read on reconnection."""
     entry = _oauth_entry(sim)
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    push = await _pushing(hass, entry)
     light = _light(sim)
     light_id = entity_id(hass, entry, sim, light, "light")
     seen = _states(hass, light_id)
     hub = _hub(sim)
-    resyncs = push.values.counters.resyncs
+    resyncs = push.changes.counters.resyncs
 
     await hub.drop_all()
     await _until(hass, lambda: push.status.connections == 1 and not hub.clients)
@@ -223,7 +232,7 @@ async def test_drop_and_reconnect_resyncs_without_loss_or_duplicate(
     await asyncio.sleep(0.05)
     await hass.async_block_till_done()
     assert seen == ["on" if new else "off"]
-    assert push.values.counters.resyncs > resyncs
+    assert push.changes.counters.resyncs > resyncs
     assert _coordinator(entry).update_interval == timedelta(seconds=300)
 
     # And the socket works again afterwards.
@@ -235,9 +244,7 @@ async def test_drop_and_reconnect_resyncs_without_loss_or_duplicate(
 async def test_duplicate_and_out_of_order_updates(hass: HomeAssistant, sim: Sim) -> None:
     """A repeated message changes nothing; a poll that read before a push does not undo it."""
     entry = _oauth_entry(sim)
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    push = await _pushing(hass, entry)
     light = device_of(sim, "light", on=True, brightness=None)
     light_id = entity_id(hass, entry, sim, light, "light")
     seen = _states(hass, light_id)
@@ -249,18 +256,18 @@ async def test_duplicate_and_out_of_order_updates(hass: HomeAssistant, sim: Sim)
         "characteristicType": "brightness",
         "value": 7,
     }
-    push.apply_characteristic(message)
-    push.apply_characteristic(message)
+    push.changes.apply_characteristic(message)
+    push.changes.apply_characteristic(message)
     await hass.async_block_till_done()
     assert len(seen) == 1
-    assert push.values.counters.duplicates == 1
+    assert push.changes.counters.duplicates == 1
 
     # A poll starts, a push lands while it runs, then the poll returns what it read before.
     coordinator = _coordinator(entry)
-    started = push.poll_started()
+    started = coordinator.poll_started()
     stale = await coordinator.api.async_get_state(coordinator.homes)
-    push.apply_characteristic({**message, "value": 42})
-    push.poll_finished(started, stale)
+    push.changes.apply_characteristic({**message, "value": 42})
+    coordinator.poll_finished(started, stale)
     acc = stale.homes[home.uuid.lower()].accessories[light.slug.rsplit("_", 1)[-1]]
     assert acc.values["brightness"] == 42
 
@@ -269,23 +276,14 @@ async def test_three_presses_fire_three_events(hass: HomeAssistant, sim: Sim) ->
     """Each press message is one event, even the same press three times in a row.
 
     No Homecast edition broadcasts presses today (the relay does not observe the
-    characteristic, see push.py), so the simulator sends none: these are the messages the
+    characteristic, see vocabulary.py), so the simulator sends none: these are the messages the
     relay would send, under either name it could use.
     """
     entry = _oauth_entry(sim)
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    push = await _pushing(hass, entry)
     button = device_of(sim, "button")
     button_id = entity_id(hass, entry, sim, button, "button")
-    fired: list[str] = []
-
-    @callback
-    def _record(event: Event) -> None:
-        if event.data["entity_id"] == button_id and event.data["new_state"] is not None:
-            fired.append(event.data["new_state"].attributes["event_type"])
-
-    hass.bus.async_listen(EVENT_STATE_CHANGED, _record)
+    fired = fired_events(hass, button_id)
     base = {
         "type": "characteristic_update",
         "accessoryId": button.uuid.upper(),
@@ -293,7 +291,7 @@ async def test_three_presses_fire_three_events(hass: HomeAssistant, sim: Sim) ->
     }
     names = ("programmable_switch_event", "00000073-0000-1000-8000-0026BB765291")
     for name in (*names, names[0]):
-        push.apply_characteristic({**base, "characteristicType": name, "value": 0})
+        push.changes.apply_characteristic({**base, "characteristicType": name, "value": 0})
         await hass.async_block_till_done()
     assert fired == ["single_press", "single_press", "single_press"]
 
@@ -306,9 +304,7 @@ async def test_pings_both_ways(
     hub = _hub(sim)
     hub.ping_interval = 0.05
     entry = _oauth_entry(sim)
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    await _pushing(hass, entry)
     (client,) = hub.clients
     await _until(hass, lambda: {"type": "ping"} in client.received)
     await _until(hass, lambda: {"type": "pong"} in client.received)
@@ -320,9 +316,7 @@ async def test_community_pushes_without_authentication(
     """The Mac app broadcasts to every client: push works with the hc_ token unused."""
     sim = await sim_factory(community=True, push=True)
     entry = token_entry(sim, **{CONF_SERVER: SERVER_COMMUNITY})
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    await _pushing(hass, entry)
     hub = _hub(sim)
     (client,) = hub.clients
     assert not client.authenticated
@@ -408,9 +402,7 @@ async def test_presses_and_unreachable_accessories_are_never_broadcast(
     """The simulator sends no press (the relay never observes one) and nothing from an
     accessory HomeKit cannot reach; a reachability change makes the entry read the state."""
     entry = _oauth_entry(sim)
-    await setup_entry(hass, entry)
-    push = _push(entry)
-    await _until(hass, lambda: push.status.mode == "push")
+    await _pushing(hass, entry)
     await _until(hass, lambda: _coordinator(entry).polls >= 2)
     hub = _hub(sim)
     home = sim.state.homes[0]

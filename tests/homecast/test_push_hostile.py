@@ -22,10 +22,9 @@ from custom_components.mcp_gateway.backends.homecast.push import (
 )
 from custom_components.mcp_gateway.core.const import DOMAIN
 from simulators.homecast import PUSH, PushHub
-from tests.simulation import LoopbackServers
 
 from .conftest import Sim, SimFactory, device_of, setup_entry, token_entry
-from .test_push_paths import ScriptedServer, _answer, _coordinator, _message, _ours, _push_to
+from .scripted import ScriptedServer, answer, broadcast, coordinator_of, our_accessory, push_to
 
 OAUTH_TOKEN = "oauth_access_token_1"
 
@@ -33,23 +32,6 @@ OAUTH_TOKEN = "oauth_access_token_1"
 @pytest.fixture
 async def sim(sim_factory: SimFactory) -> Sim:
     return await sim_factory(push=True)
-
-
-@pytest.fixture
-async def scripted(loopback_servers: LoopbackServers) -> ScriptedServer:
-    """A cloud-style socket that plays one script per connection."""
-    server = ScriptedServer()
-    running = await loopback_servers.start(server.app)
-    server.origin = str(running.make_url("/")).rstrip("/")
-    return server
-
-
-@pytest.fixture
-async def polled(hass: HomeAssistant, sim: Sim) -> MockConfigEntry:
-    """A polling entry on the simulator: the data the scripted pushes land on."""
-    configured = token_entry(sim)
-    await setup_entry(hass, configured)
-    return configured
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +50,7 @@ async def _until(check: Any, rounds: int = 500) -> None:
 
 
 def _grant(subscribe: dict[str, Any]) -> dict[str, Any]:
-    return _answer(subscribe, payload={"subscriptions": subscribe["payload"]["scopes"]})
+    return answer(subscribe, payload={"subscriptions": subscribe["payload"]["scopes"]})
 
 
 async def _run(push: HomecastPush) -> None:
@@ -89,17 +71,17 @@ async def test_nothing_granted_keeps_polling(
     match): nothing will be pushed, so the polled polls at its own interval and says why."""
 
     async def script(ws: web.WebSocketResponse, subscribe: dict[str, Any]) -> None:
-        await ws.send_json(_answer(subscribe, payload={"subscriptions": []}))
+        await ws.send_json(answer(subscribe, payload={"subscriptions": []}))
 
     scripted.script = script
-    push = _push_to(hass, polled, scripted.origin)
+    push = push_to(hass, polled, scripted.origin)
     await _run(push)
     await _until(lambda: push.status.connections >= 1)
     await hass.async_block_till_done()
     assert (push.status.mode, push.status.reason) == ("polling", "not_granted")
     assert push.status.subscribed == []
-    assert push.status.as_dict()["homes_not_granted"] == len(_coordinator(polled).homes or ())
-    assert _coordinator(polled).update_interval == timedelta(seconds=30)
+    assert push.status.as_dict()["homes_not_granted"] == len(coordinator_of(polled).homes or ())
+    assert coordinator_of(polled).update_interval == timedelta(seconds=30)
     # The ids went as HomeKit spells them (upper case).
     subscribe = next(m for m in scripted.received if m.get("action") == "subscribe")
     ids = [scope["id"] for scope in subscribe["payload"]["scopes"]]
@@ -114,7 +96,7 @@ async def test_cloud_redirect_is_followed(hass: HomeAssistant, sim: Sim) -> None
     sim.state.add_token(OAUTH_TOKEN, client_id="ha-client")
     entry = token_entry(sim, access_token=OAUTH_TOKEN)
     await setup_entry(hass, entry)
-    push = _coordinator(entry).push
+    push = entry.runtime_data.push
     assert push is not None
     hub: PushHub = sim.app[PUSH]
     await _until(lambda: push.status.mode == "push")
@@ -133,7 +115,7 @@ async def test_redirect_elsewhere_is_ignored(
         await ws.send_json(_grant(subscribe))
 
     scripted.script = script
-    push = _push_to(hass, polled, scripted.origin)
+    push = push_to(hass, polled, scripted.origin)
     await _run(push)
     await _until(lambda: push.status.mode == "push")
     assert push.status.redirects == 0
@@ -150,11 +132,11 @@ async def test_no_frame_ends_the_task(
     """Frames that overflow, nest too deep, or are not what they claim are skipped; the task
     lives on and the next good update is applied."""
     light = device_of(sim, "light")
-    good = _message(sim, light, characteristicType="brightness", value=37)
+    good = broadcast(sim, light, characteristicType="brightness", value=37)
 
     async def script(ws: web.WebSocketResponse, subscribe: dict[str, Any]) -> None:
         await ws.send_json(_grant(subscribe))
-        bad = _message(sim, light, characteristicType="brightness")
+        bad = broadcast(sim, light, characteristicType="brightness")
         await ws.send_str(json.dumps(bad)[:-1] + ', "value": 1e400}')
         await ws.send_str(json.dumps({**bad, "value": float("nan")}))
         await ws.send_str('{"type": "characteristic_update", "value": ' + "[" * 50000)
@@ -167,13 +149,13 @@ async def test_no_frame_ends_the_task(
         await ws.send_json(good)
 
     scripted.script = script
-    push = _push_to(hass, polled, scripted.origin)
+    push = push_to(hass, polled, scripted.origin)
     await _run(push)
-    await _until(lambda: _ours(polled, sim, light).values.get("brightness") == 37)
+    await _until(lambda: our_accessory(polled, sim, light).values.get("brightness") == 37)
     assert push._task is not None
     assert not push._task.done()
     assert push.status.mode == "push"
-    assert push.values.counters.ignored >= 3
+    assert push.changes.counters.ignored >= 3
     await _stop(push)
 
 
@@ -183,22 +165,22 @@ async def test_unknown_characteristics_are_not_kept(
     """Characteristics the accessory's read never showed, and values no read could show, are
     not kept; a frame past the cap ends the connection unread (the task reconnects)."""
     light = device_of(sim, "light")
-    ours = _ours(polled, sim, light)
+    ours = our_accessory(polled, sim, light)
     before = dict(ours.values)
 
     async def script(ws: web.WebSocketResponse, subscribe: dict[str, Any]) -> None:
         await ws.send_json(_grant(subscribe))
         for n in range(200):
             await ws.send_json(
-                _message(sim, light, characteristicType=f"junk_{n}", value="x" * 50_000)
+                broadcast(sim, light, characteristicType=f"junk_{n}", value="x" * 50_000)
             )
-        await ws.send_json(_message(sim, light, characteristicType="brightness", value="y" * 300))
+        await ws.send_json(broadcast(sim, light, characteristicType="brightness", value="y" * 300))
         await ws.send_str(
-            json.dumps(_message(sim, light, characteristicType="z", value="x" * (1 << 20)))
+            json.dumps(broadcast(sim, light, characteristicType="z", value="x" * (1 << 20)))
         )
 
     scripted.script = script
-    push = _push_to(hass, polled, scripted.origin)
+    push = push_to(hass, polled, scripted.origin)
     await _run(push)
     await _until(lambda: push.status.last_error == "socket error")
     assert ours.values == before
@@ -226,7 +208,7 @@ async def test_answer_then_close_backs_off(
         await ws.close()
 
     scripted.script = script
-    push = _push_to(hass, polled, scripted.origin)
+    push = push_to(hass, polled, scripted.origin)
     await _run(push)
     await _until(lambda: len(waits) >= 11, rounds=2000)
     await _stop(push)
@@ -254,11 +236,11 @@ async def test_silent_socket_falls_back_to_polling(
         await asyncio.sleep(3600)
 
     scripted.script = script
-    push = _push_to(hass, polled, scripted.origin)
+    push = push_to(hass, polled, scripted.origin)
     await _run(push)
     await _until(lambda: push.status.reason == "silent")
     assert push.status.mode == "polling"
-    assert _coordinator(polled).update_interval == timedelta(seconds=30)
+    assert coordinator_of(polled).update_interval == timedelta(seconds=30)
     assert push.status.as_dict()["reason"] == "silent"
     await _stop(push)
 

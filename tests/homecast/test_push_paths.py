@@ -2,36 +2,45 @@
 and values the simulator never sends.
 
 A scripted server answers each step of one connection as a test tells it (refusals, odd
-answers, silence); the pushes are applied to a real entry's data set up from the simulator.
+answers, silence: scripted.py); the pushes are applied to a real entry's data set up from the
+simulator.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
-import json
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.backends.homecast import push as push_module
-from custom_components.mcp_gateway.backends.homecast.coordinator import HomecastCoordinator
+from custom_components.mcp_gateway.backends.homecast.coordinator import ValueChange
 from custom_components.mcp_gateway.backends.homecast.push import (
     HomecastPush,
     PushRefused,
     PushUnavailable,
 )
-from custom_components.mcp_gateway.backends.homecast.push_wire import is_press, simplify
-from tests.simulation import LoopbackServers
+from custom_components.mcp_gateway.backends.homecast.vocabulary import (
+    device_key,
+    is_press,
+    simplify,
+)
 
-from .conftest import Sim, device_of, setup_entry, token_entry
-
-type Script = Callable[[web.WebSocketResponse, dict[str, Any]], Awaitable[None]]
+from .conftest import Sim, device_of
+from .scripted import (
+    Script,
+    ScriptedServer,
+    answer,
+    broadcast,
+    coordinator_of,
+    our_accessory,
+    push_to,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -96,99 +105,17 @@ def test_press_names() -> None:
 # -- one connection against a scripted server ------------------------------------------------
 
 
-class ScriptedServer:
-    """A cloud-style socket at /ws (and /health) that plays one script per connection."""
-
-    def __init__(self) -> None:
-        self.script: Script | None = None
-        self.handshake_status: int | None = None
-        self.health: web.Response = web.Response(status=404)
-        self.received: list[dict[str, Any]] = []
-        self.app = web.Application()
-        self.app.router.add_get("/ws", self._socket)
-        self.app.router.add_get("/health", self._health)
-        self.origin = ""
-
-    async def _health(self, _request: web.Request) -> web.Response:
-        return self.health
-
-    async def _socket(self, request: web.Request) -> web.StreamResponse:
-        if self.handshake_status is not None:
-            return web.Response(status=self.handshake_status)
-        ws = web.WebSocketResponse()
-        await ws.prepare(request)
-        subscribe = await self.next(ws)
-        assert self.script is not None
-        await self.script(ws, subscribe)
-        # Keep the connection open until the client closes it.
-        async for msg in ws:
-            if msg.type == WSMsgType.TEXT:
-                self.received.append(json.loads(msg.data))
-        return ws
-
-    async def next(self, ws: web.WebSocketResponse) -> dict[str, Any]:
-        """The client's next JSON message (pings included)."""
-        msg = await ws.receive()
-        assert msg.type == WSMsgType.TEXT
-        data: dict[str, Any] = json.loads(msg.data)
-        self.received.append(data)
-        return data
-
-
-def _answer(subscribe: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"type": "response", "id": subscribe["id"], **extra}
-
-
-@pytest.fixture
-async def server(loopback_servers: LoopbackServers) -> ScriptedServer:
-    scripted = ScriptedServer()
-    running = await loopback_servers.start(scripted.app)
-    scripted.origin = str(running.make_url("/")).rstrip("/")
-    return scripted
-
-
-@pytest.fixture
-async def entry(hass: HomeAssistant, sim: Sim) -> MockConfigEntry:
-    """A polling entry on the simulator: the data the scripted pushes land on."""
-    configured = token_entry(sim)
-    await setup_entry(hass, configured)
-    return configured
-
-
-def _coordinator(entry: MockConfigEntry) -> HomecastCoordinator:
-    coordinator = entry.runtime_data.coordinator
-    assert isinstance(coordinator, HomecastCoordinator)
-    return coordinator
-
-
-def _push_to(
-    hass: HomeAssistant, entry: MockConfigEntry, origin: str, *, community: bool = False
-) -> HomecastPush:
-    async def _token() -> str:
-        return "secret_token"
-
-    return HomecastPush(
-        hass,
-        entry,
-        _coordinator(entry),
-        mcp_url=f"{origin}/mcp",
-        community=community,
-        token=_token,
-        poll_interval=30,
-    )
-
-
 @pytest.mark.parametrize(("status", "error"), [(401, PushRefused), (403, PushRefused)])
 async def test_handshake_refusal(
     hass: HomeAssistant,
-    entry: MockConfigEntry,
-    server: ScriptedServer,
+    polled: MockConfigEntry,
+    scripted: ScriptedServer,
     status: int,
     error: type[Exception],
 ) -> None:
     """An HTTP refusal of the upgrade is a refused credential, never naming the URL."""
-    server.handshake_status = status
-    push = _push_to(hass, entry, server.origin)
+    scripted.handshake_status = status
+    push = push_to(hass, polled, scripted.origin)
     with pytest.raises(error) as raised:
         await push._session()
     assert str(raised.value) == f"handshake HTTP {status}"
@@ -196,12 +123,12 @@ async def test_handshake_refusal(
 
 
 async def test_handshake_failure(
-    hass: HomeAssistant, entry: MockConfigEntry, server: ScriptedServer
+    hass: HomeAssistant, polled: MockConfigEntry, scripted: ScriptedServer
 ) -> None:
     """Any other HTTP answer to the upgrade: the socket is unavailable."""
-    server.handshake_status = 503
+    scripted.handshake_status = 503
     with pytest.raises(PushUnavailable, match="handshake HTTP 503"):
-        await _push_to(hass, entry, server.origin)._session()
+        await push_to(hass, polled, scripted.origin)._session()
 
 
 @pytest.mark.parametrize(
@@ -216,18 +143,18 @@ async def test_handshake_failure(
 )
 async def test_subscribe_refused(
     hass: HomeAssistant,
-    entry: MockConfigEntry,
-    server: ScriptedServer,
+    polled: MockConfigEntry,
+    scripted: ScriptedServer,
     case: tuple[Any, type[Exception], str],
 ) -> None:
     """A subscription answered with an error: refused credential or unusable server."""
     error, raised, text = case
 
     async def script(ws: web.WebSocketResponse, subscribe: dict[str, Any]) -> None:
-        await ws.send_json(_answer(subscribe, error=error))
+        await ws.send_json(answer(subscribe, error=error))
 
-    server.script = script
-    push = _push_to(hass, entry, server.origin)
+    scripted.script = script
+    push = push_to(hass, polled, scripted.origin)
     with pytest.raises(raised) as caught:
         await push._session()
     assert str(caught.value) == text
@@ -236,7 +163,7 @@ async def test_subscribe_refused(
 
 
 async def test_subscribe_unanswered(
-    hass: HomeAssistant, entry: MockConfigEntry, server: ScriptedServer
+    hass: HomeAssistant, polled: MockConfigEntry, scripted: ScriptedServer
 ) -> None:
     """A server that never answers the subscription is given up on; messages before the
     answer are still handled (a ping gets its pong)."""
@@ -245,18 +172,18 @@ async def test_subscribe_unanswered(
         await ws.send_json({"type": "ping"})
         await ws.send_str("[1, 2]")  # JSON, but no message
 
-    server.script = script
-    push = _push_to(hass, entry, server.origin)
+    scripted.script = script
+    push = push_to(hass, polled, scripted.origin)
     with pytest.raises(PushUnavailable, match="no answer to subscribe"):
         await push._session()
-    assert {"type": "pong"} in server.received
-    assert push.values.counters.messages == 1  # the ping; the list is no message
+    assert {"type": "pong"} in scripted.received
+    assert push.changes.counters.messages == 1  # the ping; the list is no message
 
 
 async def _subscribed(
     hass: HomeAssistant,
-    entry: MockConfigEntry,
-    server: ScriptedServer,
+    polled: MockConfigEntry,
+    scripted: ScriptedServer,
     then: Script,
 ) -> tuple[HomecastPush, BaseException]:
     """Run one session that subscribes, then plays `then`; what it ended with."""
@@ -264,18 +191,18 @@ async def _subscribed(
     async def script(ws: web.WebSocketResponse, subscribe: dict[str, Any]) -> None:
         # The server grants every scope asked for (its answer lists them).
         granted = subscribe["payload"]["scopes"]
-        await ws.send_json(_answer(subscribe, payload={"subscriptions": granted}))
+        await ws.send_json(answer(subscribe, payload={"subscriptions": granted}))
         await then(ws, subscribe)
 
-    server.script = script
-    push = _push_to(hass, entry, server.origin)
+    scripted.script = script
+    push = push_to(hass, polled, scripted.origin)
     with pytest.raises((PushRefused, PushUnavailable)) as caught:
         await push._session()
     return push, caught.value
 
 
 async def test_server_asks_to_reconnect(
-    hass: HomeAssistant, entry: MockConfigEntry, server: ScriptedServer
+    hass: HomeAssistant, polled: MockConfigEntry, scripted: ScriptedServer
 ) -> None:
     """The cloud's graceful reconnect ends the session, after a working subscription;
     text that is not JSON is counted and skipped, binary frames are skipped."""
@@ -286,34 +213,34 @@ async def test_server_asks_to_reconnect(
         await ws.send_json({"no": "type"})
         await ws.send_json({"type": "reconnect"})
 
-    polls = _coordinator(entry).polls
-    push, error = await _subscribed(hass, entry, server, then)
+    polls = coordinator_of(polled).polls
+    push, error = await _subscribed(hass, polled, scripted, then)
     assert isinstance(error, PushUnavailable)
     assert str(error) == "the server asked to reconnect"
     assert push.status.connections == 1
     assert push.status.mode == "push"  # _run, not the session, falls back
-    assert push.values.counters.ignored == 1
-    assert push.values.counters.messages == 1
-    assert _coordinator(entry).polls == polls + 1  # the read after subscribing
+    assert push.changes.counters.ignored == 1
+    assert push.changes.counters.messages == 1
+    assert coordinator_of(polled).polls == polls + 1  # the read after subscribing
 
 
 async def test_auth_required_is_a_refusal(
-    hass: HomeAssistant, entry: MockConfigEntry, server: ScriptedServer
+    hass: HomeAssistant, polled: MockConfigEntry, scripted: ScriptedServer
 ) -> None:
     """A server that later asks for authentication refuses the credential."""
 
     async def then(ws: web.WebSocketResponse, _subscribe: dict[str, Any]) -> None:
         await ws.send_json({"type": "auth_required"})
 
-    _push, error = await _subscribed(hass, entry, server, then)
+    _push, error = await _subscribed(hass, polled, scripted, then)
     assert isinstance(error, PushRefused)
 
 
 @pytest.mark.parametrize(("code", "raised"), [(4001, PushRefused), (1001, PushUnavailable)])
 async def test_closed_by_server(
     hass: HomeAssistant,
-    entry: MockConfigEntry,
-    server: ScriptedServer,
+    polled: MockConfigEntry,
+    scripted: ScriptedServer,
     code: int,
     raised: type[Exception],
 ) -> None:
@@ -322,33 +249,33 @@ async def test_closed_by_server(
     async def then(ws: web.WebSocketResponse, _subscribe: dict[str, Any]) -> None:
         await ws.close(code=code)
 
-    _push, error = await _subscribed(hass, entry, server, then)
+    _push, error = await _subscribed(hass, polled, scripted, then)
     assert isinstance(error, raised)
     assert str(error) == ("closed 4001" if code == 4001 else f"closed {code}")
 
 
 async def test_invalidated_subscription_is_renewed(
-    hass: HomeAssistant, entry: MockConfigEntry, server: ScriptedServer
+    hass: HomeAssistant, polled: MockConfigEntry, scripted: ScriptedServer
 ) -> None:
     """The server drops the subscription: the same homes are subscribed again."""
 
     async def then(ws: web.WebSocketResponse, _subscribe: dict[str, Any]) -> None:
         await ws.send_json({"type": "subscription_invalidated"})
-        renewed = await server.next(ws)
+        renewed = await scripted.next(ws)
         assert renewed["action"] == "subscribe"
         await ws.send_json({"type": "reconnect"})
 
-    push, _error = await _subscribed(hass, entry, server, then)
-    first, renewed = (m for m in server.received if m.get("action") == "subscribe")
+    push, _error = await _subscribed(hass, polled, scripted, then)
+    first, renewed = (m for m in scripted.received if m.get("action") == "subscribe")
     assert renewed["payload"] == first["payload"]
     assert first["id"] != renewed["id"]
-    assert push.status.subscribed == sorted(h.upper() for h in _coordinator(entry).homes or ())
+    assert push.status.subscribed == sorted(h.upper() for h in coordinator_of(polled).homes or ())
 
 
 async def test_silent_socket_is_given_up_and_renewed_meanwhile(
     hass: HomeAssistant,
-    entry: MockConfigEntry,
-    server: ScriptedServer,
+    polled: MockConfigEntry,
+    scripted: ScriptedServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Pings and renewals go out on time; a socket that answers nothing is taken for dead."""
@@ -358,28 +285,28 @@ async def test_silent_socket_is_given_up_and_renewed_meanwhile(
 
     async def then(ws: web.WebSocketResponse, _subscribe: dict[str, Any]) -> None:
         while True:
-            await server.next(ws)  # read, never answer
+            await scripted.next(ws)  # read, never answer
 
-    _push, error = await _subscribed(hass, entry, server, then)
+    _push, error = await _subscribed(hass, polled, scripted, then)
     assert isinstance(error, PushUnavailable)
     assert str(error) == "the socket went silent"
-    assert {"type": "ping"} in server.received
-    assert sum(m.get("action") == "subscribe" for m in server.received) >= 2
+    assert {"type": "ping"} in scripted.received
+    assert sum(m.get("action") == "subscribe" for m in scripted.received) >= 2
 
 
 async def test_stop_closes_a_live_socket(
-    hass: HomeAssistant, entry: MockConfigEntry, server: ScriptedServer
+    hass: HomeAssistant, polled: MockConfigEntry, scripted: ScriptedServer
 ) -> None:
     """Home Assistant stopping closes the socket and ends the task."""
     subscribed = asyncio.Event()
 
     async def script(ws: web.WebSocketResponse, subscribe: dict[str, Any]) -> None:
         granted = subscribe["payload"]["scopes"]
-        await ws.send_json(_answer(subscribe, payload={"subscriptions": granted}))
+        await ws.send_json(answer(subscribe, payload={"subscriptions": granted}))
         subscribed.set()
 
-    server.script = script
-    push = _push_to(hass, entry, server.origin)
+    scripted.script = script
+    push = push_to(hass, polled, scripted.origin)
     push.async_start()
     await asyncio.wait_for(subscribed.wait(), 5)
     for _ in range(500):
@@ -411,11 +338,11 @@ async def test_stop_closes_a_live_socket(
     ],
 )
 async def test_community_port_falls_back(
-    hass: HomeAssistant, entry: MockConfigEntry, server: ScriptedServer, health: web.Response
+    hass: HomeAssistant, polled: MockConfigEntry, scripted: ScriptedServer, health: web.Response
 ) -> None:
     """No usable wsPort in /health: the app's default, its HTTP port plus one."""
-    server.health = health
-    push = _push_to(hass, entry, server.origin, community=True)
+    scripted.health = health
+    push = push_to(hass, polled, scripted.origin, community=True)
     url = await push._socket_url(push_module.async_get_clientsession(hass))
     http_port = push._mcp_url.port
     assert http_port is not None
@@ -425,32 +352,16 @@ async def test_community_port_falls_back(
 
 @pytest.mark.parametrize("port", [0, "5657", True, 70000])
 async def test_community_without_socket(
-    hass: HomeAssistant, entry: MockConfigEntry, server: ScriptedServer, port: Any
+    hass: HomeAssistant, polled: MockConfigEntry, scripted: ScriptedServer, port: Any
 ) -> None:
     """A wsPort that is no port (0: the app's socket is not listening yet): no socket."""
-    server.health = web.json_response({"wsPort": port})
-    push = _push_to(hass, entry, server.origin, community=True)
+    scripted.health = web.json_response({"wsPort": port})
+    push = push_to(hass, polled, scripted.origin, community=True)
     with pytest.raises(PushUnavailable, match="advertises no WebSocket"):
         await push._session()
 
 
-# -- messages applied to the entry's data ----------------------------------------------------
-
-
-def _message(sim: Sim, acc: Any, **extra: Any) -> dict[str, Any]:
-    return {
-        "type": "characteristic_update",
-        "accessoryId": acc.uuid.upper(),
-        "homeId": sim.state.homes[0].uuid.upper(),
-        **extra,
-    }
-
-
-def _ours(entry: MockConfigEntry, sim: Sim, acc: Any) -> Any:
-    data = _coordinator(entry).data
-    assert data is not None
-    home = data.homes[sim.state.homes[0].uuid.lower()]
-    return home.accessories[acc.slug.rsplit("_", 1)[-1]]
+# -- messages applied to the entry's data -----------------------------------------------------
 
 
 def _group(sim: Sim) -> Any:
@@ -458,84 +369,86 @@ def _group(sim: Sim) -> Any:
 
 
 async def test_messages_that_name_nothing_we_follow(
-    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim
 ) -> None:
     """Unknown homes and accessories, missing ids and unshown values change nothing."""
-    push = _push_to(hass, entry, "http://127.0.0.1:1")
+    push = push_to(hass, polled, "http://127.0.0.1:1")
     light = device_of(sim, "light")
-    before = dict(_ours(entry, sim, light).values)
+    before = dict(our_accessory(polled, sim, light).values)
     for message in (
-        _message(sim, light, homeId="00000000-0000-0000-0000-000000000000"),
-        {**_message(sim, light, characteristicType="on", value=1), "accessoryId": None},
-        {**_message(sim, light, characteristicType="on", value=1), "accessoryId": "FFFF"},
-        _message(sim, light, value=1),  # no characteristic
-        _message(sim, light, characteristicType="name", value="Renamed"),
+        broadcast(sim, light, homeId="00000000-0000-0000-0000-000000000000"),
+        {**broadcast(sim, light, characteristicType="on", value=1), "accessoryId": None},
+        {**broadcast(sim, light, characteristicType="on", value=1), "accessoryId": "FFFF"},
+        broadcast(sim, light, value=1),  # no characteristic
+        broadcast(sim, light, characteristicType="name", value="Renamed"),
     ):
-        push.apply_characteristic(message)
-    push.apply_group({"type": "service_group_update", "groupId": "nope", "value": 1})
-    assert push.values.counters.ignored == 6
-    assert push.values.counters.applied == 0
-    assert _ours(entry, sim, light).values == before
+        push.changes.apply_characteristic(message)
+    push.changes.apply_group({"type": "service_group_update", "groupId": "nope", "value": 1})
+    assert push.changes.counters.ignored == 6
+    assert push.changes.counters.applied == 0
+    assert our_accessory(polled, sim, light).values == before
 
 
 async def test_a_relay_write_without_home(
-    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim
 ) -> None:
     """A relay write names no home: the accessory is found in the followed homes."""
-    push = _push_to(hass, entry, "http://127.0.0.1:1")
+    push = push_to(hass, polled, "http://127.0.0.1:1")
     light = device_of(sim, "light", brightness=None)
-    message = _message(sim, light, characteristicType="brightness", value=12)
+    message = broadcast(sim, light, characteristicType="brightness", value=12)
     del message["homeId"]
-    push.apply_characteristic(message)
-    assert _ours(entry, sim, light).values["brightness"] == 12
-    assert push.values.counters.applied == 1
+    push.changes.apply_characteristic(message)
+    assert our_accessory(polled, sim, light).values["brightness"] == 12
+    assert push.changes.counters.applied == 1
 
 
 async def test_an_ambiguous_tail_asks_for_a_read(
-    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim
 ) -> None:
     """Two accessories sharing the id's tail: nothing is guessed, a read is asked for."""
-    push = _push_to(hass, entry, "http://127.0.0.1:1")
+    push = push_to(hass, polled, "http://127.0.0.1:1")
     light = device_of(sim, "light")
-    ours = _ours(entry, sim, light)
-    data = _coordinator(entry).data
+    ours = our_accessory(polled, sim, light)
+    data = coordinator_of(polled).data
     assert data is not None
     home = data.homes[sim.state.homes[0].uuid.lower()]
     twin = replace(ours, uid="ab" + ours.uid, key=f"other_{ours.uid}", values={})
     home.accessories[twin.uid] = twin
-    push.apply_characteristic(
-        {**_message(sim, light, characteristicType="on", value=1), "homeId": None}
+    push.changes.apply_characteristic(
+        {**broadcast(sim, light, characteristicType="on", value=1), "homeId": None}
     )
-    assert push.values.counters.ignored == 1
-    assert push.values.counters.resyncs == 1
+    assert push.changes.counters.ignored == 1
+    assert push.changes.counters.resyncs == 1
     assert twin.values == {}
     del home.accessories[twin.uid]
     await hass.async_block_till_done()
 
 
 async def test_member_change_updates_its_group(
-    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim
 ) -> None:
     """A member's change shows on its group: on when any member is, a level as set."""
-    push = _push_to(hass, entry, "http://127.0.0.1:1")
+    push = push_to(hass, polled, "http://127.0.0.1:1")
     group = _group(sim)
     first, second = group.members[:2]
-    ours_group = _ours(entry, sim, group)
+    ours_group = our_accessory(polled, sim, group)
     for member in (first, second):
-        push.apply_characteristic(_message(sim, member, characteristicType="on", value=0))
+        push.changes.apply_characteristic(broadcast(sim, member, characteristicType="on", value=0))
     assert ours_group.values["on"] is False
-    push.apply_characteristic(_message(sim, second, characteristicType="on", value=1))
+    push.changes.apply_characteristic(broadcast(sim, second, characteristicType="on", value=1))
     assert ours_group.values["on"] is True
-    push.apply_characteristic(_message(sim, first, characteristicType="brightness", value=33))
+    push.changes.apply_characteristic(
+        broadcast(sim, first, characteristicType="brightness", value=33)
+    )
     assert ours_group.values["brightness"] == 33
-    assert _ours(entry, sim, first).values["brightness"] == 33
+    assert our_accessory(polled, sim, first).values["brightness"] == 33
 
 
 async def test_group_written_as_a_whole(
-    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim
 ) -> None:
     """A service group update sets the group and each member; a repeat is a duplicate."""
-    push = _push_to(hass, entry, "http://127.0.0.1:1")
+    push = push_to(hass, polled, "http://127.0.0.1:1")
     group = _group(sim)
     message = {
         "type": "service_group_update",
@@ -544,19 +457,19 @@ async def test_group_written_as_a_whole(
         "characteristicType": "brightness",
         "value": 61,
     }
-    push.apply_group(message)
-    assert _ours(entry, sim, group).values["brightness"] == 61
+    push.changes.apply_group(message)
+    assert our_accessory(polled, sim, group).values["brightness"] == 61
     for member in group.members:
-        assert _ours(entry, sim, member).values["brightness"] == 61
-    assert push.values.counters.applied == 1
-    push.apply_group(message)
-    assert push.values.counters.duplicates == 1
-    push.apply_group({**message, "characteristicType": "serial_number"})
-    assert push.values.counters.ignored == 1
+        assert our_accessory(polled, sim, member).values["brightness"] == 61
+    assert push.changes.counters.applied == 1
+    push.changes.apply_group(message)
+    assert push.changes.counters.duplicates == 1
+    push.changes.apply_group({**message, "characteristicType": "serial_number"})
+    assert push.changes.counters.ignored == 1
 
 
 async def test_handled_messages(
-    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim, server: ScriptedServer
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim, scripted: ScriptedServer
 ) -> None:
     """Group updates and relay status messages arriving on a live socket."""
     group = _group(sim)
@@ -574,27 +487,57 @@ async def test_handled_messages(
         await ws.send_json({"type": "relay_status_update", "connected": True})
         await ws.send_json({"type": "reconnect"})
 
-    push, _error = await _subscribed(hass, entry, server, then)
-    assert push.values.counters.applied == 1  # the group (the relay's read may follow it)
-    assert push.values.counters.messages == 3
-    assert push.values.counters.resyncs == 2  # after subscribing, and for the relay's status
+    push, _error = await _subscribed(hass, polled, scripted, then)
+    assert push.changes.counters.applied == 1  # the group (the relay's read may follow it)
+    assert push.changes.counters.messages == 3
+    assert push.changes.counters.resyncs == 2  # after subscribing, and for the relay's status
 
 
 async def test_a_poll_keeps_only_newer_pushes(
-    hass: HomeAssistant, entry: MockConfigEntry, sim: Sim
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim
 ) -> None:
     """A push older than the poll is not laid over what the poll read."""
-    push = _push_to(hass, entry, "http://127.0.0.1:1")
-    coordinator = _coordinator(entry)
+    push = push_to(hass, polled, "http://127.0.0.1:1")
+    coordinator = coordinator_of(polled)
     light = device_of(sim, "light", brightness=None)
-    early = push.poll_started()
-    push.apply_characteristic(_message(sim, light, characteristicType="brightness", value=5))
-    late = push.poll_started()  # a second poll starts after that push
+    early = coordinator.poll_started()
+    push.changes.apply_characteristic(
+        broadcast(sim, light, characteristicType="brightness", value=5)
+    )
+    late = coordinator.poll_started()  # a second poll starts after that push
     state = await coordinator.api.async_get_state(coordinator.homes)
     read = state.homes[sim.state.homes[0].uuid.lower()]
     uid = light.slug.rsplit("_", 1)[-1]
     read.accessories[uid].values["brightness"] = 80
-    push.poll_finished(late, state)
+    coordinator.poll_finished(late, state)
     assert read.accessories[uid].values["brightness"] == 80  # the push predates this poll
-    push.poll_finished(early, None)
-    assert push.values._recent == {}
+    coordinator.poll_finished(early, None)
+    assert coordinator._pushed == {}
+
+
+async def test_the_coordinator_writes_and_tells_each_changed_device_once(
+    hass: HomeAssistant, polled: MockConfigEntry, sim: Sim
+) -> None:
+    """Changes handed over together: one notification naming the devices that changed; a
+    key the accessory never had is not kept; the same changes again tell no one."""
+    coordinator = coordinator_of(polled)
+    light = device_of(sim, "light", on=None, brightness=None)
+    ours = our_accessory(polled, sim, light)
+    home = sim.state.homes[0].uuid.lower()
+    told: list[frozenset[str] | None] = []
+    stop = coordinator.async_add_listener(lambda: told.append(coordinator.changed_devices()))
+    changes = [
+        ValueChange(home, ours.uid, "on", not ours.values["on"]),
+        ValueChange(home, ours.uid, "brightness", ours.values["brightness"] % 100 + 1),
+        ValueChange(home, ours.uid, "never_read", 1),
+        ValueChange(home, "0000", "on", True),  # no such accessory
+    ]
+    key = device_key(home, ours.uid)
+    assert coordinator.apply_changes(changes) == {key}
+    assert told == [frozenset({key})]
+    assert ours.values["on"] is changes[0].value
+    assert ours.values["brightness"] == changes[1].value
+    assert "never_read" not in ours.values
+    assert coordinator.apply_changes(changes) == frozenset()
+    assert len(told) == 1
+    stop()

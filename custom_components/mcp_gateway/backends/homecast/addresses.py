@@ -17,9 +17,9 @@ from typing import Any, Final
 
 from ...core.words import words
 from ..base import Shown, UnknownListing
-from .api import Accessory, Home, HomecastState, uuid_tail
-from .entities import accessory_device_key
+from .api import Accessory, Home, HomecastState, accessory_device_key
 from .scenes import home_device_key
+from .vocabulary import uuid_tail
 
 # A HomeKit UUID written out in full (get_history's `accessory` may be one).
 _FULL_UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

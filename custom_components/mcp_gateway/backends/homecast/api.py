@@ -16,27 +16,17 @@ from typing import Any, Final
 
 from ...mcp.client import McpClient
 from ...mcp.errors import McpError, McpProtocolError, McpToolError
+from .vocabulary import (
+    device_key,
+    normalize,
+    normalize_keys,
+    normalize_options,
+    slug_tail,
+    uuid_tail,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
-# Older servers report these raw HomeKit names; we store the current vocabulary only.
-_LEGACY_RENAMES: Final = {
-    "rotation_speed": "speed",
-    "target_position": "target",
-}
-# Raw HomeKit spellings some servers pass through for keys we know by another name. The
-# community server's CHAR_TO_SIMPLE (homecast-web src/server/local-rest.ts) simplifies
-# contact_state itself; the HAP spellings of the thermostat keys are what the relay's
-# CharacteristicMapper calls heating_cooling_* / temperature_units.
-_ALIASES: Final = {
-    "contact_state": "contact",
-    "current_relative_humidity": "relative_humidity",
-    "current_heating_cooling_state": "heating_cooling_current",
-    "target_heating_cooling_state": "heating_cooling_target",
-    "temperature_display_units": "temperature_units",
-}
-_LEGACY_HVAC_MODES: Final = {0: "auto", 1: "heat", 2: "cool"}
-_LEGACY_HVAC_STATES: Final = {0: "inactive", 1: "idle", 2: "heating", 3: "cooling"}
 # Keys of an accessory object that are metadata, not values.
 _META_KEYS: Final = frozenset(
     {
@@ -59,8 +49,6 @@ _META_KEYS: Final = frozenset(
 # The room of an accessory without one: uniqueKey("Unknown", "") (src/lib/slug.ts), where
 # virtual accessories created without a room are listed.
 NO_ROOM: Final = "unknown_0000"
-# Value keys an event (doorbell / button) reports a press with.
-EVENT_KEY: Final = "programmable_switch_event"
 # How long a write may take. The relay waits up to 10 s for each accessory (HomeKitManager.swift
 # writeTimeoutSeconds) and the cloud up to 30 s for the relay: only a longer wait hears which
 # accessories answered when one of a batch does not.
@@ -102,16 +90,6 @@ def spell(properties: Mapping[str, Any] | None, key: str) -> str | None:
         return key
     camel = camel_case(key)
     return camel if camel in properties else None
-
-
-def uuid_tail(value: str) -> str:
-    """The last four hex digits of a UUID or of a slug key (lowercase)."""
-    return value.replace("-", "")[-4:].lower()
-
-
-def slug_tail(key: str) -> str:
-    """The UUID tail a Homecast slug ends with (`bedroom_1_air_conditioner_7f60` → `7f60`)."""
-    return key.rsplit("_", 1)[-1].lower()
 
 
 def slugify_name(name: str) -> str:
@@ -223,6 +201,11 @@ class Home:
         return None
 
 
+def accessory_device_key(home: Home, acc: Accessory) -> str:
+    """The device key of an accessory of `home` (vocabulary.device_key)."""
+    return device_key(home.uuid, acc.uid)
+
+
 @dataclass(slots=True)
 class HomecastState:
     """One poll: the homes (by UUID) the entry follows."""
@@ -271,36 +254,6 @@ def parse_homes_index(data: Any) -> dict[str, str]:
     if not isinstance(data, Mapping) or not isinstance(data.get("_homes"), Mapping):
         raise HomecastReplyError("get_state answer has no _homes object")
     return {str(k): str(v) for k, v in data["_homes"].items()}
-
-
-def _normalize(values: dict[str, Any]) -> tuple[dict[str, Any], bool, dict[str, str]]:
-    """Values in the current vocabulary, whether the older one was used, and aliases read."""
-    out: dict[str, Any] = {}
-    legacy = False
-    wire: dict[str, str] = {}
-    for key, value in values.items():
-        if key in _ALIASES:
-            out[_ALIASES[key]] = value
-            wire[_ALIASES[key]] = key
-        elif key == "target_heater_cooler_state":
-            legacy = True
-            out["hvac_mode"] = _LEGACY_HVAC_MODES.get(value, value)
-        elif key == "current_heater_cooler_state":
-            legacy = True
-            out["hvac_state"] = _LEGACY_HVAC_STATES.get(value, value)
-        elif key in _LEGACY_RENAMES:
-            legacy = True
-            out[_LEGACY_RENAMES[key]] = value
-        else:
-            out[key] = value
-    return out, legacy, wire
-
-
-def _normalize_keys(keys: Any) -> frozenset[str]:
-    if not isinstance(keys, list):
-        return frozenset()
-    renames = {**_LEGACY_RENAMES, **_ALIASES, "target_heater_cooler_state": "hvac_mode"}
-    return frozenset(renames.get(str(k), str(k)) for k in keys)
 
 
 def _display_parts(full: Any, home_key: str, room_key: str, key: str) -> tuple[str, str, str]:
@@ -353,22 +306,9 @@ def _parse_accessory(
 ) -> tuple[Accessory, dict[str, Mapping[str, Any]]]:
     """One accessory, and the nested members of a service group (slug → props)."""
     raw = {k: v for k, v in props.items() if not k.startswith("_") and k not in _META_KEYS}
-    values, legacy, wire = _normalize(raw)
-    settable = _normalize_keys(props.get("_settable"))
+    values, legacy, wire = normalize(raw)
+    settable = normalize_keys(props.get("_settable"))
     _, room_name, name = _display_parts(props.get("name"), home_key, room_key, key)
-    options_raw = props.get("_options")
-    options: dict[str, list[Any]] = {}
-    if isinstance(options_raw, Mapping):
-        for raw_key, allowed in options_raw.items():
-            if not isinstance(allowed, list):
-                continue
-            opt_key = str(raw_key)
-            if opt_key == "target_heater_cooler_state":
-                # The older form lists ints; the current names are what we write.
-                options.setdefault("hvac_mode", [_LEGACY_HVAC_MODES.get(v, v) for v in allowed])
-            else:
-                renamed = _LEGACY_RENAMES.get(opt_key) or _ALIASES.get(opt_key, opt_key)
-                options[renamed] = list(allowed)
     members = props.get("accessories") if props.get("group") else None
     acc = Accessory(
         home_key=home_key,
@@ -380,7 +320,7 @@ def _parse_accessory(
         room_name=room_name,
         values=values,
         settable=settable,
-        options=options,
+        options=normalize_options(props.get("_options")),
         wire=wire,
         legacy=legacy,
         group=bool(props.get("group")),

@@ -1,9 +1,11 @@
-"""Polls Homecast: get_state plus the automation lists of both engines, in one update."""
+"""Polls Homecast (get_state plus the automation lists of both engines, in one update) and
+applies the live-update socket's changes: push hands them over, only this writes them."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 import logging
 from typing import TYPE_CHECKING, Any, Final
@@ -15,13 +17,13 @@ from homeassistant.util import dt as dt_util
 from ...core.const import DOMAIN
 from ...mcp.errors import McpAuthError, McpRpcError, McpToolError
 from ..coordinator import BackendCoordinator
-from .api import EVENT_KEY, Accessory, ButtonPress, HomecastApi, HomecastState
+from .api import Accessory, ButtonPress, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
 from .scenes import SceneRenameFollower
+from .vocabulary import EVENT_KEY, device_key
 
 if TYPE_CHECKING:
     from ..base import McpGatewayConfigEntry
-    from .push import HomecastPush
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -37,6 +39,30 @@ REPORT_WINDOW: Final = timedelta(seconds=10)
 
 # (home key, accessory uid, value key) -> (the written value, the value before, until when)
 type _Expected = dict[tuple[str, str, str], tuple[Any, Any, datetime]]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueChange:
+    """One value the live-update socket reported, in get_state's words (push_changes.py).
+
+    Numbered by the coordinator as it applies them, which is the order they arrived in: the
+    socket hands each message's changes over as soon as it has read it.
+    """
+
+    home: str  # the home's UUID, lower case (HomecastState.homes' key)
+    uid: str  # the accessory's uid within the home
+    key: str  # the value key get_state shows it under
+    value: Any
+    # A stateless switch's press: an event each time, even when the value repeats.
+    press: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Pushed:
+    """A pushed value, laid again over a poll that was already under way when it came."""
+
+    seq: int
+    value: Any
 
 
 class HomecastCoordinator(BackendCoordinator[HomecastState]):
@@ -63,23 +89,90 @@ class HomecastCoordinator(BackendCoordinator[HomecastState]):
         self.automations_supported = True
         self.hc_automations_supported = True
         self.scene_renames = SceneRenameFollower()
-        # The live-update socket, when the entry runs one (push.py); None: polling only.
-        self.push: HomecastPush | None = None
         self._changed: frozenset[str] | None = None
         # Written values that reads have not shown yet (see `expect_write`).
         self._expected: _Expected = {}
+        # Pushed values since the oldest poll still under way started: (home, uid, key) -> newest.
+        self._pushed: dict[tuple[str, str, str], _Pushed] = {}
+        self._polls_running: list[int] = []
+        self._last_push = 0
+        self._presses = 0
 
     def changed_devices(self) -> frozenset[str] | None:
         """The devices a pushed update concerns; None (every entity) after a poll."""
         return self._changed
 
-    def notify_push(self, device_keys: set[str]) -> None:
-        """A push changed these devices in place: tell their entities, no poll, no new timer."""
-        self._changed = frozenset(device_keys)
-        try:
-            self.async_update_listeners()
-        finally:
-            self._changed = None
+    # -- pushes: the socket hands its changes over, the data is written here only -----------
+
+    def apply_changes(self, changes: Iterable[ValueChange]) -> frozenset[str]:
+        """Apply pushed values; tell the entities of the devices they changed, once.
+
+        A value is kept only under a key the accessory's last read had (a characteristic
+        get_state never showed is not taken from a push), so memory stays bounded whatever a
+        socket sends. No poll, no new timer. Returns the device keys that changed.
+        """
+        data: HomecastState | None = self.data
+        if data is None:
+            return frozenset()
+        changed: set[str] = set()
+        for change in changes:
+            home = data.homes.get(change.home)
+            acc = home.accessories.get(change.uid) if home is not None else None
+            if acc is None:
+                continue
+            if change.press:
+                # Each message is one press, whatever the value before it.
+                self._presses += 1
+                press = ButtonPress(f"push:{self._presses}", change.value)
+                acc.events = (*acc.events, press)[-_EVENT_MEMORY:]
+                acc.values[EVENT_KEY] = change.value
+            elif change.key not in acc.values:
+                continue
+            else:
+                self._remember(change)
+                if acc.values[change.key] == change.value:
+                    continue
+                acc.values[change.key] = change.value
+            changed.add(device_key(change.home, change.uid))
+        if changed:
+            self._changed = frozenset(changed)
+            try:
+                self.async_update_listeners()
+            finally:
+                self._changed = None
+        return frozenset(changed)
+
+    def _remember(self, change: ValueChange) -> None:
+        self._last_push += 1
+        if self._polls_running:
+            slot = (change.home, change.uid, change.key)
+            self._pushed[slot] = _Pushed(self._last_push, change.value)
+
+    def poll_started(self) -> int:
+        """A poll begins: pushes from now on are newer than what it may read."""
+        self._polls_running.append(self._last_push)
+        return self._last_push
+
+    def poll_finished(self, started: int, state: HomecastState | None) -> None:
+        """Lay the pushes received while the poll ran over what it read (they are newer)."""
+        if started in self._polls_running:
+            self._polls_running.remove(started)
+        if state is not None:
+            for (home_id, uid, key), item in self._pushed.items():
+                if item.seq <= started:
+                    continue
+                home = state.homes.get(home_id)
+                acc = home.accessories.get(uid) if home is not None else None
+                if acc is not None and key in acc.values:
+                    acc.values[key] = item.value
+        oldest = min(self._polls_running, default=None)
+        self._pushed = (
+            {}
+            if oldest is None
+            else {slot: item for slot, item in self._pushed.items() if item.seq > oldest}
+        )
+
+    # -- writes ----------------------------------------------------------------------------
 
     def expect_write(self, acc: Accessory, values: Mapping[str, Any]) -> None:
         """Show values a write set at once, and keep them over reads that predate it.
@@ -125,16 +218,13 @@ class HomecastCoordinator(BackendCoordinator[HomecastState]):
                 del self._expected[slot]
 
     async def _async_update_data(self) -> HomecastState:
-        push = self.push
-        if push is None:
-            return await super()._async_update_data()
-        started = push.poll_started()
+        started = self.poll_started()
         state: HomecastState | None = None
         try:
             state = await super()._async_update_data()
         finally:
             # Pushes that arrived while this poll ran are newer than what it read.
-            push.poll_finished(started, state)
+            self.poll_finished(started, state)
         return state
 
     async def _async_fetch(self) -> HomecastState:

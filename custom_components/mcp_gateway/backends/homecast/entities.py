@@ -62,9 +62,10 @@ from ...platforms.switch import GatewaySwitchDescription
 from ...platforms.text import GatewayTextDescription
 from ...platforms.valve import GatewayValveDescription
 from ..entity import DeviceSpec, EntitySpec, GatewayEntityDescription
-from .api import EVENT_KEY, NO_ROOM, Accessory, Home, HomecastState
+from .api import NO_ROOM, Accessory, Home, HomecastState, accessory_device_key
 from .const import CONF_SERVER, SERVER_COMMUNITY
 from .scenes import home_device_key, scene_key
+from .vocabulary import EVENT_KEY
 
 if TYPE_CHECKING:
     from .coordinator import HomecastCoordinator
@@ -1050,11 +1051,6 @@ AUTOMATION = GatewaySwitchDescription[AutomationRef](
 # Deriving the specs
 
 
-def accessory_device_key(home: Home, acc: Accessory) -> str:
-    """Device key of an accessory: home tail + the accessory's UUID tail."""
-    return f"{home.tail}_{acc.uid}"
-
-
 @dataclass(frozen=True, slots=True)
 class AccessoryEntity:
     """An entity an accessory gets when `has_fn` says it supports it (as core's peblar/tedee)."""
@@ -1350,5 +1346,5 @@ def _model(acc: Accessory) -> str:
     return f"{kind.capitalize()} group" if acc.group else kind.capitalize()
 
 
-# The event key is documented in api; re-exported for tests that press buttons.
-__all__ = ["EVENT_KEY", "derive_specs"]
+# The event key (vocabulary.py) and the device key (api.py), re-exported for tests.
+__all__ = ["EVENT_KEY", "accessory_device_key", "derive_specs"]

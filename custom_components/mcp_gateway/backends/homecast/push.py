@@ -10,10 +10,9 @@ answers `subscribe` with the scopes granted: home ids go as HomeKit spells them 
 count as pushed. The community server (the Mac app, `LocalHTTPServer.swift`) broadcasts to
 every client on the port `/health` advertises, without authentication.
 
-Where the socket is: push_socket.py; the messages: push_wire.py; the values written into the
-coordinator's data: push_apply.py. While pushed, the entry polls only as a safety net (300 s,
-as homecast-hass); at its own interval whenever the socket is down, silent (noticed within a
-minute) or not granted every home. Each (re)connection is followed by a full read.
+Where the socket is: push_socket.py; the messages: push_wire.py; each value broadcast as the
+`ValueChange`s the coordinator applies (it alone writes its data): push_changes.py; push or
+polling, and the repairs: push_mode.py. Each (re)connection is followed by a full read.
 
 The community socket is unauthenticated plain `ws`: nothing it sends may end the task. A frame
 that cannot be read or applied is counted and skipped, frames are capped, and reconnections
@@ -24,9 +23,8 @@ closes gets ever rarer attempts, then a repair issue).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
-from datetime import timedelta
 import json
 import logging
 import time
@@ -35,15 +33,15 @@ from typing import TYPE_CHECKING, Any, Final
 import aiohttp
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import Event, HomeAssistant, callback
-from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from yarl import URL
 
 from ...core.const import DOMAIN
 from ...mcp.errors import McpError
 from .api import HomecastState
-from .push_apply import PushApplier
-from .push_socket import PushAddress, PushRefused, PushStatus, PushUnavailable
+from .push_changes import PushChanges
+from .push_mode import ISSUE_REFUSED, ISSUE_UNAVAILABLE, PushMode
+from .push_socket import PushAddress, PushRefused, PushUnavailable
 from .push_wire import (
     AUTH_REQUIRED,
     CHARACTERISTIC,
@@ -72,7 +70,6 @@ _LOGGER = logging.getLogger(__name__)
 PING_INTERVAL: Final = 20.0
 RENEW_INTERVAL: Final = 240.0  # pyhomecast _RENEW_INTERVAL (80 % of the 300 s TTL)
 SUBSCRIPTION_TTL: Final = 300
-SAFETY_POLL: Final = 300.0  # homecast-hass UPDATE_INTERVAL_WS
 # Seconds between reconnection attempts: doubling from the first, at most the last.
 RECONNECT_FIRST: Final = 1.0
 RECONNECT_MAX: Final = 60.0  # pyhomecast _MAX_RECONNECT_DELAY
@@ -83,8 +80,6 @@ CONNECT_TIMEOUT: Final = 10.0
 MAX_FRAME: Final = 64 * 1024
 # Failed attempts in a row (about 8 minutes of backoff) before a repair issue says so.
 UNAVAILABLE_NOTICE_AFTER: Final = 10
-_ISSUE_REFUSED: Final = "homecast_push_refused"
-_ISSUE_UNAVAILABLE: Final = "homecast_push_unavailable"
 # Silence (no message, not even a pong) after which the socket is taken for dead.
 SILENCE_LIMIT: Final = 40.0
 
@@ -113,9 +108,9 @@ class HomecastPush:
         self.community = community
         self.address = PushAddress(URL(mcp_url), community, f"ha_{entry.entry_id[:12]}")
         self._token = token
-        self.poll_interval = poll_interval
-        self.status = PushStatus()
-        self.values = PushApplier(coordinator, self._resync)
+        self.mode = PushMode(hass, entry, coordinator, poll_interval, self._resync)
+        self.status = self.mode.status
+        self.changes = PushChanges(coordinator, self._resync)
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._task: asyncio.Task[None] | None = None
         self._live = False  # the current connection has subscribed
@@ -127,22 +122,10 @@ class HomecastPush:
     def _mcp_url(self) -> URL:
         return self.address.mcp_url
 
-    # What the coordinator and diagnostics use of the values' side.
     @property
     def counters(self) -> dict[str, int]:
-        return asdict(self.values.counters)
-
-    def apply_characteristic(self, message: Mapping[str, Any]) -> None:
-        self.values.apply_characteristic(message)
-
-    def apply_group(self, message: Mapping[str, Any]) -> None:
-        self.values.apply_group(message)
-
-    def poll_started(self) -> int:
-        return self.values.poll_started()
-
-    def poll_finished(self, started: int, state: HomecastState | None) -> None:
-        self.values.poll_finished(started, state)
+        """What the pushes did, for diagnostics."""
+        return asdict(self.changes.counters)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -209,13 +192,13 @@ class HomecastPush:
                 refused += 1
                 if refused >= 2:
                     # The second refusal came with a freshly read credential: stop asking.
-                    self._down(reason, issue=_ISSUE_REFUSED)
+                    self.mode.down(reason, issue=ISSUE_REFUSED)
                     return
-                self._down(reason)
+                self.mode.down(reason)
             else:
                 failures += 1
                 notice = failures >= UNAVAILABLE_NOTICE_AFTER
-                self._down(reason, issue=_ISSUE_UNAVAILABLE if notice else None)
+                self.mode.down(reason, issue=ISSUE_UNAVAILABLE if notice else None)
             await _pause(delay)
             delay = min(delay * 2, RECONNECT_MAX)
 
@@ -269,33 +252,10 @@ class HomecastPush:
         self.status.connections += 1
         self.status.connected_since = time.monotonic()
         self.status.last_error = None
-        self._granted(message)
+        self.mode.granted(self._requested, message)
         # Whatever changed while no socket listened: one full read, then pushes on top.
-        self.values.counters.resyncs += 1
+        self.changes.counters.resyncs += 1
         await self.coordinator.async_refresh()
-
-    def _granted(self, answer: Mapping[str, Any]) -> None:
-        """The homes the server granted (its answer lists them); push only if all are."""
-        payload = answer.get("payload")
-        subscriptions = payload.get("subscriptions") if isinstance(payload, Mapping) else None
-        granted = {
-            str(s.get("id"))
-            for s in (subscriptions if isinstance(subscriptions, list) else ())
-            if isinstance(s, Mapping)
-        }
-        self.status.subscribed = [home for home in self._requested if home in granted]
-        missing = len(self._requested) - len(self.status.subscribed)
-        self.status.not_granted = missing
-        if missing or not self._requested:
-            if self.status.mode == "push" or self.status.reason != "not_granted":
-                _LOGGER.info(
-                    "Homecast %s: %d home(s) not granted for live updates; polling",
-                    self.entry.title,
-                    missing,
-                )
-            self._down("not_granted")
-        else:
-            self._up()
 
     async def _listen(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         next_ping = time.monotonic() + PING_INTERVAL
@@ -335,7 +295,7 @@ class HomecastPush:
             try:
                 data = json.loads(msg.data)
             except (ValueError, RecursionError):
-                self.values.counters.ignored += 1
+                self.changes.counters.ignored += 1
                 return {}
             return data if isinstance(data, dict) else {}
         if msg.type in (
@@ -361,21 +321,21 @@ class HomecastPush:
         except (PushRefused, PushUnavailable, _Redirected, aiohttp.ClientError, OSError):
             raise
         except Exception as err:
-            self.values.counters.ignored += 1
+            self.changes.counters.ignored += 1
             _LOGGER.debug("Homecast live updates: skipped a message (%s)", type(err).__name__)
 
     async def _handle(self, ws: aiohttp.ClientWebSocketResponse, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if not kind:
             return
-        self.values.counters.messages += 1
+        self.changes.counters.messages += 1
         if kind == PING:
             await ws.send_json({"type": "pong"})
         elif kind == REDIRECT:
             if self.address.follow(message.get("target")):
                 self.status.redirects += 1
                 raise _Redirected
-            self.values.counters.ignored += 1
+            self.changes.counters.ignored += 1
         elif kind == RECONNECT:
             # The cloud asks for a fresh connection (websocket.ts gracefulReconnect).
             raise PushUnavailable("the server asked to reconnect")
@@ -386,14 +346,14 @@ class HomecastPush:
         elif kind == RESPONSE and message.get("id") in self._renewals:
             self._renewals.clear()
             if not message.get("error"):
-                self._granted(message)
+                self.mode.granted(self._requested, message)
         elif kind == CHARACTERISTIC:
-            self.values.apply_characteristic(message)
+            self.changes.apply_characteristic(message)
         elif kind == GROUP:
-            self.values.apply_group(message)
+            self.changes.apply_group(message)
         elif kind in (REACHABILITY, RELAY_STATUS):
             # Availability comes from a read (as homecast-hass does): a short, debounced poll.
-            self.values.counters.resyncs += 1
+            self.changes.counters.resyncs += 1
             await self.coordinator.async_request_refresh()
 
     def _homes(self) -> set[str]:
@@ -404,49 +364,8 @@ class HomecastPush:
         return {home.upper() for home in followed or set(self.coordinator.homes or ())}
 
     def _resync(self) -> None:
-        self.values.counters.resyncs += 1
+        self.changes.counters.resyncs += 1
         self.hass.async_create_task(self.coordinator.async_request_refresh())
-
-    # -- mode -------------------------------------------------------------------------------
-
-    def _up(self) -> None:
-        self.status.mode = "push"
-        self.status.reason = "subscribed"
-        for kind in (_ISSUE_REFUSED, _ISSUE_UNAVAILABLE):
-            ir.async_delete_issue(self.hass, DOMAIN, self._issue_id(kind))
-        self.coordinator.update_interval = _seconds(max(self.poll_interval, SAFETY_POLL))
-
-    def _down(self, reason: str, *, issue: str | None = None) -> None:
-        was_push = self.status.mode == "push"
-        self.status.mode = "polling"
-        self.status.reason = reason
-        if reason != "not_granted":
-            self.status.connected_since = None
-        self.coordinator.update_interval = _seconds(self.poll_interval)
-        if issue is not None:
-            ir.async_create_issue(
-                self.hass,
-                DOMAIN,
-                self._issue_id(issue),
-                is_fixable=False,
-                severity=ir.IssueSeverity.WARNING,
-                translation_key=issue,
-                translation_placeholders={
-                    "title": self.entry.title,
-                    "interval": str(round(self.poll_interval)),
-                },
-            )
-        if was_push:
-            # Back to the entry's own interval now, with a read of what the socket missed.
-            self.values.counters.resyncs += 1
-            self.hass.async_create_task(self.coordinator.async_request_refresh())
-
-    def _issue_id(self, kind: str) -> str:
-        return f"{kind}_{self.entry.entry_id}"
 
 
 _pause = asyncio.sleep  # the wait between attempts
-
-
-def _seconds(value: float) -> timedelta:
-    return timedelta(seconds=value)

@@ -148,6 +148,8 @@ class HomecastRuntime(BackendRuntime):
             float(entry.options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL)),
         )
         self.publisher = EntityPublisher(hass, self, lambda: derive_specs(self.coordinator))
+        # The live-update socket, once set up (push.py); None: polling only.
+        self.push: HomecastPush | None = None
         self._tools: list[dict[str, Any]] | None = None
         self._tools_signature: tuple[str, ...] | None = None
 
@@ -197,7 +199,7 @@ class HomecastRuntime(BackendRuntime):
             token=self._current_token,
             poll_interval=float(self.entry.options.get(CONF_SCAN_INTERVAL, DEFAULT_SCAN_INTERVAL)),
         )
-        self.coordinator.push = push
+        self.push = push
         push.async_start()
         self.entry.async_on_unload(push.async_stop)
 
@@ -448,11 +450,7 @@ class HomecastRuntime(BackendRuntime):
                 "homes": len(data.homes) if data else 0,
                 "accessories": sum(len(h.accessories) for h in data.homes.values()) if data else 0,
                 "set_state_calls": self.api.batcher.calls,
-                "live_updates": (
-                    self.coordinator.push.status.mode
-                    if self.coordinator.push is not None
-                    else "polling"
-                ),
+                "live_updates": self.push.status.mode if self.push is not None else "polling",
             },
         )
 
@@ -483,8 +481,8 @@ class HomecastRuntime(BackendRuntime):
             "protocol_version": self.client.protocol_version,
             "polls": self.coordinator.polls,
             "live_updates": (
-                self.coordinator.push.status.as_dict(self.coordinator.push.counters)
-                if self.coordinator.push is not None
+                self.push.status.as_dict(self.push.counters)
+                if self.push is not None
                 else {"mode": "polling", "reason": "not started"}
             ),
             "fetched_at": data.fetched_at if data else None,
