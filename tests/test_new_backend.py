@@ -71,7 +71,6 @@ NOT_YET_MOVED = (
     "tests/framework/test_entity_limit.py",
     # The approval tests' shared hub (gateway_protocol/, gateway_tools/, security/).
     "tests/conftest.py",
-    "tests/gateway_protocol/conftest.py",
     "tests/gateway_protocol/test_approval.py",
     "tests/gateway_protocol/test_approval_in_client.py",
     "tests/gateway_protocol/test_e2e_hubitat.py",
