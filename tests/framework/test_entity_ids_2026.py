@@ -12,6 +12,7 @@ from collections import Counter
 from types import SimpleNamespace
 
 from awesomeversion import AwesomeVersion
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import __version__ as HA_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import (
@@ -20,7 +21,6 @@ from homeassistant.helpers import (
     entity_registry as er,
 )
 from homeassistant.util import slugify
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway.backends.entity import (
     AREA_FIRST_RELEASE,
@@ -72,7 +72,7 @@ def as_area_first(hass: HomeAssistant) -> None:
     assert area_leads_entity_ids(hass)
 
 
-def ids_area_first(hass: HomeAssistant, entry: MockConfigEntry) -> dict[str, tuple[str, str]]:
+def ids_area_first(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, tuple[str, str]]:
     """Unique id -> (the object id of a new entity built area first, the area's slug or ''):
     HA's own on a release that builds them so, else built as it would (area, then the
     friendly name, which joins device and entity name)."""
