@@ -40,6 +40,13 @@ def test_without_area() -> None:
     assert without_area("Kitchen", "Kitchenette Lamp") == "Kitchenette Lamp"
     assert without_area("Bedroom 1", "Bedroom 2 Lamp") == "Bedroom 2 Lamp"
     assert without_area(None, "Desk Lamp") == "Desk Lamp"
+    assert without_area("Rob's Flat", "Robs Flat Lamp") == "Robs Flat Lamp"
+    assert without_area("Rob's Flat", "Rob's flat Lamp") == "Lamp"
+    assert without_area("Living Room", "Living-Room Lights") == "Lights"
+    assert without_area("The Den", "The Den Lamp") == "Lamp"
+    assert without_area("Café", "Cafe Lamp") == "Lamp"
+    assert without_area("Kitchen", "Kitchens Lamp") == "Kitchens Lamp"
+    assert without_area("Bedroom 1", "Bedroom 1") == "Bedroom 1"
 
 
 def test_area_leads_on_the_releases_that_prefix_it(hass: HomeAssistant) -> None:

@@ -22,7 +22,7 @@ from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpda
 
 from ..core.compat import cached_translation
 from ..core.const import DOMAIN
-from ..core.words import words
+from ..core.words import split_words, unaccented
 from ..mcp.errors import (
     McpAuthError,
     McpConnectionError,
@@ -162,14 +162,26 @@ def area_leads_entity_ids(hass: HomeAssistant) -> bool:
 def without_area(area: str | None, name: str) -> str:
     """A device's name without the area it starts with, as often as it does ("Kitchen Desk
     Lamp" in the Kitchen: "Desk Lamp"; "Garage Garage Door" in the Garage: "Door"); never all
-    of the name (a device called "Kitchen" in the Kitchen keeps it)."""
-    if not area or not (area_words := words(area)):
+    of the name (a device called "Kitchen" in the Kitchen keeps it). Words compare as the
+    gateway splits them, case, accents and separators aside ("Rob's Flat", "living-room");
+    every word counts, filler words too ("The Den Lamp" in The Den: "Lamp")."""
+    if not area or not (area_words := _plain_words(area)):
         return name
-    name_words = name.split()
-    size = len(area_words)
-    while len(name_words) > size and words(" ".join(name_words[:size])) == area_words:
-        name_words = name_words[size:]
-    return " ".join(name_words)
+    tokens = name.split()
+    while True:
+        for size in range(1, len(tokens)):
+            lead = _plain_words(" ".join(tokens[:size]))
+            if lead == area_words:
+                tokens = tokens[size:]
+                break
+            if len(lead) >= len(area_words):
+                return " ".join(tokens)
+        else:
+            return " ".join(tokens)
+
+
+def _plain_words(text: str) -> list[str]:
+    return split_words(unaccented(text))
 
 
 def without_overlap(device_name: str | None, name: str) -> str | None:
