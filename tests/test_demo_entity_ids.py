@@ -33,8 +33,8 @@ async def demo(socket_enabled: None) -> AsyncIterator[DemoHome]:
 async def test_demo_ids_name_each_room_once(
     hass: HomeAssistant, hass_client: ClientSessionGenerator, demo: DemoHome, tmp_path: Path
 ) -> None:
-    """No entity id of the demo's three backends repeats its area: Homecast devices leave the
-    room out there, and no demo hub label starts with its room."""
+    """No entity id of the demo's three backends repeats its area: devices the integration
+    names leave the room out there, and no demo hub label starts with its room."""
     as_area_first(hass)
     assert await async_setup_component(hass, "config", {})
     assert await async_setup_component(hass, DOMAIN, {})
