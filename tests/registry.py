@@ -7,7 +7,8 @@ identifiers per config entry (deprecating `async_get_device`) and drops
 
 from __future__ import annotations
 
-from homeassistant.const import Platform
+from awesomeversion import AwesomeVersion
+from homeassistant.const import Platform, __version__ as HA_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import (
     area_registry as ar,
@@ -16,6 +17,18 @@ from homeassistant.helpers import (
 )
 
 from custom_components.mcp_gateway.core.const import DOMAIN
+
+# From HA 2026.6 a new entity id begins with its device's area: devices the integration names
+# leave out the room their name starts with.
+AREA_FIRST = AwesomeVersion(HA_VERSION) >= AwesomeVersion("2026.6")
+
+
+def in_room(room: str, name: str) -> str:
+    """The device name of an accessory named `name` in `room` on this release: without the
+    room it starts with where the area begins entity ids (the integration's `without_area`)."""
+    if AREA_FIRST and name.casefold().startswith(f"{room.casefold()} "):
+        return name[len(room) + 1 :]
+    return name
 
 
 def entity_id_of(hass: HomeAssistant, platform: Platform | str, unique_id: str) -> str:

@@ -62,6 +62,17 @@ def _unnatural(labels: list[str]) -> list[str]:
 
 def test_demo_hub_devices_have_names_a_person_gives() -> None:
     assert _unnatural(_labels(demo_hubitat())) == []
+    # None starts with its room, which HA 2026 puts before the device's name in entity ids.
+    hub = demo_hubitat()[HUB]
+    rooms = {
+        device.label: hub.room_of(device) for device in hub.devices.values() if device.selected
+    }
+    leading = [
+        label
+        for label, room in rooms.items()
+        if room is not None and label.casefold().startswith(room.name.casefold())
+    ]
+    assert leading == []
     # The simulator's own hub keeps what real hubs accumulate; the demo relabels that only.
     plain = _labels(hubitat_app(devices=40, seed=7, token="t", hub_name="Home Hub"))
     assert {"", "Lamp", "Garage Garage Door"} <= set(_unnatural(plain))

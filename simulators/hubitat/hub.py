@@ -390,6 +390,17 @@ class Hub:
         text = f"{device.display} {attr.name} is {value}{unit or ''}"
         event = Event(attr.name, str(value), unit, text, when, changed)
         device.events.append(event)
+        self._heard(device, when)
+        return event
+
+    def _heard(self, device: Device, when: datetime) -> None:
+        """The hub had a message from the device: its lastActivity (what
+        libraries/mcp-devices-lib.groovy safeLastActivity reads, `device.getLastActivity()`)
+        and the index `changedSince` walks.
+
+        Hub platform model, no upstream function: any message counts, a report that repeats
+        the value as much as one that changes it.
+        """
         device.last_activity = when
         entry = (epoch_ms(when), device.id)
         if not self._activity or entry >= self._activity[-1]:
@@ -400,12 +411,13 @@ class Hub:
             cut = len(self._activity) // 2
             self._activity_horizon = self._activity[cut][0]
             del self._activity[:cut]
-        return event
 
     def set_attribute(self, device_id: int, name: str, value: Any) -> Event | None:
         """Something happened at the device (a person, a sensor, a command taking effect).
 
-        Like the hub, a report that does not change the value makes no event, except buttons.
+        Like the hub, a report that does not change the value makes no event, except buttons;
+        the hub still heard the device (a thermostat answering a setpoint it already had), so
+        its lastActivity is renewed all the same.
 
         Hub platform model, no upstream function: a device event.
         """
@@ -415,9 +427,10 @@ class Hub:
             dtype = "NUMBER" if isinstance(value, int | float) else "STRING"
             attr = device.attributes[name] = Attribute(name, dtype, None)
         changed = attr.value != value
-        if not changed and name not in ALWAYS_EVENT:
-            return None
         when = self.now()
+        if not changed and name not in ALWAYS_EVENT:
+            self._heard(device, when)
+            return None
         attr.value, attr.date = value, when
         event = self._store_event(device, attr, value, when, True)
         self.notify()

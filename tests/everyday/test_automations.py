@@ -20,9 +20,14 @@ from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT
 from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
 from tests.approvals import open_approvals
 from tests.hubitat.sim import entity_id
+from tests.registry import in_room
 
 from .assistant import ROBS_FLAT, Home
 from .test_homes import accessory, device_shows, twins
+
+# Its device's name, as the approval and the explanation name it: without the room where
+# HA begins entity ids with the area.
+ROBS_LAMP = f"Rob's Flat {in_room('Kitchen', 'Kitchen Desk Lamp')}"
 
 
 @pytest.fixture(autouse=True)
@@ -94,7 +99,7 @@ async def test_kitchen_motion_turns_on_the_desk_lamp_at_robs_flat(
     # Nothing was saved before the approval; what the owner read names both backends.
     assert shown.startswith(
         "Create the automation 'Kitchen motion lights the desk lamp': When Kitchen Motion "
-        "Sensor (Hubitat) turns on, turn on Rob's Flat Kitchen Desk Lamp (Homecast)"
+        f"Sensor (Hubitat) turns on, turn on {ROBS_LAMP} (Homecast)"
     ), shown
     saved, is_error = await call
     assert not is_error, saved
@@ -152,9 +157,7 @@ async def test_why_did_the_kitchen_automation_not_run_then_delete_it(
     assert not is_error, why
     [run] = why["runs"]
     assert run["outcome"].startswith("triggered, but a condition was false")
-    assert run["false_conditions"] == [
-        "condition/0: Rob's Flat Kitchen Desk Lamp (Homecast) is unavailable"
-    ]
+    assert run["false_conditions"] == [f"condition/0: {ROBS_LAMP} (Homecast) is unavailable"]
     call = asyncio.get_running_loop().create_task(
         home.assistant.call("automations", {"action": "delete", "automation": "Kitchen lamp"})
     )

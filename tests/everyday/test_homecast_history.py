@@ -9,9 +9,14 @@ from typing import Any
 
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers import (
+    area_registry as ar,
+    device_registry as dr,
+    entity_registry as er,
+)
 import pytest
 
+from custom_components.mcp_gateway.backends.entity import without_area
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.core.settings import GatewaySettings
 from custom_components.mcp_gateway.permissions import visibility
@@ -32,11 +37,15 @@ def _hide_accessory(hass: HomeAssistant, words: str, home_name: str) -> str:
     )
     for device in homecast:
         parent = devices.async_get(device.via_device_id) if device.via_device_id else None
-        if (
-            parent is not None
-            and (parent.name or "").casefold() == home_name.casefold()
-            and words in (device.name or "").lower()
-        ):
+        if parent is None or (parent.name or "").casefold() != home_name.casefold():
+            continue
+        # The accessory's name: the device's without its home, with its room in front where
+        # HA 2026 (which begins entity ids with the area) has the device named without it.
+        area = ar.async_get(hass).async_get_area(device.area_id) if device.area_id else None
+        name = (device.name or "").removeprefix(f"{parent.name} ")
+        if area is not None and without_area(area.name, name) == name:
+            name = f"{area.name} {name}"
+        if words in name.lower():
             for entity in er.async_entries_for_device(registry, device.id):
                 async_expose_entity(hass, "conversation", entity.entity_id, False)
             return str(device.name)

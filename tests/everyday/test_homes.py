@@ -9,7 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers import (
+    area_registry as ar,
+    device_registry as dr,
+    entity_registry as er,
+)
 
 from .assistant import GEORGE_STREET, ROBS_FLAT, Home, at_home, entities, results
 
@@ -23,11 +27,22 @@ def home_of(hass: HomeAssistant, entity_id: str) -> str | None:
     return (parent.name_by_user or parent.name) if parent else None
 
 
+def area_of(hass: HomeAssistant, entity_id: str) -> str:
+    """The name of the area an entity is in (its device's), else ''."""
+    entry = er.async_get(hass).async_get(entity_id)
+    device = dr.async_get(hass).async_get(entry.device_id) if entry and entry.device_id else None
+    area_id = (entry.area_id if entry else None) or (device.area_id if device else None)
+    area = ar.async_get(hass).async_get_area(area_id) if area_id else None
+    return area.name if area else ""
+
+
 def twins(hass: HomeAssistant, domain: str, words: str) -> dict[str, str]:
-    """Home → entity id of the twins whose name has `words`."""
+    """Home → entity id of the twins whose name and area have `words` (HA 2026, which begins
+    entity ids with the area, has their devices named without the room)."""
     found = {}
     for state in hass.states.async_all(domain):
-        if words in str(state.attributes.get("friendly_name", "")).lower():
+        said = f"{area_of(hass, state.entity_id)} {state.attributes.get('friendly_name', '')}"
+        if set(words.split()) <= set(said.lower().split()):
             found[str(home_of(hass, state.entity_id))] = state.entity_id
     assert set(found) == {ROBS_FLAT, GEORGE_STREET}, found
     return found

@@ -28,13 +28,18 @@ from .conftest import Sim, SimFactory, setup_entry, token_entry
 _AREA_FIRST = AwesomeVersion(HA_VERSION) >= AwesomeVersion("2026.6")
 
 
-def _lamp_id(device_slug: str) -> str:
-    """The entity id HA gives a Kitchen Desk Lamp's light on this release."""
-    return f"light.{'kitchen_' if _AREA_FIRST else ''}{device_slug}"
+def _lamp_id(home_slug: str) -> str:
+    """The entity id HA gives a home's Kitchen Desk Lamp on this release: from 2026.6 the
+    area first, and the device named without it."""
+    if _AREA_FIRST:
+        return f"light.kitchen_{home_slug}_desk_lamp"
+    return f"light.{home_slug}_kitchen_desk_lamp"
 
 
-GEORGE_LAMP = _lamp_id("george_street_kitchen_desk_lamp")
-FLAT_LAMP = _lamp_id("rob_s_flat_kitchen_desk_lamp")
+GEORGE_LAMP = _lamp_id("george_street")
+FLAT_LAMP = _lamp_id("rob_s_flat")
+# The accessory's name, "Kitchen Desk Lamp", without its room where the area leads the id.
+_LAMP = "Desk Lamp" if _AREA_FIRST else "Kitchen Desk Lamp"
 
 REAL_FILE = DATA_DIR / "homecast_real.json"
 
@@ -103,7 +108,7 @@ def _lamps(hass: HomeAssistant, entry: MockConfigEntry) -> dict[str, str]:
     found = {}
     for item in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id):
         device = devices.async_get(item.device_id) if item.device_id else None
-        if item.domain == "light" and device and device.name.endswith("Kitchen Desk Lamp"):
+        if item.domain == "light" and device and device.name.endswith(_LAMP):
             found[item.entity_id] = device.name
     return found
 
@@ -113,12 +118,12 @@ async def test_twins_of_two_homes_carry_their_home(hass: HomeAssistant, real: Si
     them, carry the home: HA's own UI tells the twins apart. Unique ids stay the UUID tails."""
     entry = await _loaded(hass, real)
     assert _lamps(hass, entry) == {
-        GEORGE_LAMP: "George Street Kitchen Desk Lamp",
-        FLAT_LAMP: "Rob's Flat Kitchen Desk Lamp",
+        GEORGE_LAMP: f"George Street {_LAMP}",
+        FLAT_LAMP: f"Rob's Flat {_LAMP}",
     }
     state = hass.states.get(FLAT_LAMP)
     assert state is not None
-    assert state.attributes["friendly_name"] == "Rob's Flat Kitchen Desk Lamp"
+    assert state.attributes["friendly_name"] == f"Rob's Flat {_LAMP}"
     uid = er.async_get(hass).async_get(FLAT_LAMP).unique_id
     flat = next(h for h in real.state.homes if h.slug.startswith("rob"))
     lamp = next(a for a in flat.all_accessories() if a.name.endswith("Kitchen Desk Lamp"))
@@ -136,7 +141,8 @@ async def test_one_home_keeps_plain_names(
     flat = next(h for h in real.state.homes if h.slug.startswith("rob"))
     entry = token_entry(real, homes=[flat.uuid.lower()], **{CONF_SERVER: SERVER_COMMUNITY})
     await setup_entry(hass, entry)
-    assert _lamps(hass, entry) == {_lamp_id("kitchen_desk_lamp"): "Kitchen Desk Lamp"}
+    # On either HA: light.kitchen_desk_lamp (from 2026.6: the area, then "Desk Lamp").
+    assert _lamps(hass, entry) == {"light.kitchen_desk_lamp": _LAMP}
     result = await async_get_state(hass, _ctx(hass_admin_user), {"name": "kitchen desk lamp"})
     # One home: results do not name it.
     assert "home" not in result

@@ -35,7 +35,7 @@ from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.mcp.client import BearerAuth, McpClient
 from custom_components.mcp_gateway.mcp.errors import McpAuthError, McpProtocolError
 from simulators import DATA_DIR
-from tests.registry import device_of as registry_device
+from tests.registry import device_of as registry_device, in_room
 from tests.simulation import LoopbackServers
 
 from .conftest import TOKEN, Sim, SimFactory, device_of, entity_id, setup_entry, token_entry
@@ -113,7 +113,7 @@ async def test_real_capture_gives_readable_complete_devices(
     )
     assert pump is not None
     # Two homes: the device carries its home's name; the room stays its area.
-    assert pump.name == "George Street Bedroom 1 Air Conditioner"
+    assert pump.name == f"George Street {in_room('Bedroom 1', 'Bedroom 1 Air Conditioner')}"
     assert areas.async_get_area(pump.area_id).name == "Bedroom 1"  # type: ignore[arg-type, union-attr]
 
 

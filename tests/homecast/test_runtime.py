@@ -21,7 +21,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 from custom_components.mcp_gateway.backends.base import ToolTier
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
-from tests.registry import area_name
+from tests.registry import area_name, in_room
 
 from .conftest import (
     TOKEN,
@@ -57,10 +57,13 @@ async def test_setup_and_unload(hass: HomeAssistant, sim: Sim) -> None:
     devices = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
     lamp = device_of(sim, "light")
     # Two homes: an accessory's device carries its home's name.
-    ours = next(d for d in devices if d.name == f"{sim.state.homes[0].name} {lamp.name}")
+    room = sim.state.homes[0].room_of(lamp).name
+    ours = next(
+        d for d in devices if d.name == f"{sim.state.homes[0].name} {in_room(room, lamp.name)}"
+    )
     home_device = next(d for d in devices if d.name == sim.state.homes[0].name)
     assert ours.via_device_id == home_device.id
-    assert area_name(hass, ours) == sim.state.homes[0].room_of(lamp).name
+    assert area_name(hass, ours) == room
     assert sim.state.sessions
     assert await hass.config_entries.async_unload(entry.entry_id)
     assert entry.state is ConfigEntryState.NOT_LOADED
@@ -213,7 +216,7 @@ async def test_devices_come_and_go(
     target = entity_id(hass, entry, sim, kettle, "switch")
     assert hass.states.get(target).state in ("on", "off")
     devices = dr.async_get(hass)
-    kettle_name = f"{sim.state.homes[0].name} Kitchen Kettle"
+    kettle_name = f"{sim.state.homes[0].name} {in_room('Kitchen', 'Kitchen Kettle')}"
     assert any(
         d.name == kettle_name for d in dr.async_entries_for_config_entry(devices, entry.entry_id)
     )

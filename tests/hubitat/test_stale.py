@@ -11,11 +11,13 @@ from datetime import timedelta
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
+import pytest
 from pytest_homeassistant_custom_component.common import MockUser
 
 from custom_components.mcp_gateway.backends.hubitat.coordinator import QUIET_SILENCE
 from custom_components.mcp_gateway.core.localtime import local_iso
 from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
+from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
 
 from .conftest import Sim, SimFactory, entity_id, first, make_entry, setup_entry
 
@@ -100,3 +102,42 @@ async def test_the_demo_hub_marks_few_and_the_never_heard_sensor(
     assert item["state"] == "unknown"
     assert item["stale"]["since"] is None
     assert "never heard" in item["stale"]["note"]
+
+
+@pytest.mark.parametrize(("same", "queued"), [(False, False), (True, False), (True, True)])
+async def test_a_thermostat_written_to_is_no_longer_marked(
+    hass: HomeAssistant,
+    sim_factory: SimFactory,
+    hass_admin_user: MockUser,
+    same: bool,
+    queued: bool,
+) -> None:
+    """A thermostat silent past its usual time is marked; its answer to a setpoint command
+    renews its lastActivity at the hub, even when the setpoint was already what it had (the
+    device still answers, though the hub logs no event), and the read after it clears the mark.
+    `queued`: the device answers only after the write was confirmed from what the hub held."""
+    sim = await sim_factory(command_delay=None if queued else 0)
+    device = first(sim, "thermostat")
+    device.last_activity = sim.hub.now() - timedelta(days=3)
+    entry = make_entry(sim)
+    await setup_entry(hass, entry)
+    climate = entity_id(hass, sim, f"{device.id}_thermostat", "climate")
+    caller = _Caller(hass_admin_user)
+    result = await async_get_state(hass, caller, {"entity_ids": [climate]})
+    assert "stale" in result["entities"][0]
+    heat = device.value("heatingSetpoint")
+    # The setpoint it already has is given in °C (the hub's is °F).
+    wanted = round((heat - 32) * 5 / 9, 1) if same else (25 if heat != 77 else 24)
+    wrote = await async_set_state(
+        hass, caller, {"updates": [{"entity_id": climate, "temperature": wanted}]}
+    )
+    assert wrote["results"][0]["status"] == "done", wrote
+    if queued:
+        assert sim.hub.now() - device.last_activity > timedelta(days=2)
+        assert sim.hub.apply_pending() == 1  # the device answers
+        await entry.runtime_data.coordinator.async_read_changes()  # the next read
+    assert sim.hub.now() - device.last_activity < timedelta(minutes=1)
+    if same:
+        assert device.value("heatingSetpoint") == heat  # no change, so no event logged
+    result = await async_get_state(hass, caller, {"entity_ids": [climate]})
+    assert "stale" not in result["entities"][0], result

@@ -6,13 +6,15 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 import functools
-from typing import TYPE_CHECKING, Any, Concatenate, Protocol
+from typing import TYPE_CHECKING, Any, Concatenate, Final, Protocol
 
+from awesomeversion import AwesomeVersion
 from homeassistant.components.sensor import SensorDeviceClass
 from homeassistant.config_entries import ConfigEntry
-from homeassistant.const import Platform
-from homeassistant.core import callback
+from homeassistant.const import Platform, __version__ as HA_VERSION
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.typing import UNDEFINED
@@ -20,6 +22,7 @@ from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpda
 
 from ..core.compat import cached_translation
 from ..core.const import DOMAIN
+from ..core.words import split_words, unaccented
 from ..mcp.errors import (
     McpAuthError,
     McpConnectionError,
@@ -133,6 +136,52 @@ def shared_device_info(entry_uid: str, spec: DeviceSpec) -> DeviceInfo:
     full garbage collection walks. Not to be changed by whoever holds it.
     """
     return device_info(entry_uid, spec)
+
+
+# The first release whose entity registry begins a new entity id with the device's area
+# (home-assistant/core PR 170560, "Prefix area to entity ID").
+AREA_FIRST_RELEASE: Final = AwesomeVersion("2026.6.0")
+
+
+def area_leads_entity_ids(hass: HomeAssistant) -> bool:
+    """Whether HA builds a new entity id as area + device + entity name.
+
+    From 2026.6 it does. The registry's `_async_generate_entity_id` joins the parts its
+    settings' `entity_id_parts` name (None: its defaults, area, parent device, device, entity;
+    a user may leave the area out). 2025.4 has no such settings and builds the id from device
+    and entity name alone. A device name that starts with its area then reads it twice
+    (`light.kitchen_kitchen_desk_lamp`).
+    """
+    settings = getattr(er.async_get(hass), "settings", None)
+    if settings is None:
+        return AwesomeVersion(HA_VERSION) >= AREA_FIRST_RELEASE
+    parts = getattr(settings, "entity_id_parts", None)
+    return parts is None or "area" in {str(part) for part in parts}
+
+
+def without_area(area: str | None, name: str) -> str:
+    """A device's name without the area it starts with, as often as it does ("Kitchen Desk
+    Lamp" in the Kitchen: "Desk Lamp"; "Garage Garage Door" in the Garage: "Door"); never all
+    of the name (a device called "Kitchen" in the Kitchen keeps it). Words compare as the
+    gateway splits them, case, accents and separators aside ("Rob's Flat", "living-room");
+    every word counts, filler words too ("The Den Lamp" in The Den: "Lamp")."""
+    if not area or not (area_words := _plain_words(area)):
+        return name
+    tokens = name.split()
+    while True:
+        for size in range(1, len(tokens)):
+            lead = _plain_words(" ".join(tokens[:size]))
+            if lead == area_words:
+                tokens = tokens[size:]
+                break
+            if len(lead) >= len(area_words):
+                return " ".join(tokens)
+        else:
+            return " ".join(tokens)
+
+
+def _plain_words(text: str) -> list[str]:
+    return split_words(unaccented(text))
 
 
 def without_overlap(device_name: str | None, name: str) -> str | None:

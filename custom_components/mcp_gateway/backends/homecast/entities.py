@@ -61,7 +61,13 @@ from ...platforms.sensor import GatewaySensorDescription
 from ...platforms.switch import GatewaySwitchDescription
 from ...platforms.text import GatewayTextDescription
 from ...platforms.valve import GatewayValveDescription
-from ..entity import DeviceSpec, EntitySpec, GatewayEntityDescription
+from ..entity import (
+    DeviceSpec,
+    EntitySpec,
+    GatewayEntityDescription,
+    area_leads_entity_ids,
+    without_area,
+)
 from .api import NO_ROOM, Accessory, Home, HomecastState, accessory_device_key
 from .const import CONF_SERVER, SERVER_COMMUNITY
 from .scenes import home_device_key, scene_key
@@ -1252,6 +1258,12 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
     # Two homes often hold the same accessories ("Kitchen Desk Lamp" in each): their devices,
     # and so the entities named after them, carry the home's name.
     several = len(data.homes) > 1
+    # Where HA begins entity ids with the area (the room), the device is named without the
+    # room its name starts with, as Apple's Home app shows it in its room: "George Street Desk
+    # Lamp" in the Kitchen gives light.kitchen_george_street_desk_lamp, not
+    # light.kitchen_george_street_kitchen_desk_lamp. The gateway finds it by the room's words
+    # all the same (its area's name is among an entity's words).
+    area_first = area_leads_entity_ids(coordinator.hass)
     for home_uuid, home in data.homes.items():
         home_device = DeviceSpec(
             key=home_device_key(home),
@@ -1263,7 +1275,7 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
         for acc in home.accessories.values():
             device = DeviceSpec(
                 key=accessory_device_key(home, acc),
-                name=home_named(home.name, acc.name) if several else acc.name,
+                name=_device_name(home, acc, several=several, area_first=area_first),
                 manufacturer="Homecast" if acc.virtual is not None else MANUFACTURER,
                 model=_model(acc),
                 # A virtual accessory without a room is listed under "unknown_0000".
@@ -1321,6 +1333,15 @@ def derive_specs(coordinator: HomecastCoordinator) -> list[EntitySpec]:
             seen.add((spec.platform, spec.key))
             unique.append(spec)
     return unique
+
+
+def _device_name(home: Home, acc: Accessory, *, several: bool, area_first: bool) -> str:
+    """An accessory's device name: without its room where HA begins entity ids with the room
+    (its area), with its home first in an account of several homes."""
+    name = acc.name
+    if area_first and acc.room_key != NO_ROOM:
+        name = without_area(acc.room_name, name)
+    return home_named(home.name, name) if several else name
 
 
 def home_named(home: str, name: str) -> str:
