@@ -171,7 +171,7 @@ def _page_items(
     writers = _writers(tuple(item_fields))
     cache = _read_cache(hass)
     tz = dt_util.get_default_time_zone()
-    heard = _Heard(hass, dt_util.utcnow(), tz, cache.keys) if "state" in item_fields else None
+    heard = _Heard(hass, dt_util.utcnow(), tz, cache) if "state" in item_fields else None
     entities: list[dict[str, Any]] = []
     measured = 0
     size = 0.0
@@ -225,23 +225,25 @@ def _add_page_notes(
 
 class _Heard:
     """Which entities' devices are silent, for one page: each backend's runtime found once per
-    page, each entity's key in it once per registry change (`keys`, kept across reads), the
-    backend asked only whether the device is silent."""
+    page, each entity's key in it once per registry change (`keys`, kept across reads), and
+    its silence once per backend data and until the clock may change it (`silences`)."""
 
-    def __init__(
-        self, hass: HomeAssistant, now: datetime, tz: tzinfo, keys: dict[str, _SpecKey]
-    ) -> None:
+    def __init__(self, hass: HomeAssistant, now: datetime, tz: tzinfo, cache: _ReadCache) -> None:
         self.hass = hass
         self.now = now
         self.tz = tz
-        self._keys = keys
-        self._runtimes: dict[str, BackendRuntime | None] = {}
+        self._keys = cache.keys
+        self._silences = cache.silences
+        self._runtimes: dict[str, tuple[BackendRuntime | None, object | None]] = {}
 
     def silence(self, ref: EntityRef) -> Silence | None:
         """The entity's device silent for longer than its kind goes (None: not, or unknown)."""
         entry_id = ref.backend.entry.entry_id
-        if (runtime := self._runtimes.get(entry_id, _UNSEEN)) is _UNSEEN:
-            runtime = self._runtimes[entry_id] = ref.backend.runtime
+        if (seen := self._runtimes.get(entry_id)) is None:
+            found_runtime = ref.backend.runtime
+            epoch = found_runtime.silence_epoch() if found_runtime is not None else None
+            seen = self._runtimes[entry_id] = (found_runtime, epoch)
+        runtime, epoch = seen
         if runtime is None:
             return None
         known = self._keys.get(ref.entity_id)
@@ -252,13 +254,29 @@ class _Heard:
                 spec_key(self.hass, runtime, ref),
             )
         found = known[2]
-        return None if found is None else runtime.silence(*found, self.now)
+        if found is None:
+            return None
+        if epoch is None:
+            return runtime.silence(*found, self.now)
+        kept = self._silences.get(ref.entity_id)
+        if (
+            kept is not None
+            and kept[0] is epoch
+            and kept[1] is found
+            and (kept[3] is None or self.now <= kept[3])
+        ):
+            return kept[2]
+        silence, until = runtime.silence_until(*found, self.now)
+        self._silences[ref.entity_id] = (epoch, found, silence, until)
+        return silence
 
 
 # An entity's key in its backend, as found for a runtime (weakly: a removed entry's runtime
 # is not kept alive by it) and unique id.
 _SpecKey = tuple[weakref.ref[BackendRuntime], str, tuple[Platform, str] | None]
-_UNSEEN: Final[Any] = object()
+# An entity's silence as its backend said it: for that data (the epoch) and key, until when
+# the clock alone may change it (None: it cannot).
+_KeptSilence = tuple[object, tuple[Platform, str], Silence | None, datetime | None]
 
 
 def _mark_stale(
@@ -275,7 +293,7 @@ def history_stale_marker(hass: HomeAssistant) -> Callable[[EntityRef, dict[str, 
     """Marks a history answer's entity whose device is silent as get_state marks its state:
     no change from a device nobody hears from is not "nothing happened"."""
     cache = _read_cache(hass)
-    heard = _Heard(hass, dt_util.utcnow(), dt_util.get_default_time_zone(), cache.keys)
+    heard = _Heard(hass, dt_util.utcnow(), dt_util.get_default_time_zone(), cache)
     return functools.partial(_mark_stale, heard, history=True)
 
 
@@ -338,11 +356,12 @@ class _Marks:
 
 class _ReadCache:
     """What reads keep of each entity between them, by entity id: its state's _Marks, and
-    its key in its backend (for the stale marks)."""
+    its key in its backend and its silence there (for the stale marks)."""
 
     def __init__(self) -> None:
         self.marks: dict[str, _Marks] = {}
         self.keys: dict[str, _SpecKey] = {}
+        self.silences: dict[str, _KeptSilence] = {}
 
     def marks_of(self, state: State, tz: tzinfo) -> _Marks:
         """The state's marks, worked out again only when the state (or HA's zone) changed."""
@@ -351,6 +370,7 @@ class _ReadCache:
             if len(self.marks) >= _KEPT:
                 self.marks.clear()  # entities removed or renamed long ago: start afresh
                 self.keys.clear()
+                self.silences.clear()
             attributes = state.attributes
             marks = self.marks[state.entity_id] = _Marks(
                 state,
