@@ -168,7 +168,12 @@ def _page_items(
     """The page's entities, projected, until the page is about STATE_PAGE_CHARS long."""
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     devices = dr.async_get(hass)
-    writers = _writers(tuple(item_fields))
+    fields = tuple(item_fields)
+    writers = _writers(fields)
+    # Fields read from the state and the few page-wide names below only: each entity's item
+    # is built once per state change and copied on later reads.
+    kept = _KEPT_FIELDS.issuperset(fields)
+    with_area, with_home, with_backend = ("area" in fields, "home" in fields, "backend" in fields)
     cache = _read_cache(hass)
     tz = dt_util.get_default_time_zone()
     heard = _Heard(hass, dt_util.utcnow(), tz, cache) if "state" in item_fields else None
@@ -180,10 +185,26 @@ def _page_items(
             break
         state = hass.states.get(ref.entity_id)
         marks = cache.marks_of(state, tz) if state is not None else None
-        source = _Source(hass, ref, state, marks, area_names, devices)
-        item: dict[str, Any] = {"entity_id": ref.entity_id}
-        for write in writers:
-            write(item, source)
+        if kept and marks is not None:
+            # What the item says besides its state: a rename of its area, home or backend
+            # is a different item.
+            names = (
+                area_names.get(ref.area_id) if with_area and ref.area_id else None,
+                ref.home(hass) if with_home else None,
+                ref.backend.gateway_name if with_backend else None,
+            )
+            known = cache.items.get(ref.entity_id)
+            if (
+                known is None
+                or known.marks is not marks
+                or known.fields != fields
+                or known.names != names
+            ):
+                built = _build_item(_Source(hass, ref, state, marks, area_names, devices), writers)
+                known = cache.items[ref.entity_id] = _Item(marks, fields, names, built)
+            item = known.item.copy()
+        else:
+            item = _build_item(_Source(hass, ref, state, marks, area_names, devices), writers)
         if heard is not None and "state" in item:
             _mark_stale(heard, ref, item)
         # Every SIZE_SAMPLE-th item is measured and each counts as the mean of those: the
@@ -193,6 +214,14 @@ def _page_items(
         size += measured / (index // SIZE_SAMPLE + 1)
         entities.append(item)
     return entities
+
+
+def _build_item(source: _Source, writers: Sequence[_Writer]) -> dict[str, Any]:
+    """One entity with the page's fields, in the page's order."""
+    item: dict[str, Any] = {"entity_id": source.ref.entity_id}
+    for write in writers:
+        write(item, source)
+    return item
 
 
 def _page_head(
@@ -354,12 +383,24 @@ class _Marks:
     levels: dict[str, Any]
 
 
+@dataclass(slots=True)
+class _Item:
+    """One entity as a page of these fields showed it, for these marks (its State) and these
+    names of its area, home and backend; copied into every answer, never handed out."""
+
+    marks: _Marks
+    fields: tuple[str, ...]
+    names: tuple[str | None, str | None, str | None]
+    item: dict[str, Any]
+
+
 class _ReadCache:
-    """What reads keep of each entity between them, by entity id: its state's _Marks, and
-    its key in its backend and its silence there (for the stale marks)."""
+    """What reads keep of each entity between them, by entity id: its state's _Marks, its
+    last item, its key in its backend and its silence there (for the stale marks)."""
 
     def __init__(self) -> None:
         self.marks: dict[str, _Marks] = {}
+        self.items: dict[str, _Item] = {}
         self.keys: dict[str, _SpecKey] = {}
         self.silences: dict[str, _KeptSilence] = {}
 
@@ -369,6 +410,7 @@ class _ReadCache:
         if marks is None or marks.state is not state or marks.tz is not tz:
             if len(self.marks) >= _KEPT:
                 self.marks.clear()  # entities removed or renamed long ago: start afresh
+                self.items.clear()
                 self.keys.clear()
                 self.silences.clear()
             attributes = state.attributes
@@ -449,6 +491,13 @@ def _write_state(item: dict[str, Any], source: _Source) -> None:
 def _write_unit(item: dict[str, Any], source: _Source) -> None:
     if source.marks is not None and (unit := source.marks.unit) is not None:
         item["unit"] = unit
+
+
+# Fields whose values follow from the entity's marks (its State), its id and the names of
+# its area, home and backend: an item of only these is kept between reads.
+_KEPT_FIELDS: Final = frozenset(
+    {"entity_id", "name", "state", "levels", "unit", "area", "home", "backend", "domain"}
+)
 
 
 # The default fields read straight from the marks: one call per field of every entity.
