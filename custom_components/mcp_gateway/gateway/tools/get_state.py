@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 import functools
+import itertools
 from typing import TYPE_CHECKING, Any, Final
 import weakref
 
@@ -245,7 +246,8 @@ def _add_page_notes(
     total: int,
 ) -> None:
     """Each level's unit once per page, not per entity; where the next page starts."""
-    shown = {key for item in entities for key in item if key in LEVEL_NAMES}
+    # The keys of every item in one C-level pass, not a Python test per key.
+    shown = LEVEL_NAMES.intersection(itertools.chain.from_iterable(entities))
     if units := level_units(sorted(shown), hass.config.units.temperature_unit):
         result["units"] = units
     if offset + len(entities) < total:
