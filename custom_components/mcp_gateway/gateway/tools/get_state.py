@@ -181,12 +181,12 @@ def _page_items(
     entities: list[dict[str, Any]] = []
     measured = 0
     size = 0.0
+    state_of, kept_item = hass.states.get, cache.items.get
     for index, ref in enumerate(page):
         if entities and size > STATE_PAGE_CHARS:
             break
-        state = hass.states.get(ref.entity_id)
-        marks = cache.marks_of(state, tz) if state is not None else None
-        if kept and marks is not None:
+        state = state_of(ref.entity_id)
+        if kept and state is not None:
             # What the item says besides its state: a rename of its area, home or backend
             # is a different item.
             names = (
@@ -194,18 +194,22 @@ def _page_items(
                 ref.home(hass) if with_home else None,
                 ref.backend.gateway_name if with_backend else None,
             )
-            known = cache.items.get(ref.entity_id)
+            known = kept_item(ref.entity_id)
+            # Its marks are of this State in this zone: what marks_of would give.
             if (
                 known is None
-                or known.marks is not marks
+                or known.marks.state is not state
+                or known.marks.tz is not tz
                 or known.fields != fields
                 or known.names != names
             ):
+                marks = cache.marks_of(state, tz)
                 built = _build_item(_Source(hass, ref, state, marks, area_names, devices), writers)
                 known = cache.items[ref.entity_id] = _Item(marks, fields, names, built)
             item = known.item.copy()
         else:
-            item = _build_item(_Source(hass, ref, state, marks, area_names, devices), writers)
+            shown = cache.marks_of(state, tz) if state is not None else None
+            item = _build_item(_Source(hass, ref, state, shown, area_names, devices), writers)
         if heard is not None and "state" in item:
             _mark_stale(heard, ref, item)
         # Every SIZE_SAMPLE-th item is measured and each counts as the mean of those: the
