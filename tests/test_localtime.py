@@ -9,6 +9,7 @@ from homeassistant.core import HomeAssistant, State
 import pytest
 
 from custom_components.mcp_gateway.core.localtime import (
+    ISO_INSTANT,
     local_iso,
     local_iso_text,
     local_state,
@@ -63,6 +64,26 @@ def test_localize_text_and_json() -> None:
         "b": {"c": "2026-11-30T06:45:00+01:00"},
     }
     assert value["a"][0] == "2026-11-30T05:45:00Z"  # a copy
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"lastActivity":"2026-11-30T05:45:00+0000","level":50}',
+        "alarm at 2026-11-30 05:45:00.000-0600, rang at 2026-11-30T05:46Z.",
+        "2026-11-30T05:45+01:00",
+        '{"date":"2026-11-30","time":"05:45","id":"12-30-40"}',
+        "no instant: 2026-11-30T05:45 (naive), 2026-13-30T05:45:00Z (month 13)",
+        "",
+    ],
+)
+def test_localize_text_finds_what_the_full_pattern_finds(text: str) -> None:
+    """The quick look for a date and time before the full pattern changes nothing: every
+    text is localized exactly as the pattern alone does, and one without is returned as is."""
+    expected = ISO_INSTANT.sub(lambda match: local_iso_text(match.group(0), BERLIN), text)
+    assert localize_text(text, BERLIN) == expected
+    if not ISO_INSTANT.search(text):
+        assert localize_text(text, BERLIN) is text
 
 
 def test_local_state() -> None:

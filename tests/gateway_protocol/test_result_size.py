@@ -38,13 +38,20 @@ def test_size_estimate_is_close_to_the_encoding(result: dict[str, Any]) -> None:
 
 
 def test_text_results_are_not_encoded_to_be_measured() -> None:
-    """A text-only result is measured from its text: the encoder is never called."""
+    """A text-only result is measured from its text: the encoder sees the string alone,
+    never the result or its parts."""
+    seen: list[Any] = []
 
-    def refuse(value: Any) -> bytes:
-        raise AssertionError("encoded to be measured")
+    def strings_only(value: Any) -> bytes:
+        if not isinstance(value, str):
+            raise AssertionError("encoded to be measured")
+        seen.append(value)
+        return _encoded(value)
 
-    result = {"content": [{"type": "text", "text": "x" * 10_000}], "isError": False}
-    assert server_module._result_size(result, refuse) >= 10_000
+    text = 'a "quoted" line\n' * 1_000
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    assert server_module._result_size(result, strings_only) >= len(_encoded(text))
+    assert seen == [text]
 
 
 @pytest.mark.parametrize(

@@ -86,3 +86,22 @@ async def test_the_whole_home_follows_the_registries(
     entities.async_update_entity(LAMP, new_unique_id=f"{entry.unique_id}_moved")
     indexed = EntityIndex.get(hass).entities([fake_entry.entry_id], entity_ids=[LAMP])
     assert [entity.unique_id for entity in indexed] == [f"{entry.unique_id}_moved"]
+
+
+async def test_a_renamed_area_shows_in_the_next_read(
+    hass: HomeAssistant, fake_entry: MockConfigEntry, hass_admin_user: MockUser
+) -> None:
+    """An entity's item is kept while its State is the same, but not past a new name of its
+    area (the State stays the same object)."""
+    ctx = Ctx(user=hass_admin_user)
+    state = hass.states.get(LAMP)
+    assert _item(await async_get_state(hass, ctx, {}), LAMP)["area"] == "Office"
+    areas = ar.async_get(hass)
+    office = areas.async_get_area_by_name("Office")
+    assert office is not None
+    areas.async_update(office.id, name="Back office")
+    assert _item(await async_get_state(hass, ctx, {}), LAMP)["area"] == "Back office"
+    assert hass.states.get(LAMP) is state
+    # Handed-out items are copies: changing one changes no later answer.
+    _item(await async_get_state(hass, ctx, {}), LAMP)["name"] = "changed"
+    assert _item(await async_get_state(hass, ctx, {}), LAMP)["name"] != "changed"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 import pytest
@@ -19,7 +20,7 @@ from custom_components.mcp_gateway.core.localtime import local_iso
 from custom_components.mcp_gateway.gateway.tools.get_state import async_get_state
 from custom_components.mcp_gateway.gateway.tools.set_state import async_set_state
 
-from .conftest import Sim, SimFactory, entity_id, first, make_entry, setup_entry
+from .conftest import Sim, SimFactory, entity_id, first, make_entry, poll, setup_entry
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,43 @@ async def test_marks_follow_how_long_each_kind_normally_goes(
     assert "checks in within 2 days" in stale["note"]
     for other in (plug, mode):
         assert "stale" not in items[other]
+
+
+async def test_the_mark_follows_the_clock_and_the_devices_word_read_after_read(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, sim: Sim, hass_admin_user: MockUser
+) -> None:
+    """Reads keep what they learned of a device's silence, never past a change: a battery
+    sensor quiet for 47 hours is not marked, two hours later (nothing new from the hub) it
+    is, and once the hub hears from it (its battery, not the door's state) it is not."""
+    device = first(sim, "contact")
+    heard = sim.hub.now() - timedelta(hours=47)
+    device.last_activity = heard
+    await setup_entry(hass, make_entry(sim))
+    door = entity_id(hass, sim, f"{device.id}_contact", "binary_sensor")
+    caller = _Caller(hass_admin_user)
+
+    async def door_item() -> dict[str, object]:
+        result = await async_get_state(hass, caller, {"entity_ids": [door]})
+        item: dict[str, object] = result["entities"][0]
+        return item
+
+    assert "stale" not in await door_item()
+    assert "stale" not in await door_item()
+    door_state = hass.states.get(door)
+    freezer.tick(timedelta(hours=2))
+    marked = await door_item()
+    assert hass.states.get(door) is door_state  # no poll: only the clock moved
+    assert marked["stale"] == {
+        "since": local_iso(heard.replace(microsecond=0)),
+        "note": marked["stale"]["note"],  # type: ignore[index]
+    }
+    assert "stale" in await door_item()
+
+    battery = device.attributes["battery"].value
+    assert sim.hub.set_attribute(device.id, "battery", battery - 1) is not None
+    await poll(hass, freezer)
+    assert hass.states.get(door) is door_state  # the door's state is the same object
+    assert "stale" not in await door_item()
 
 
 async def test_a_quiet_device_silent_for_weeks_is_marked(

@@ -300,6 +300,19 @@ class BackendRuntime(ABC):
             return None
         return Silence(heard, SILENT_AFTER)
 
+    def silence_epoch(self) -> object | None:
+        """A token that stays the same object for as long as what `silence` reads besides the
+        clock (the backend's data) does: readers keep each entity's `silence_until` that
+        long. None (the default): not known, `silence` is asked on every read."""
+        return None
+
+    def silence_until(
+        self, platform: Platform, key: str, now: datetime
+    ) -> tuple[Silence | None, datetime | None]:
+        """`silence` at `now`, and the moment after which the clock alone may change it
+        (None: it cannot) while `silence_epoch` stays the same. By default: only at `now`."""
+        return self.silence(platform, key, now), now
+
     def device_reading(self, platform: Platform, key: str, unit: str) -> str | None:
         """What the device behind an entity reports in its own unit where that is not Home
         Assistant's temperature unit `unit`, in both ("heatingSetpoint 69.8 °F (21.0 °C)");

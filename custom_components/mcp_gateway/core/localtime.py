@@ -27,6 +27,11 @@ ISO_INSTANT = re.compile(
     r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})(?![\w:])"
 )
 
+# What every such instant holds (a date and the start of its time, "-05-06T"): a search the
+# engine runs as a fast scan, where ISO_INSTANT is tried at each position of a text (a
+# backend's answer of a few KB without instants took ~20 µs, this <1 µs).
+_DATE_TIME: Final = re.compile(r"-\d\d-\d\d[T ]")
+
 
 def local_iso(when: datetime, tz: tzinfo | None = None) -> str:
     """An aware datetime in `tz` (default Home Assistant's zone) as ISO 8601 with offset."""
@@ -46,6 +51,8 @@ def local_iso_text(text: str, tz: tzinfo | None = None) -> str:
 
 def localize_text(text: str, tz: tzinfo | None = None) -> str:
     """Every ISO instant with offset inside free text, shown in `tz`."""
+    if _DATE_TIME.search(text) is None:
+        return text
     return ISO_INSTANT.sub(lambda match: local_iso_text(match.group(0), tz), text)
 
 

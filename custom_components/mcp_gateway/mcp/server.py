@@ -832,14 +832,15 @@ def _plain_text(part: Any) -> str | None:
 def _result_size(result: CallToolResult, dumps: Callable[[Any], bytes]) -> int:
     """About the encoded size of a tool result, without encoding it a first time.
 
-    Text parts (most results are one) are measured as they will be escaped; only other parts
-    and structuredContent are encoded to be measured. The view encodes the response once.
+    Text parts (most results are one) are measured as their string encodes, escapes and
+    all (one pass in the encoder: measuring the UTF-8 and counting the characters to escape
+    took four times as long); only other parts and structuredContent are encoded whole to
+    be measured. The view encodes the response once.
     """
     size = 64
     for part in result["content"]:
         if (text := _plain_text(part)) is not None:
-            size += 32 + len(text.encode()) + text.count('"') + text.count("\\")
-            size += text.count("\n")
+            size += 30 + len(dumps(text))  # the string's two quotes included
         else:
             size += len(dumps(part))
     if "structuredContent" in result:

@@ -178,6 +178,9 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
         # poll reads them even if `changedSince` no longer lists them.
         self._unconfirmed: dict[str, _Expected] = {}
         self._heard: dict[str, tuple[HubitatDevice, datetime | None]] = {}
+        # A token per snapshot, for readers that keep silences while the data stays the same.
+        self._epoch_of: HubitatData | None = None
+        self._epoch = object()
         # The same for mode and HSM: the next poll reads them even without a location event.
         self._unconfirmed_location: dict[str, int] = {}
         # Reads of mode and HSM so far, to tell whether a poll already read one.
@@ -804,6 +807,25 @@ class HubitatCoordinator(BackendCoordinator[HubitatData]):
             return None
         usual = usual_silence(device)
         return Silence(heard, usual) if now - heard > usual else None
+
+    def silence_epoch(self) -> object:
+        """The same object while the snapshot is (a new one may have new records)."""
+        if self._epoch_of is not self.data:
+            self._epoch_of, self._epoch = self.data, object()
+        return self._epoch
+
+    def silence_until(
+        self, device_key: str, now: datetime
+    ) -> tuple[Silence | None, datetime | None]:
+        """`silence`, and the moment after which the clock alone makes a quiet device silent
+        (None: never, while this snapshot lasts: a silent device stays so until a new record)."""
+        if (silence := self.silence(device_key, now)) is not None:
+            return silence, None
+        data: HubitatData | None = self.data
+        device = data.devices.get(device_key) if data is not None else None
+        if device is None or (heard := self.last_heard(device_key)) is None:
+            return None, None
+        return None, heard + usual_silence(device)
 
     def apply(
         self, device_id: str, sent: Mapping[str, Any] | None = None, /, **attributes: Any

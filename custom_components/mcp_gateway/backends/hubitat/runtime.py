@@ -331,6 +331,19 @@ class HubitatRuntime(BackendRuntime):
         spec = self.publisher.spec(platform, key)
         return None if spec is None else self.coordinator.silence(spec.device.key, now)
 
+    def silence_epoch(self) -> object | None:
+        """The coordinator's snapshot token: silences hold while it is the same."""
+        return self.coordinator.silence_epoch()
+
+    def silence_until(
+        self, platform: Platform, key: str, now: datetime
+    ) -> tuple[Silence | None, datetime | None]:
+        """`silence`, and when the clock alone may change it (None: not)."""
+        spec = self.publisher.spec(platform, key)
+        if spec is None:
+            return None, now  # an entity the publisher does not know (yet): ask again
+        return self.coordinator.silence_until(spec.device.key, now)
+
     async def async_list_tools(self) -> list[dict[str, Any]]:
         """All tools one level deep: core tools plus every gateway's sub-tools (cached)."""
         listed = await self.client.list_tools()

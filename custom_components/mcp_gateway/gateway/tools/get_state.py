@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 import functools
+import itertools
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import weakref
 
@@ -179,22 +180,47 @@ def _page_items(
     """The page's entities, projected, until the page is about STATE_PAGE_CHARS long."""
     area_names = {area.id: area.name for area in ar.async_get(hass).async_list_areas()}
     devices = dr.async_get(hass)
-    writers = _writers(tuple(item_fields))
+    fields = tuple(item_fields)
+    writers = _writers(fields)
+    # Fields read from the state and the few page-wide names below only: each entity's item
+    # is built once per state change and copied on later reads.
+    kept = _KEPT_FIELDS.issuperset(fields)
+    with_area, with_home, with_backend = ("area" in fields, "home" in fields, "backend" in fields)
     cache = _read_cache(hass)
     tz = dt_util.get_default_time_zone()
-    heard = _Heard(hass, dt_util.utcnow(), tz, cache.keys) if "state" in item_fields else None
+    heard = _Heard(hass, dt_util.utcnow(), tz, cache) if "state" in item_fields else None
     entities: list[dict[str, Any]] = []
     measured = 0
     size = 0.0
+    state_of, kept_item = hass.states.get, cache.items.get
     for index, ref in enumerate(page):
         if entities and size > STATE_PAGE_CHARS:
             break
-        state = hass.states.get(ref.entity_id)
-        marks = cache.marks_of(state, tz) if state is not None else None
-        source = _Source(hass, ref, state, marks, area_names, devices)
-        item: dict[str, Any] = {"entity_id": ref.entity_id}
-        for write in writers:
-            write(item, source)
+        state = state_of(ref.entity_id)
+        if kept and state is not None:
+            # What the item says besides its state: a rename of its area, home or backend
+            # is a different item.
+            names = (
+                area_names.get(ref.area_id) if with_area and ref.area_id else None,
+                ref.home(hass) if with_home else None,
+                ref.backend.gateway_name if with_backend else None,
+            )
+            known = kept_item(ref.entity_id)
+            # Its marks are of this State in this zone: what marks_of would give.
+            if (
+                known is None
+                or known.marks.state is not state
+                or known.marks.tz is not tz
+                or known.fields != fields
+                or known.names != names
+            ):
+                marks = cache.marks_of(state, tz)
+                built = _build_item(_Source(hass, ref, state, marks, area_names, devices), writers)
+                known = cache.items[ref.entity_id] = _Item(marks, fields, names, built)
+            item = known.item.copy()
+        else:
+            shown = cache.marks_of(state, tz) if state is not None else None
+            item = _build_item(_Source(hass, ref, state, shown, area_names, devices), writers)
         if heard is not None and "state" in item:
             _mark_stale(heard, ref, item)
         # Every SIZE_SAMPLE-th item is measured and each counts as the mean of those: the
@@ -204,6 +230,14 @@ def _page_items(
         size += measured / (index // SIZE_SAMPLE + 1)
         entities.append(item)
     return entities
+
+
+def _build_item(source: _Source, writers: Sequence[_Writer]) -> dict[str, Any]:
+    """One entity with the page's fields, in the page's order."""
+    item: dict[str, Any] = {"entity_id": source.ref.entity_id}
+    for write in writers:
+        write(item, source)
+    return item
 
 
 def _page_head(
@@ -227,7 +261,8 @@ def _add_page_notes(
     total: int,
 ) -> None:
     """Each level's unit once per page, not per entity; where the next page starts."""
-    shown = {key for item in entities for key in item if key in LEVEL_NAMES}
+    # The keys of every item in one C-level pass, not a Python test per key.
+    shown = LEVEL_NAMES.intersection(itertools.chain.from_iterable(entities))
     if units := level_units(sorted(shown), hass.config.units.temperature_unit):
         result["units"] = units
     if offset + len(entities) < total:
@@ -236,23 +271,25 @@ def _add_page_notes(
 
 class _Heard:
     """Which entities' devices are silent, for one page: each backend's runtime found once per
-    page, each entity's key in it once per registry change (`keys`, kept across reads), the
-    backend asked only whether the device is silent."""
+    page, each entity's key in it once per registry change (`keys`, kept across reads), and
+    its silence once per backend data and until the clock may change it (`silences`)."""
 
-    def __init__(
-        self, hass: HomeAssistant, now: datetime, tz: tzinfo, keys: dict[str, _SpecKey]
-    ) -> None:
+    def __init__(self, hass: HomeAssistant, now: datetime, tz: tzinfo, cache: _ReadCache) -> None:
         self.hass = hass
         self.now = now
         self.tz = tz
-        self._keys = keys
-        self._runtimes: dict[str, BackendRuntime | None] = {}
+        self._keys = cache.keys
+        self._silences = cache.silences
+        self._runtimes: dict[str, tuple[BackendRuntime | None, object | None]] = {}
 
     def silence(self, ref: EntityRef) -> Silence | None:
         """The entity's device silent for longer than its kind goes (None: not, or unknown)."""
         entry_id = ref.backend.entry.entry_id
-        if (runtime := self._runtimes.get(entry_id, _UNSEEN)) is _UNSEEN:
-            runtime = self._runtimes[entry_id] = ref.backend.runtime
+        if (seen := self._runtimes.get(entry_id)) is None:
+            found_runtime = ref.backend.runtime
+            epoch = found_runtime.silence_epoch() if found_runtime is not None else None
+            seen = self._runtimes[entry_id] = (found_runtime, epoch)
+        runtime, epoch = seen
         if runtime is None:
             return None
         known = self._keys.get(ref.entity_id)
@@ -263,13 +300,29 @@ class _Heard:
                 spec_key(self.hass, runtime, ref),
             )
         found = known[2]
-        return None if found is None else runtime.silence(*found, self.now)
+        if found is None:
+            return None
+        if epoch is None:
+            return runtime.silence(*found, self.now)
+        kept = self._silences.get(ref.entity_id)
+        if (
+            kept is not None
+            and kept[0] is epoch
+            and kept[1] is found
+            and (kept[3] is None or self.now <= kept[3])
+        ):
+            return kept[2]
+        silence, until = runtime.silence_until(*found, self.now)
+        self._silences[ref.entity_id] = (epoch, found, silence, until)
+        return silence
 
 
 # An entity's key in its backend, as found for a runtime (weakly: a removed entry's runtime
 # is not kept alive by it) and unique id.
 _SpecKey = tuple[weakref.ref[BackendRuntime], str, tuple[Platform, str] | None]
-_UNSEEN: Final[Any] = object()
+# An entity's silence as its backend said it: for that data (the epoch) and key, until when
+# the clock alone may change it (None: it cannot).
+_KeptSilence = tuple[object, tuple[Platform, str], Silence | None, datetime | None]
 
 
 def _mark_stale(
@@ -286,7 +339,7 @@ def history_stale_marker(hass: HomeAssistant) -> Callable[[EntityRef, dict[str, 
     """Marks a history answer's entity whose device is silent as get_state marks its state:
     no change from a device nobody hears from is not "nothing happened"."""
     cache = _read_cache(hass)
-    heard = _Heard(hass, dt_util.utcnow(), dt_util.get_default_time_zone(), cache.keys)
+    heard = _Heard(hass, dt_util.utcnow(), dt_util.get_default_time_zone(), cache)
     return functools.partial(_mark_stale, heard, history=True)
 
 
@@ -347,13 +400,26 @@ class _Marks:
     levels: dict[str, Any]
 
 
+@dataclass(slots=True)
+class _Item:
+    """One entity as a page of these fields showed it, for these marks (its State) and these
+    names of its area, home and backend; copied into every answer, never handed out."""
+
+    marks: _Marks
+    fields: tuple[str, ...]
+    names: tuple[str | None, str | None, str | None]
+    item: dict[str, Any]
+
+
 class _ReadCache:
-    """What reads keep of each entity between them, by entity id: its state's _Marks, and
-    its key in its backend (for the stale marks)."""
+    """What reads keep of each entity between them, by entity id: its state's _Marks, its
+    last item, its key in its backend and its silence there (for the stale marks)."""
 
     def __init__(self) -> None:
         self.marks: dict[str, _Marks] = {}
+        self.items: dict[str, _Item] = {}
         self.keys: dict[str, _SpecKey] = {}
+        self.silences: dict[str, _KeptSilence] = {}
 
     def marks_of(self, state: State, tz: tzinfo) -> _Marks:
         """The state's marks, worked out again only when the state (or HA's zone) changed."""
@@ -361,7 +427,9 @@ class _ReadCache:
         if marks is None or marks.state is not state or marks.tz is not tz:
             if len(self.marks) >= _KEPT:
                 self.marks.clear()  # entities removed or renamed long ago: start afresh
+                self.items.clear()
                 self.keys.clear()
+                self.silences.clear()
             attributes = state.attributes
             marks = self.marks[state.entity_id] = _Marks(
                 state,
@@ -440,6 +508,13 @@ def _write_state(item: dict[str, Any], source: _Source) -> None:
 def _write_unit(item: dict[str, Any], source: _Source) -> None:
     if source.marks is not None and (unit := source.marks.unit) is not None:
         item["unit"] = unit
+
+
+# Fields whose values follow from the entity's marks (its State), its id and the names of
+# its area, home and backend: an item of only these is kept between reads.
+_KEPT_FIELDS: Final = frozenset(
+    {"entity_id", "name", "state", "levels", "unit", "area", "home", "backend", "domain"}
+)
 
 
 # The default fields read straight from the marks: one call per field of every entity.
