@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from custom_components.mcp_gateway.backends.flow import FormError, connection_test
+from custom_components.mcp_gateway.framework.flow import FormError, connection_test
 from custom_components.mcp_gateway.mcp.errors import (
     McpAuthError,
     McpConnectionError,

@@ -32,16 +32,16 @@ from pytest_homeassistant_custom_component.common import (
 )
 from syrupy.assertion import SnapshotAssertion
 
-from custom_components.mcp_gateway.backends.base import (
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.core.settings import KIND_GATEWAY
+from custom_components.mcp_gateway.framework.base import (
     BackendHealth,
     BackendRuntime,
     ToolClass,
     ToolTier,
 )
-from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec
-from custom_components.mcp_gateway.backends.publisher import EntityPublisher
-from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
-from custom_components.mcp_gateway.core.settings import KIND_GATEWAY
+from custom_components.mcp_gateway.framework.entity import DeviceSpec, EntitySpec
+from custom_components.mcp_gateway.framework.publisher import EntityPublisher
 from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpToolError
 from simulators.base import FAULTS, STATS, Faults, SimClock, Stats

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from custom_components.mcp_gateway.backends.flow import (
+from custom_components.mcp_gateway.framework.flow import (
     FormError,
     async_check,
     connection_error_key,

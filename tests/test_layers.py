@@ -26,9 +26,11 @@ RANKS = {
     "gateway.catalog": 1.5,
     "gateway.catalog.schemas": 1.6,
     "backends.<kind>": 2.0,
+    # The kinds' package itself: a docstring, importing nothing.
+    "backends": 2.1,
     "permissions": 3.0,
     "platforms": 4.0,
-    "backends": 5.0,
+    "framework": 5.0,
     "core": 6.0,
     "mcp": 7.0,
 }

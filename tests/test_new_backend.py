@@ -48,8 +48,8 @@ NOT_YET_MOVED = (
     # The product: a backend named in a comment or an example.
     "custom_components/mcp_gateway/__init__.py",
     "custom_components/mcp_gateway/alarm_control_panel.py",
-    "custom_components/mcp_gateway/backends/entity.py",
-    "custom_components/mcp_gateway/backends/entity_limit.py",
+    "custom_components/mcp_gateway/framework/entity.py",
+    "custom_components/mcp_gateway/framework/entity_limit.py",
     "custom_components/mcp_gateway/backends/hubitat/config_flow.py",
     "custom_components/mcp_gateway/config_flow.py",
     "custom_components/mcp_gateway/core/localtime.py",

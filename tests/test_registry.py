@@ -15,14 +15,14 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.mcp_gateway import config_flow, services
-from custom_components.mcp_gateway.backends import (
+from custom_components.mcp_gateway.config_flow import McpGatewayConfigFlow, McpGatewayOptionsFlow
+from custom_components.mcp_gateway.core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
+from custom_components.mcp_gateway.core.settings import KIND_GATEWAY
+from custom_components.mcp_gateway.framework.kinds import (
     is_backend_entry,
     register_kinds,
     registered_kinds,
 )
-from custom_components.mcp_gateway.config_flow import McpGatewayConfigFlow, McpGatewayOptionsFlow
-from custom_components.mcp_gateway.core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
-from custom_components.mcp_gateway.core.settings import KIND_GATEWAY
 from custom_components.mcp_gateway.registry import BACKENDS, backend, runtime_class
 
 ROOT = Path(services.__file__).parent

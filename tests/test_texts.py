@@ -41,7 +41,7 @@ def test_every_abort_reason_is_translated() -> None:
 
 def test_names_drop_what_the_device_name_ends_with() -> None:
     """Device "Home Hub" + "Hub temperature" reads "Home Hub Temperature"."""
-    from custom_components.mcp_gateway.backends.entity import without_overlap
+    from custom_components.mcp_gateway.framework.entity import without_overlap
 
     assert without_overlap("Home Hub", "Hub temperature") == "Temperature"
     assert without_overlap("Kitchen Doorbell", "Doorbell") is None

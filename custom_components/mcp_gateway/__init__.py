@@ -8,10 +8,10 @@ from homeassistant.helpers import config_validation as cv, issue_registry as ir
 from homeassistant.helpers.device_registry import DeviceEntry
 from homeassistant.helpers.typing import ConfigType
 
-from .backends.base import McpGatewayConfigEntry
 from .core.availability import async_track_unreachable
 from .core.const import CONF_BACKEND, DOMAIN
 from .core.settings import KIND_GATEWAY
+from .framework.base import McpGatewayConfigEntry
 from .gateway import async_setup_gateway
 from .registry import runtime_class
 from .services import async_setup_services

@@ -12,7 +12,6 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import config_entry_oauth2_flow
 import voluptuous as vol
 
-from .backends.base import McpGatewayConfigEntry
 from .core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
 from .core.settings import (
     GATEWAY_TITLE,
@@ -21,6 +20,7 @@ from .core.settings import (
     options_from_input,
     settings_schema,
 )
+from .framework.base import McpGatewayConfigEntry
 from .gateway.approval.phones import async_pickable_phones, request_by_machine
 from .registry import BACKENDS, backend
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from homeassistant.const import Platform
 
-from .backends.publisher import platform_setup
+from .framework.publisher import platform_setup
 from .platforms.cover import GatewayCover
 
 # Reads come from the coordinators; writes are bounded by each backend itself.

@@ -7,9 +7,9 @@ from typing import Any
 from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
 
-from .backends.base import McpGatewayConfigEntry
 from .core.const import CONF_BACKEND
 from .core.settings import KIND_GATEWAY
+from .framework.base import McpGatewayConfigEntry
 
 # Keys that may hold credentials or identify a person, wherever they appear.
 TO_REDACT = {

@@ -15,9 +15,6 @@ from typing import Any, Final
 
 from homeassistant.config_entries import ConfigEntry
 
-from .backends import register_kinds
-from .backends.base import BackendRuntime
-from .backends.flow import BackendFlowMixin
 from .backends.homecast import const as homecast
 from .backends.homecast.config_flow import (
     COMMUNITY_STEP as HOMECAST_COMMUNITY_STEP,
@@ -33,6 +30,9 @@ from .backends.robine_wake import const as robine_wake
 from .backends.robine_wake.config_flow import RobineWakeFlowMixin, robine_wake_options_schema
 from .backends.robine_wake.runtime import RobineWakeRuntime
 from .backends.robine_wake.services import ACTIONS as ROBINE_WAKE_ACTIONS
+from .framework.base import BackendRuntime
+from .framework.flow import BackendFlowMixin
+from .framework.kinds import register_kinds
 from .permissions.actions import BackendAction
 
 

@@ -16,9 +16,9 @@ from homeassistant.helpers import (
 )
 import pytest
 
-from custom_components.mcp_gateway.backends.entity import without_area
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.core.settings import GatewaySettings
+from custom_components.mcp_gateway.framework.entity import without_area
 from custom_components.mcp_gateway.permissions import visibility
 
 from .assistant import GEORGE_STREET, ROBS_FLAT, Assistant, Home

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from custom_components.mcp_gateway.backends import publisher as publisher_module
-from custom_components.mcp_gateway.backends.publisher import EntityPublisher
+from custom_components.mcp_gateway.framework import publisher as publisher_module
+from custom_components.mcp_gateway.framework.publisher import EntityPublisher
 
 
 @pytest.fixture

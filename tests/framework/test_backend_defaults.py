@@ -16,7 +16,7 @@ from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 import pytest
 
-from custom_components.mcp_gateway.backends.base import (
+from custom_components.mcp_gateway.framework.base import (
     BackendHealth,
     BackendRuntime,
     ToolClass,

@@ -13,9 +13,9 @@ from homeassistant.helpers.update_coordinator import UpdateFailed
 from homeassistant.loader import async_get_integration
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends.coordinator import BackendCoordinator
 from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT_KIND
 from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.framework.coordinator import BackendCoordinator
 from custom_components.mcp_gateway.mcp.errors import McpAuthError, McpConnectionError, McpError
 
 

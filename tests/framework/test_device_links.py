@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from custom_components.mcp_gateway.backends.entity import DeviceSpec, device_info
+from custom_components.mcp_gateway.framework.entity import DeviceSpec, device_info
 
 
 def test_device_info_names_no_via_device() -> None:

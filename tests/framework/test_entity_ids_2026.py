@@ -22,7 +22,7 @@ from homeassistant.helpers import (
 )
 from homeassistant.util import slugify
 
-from custom_components.mcp_gateway.backends.entity import (
+from custom_components.mcp_gateway.framework.entity import (
     AREA_FIRST_RELEASE,
     area_leads_entity_ids,
     without_area,

@@ -33,9 +33,9 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.mcp_gateway.backends.entity_limit import limit_issue_id
-from custom_components.mcp_gateway.backends.publisher import EntityPublisher
 from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.framework.entity_limit import limit_issue_id
+from custom_components.mcp_gateway.framework.publisher import EntityPublisher
 from tests.simulation import setup_in_memory
 
 from .test_publisher_and_entities import PRESSES, REACHABLE, SWITCH, Plug

@@ -24,13 +24,13 @@ from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
-from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec, SpecKey, spec_key
-from custom_components.mcp_gateway.backends.entity_limit import (
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.framework.entity import DeviceSpec, EntitySpec, SpecKey, spec_key
+from custom_components.mcp_gateway.framework.entity_limit import (
     EntityLimitPlanner,
     limit_issue_id,
     precedence,
 )
-from custom_components.mcp_gateway.core.const import DOMAIN
 
 DEVICE = DeviceSpec(key="device", name="Device")
 PRIMARY = EntityDescription(key="value")

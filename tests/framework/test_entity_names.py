@@ -19,13 +19,13 @@ from homeassistant.helpers.entity import EntityDescription
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends.entity import (
+from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.framework.entity import (
     NAMED_BY_DEVICE_CLASS,
     DeviceSpec,
     EntitySpec,
     GatewayEntity,
 )
-from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.platforms.binary_sensor import GatewayBinarySensorDescription
 from custom_components.mcp_gateway.platforms.event import GatewayEventDescription
 from custom_components.mcp_gateway.platforms.sensor import GatewaySensorDescription

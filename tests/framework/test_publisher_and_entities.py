@@ -26,8 +26,8 @@ from homeassistant.helpers.update_coordinator import UpdateFailed
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
-from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.framework.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.mcp.errors import (
     McpAuthError,
     McpConnectionError,

@@ -13,9 +13,9 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.mcp_gateway.backends import publisher as publisher_module
-from custom_components.mcp_gateway.backends.publisher import EntityPublisher
 from custom_components.mcp_gateway.core.const import CONF_BACKEND, DOMAIN
+from custom_components.mcp_gateway.framework import publisher as publisher_module
+from custom_components.mcp_gateway.framework.publisher import EntityPublisher
 from tests.registry import device_of
 
 from .test_publisher_and_entities import FakeRuntime, Plug

@@ -20,10 +20,10 @@ from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.backends.base import BackendHealth, ToolClass, ToolTier
-from custom_components.mcp_gateway.backends.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.backends.hubitat.const import KIND as HUBITAT_KIND
 from custom_components.mcp_gateway.core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
+from custom_components.mcp_gateway.framework.base import BackendHealth, ToolClass, ToolTier
+from custom_components.mcp_gateway.framework.entity import DeviceSpec, EntitySpec
 from custom_components.mcp_gateway.mcp.client import ToolResult
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from custom_components.mcp_gateway.permissions.policy import classify

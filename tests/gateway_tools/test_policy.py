@@ -7,7 +7,7 @@ from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockUser
 
-from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
+from custom_components.mcp_gateway.framework.base import ToolClass, ToolTier
 from custom_components.mcp_gateway.permissions.policy import (
     ConfirmationRequired,
     PermissionDenied,

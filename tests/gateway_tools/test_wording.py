@@ -9,7 +9,7 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
-from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
+from custom_components.mcp_gateway.framework.base import ToolClass, ToolTier
 from custom_components.mcp_gateway.gateway.calls.replies import devices_phrase
 from custom_components.mcp_gateway.gateway.catalog.gateway_tool import gateway_arguments
 from custom_components.mcp_gateway.gateway.catalog.ranking import first_line, rank_hits

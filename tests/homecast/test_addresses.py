@@ -10,7 +10,6 @@ from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 import pytest
 
-from custom_components.mcp_gateway.backends.base import UnknownListing
 from custom_components.mcp_gateway.backends.homecast.addresses import (
     UNFOLLOWED,
     filter_automations,
@@ -19,6 +18,7 @@ from custom_components.mcp_gateway.backends.homecast.addresses import (
 )
 from custom_components.mcp_gateway.backends.homecast.api import HomecastState
 from custom_components.mcp_gateway.backends.homecast.scenes import home_device_key
+from custom_components.mcp_gateway.framework.base import UnknownListing
 
 from .conftest import Sim, setup_entry, token_entry
 

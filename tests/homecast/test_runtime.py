@@ -18,9 +18,9 @@ from homeassistant.helpers import (
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
-from custom_components.mcp_gateway.backends.base import ToolTier
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
+from custom_components.mcp_gateway.framework.base import ToolTier
 from tests.registry import area_name, in_room
 
 from .conftest import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from homeassistant.const import Platform
 
-from custom_components.mcp_gateway.backends.base import EntityChange
 from custom_components.mcp_gateway.backends.hubitat.effects import call_effect
 from custom_components.mcp_gateway.backends.hubitat.tools import HSM_PANEL
+from custom_components.mcp_gateway.framework.base import EntityChange
 
 # Device 23 is a lock with a battery sensor; 7 a garage door; 5 a lamp.
 DEVICES = {"23": object(), "7": object(), "5": object()}

@@ -10,7 +10,6 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 import pytest
 
-from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier, UnknownListing
 from custom_components.mcp_gateway.backends.hubitat.const import ISSUE_KEY_REFUSED
 from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
 from custom_components.mcp_gateway.backends.hubitat.tools import (
@@ -21,6 +20,7 @@ from custom_components.mcp_gateway.backends.hubitat.tools import (
 )
 from custom_components.mcp_gateway.core.const import DOMAIN
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
+from custom_components.mcp_gateway.framework.base import ToolClass, ToolTier, UnknownListing
 from custom_components.mcp_gateway.mcp.errors import McpRpcError
 from simulators.hubitat import GATEWAYS, TOOL_DEFS
 

@@ -17,9 +17,9 @@ from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockUser
 
-from custom_components.mcp_gateway.backends.base import ToolTier
 from custom_components.mcp_gateway.core.localtime import ISO_INSTANT
 from custom_components.mcp_gateway.core.settings import CONF_EXPOSED_ONLY
+from custom_components.mcp_gateway.framework.base import ToolTier
 from custom_components.mcp_gateway.gateway.catalog.store import GatewayCatalog
 from custom_components.mcp_gateway.gateway.handler import GatewayHandler
 from custom_components.mcp_gateway.gateway.tools.resources import CONTEXT_URI

@@ -13,9 +13,9 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from syrupy.assertion import SnapshotAssertion
 
-from custom_components.mcp_gateway.backends.base import ToolClass, ToolTier
 from custom_components.mcp_gateway.backends.robine_wake.runtime import RobineWakeRuntime
 from custom_components.mcp_gateway.diagnostics import async_get_config_entry_diagnostics
+from custom_components.mcp_gateway.framework.base import ToolClass, ToolTier
 from tests.simulation import snapshot_one_platform
 
 from .conftest import DEVICE_ID, PASSWORD, Sim, SimFactory, advance, make_entry, setup_entry

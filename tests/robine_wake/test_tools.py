@@ -8,12 +8,12 @@ from typing import Any
 from homeassistant.const import Platform
 import pytest
 
-from custom_components.mcp_gateway.backends.base import ToolTier, UnknownListing
 from custom_components.mcp_gateway.backends.robine_wake.tools import (
     alarm_entities,
     classify,
     filter_alarms,
 )
+from custom_components.mcp_gateway.framework.base import ToolTier, UnknownListing
 
 
 class _Shown:

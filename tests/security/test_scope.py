@@ -16,7 +16,6 @@ from homeassistant.helpers import entity_registry as er, llm
 from homeassistant.setup import async_setup_component
 import pytest
 
-from custom_components.mcp_gateway.backends.base import BackendRuntime
 from custom_components.mcp_gateway.backends.homecast.const import KIND as HOMECAST_KIND
 from custom_components.mcp_gateway.backends.homecast.entities import accessory_device_key
 from custom_components.mcp_gateway.core.const import CONF_GATEWAY_EXPOSED, DOMAIN
@@ -25,6 +24,7 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_RATE_LIMIT,
     MAX_RATE_LIMIT,
 )
+from custom_components.mcp_gateway.framework.base import BackendRuntime
 from custom_components.mcp_gateway.gateway.llm_api import LLM_API_ID
 from custom_components.mcp_gateway.permissions.policy import device_entity_ids
 from tests.gateway_tools.test_llm_api import llm_context

@@ -14,8 +14,8 @@ from typing import Any
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
-from ..backends.base import ToolTier
 from ..core.settings import gateway_settings
+from ..framework.base import ToolTier
 from ..mcp.server import (
     FORBIDDEN_CODE,
     InvalidParamsError,

@@ -20,8 +20,8 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError,
 from homeassistant.helpers.typing import VolSchemaType
 from homeassistant.util.hass_dict import HassKey
 
-from ..backends.base import BackendRuntime
 from ..core.const import CONF_BACKEND, DOMAIN
+from ..framework.base import BackendRuntime
 from .limits import charge_user
 from .policy import PermissionDenied, Refusal, allowed_tiers, describe_tiers, require_backend_call
 

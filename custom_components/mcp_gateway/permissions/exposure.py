@@ -14,7 +14,7 @@ from homeassistant.auth.models import User
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 
-from ..backends.base import BackendRuntime, ToolClass
+from ..framework.base import BackendRuntime, ToolClass
 from .policy import (
     PermissionDenied,
     Refusal,
@@ -102,7 +102,7 @@ def require_assistant_call(
 
 
 class CallerView:
-    """What one caller may see of one backend through the gateway (backends.base.Shown).
+    """What one caller may see of one backend through the gateway (framework.base.Shown).
 
     Shown: what the caller may read in full (every entity of a device) and, while exposure
     applies, what has an entity exposed to assistants. What no entity stands for is shown to

@@ -19,8 +19,8 @@ from homeassistant.const import Platform
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
 
-from ..backends.base import BackendRuntime, ToolClass, ToolTier
 from ..core.const import DOMAIN
+from ..framework.base import BackendRuntime, ToolClass, ToolTier
 from .visibility import can_control_entity, can_read_entity
 
 # Fired for every write made through the gateway; logbook.py turns it into a logbook line.

@@ -15,7 +15,7 @@ from homeassistant.components.alarm_control_panel.const import (
     AlarmControlPanelState,
 )
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from ..framework.entity import GatewayEntity, GatewayEntityDescription, translate_errors
 
 
 @dataclass(frozen=True, kw_only=True)

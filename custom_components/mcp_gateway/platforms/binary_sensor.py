@@ -11,7 +11,7 @@ from homeassistant.components.binary_sensor import (
     BinarySensorEntityDescription,
 )
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription
+from ..framework.entity import GatewayEntity, GatewayEntityDescription
 
 
 @dataclass(frozen=True, kw_only=True)

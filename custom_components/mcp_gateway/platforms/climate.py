@@ -17,7 +17,7 @@ from homeassistant.components.climate.const import (
 )
 from homeassistant.const import ATTR_TEMPERATURE, UnitOfTemperature
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from ..framework.entity import GatewayEntity, GatewayEntityDescription, translate_errors
 
 type _Read[N, T] = Callable[[N], T]
 

@@ -13,7 +13,7 @@ from homeassistant.components.cover import (
     CoverEntityFeature,
 )
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from ..framework.entity import GatewayEntity, GatewayEntityDescription, translate_errors
 
 type _Act[N] = Callable[[Any, N], Awaitable[Any]]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from homeassistant.components.datetime import DateTimeEntity, DateTimeEntityDescription
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from ..framework.entity import GatewayEntity, GatewayEntityDescription, translate_errors
 
 
 @dataclass(frozen=True, kw_only=True)

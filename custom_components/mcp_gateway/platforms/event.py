@@ -9,7 +9,7 @@ from typing import Any
 from homeassistant.components.event import EventEntity, EventEntityDescription
 from homeassistant.core import callback
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription
+from ..framework.entity import GatewayEntity, GatewayEntityDescription
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from homeassistant.components.light import (
 )
 from homeassistant.components.light.const import ColorMode, LightEntityFeature
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from ..framework.entity import GatewayEntity, GatewayEntityDescription, translate_errors
 
 
 @dataclass(frozen=True, slots=True)

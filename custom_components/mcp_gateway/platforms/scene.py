@@ -12,9 +12,9 @@ from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import entity_platform, entity_registry as er
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription, entry_uid, translate_errors
 from ..core.compat import record_scene_activation
 from ..core.const import DOMAIN
+from ..framework.entity import GatewayEntity, GatewayEntityDescription, entry_uid, translate_errors
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,7 +11,7 @@ from typing import Any
 from homeassistant.components.sensor import SensorEntity, SensorEntityDescription
 from homeassistant.helpers.typing import StateType
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription
+from ..framework.entity import GatewayEntity, GatewayEntityDescription
 
 
 @dataclass(frozen=True, kw_only=True)

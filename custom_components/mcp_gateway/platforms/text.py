@@ -8,7 +8,7 @@ from typing import Any
 
 from homeassistant.components.text import TextEntity, TextEntityDescription
 
-from ..backends.entity import GatewayEntity, GatewayEntityDescription, translate_errors
+from ..framework.entity import GatewayEntity, GatewayEntityDescription, translate_errors
 
 
 @dataclass(frozen=True, kw_only=True)

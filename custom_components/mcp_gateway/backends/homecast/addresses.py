@@ -16,7 +16,7 @@ import re
 from typing import Any, Final
 
 from ...core.words import words
-from ..base import Shown, UnknownListing
+from ...framework.base import Shown, UnknownListing
 from .api import Accessory, Home, HomecastState, accessory_device_key
 from .scenes import home_device_key
 from .vocabulary import uuid_tail

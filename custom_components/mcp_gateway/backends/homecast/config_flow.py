@@ -26,6 +26,13 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 import voluptuous as vol
 
 from ...core.const import CONF_BACKEND
+from ...framework.flow import (
+    BackendFlowMixin,
+    FormError,
+    async_check,
+    connection_test,
+    seconds_field,
+)
 from ...mcp.client import BearerAuth, McpClient
 from ...mcp.errors import (
     McpAuthError,
@@ -34,7 +41,6 @@ from ...mcp.errors import (
     McpRateLimitError,
     McpTimeoutError,
 )
-from ..flow import BackendFlowMixin, FormError, async_check, connection_test, seconds_field
 from .api import HomecastApi, HomecastReplyError, parse_state
 from .const import (
     AUTH_OAUTH,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import math
 from typing import TYPE_CHECKING, Any, Final
 
-from ..base import CallConfirmation, Confirmation, async_confirm_by_reading
+from ...framework.base import CallConfirmation, Confirmation, async_confirm_by_reading
 from .addresses import home_by_name
 from .api import Accessory, HomecastState
 

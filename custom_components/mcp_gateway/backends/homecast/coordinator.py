@@ -15,15 +15,15 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
 from ...core.const import DOMAIN
+from ...framework.coordinator import BackendCoordinator
 from ...mcp.errors import McpAuthError, McpRpcError, McpToolError
-from ..coordinator import BackendCoordinator
 from .api import Accessory, ButtonPress, HomecastApi, HomecastState
 from .const import DEFAULT_SCAN_INTERVAL
 from .scenes import SceneRenameFollower
 from .vocabulary import EVENT_KEY, device_key
 
 if TYPE_CHECKING:
-    from ..base import McpGatewayConfigEntry
+    from ...framework.base import McpGatewayConfigEntry
 
 _LOGGER = logging.getLogger(__name__)
 

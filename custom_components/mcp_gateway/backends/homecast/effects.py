@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from homeassistant.const import Platform
 
-from ..base import CallEffect, EntityChange
+from ...framework.base import CallEffect, EntityChange
 from .addresses import accessory_keys, homes_named, update_keys
 from .api import HomecastState
 from .scenes import scene_key

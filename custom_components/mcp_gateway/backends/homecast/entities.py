@@ -44,6 +44,13 @@ from homeassistant.util import dt as dt_util
 
 from ...core.const import MICROGRAMS_PER_CUBIC_METER, PARTS_PER_MILLION
 from ...core.words import words
+from ...framework.entity import (
+    DeviceSpec,
+    EntitySpec,
+    GatewayEntityDescription,
+    area_leads_entity_ids,
+    without_area,
+)
 from ...platforms.alarm_control_panel import GatewayAlarmDescription
 from ...platforms.binary_sensor import GatewayBinarySensorDescription
 from ...platforms.button import GatewayButtonDescription
@@ -61,13 +68,6 @@ from ...platforms.sensor import GatewaySensorDescription
 from ...platforms.switch import GatewaySwitchDescription
 from ...platforms.text import GatewayTextDescription
 from ...platforms.valve import GatewayValveDescription
-from ..entity import (
-    DeviceSpec,
-    EntitySpec,
-    GatewayEntityDescription,
-    area_leads_entity_ids,
-    without_area,
-)
 from .api import NO_ROOM, Accessory, Home, HomecastState, accessory_device_key
 from .const import CONF_SERVER, SERVER_COMMUNITY
 from .scenes import home_device_key, scene_key

@@ -60,7 +60,7 @@ from .push_wire import (
 )
 
 if TYPE_CHECKING:
-    from ..base import McpGatewayConfigEntry
+    from ...framework.base import McpGatewayConfigEntry
     from .coordinator import HomecastCoordinator
 
 _LOGGER = logging.getLogger(__name__)

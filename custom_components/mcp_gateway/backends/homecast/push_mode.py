@@ -20,7 +20,7 @@ from ...core.const import DOMAIN
 from .push_socket import PushStatus
 
 if TYPE_CHECKING:
-    from ..base import McpGatewayConfigEntry
+    from ...framework.base import McpGatewayConfigEntry
     from .coordinator import HomecastCoordinator
 
 _LOGGER = logging.getLogger(__name__)

@@ -21,10 +21,7 @@ from yarl import URL
 from ...core.const import DOMAIN
 from ...core.localtime import localize_result
 from ...core.settings import backend_answer_cap
-from ...mcp.client import McpAuth, McpClient, ToolResult
-from ...mcp.errors import McpAuthError, McpConnectionError, McpError
-from ...platforms.scene import async_scene_ran
-from ..base import (
+from ...framework.base import (
     REPORTING_PLATFORMS,
     BackendHealth,
     BackendRuntime,
@@ -34,8 +31,11 @@ from ..base import (
     Shown,
     ToolClass,
 )
-from ..entity import EntitySpec
-from ..publisher import EntityPublisher
+from ...framework.entity import EntitySpec
+from ...framework.publisher import EntityPublisher
+from ...mcp.client import McpAuth, McpClient, ToolResult
+from ...mcp.errors import McpAuthError, McpConnectionError, McpError
+from ...platforms.scene import async_scene_ran
 from .addresses import (
     filter_automations,
     filter_history,

@@ -33,11 +33,11 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_platform, entity_registry as er
 
 from ...core.const import DOMAIN
-from ..entity import entry_uid
+from ...framework.entity import entry_uid
 from .api import Home, HomecastState, SceneRenamed, slugify_name
 
 if TYPE_CHECKING:
-    from ..base import McpGatewayConfigEntry
+    from ...framework.base import McpGatewayConfigEntry
 
 _LOGGER = logging.getLogger(__name__)
 

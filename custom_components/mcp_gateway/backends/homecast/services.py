@@ -16,6 +16,8 @@ from homeassistant.helpers.typing import VolSchemaType
 import voluptuous as vol
 
 from ...core.const import DOMAIN
+from ...framework.base import UnknownListing
+from ...framework.entity import backend_errors
 from ...mcp.errors import (
     McpAuthError,
     McpConnectionError,
@@ -30,8 +32,6 @@ from ...permissions.actions import (
     entry_runtime,
 )
 from ...permissions.exposure import CallerView
-from ..base import UnknownListing
-from ..entity import backend_errors
 from .const import KIND
 
 if TYPE_CHECKING:

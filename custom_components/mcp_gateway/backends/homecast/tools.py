@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..base import ToolClass, ToolTier
+from ...framework.base import ToolClass, ToolTier
 
 READ: Final = ToolClass(ToolTier.READ)
 CONTROL: Final = ToolClass(ToolTier.CONTROL)

@@ -21,8 +21,7 @@ import voluptuous as vol
 from yarl import URL
 
 from ...core.const import CONF_BACKEND
-from ...mcp.client import McpClient, QueryTokenAuth
-from ..flow import (
+from ...framework.flow import (
     SECRET_FIELD,
     URL_FIELD,
     BackendFlowMixin,
@@ -31,6 +30,7 @@ from ..flow import (
     connection_test,
     seconds_field,
 )
+from ...mcp.client import McpClient, QueryTokenAuth
 from .api import HubInfo, HubitatApi
 from .const import (
     CONF_APP_ID,

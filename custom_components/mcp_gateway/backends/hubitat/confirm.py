@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from homeassistant.const import UnitOfTemperature
 from homeassistant.util.unit_conversion import TemperatureConverter
 
-from ..base import CallConfirmation, Confirmation, async_confirm_by_reading
+from ...framework.base import CallConfirmation, Confirmation, async_confirm_by_reading
 from .api import HubitatDevice
 
 if TYPE_CHECKING:

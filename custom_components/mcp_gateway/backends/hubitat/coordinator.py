@@ -32,6 +32,9 @@ from homeassistant.helpers import (
 from homeassistant.util import dt as dt_util
 
 from ...core.const import DOMAIN
+from ...framework.base import Silence
+from ...framework.coordinator import BackendCoordinator
+from ...framework.entity import device_identifier, entry_uid
 from ...mcp.errors import (
     McpError,
     McpProtocolError,
@@ -39,9 +42,6 @@ from ...mcp.errors import (
     McpTimeoutError,
     McpToolError,
 )
-from ..base import Silence
-from ..coordinator import BackendCoordinator
-from ..entity import device_identifier, entry_uid
 from .api import (
     DeviceEvent,
     HsmStatus,
@@ -64,7 +64,7 @@ from .const import (
 )
 
 if TYPE_CHECKING:
-    from ..base import McpGatewayConfigEntry
+    from ...framework.base import McpGatewayConfigEntry
 
 _LOGGER = logging.getLogger(__name__)
 

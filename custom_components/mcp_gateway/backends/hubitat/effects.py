@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from homeassistant.const import Platform
 
-from ..base import REPORTING_PLATFORMS, CallEffect, EntityChange
+from ...framework.base import REPORTING_PLATFORMS, CallEffect, EntityChange
 from .tools import HSM_PANEL, canonical_id, resolve_device
 
 # Commands that change nothing a person would approve (the device is only asked again).

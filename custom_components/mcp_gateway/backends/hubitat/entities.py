@@ -46,6 +46,7 @@ from homeassistant.util.percentage import (
 from yarl import URL
 
 from ...core.const import PARTS_PER_MILLION
+from ...framework.entity import DeviceSpec, EntitySpec
 from ...platforms.alarm_control_panel import GatewayAlarmDescription
 from ...platforms.binary_sensor import GatewayBinarySensorDescription
 from ...platforms.button import GatewayButtonDescription
@@ -59,7 +60,6 @@ from ...platforms.select import GatewaySelectDescription
 from ...platforms.sensor import GatewaySensorDescription
 from ...platforms.switch import GatewaySwitchDescription
 from ...platforms.valve import GatewayValveDescription
-from ..entity import DeviceSpec, EntitySpec
 from .api import HubInfo, HubitatDevice, HubitatRule
 from .const import HUB_DEVICE_KEY, rule_device_key
 from .coordinator import (

@@ -44,10 +44,10 @@ from homeassistant.util import dt as dt_util
 from yarl import URL
 
 from ...core.const import DOMAIN
+from ...framework.base import McpGatewayConfigEntry
+from ...framework.entity import DeviceSpec, EntitySpec
 from ...mcp.errors import McpError, McpRpcError
 from ...platforms.sensor import GatewaySensorDescription
-from ..base import McpGatewayConfigEntry
-from ..entity import DeviceSpec, EntitySpec
 from .api import DeviceEvent, HubitatApi, HubitatDevice, parse_time
 from .const import CONF_PUSH, CONF_WEBHOOK_ID, HUB_DEVICE_KEY, ISSUE_PUSH, SWEEP_INTERVAL
 from .coordinator import HubitatCoordinator

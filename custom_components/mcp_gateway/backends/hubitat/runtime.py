@@ -20,9 +20,7 @@ from homeassistant.helpers.selector import SelectOptionDict
 from ...core.const import DOMAIN
 from ...core.localtime import local_iso, localize_result
 from ...core.settings import backend_answer_cap
-from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
-from ...mcp.errors import McpError, McpProtocolError, McpRpcError
-from ..base import (
+from ...framework.base import (
     BackendHealth,
     BackendRuntime,
     CallConfirmation,
@@ -32,8 +30,10 @@ from ..base import (
     Silence,
     ToolClass,
 )
-from ..entity import EntitySpec
-from ..publisher import EntityPublisher
+from ...framework.entity import EntitySpec
+from ...framework.publisher import EntityPublisher
+from ...mcp.client import McpClient, QueryTokenAuth, ToolResult
+from ...mcp.errors import McpError, McpProtocolError, McpRpcError
 from . import const
 from .api import (
     Command,

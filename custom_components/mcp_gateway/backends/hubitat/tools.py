@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from homeassistant.const import Platform
 
-from ..base import Shown, ToolClass, ToolTier, UnknownListing
+from ...framework.base import Shown, ToolClass, ToolTier, UnknownListing
 from .const import rule_device_key
 
 # hubitat-mcp-server.groovy getReadOnlyToolNames(): the union of the libraries'

@@ -21,9 +21,8 @@ import voluptuous as vol
 from yarl import URL
 
 from ...core.const import CONF_BACKEND, DOMAIN
-from ...mcp.errors import McpAuthError, McpError, McpToolError
-from ..entity import entry_uid
-from ..flow import (
+from ...framework.entity import entry_uid
+from ...framework.flow import (
     SECRET_FIELD,
     URL_FIELD,
     BackendFlowMixin,
@@ -32,6 +31,7 @@ from ..flow import (
     connection_test,
     seconds_field,
 )
+from ...mcp.errors import McpAuthError, McpError, McpToolError
 from . import model
 from .api import RobineWakeApi
 from .const import (

@@ -15,9 +15,9 @@ from homeassistant.helpers.update_coordinator import UpdateFailed
 from homeassistant.util import dt as dt_util
 
 from ...core.const import DOMAIN
+from ...framework.coordinator import BackendCoordinator
 from ...mcp.errors import McpAuthError, McpError, McpRateLimitError
 from ...platforms.event import EventOccurrence
-from ..coordinator import BackendCoordinator
 from .api import RobineWakeApi
 from .const import (
     CONF_PASSWORD,
@@ -32,7 +32,7 @@ from .const import (
 from .model import DISMISS_REASONS, Alarm, AlarmList, DeviceState, Session, SessionState
 
 if TYPE_CHECKING:
-    from ..base import McpGatewayConfigEntry
+    from ...framework.base import McpGatewayConfigEntry
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -9,12 +9,12 @@ from homeassistant.components.binary_sensor import BinarySensorDeviceClass
 from homeassistant.components.sensor import SensorDeviceClass, SensorStateClass
 from homeassistant.const import PERCENTAGE, EntityCategory, Platform, UnitOfTime
 
+from ...framework.entity import DeviceSpec, EntitySpec
 from ...platforms.binary_sensor import GatewayBinarySensorDescription
 from ...platforms.button import GatewayButtonDescription
 from ...platforms.event import EventOccurrence, GatewayEventDescription
 from ...platforms.sensor import GatewaySensorDescription
 from ...platforms.switch import GatewaySwitchDescription
-from ..entity import DeviceSpec, EntitySpec
 from .const import (
     DEFAULT_MODEL,
     DEVICE_KEY,

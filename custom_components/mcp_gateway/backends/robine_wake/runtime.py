@@ -17,9 +17,7 @@ from yarl import URL
 from ...core.const import DOMAIN
 from ...core.localtime import localize_result
 from ...core.settings import backend_answer_cap
-from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
-from ...mcp.errors import McpRateLimitError
-from ..base import (
+from ...framework.base import (
     BackendHealth,
     BackendRuntime,
     CallEffect,
@@ -29,8 +27,10 @@ from ..base import (
     ToolClass,
     ToolTier,
 )
-from ..entity import EntitySpec
-from ..publisher import EntityPublisher
+from ...framework.entity import EntitySpec
+from ...framework.publisher import EntityPublisher
+from ...mcp.client import BasicAuth, BearerAuth, McpAuth, McpClient, ToolResult
+from ...mcp.errors import McpRateLimitError
 from . import model
 from .api import RevisionConflict, RobineWakeApi
 from .const import (

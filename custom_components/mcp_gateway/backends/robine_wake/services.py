@@ -13,13 +13,13 @@ from homeassistant.helpers import config_validation as cv
 import voluptuous as vol
 
 from ...core.const import DOMAIN
+from ...framework.entity import backend_errors
 from ...permissions.actions import (
     ATTR_CONFIG_ENTRY_ID,
     BackendAction,
     async_authorize,
     entry_runtime,
 )
-from ..entity import backend_errors
 from . import model
 from .api import RevisionConflict, RobineDomainError
 from .const import KIND

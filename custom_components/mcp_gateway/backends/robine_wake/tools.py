@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from homeassistant.const import Platform
 
-from ..base import Shown, ToolClass, ToolTier, UnknownListing
+from ...framework.base import Shown, ToolClass, ToolTier, UnknownListing
 from . import model
 from .entities import alarm_key
 

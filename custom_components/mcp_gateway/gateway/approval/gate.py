@@ -21,9 +21,9 @@ from homeassistant.core import HomeAssistant, ServiceCall
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.util import dt as dt_util
 
-from ...backends.base import BackendRuntime, ToolClass, ToolTier
 from ...core.const import DOMAIN
 from ...core.settings import gateway_settings
+from ...framework.base import BackendRuntime, ToolClass, ToolTier
 from ...mcp.server import LEGACY_VERSIONS, RequestContext
 from ...permissions.policy import addressed_entities
 from .manager import ApprovalManager, Channel, Outcome, Pending, approval_manager

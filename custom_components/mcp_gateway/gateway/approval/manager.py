@@ -30,9 +30,9 @@ from homeassistant.helpers.event import async_call_later
 from homeassistant.util import dt as dt_util
 from homeassistant.util.hass_dict import HassKey
 
-from ...backends.base import ToolTier
 from ...core.const import DOMAIN
 from ...core.settings import GatewaySettings, gateway_settings
+from ...framework.base import ToolTier
 from ...permissions.policy import may_use_tier, user_display_name
 from ...permissions.visibility import can_control_entity
 from .in_app import in_app_allowed

@@ -20,7 +20,8 @@ from homeassistant.auth.models import User
 from homeassistant.const import ATTR_DEVICE_CLASS
 from homeassistant.core import HomeAssistant
 
-from ...backends.base import (
+from ...core.settings import GatewaySettings
+from ...framework.base import (
     REPORTING_PLATFORMS,
     BackendRuntime,
     CallEffect,
@@ -28,7 +29,6 @@ from ...backends.base import (
     ToolClass,
     ToolTier,
 )
-from ...core.settings import GatewaySettings
 from ...permissions.policy import spec_entity_id
 from .texts import GateRefusal, entity_name, too_many_refusal
 

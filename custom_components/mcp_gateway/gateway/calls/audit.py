@@ -6,7 +6,7 @@ from __future__ import annotations
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
-from ...backends.base import ToolTier
+from ...framework.base import ToolTier
 from ...mcp.server import RequestContext
 from ...mcp.types import CallToolResult
 from ...permissions.policy import async_record_write

@@ -10,8 +10,8 @@ from typing import Any
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
-from ...backends.base import BackendRuntime, ToolClass, ToolTier
 from ...core.settings import gateway_settings
+from ...framework.base import BackendRuntime, ToolClass, ToolTier
 from ...permissions.exposure import require_assistant_call, require_exposed_entities
 from ...permissions.policy import PermissionDenied, require_confirmation, require_tier
 from ..approval.rules import ApprovalReason, backend_reason, call_effect, unmapped_devices

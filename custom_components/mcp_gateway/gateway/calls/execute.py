@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import Any, Final
 
-from ...backends.base import BackendRuntime
+from ...framework.base import BackendRuntime
 from ...mcp.client import ToolResult
 from ...mcp.errors import (
     McpAuthError,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
-from ...backends.base import BackendRuntime, UnknownListing
+from ...framework.base import BackendRuntime, UnknownListing
 from ...mcp.client import ToolResult
 from ...mcp.types import CallToolResult
 from ...permissions.exposure import CallerView

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from homeassistant.util import slugify
 
-from ...backends.base import ToolTier
+from ...framework.base import ToolTier
 from ...mcp.types import Tool, ToolAnnotations
 from .schemas.validate import lift_single_items, schema_errors
 from .store import BackendTool, ExposedBackend, ToolFailure, tool_annotations

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from ...backends.base import ToolTier
 from ...core.words import tokenize
+from ...framework.base import ToolTier
 from .search import Intent, Request
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
-from ...backends.base import ToolTier
+from ...framework.base import ToolTier
 from ...permissions.policy import allowed_tiers
 from .gateway_tool import listed_names
 from .ranking import first_line, rank_hits

@@ -23,9 +23,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.util import slugify
 from homeassistant.util.hass_dict import HassKey
 
-from ...backends import is_backend_entry
-from ...backends.base import BackendRuntime, ToolClass, ToolTier
 from ...core.const import CONF_BACKEND, CONF_GATEWAY_EXPOSED, DOMAIN
+from ...framework.base import BackendRuntime, ToolClass, ToolTier
+from ...framework.kinds import is_backend_entry
 from ...mcp.types import Tool, ToolAnnotations
 from ...permissions.policy import allowed_tiers
 from .schemas.convert import portable_schema

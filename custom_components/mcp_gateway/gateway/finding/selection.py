@@ -16,9 +16,9 @@ from homeassistant.const import ATTR_FRIENDLY_NAME, STATE_UNAVAILABLE, Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar, entity_registry as er
 
-from ...backends.base import BackendRuntime
-from ...backends.entity import entry_uid
 from ...core.words import words
+from ...framework.base import BackendRuntime
+from ...framework.entity import entry_uid
 from ..catalog.store import ExposedBackend, GatewayCatalog, ToolFailure
 from . import homes, matching
 from .index import EntityIndex

@@ -25,8 +25,8 @@ from homeassistant.exceptions import HomeAssistantError, Unauthorized
 from homeassistant.util import dt as dt_util
 from homeassistant.util.yaml import parse_yaml
 
-from ...backends.base import ToolTier
 from ...core.settings import GatewaySettings, gateway_settings
+from ...framework.base import ToolTier
 from ...permissions.policy import async_record_write, user_display_name
 from ...permissions.visibility import can_control_entity
 from ..approval.gate import async_gate

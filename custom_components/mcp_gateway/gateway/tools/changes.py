@@ -17,8 +17,8 @@ from homeassistant.const import ATTR_FRIENDLY_NAME
 from homeassistant.core import Event, EventStateChangedData, HomeAssistant, State, callback
 from homeassistant.helpers.event import async_track_state_change_event
 
-from ...backends.base import BackendRuntime
 from ...core.localtime import local_state
+from ...framework.base import BackendRuntime
 from ...mcp.types import CallToolResult
 from ...permissions.visibility import readable_entities
 from ..finding.selection import every_entity

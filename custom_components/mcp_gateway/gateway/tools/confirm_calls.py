@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...backends.base import BackendRuntime, CallConfirmation, Confirmation
+from ...framework.base import BackendRuntime, CallConfirmation, Confirmation
 from ...mcp.client import ToolResult
 from ...mcp.types import CallToolResult
 

@@ -27,9 +27,9 @@ from homeassistant.core import HomeAssistant, State
 from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 
-from ...backends.base import BackendRuntime
-from ...backends.entity import entry_uid
 from ...core.localtime import holds_instant, local_iso, local_iso_text
+from ...framework.base import BackendRuntime
+from ...framework.entity import entry_uid
 from ...mcp.client import ToolResult
 from ...permissions.exposure import require_assistant_call
 from ...permissions.policy import PermissionDenied

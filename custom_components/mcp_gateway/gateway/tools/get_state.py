@@ -20,9 +20,9 @@ from homeassistant.helpers import area_registry as ar, device_registry as dr
 from homeassistant.util import dt as dt_util
 from homeassistant.util.hass_dict import HassKey
 
-from ...backends.base import BackendRuntime, Silence
 from ...core.const import DOMAIN
 from ...core.localtime import local_iso, local_iso_text, local_state
+from ...framework.base import BackendRuntime, Silence
 from ...mcp import codec
 from ...permissions.visibility import readable_entities
 from ..finding import homes

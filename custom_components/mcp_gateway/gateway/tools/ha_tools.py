@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ...backends.base import ToolTier
+from ...framework.base import ToolTier
 from ..catalog.store import CoreTool
 from .automations import AUTOMATIONS_SCHEMA, DESCRIPTION, TOOL, async_automations
 from .get_history import GET_HISTORY_SCHEMA, async_get_history

@@ -11,8 +11,8 @@ from homeassistant.const import ATTR_FRIENDLY_NAME
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import area_registry as ar
 
-from ...backends.base import ToolTier
 from ...core.localtime import local_state
+from ...framework.base import ToolTier
 from ...mcp.types import ReadResourceResult, Resource
 from ...permissions.policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
 from ...permissions.visibility import readable_entities
