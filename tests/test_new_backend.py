@@ -1,19 +1,28 @@
 """docs/ARCHITECTURE.md's walk-through of a new backend, against the repository.
 
 "Adding a backend" lists every file a made-up fourth backend, "acme", touches. The list stays
-short, and for every registered kind each file that names it is one of its own places, one of
-the list's shared files, or a file that names backends on purpose (below): so the list is the
-whole footprint of a backend, and a new one edits no shared test.
+short. The product depends on a backend only through the registry (what it imports), and the
+gateway and framework spell none of a backend's tool or argument names (what its code says);
+outside the product, each file that names a kind is one of its own places, one of the list's
+shared files, or a file that names backends on purpose (below): so the list is the whole
+footprint of a backend, and a new one edits no shared test.
 """
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 import re
 import shutil
 import subprocess
+from typing import Any
 
+from homeassistant.core import HomeAssistant
+
+from custom_components.mcp_gateway.gateway.tools.ha_tools import HA_TOOLS
+from tests.all_backends import setup_entries, start_simulators
 from tests.backend_sims import registered_kinds, simulated_backend
+from tests.simulation import LoopbackServers
 
 REPO = Path(__file__).parent.parent
 DOC = (REPO / "docs" / "ARCHITECTURE.md").read_text()
@@ -42,29 +51,11 @@ ON_PURPOSE = (
     "tests/test_new_backend.py",
 )
 
-# Not yet where they belong: each names a backend it should not. The list only shrinks;
-# an entry that no longer names any backend fails below, so it is removed when fixed.
+# Shared tests that are not yet where they belong: each names a backend it should not. The list
+# only shrinks; an entry that no longer names any backend fails below, so it is removed when
+# fixed. (The product's own code is held by what it imports and spells, not by its prose: see
+# the checks at the end.)
 NOT_YET_MOVED = (
-    # The product: a backend named in a comment or an example.
-    "custom_components/mcp_gateway/__init__.py",
-    "custom_components/mcp_gateway/alarm_control_panel.py",
-    "custom_components/mcp_gateway/framework/entity.py",
-    "custom_components/mcp_gateway/framework/entity_limit.py",
-    "custom_components/mcp_gateway/backends/hubitat/config_flow.py",
-    "custom_components/mcp_gateway/config_flow.py",
-    "custom_components/mcp_gateway/core/localtime.py",
-    "custom_components/mcp_gateway/core/settings.py",
-    "custom_components/mcp_gateway/gateway/catalog/gateway_tool.py",
-    "custom_components/mcp_gateway/gateway/catalog/store.py",
-    "custom_components/mcp_gateway/gateway/finding/homes.py",
-    "custom_components/mcp_gateway/gateway/finding/query.py",
-    "custom_components/mcp_gateway/gateway/tools/get_history.py",
-    "custom_components/mcp_gateway/mcp/client.py",
-    "custom_components/mcp_gateway/permissions/policy.py",
-    "custom_components/mcp_gateway/platforms/alarm_control_panel.py",
-    "custom_components/mcp_gateway/platforms/scene.py",
-    "custom_components/mcp_gateway/platforms/valve.py",
-    "custom_components/mcp_gateway/scene.py",
     # Tests of the gateway that use one backend's simulator, kind or tool names as their
     # example (the fake backend of tests/gateway_tools/ must be a registered kind).
     "tests/framework/test_coordinator.py",
@@ -187,8 +178,9 @@ def test_every_registered_kind_has_a_simulated_backend() -> None:
 
 
 def test_only_the_listed_files_name_a_backend() -> None:
-    """Each registered kind is named only in its own places, the list's shared files and the
-    files allowed above."""
+    """Outside the product, each registered kind is named only in its own places, the list's
+    shared files and the files allowed above (the product's modules are checked by their
+    imports and code below, so a comment naming a backend as an example is no dependency)."""
     listed = [*_listed("new-backend-files"), *_listed("new-backend-files-if-needed")]
     strays: dict[str, list[str]] = {}
     for kind in registered_kinds():
@@ -199,7 +191,8 @@ def test_only_the_listed_files_name_a_backend() -> None:
         strays[kind] = sorted(
             path
             for path in naming
-            if not _own(kind, path)
+            if not path.startswith("custom_components/")
+            and not _own(kind, path)
             and path not in shared
             and not _matches(path, ON_PURPOSE)
             and not _matches(path, PARTICULAR_HOMES)
@@ -217,3 +210,117 @@ def test_the_not_yet_moved_list_only_shrinks() -> None:
             naming |= _tracked_naming(word)
     for pattern in (*NOT_YET_MOVED, *PARTICULAR_HOMES):
         assert any(_matches(path, (pattern,)) for path in naming), pattern
+
+
+# Product modules outside a backend's package that depend on a backend: the composition
+# (registry.py) and HA's application-credentials platform, which must sit at the root and is
+# Homecast's alone.
+COMPOSITION = frozenset({"registry", "application_credentials"})
+
+
+def _product_imports() -> dict[str, set[str]]:
+    """Each product module (dotted, below the integration) and the product modules it imports."""
+    from tests import test_layers  # the layer test's import parser, one reading of imports
+
+    modules = test_layers._modules()
+    return {name: test_layers._imports(name, path, set(modules)) for name, path in modules.items()}
+
+
+def _backend_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "backends" else None
+
+
+def test_only_the_composition_depends_on_a_backend() -> None:
+    """No product module but the registry (and Homecast's root-level credentials platform)
+    imports a backend's package: the gateway, framework, permissions and platforms work on
+    whatever kinds the registry holds."""
+    dependants = {
+        name.removesuffix(".__init__")
+        for name, imported in _product_imports().items()
+        if _backend_of(name) is None and any(_backend_of(target) for target in imported)
+    }
+    assert dependants == COMPOSITION
+
+
+def test_the_dependency_check_sees_a_backend_import() -> None:
+    """The parser behind the check above finds the registry's imports of each kind."""
+    registry = _product_imports()["registry"]
+    assert {_backend_of(target) for target in registry} >= set(registered_kinds())
+
+
+def _vocabulary(tools: list[dict[str, Any]]) -> set[str]:
+    """A backend's tool names and the argument names of their schemas, at any depth, that are
+    its own spelling (`deviceId`, `filter_by_home`): a plain word such as "mode" or "enabled"
+    is everyone's."""
+    words: set[str] = set()
+
+    def walk(schema: Any) -> None:
+        if isinstance(schema, dict):
+            properties = schema.get("properties")
+            if isinstance(properties, dict):
+                words.update(properties)
+            for value in schema.values():
+                walk(value)
+        elif isinstance(schema, list):
+            for value in schema:
+                walk(value)
+
+    for tool in tools:
+        walk(tool.get("inputSchema"))
+    spelled = {word for word in words if re.search(r"[A-Z_]", word)}
+    return spelled | {str(tool["name"]) for tool in tools}
+
+
+def _spelled_in_code(folder: Path) -> dict[str, set[str]]:
+    """Every string constant (docstrings aside) and identifier in a folder's modules."""
+    found: dict[str, set[str]] = {}
+    for path in folder.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) not in docstrings:
+                    found.setdefault(node.value, set()).add(str(path.relative_to(REPO)))
+            elif isinstance(node, ast.Name):
+                found.setdefault(node.id, set()).add(str(path.relative_to(REPO)))
+            elif isinstance(node, ast.Attribute):
+                found.setdefault(node.attr, set()).add(str(path.relative_to(REPO)))
+    return found
+
+
+async def test_shared_code_names_no_backend_tool_or_argument(
+    hass: HomeAssistant, loopback_servers: LoopbackServers, socket_enabled: None
+) -> None:
+    """What a backend's tools are called and take is the backend's business: the gateway and
+    the framework name none of it (what a call changes, and whether it is sensitive, come from
+    the backend's runtime). The gateway's own tools' words are its own, even where a backend
+    uses the same word (Homecast has a `get_state` too)."""
+    entries = await setup_entries(hass, await start_simulators(loopback_servers))
+    backend_words: dict[str, set[str]] = {}
+    for kind, entry in entries.items():
+        tools = await entry.runtime_data.async_list_tools()
+        assert tools, kind
+        backend_words[kind] = _vocabulary(tools)
+    own = _vocabulary([{"name": tool.name, "inputSchema": tool.input_schema} for tool in HA_TOOLS])
+    # Home Assistant's own words that a backend happens to spell the same way.
+    own |= {"color_temp"}  # a light's attribute in mireds (releases before 2026.1)
+    shared = REPO / "custom_components" / "mcp_gateway"
+    strays = {}
+    for folder in ("gateway", "framework", "permissions", "core", "mcp"):
+        spelled = _spelled_in_code(shared / folder)
+        for kind, words in backend_words.items():
+            for word in sorted(words - own):
+                if word in spelled:
+                    strays[f"{kind}:{word}"] = sorted(spelled[word])
+    assert strays == {}
+    # The scan and the vocabulary meet where they should: each backend spells its own words.
+    for kind, words in backend_words.items():
+        assert words & set(_spelled_in_code(shared / "backends" / kind)), kind
