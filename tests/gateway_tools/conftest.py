@@ -182,6 +182,7 @@ class FakeRuntime(InMemoryRuntime):
     kind = HUBITAT_KIND
     platforms = (Platform.SWITCH, Platform.LIGHT, Platform.SENSOR)
     poll_interval = timedelta(minutes=5)
+    repeats_core = frozenset({"list_things", "get_thing"})
     things: dict[str, Thing]
     tools: list[dict[str, Any]]
     calls: list[tuple[str, dict[str, Any]]]

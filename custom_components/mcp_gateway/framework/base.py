@@ -274,6 +274,10 @@ class BackendRuntime(ABC):
     # Whether async_read_back reads anything: set_state then reads back while it waits.
     reads_back: ClassVar[bool] = False
 
+    # Its tools whose answers the core tools already give (device lists and reads, event
+    # logs, its own state and history): the guide tells a model they add nothing.
+    repeats_core: ClassVar[frozenset[str]] = frozenset()
+
     def runs_actions(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """Whether the call runs a scene or rule, whose effects the gateway then reports."""
         return False

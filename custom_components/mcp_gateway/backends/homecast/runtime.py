@@ -126,6 +126,7 @@ class HomecastRuntime(BackendRuntime):
 
     kind = "homecast"
     platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
+    repeats_core: ClassVar[frozenset[str]] = frozenset({"get_state", "get_history"})
 
     def __init__(
         self,

@@ -100,6 +100,9 @@ class HubitatRuntime(BackendRuntime):
     kind: ClassVar[str] = KIND
     platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
     reads_back: ClassVar[bool] = True
+    repeats_core: ClassVar[frozenset[str]] = frozenset(
+        {"hub_list_devices", "hub_get_device", "hub_list_device_events"}
+    )
 
     def __init__(
         self, hass: HomeAssistant, entry: McpGatewayConfigEntry, client: McpClient

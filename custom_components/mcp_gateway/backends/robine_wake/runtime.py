@@ -95,6 +95,7 @@ class RobineWakeRuntime(BackendRuntime):
 
     kind = KIND
     platforms: ClassVar[tuple[Platform, ...]] = PLATFORMS
+    repeats_core: ClassVar[frozenset[str]] = frozenset({model.TOOL_GET_STATE})
 
     def __init__(
         self, hass: HomeAssistant, entry: McpGatewayConfigEntry, client: McpClient

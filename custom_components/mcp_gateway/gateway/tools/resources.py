@@ -17,7 +17,7 @@ from ...mcp.types import ReadResourceResult, Resource
 from ...permissions.policy import ROLE_LABELS, allowed_tiers, describe_tiers, user_role
 from ...permissions.visibility import readable_entities
 from ..catalog.gateway_tool import listed_names
-from ..catalog.store import GatewayCatalog
+from ..catalog.store import ExposedBackend, GatewayCatalog
 from ..finding.selection import every_entity
 
 GUIDE_URI: Final = "mcp-gateway://guide"
@@ -38,9 +38,6 @@ SET_STATE_VOCABULARY: Final = (
 
 # When the HA-level answers are the whole answer, and when a backend tool adds something.
 TRUST: Final = (
-    "The core tools' answers are authoritative: checking them with a backend's own tools "
-    "(hub_list_devices, hub_get_device, hub_list_device_events, a backend's own get_state or "
-    "get_history) costs calls and returns the same values.",
     "- `get_state` is each device's state as its backend last reported it (pushed or polled), "
     "in Home Assistant's units (`unit`). A staleness mark means the device has not checked in "
     "since the time it gives and its backend holds nothing newer.",
@@ -128,6 +125,7 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
         "- `list_backends`: health and latency of each backend.",
         "",
         "## Which answers to trust",
+        _authoritative(visible),
         *TRUST,
         *(TRUST_WRITES if ToolTier.CONTROL in tiers else ()),
         "",
@@ -149,6 +147,23 @@ async def _async_guide(hass: HomeAssistant, user: User) -> str:
         gateways or "No backend is exposed.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _authoritative(visible: Sequence[tuple[ExposedBackend, Any, Any]]) -> str:
+    """The core tools are the answer; the backends' own tools that repeat them, by name."""
+    repeats = sorted(
+        {
+            name
+            for backend, _, _ in visible
+            if backend.runtime is not None
+            for name in backend.runtime.repeats_core
+        }
+    )
+    named = f" ({', '.join(repeats)})" if repeats else ""
+    return (
+        "The core tools' answers are authoritative: checking them with a backend's own "
+        f"tools{named} costs calls and returns the same values."
+    )
 
 
 def _call_as(tool: str, entry: str | None) -> str:
