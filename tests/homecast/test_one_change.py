@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from freezegun.api import FrozenDateTimeFactory
 from homeassistant.const import ATTR_ENTITY_ID, EVENT_STATE_CHANGED, Platform
 from homeassistant.core import Event, HomeAssistant, callback
 import pytest
@@ -166,11 +167,11 @@ async def test_a_poll_answered_after_the_write(
 
 
 async def test_a_write_homekit_never_applies_is_corrected_once(
-    hass: HomeAssistant, sim_factory: SimFactory, monkeypatch: pytest.MonkeyPatch
+    hass: HomeAssistant, sim_factory: SimFactory, freezer: FrozenDateTimeFactory
 ) -> None:
     """Within the window a read showing the old value keeps the written one; after it the
-    read wins: two changes, both real."""
-    monkeypatch.setattr(coordinator_module, "REPORT_WINDOW", timedelta(seconds=0.3))
+    read wins: two changes, both real. The window is read on HA's clock, held still here so
+    that a slow machine cannot end it early."""
     sim = await sim_factory(write_delay=30)
     case = CASES[1]
     _entry, runtime, entity = await _prepare(hass, sim, case)
@@ -178,7 +179,7 @@ async def test_a_write_homekit_never_applies_is_corrected_once(
     await _call(hass, case, entity)
     await _refresh(hass, runtime)
     assert hass.states.get(entity).state == "on"  # type: ignore[union-attr]
-    await asyncio.sleep(0.35)
+    freezer.tick(coordinator_module.REPORT_WINDOW + timedelta(seconds=1))
     await _refresh(hass, runtime)
     states.stop()
     assert states.seen == ["on", "off"]
