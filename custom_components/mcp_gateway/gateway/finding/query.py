@@ -27,7 +27,7 @@ FILTER_PROPERTIES: Final[dict[str, Any]] = {
     "floor": {"type": "string", "description": "Floor name, alias or id."},
     "home": {
         "type": "string",
-        "description": "A Homecast home, Hubitat hub or HA's own (\"Rob's Flat\").",
+        "description": "A home: a HomeKit home, a hub, or HA's own (\"Rob's Flat\").",
     },
     "domain": {
         "type": "array",
