@@ -757,7 +757,8 @@ async def test_resources(
     assert "authoritative" in text
     # The backend's own tools that repeat the core answers, as the backend names them.
     assert "own tools (get_thing, list_things) costs calls" in text
-    assert "`get_history` already merges" in text
+    assert "`get_history` is HA's recorder" in text
+    assert "`get_state` reads them" in text
     user_guide = await handler.read_resource(ctx(hass_user), "mcp-gateway://guide")
     user_text = user_guide["contents"][0]["text"]
     assert "- lock: state locked/unlocked/open, code" in user_text

@@ -40,15 +40,19 @@ SET_STATE_VOCABULARY: Final = (
 TRUST: Final = (
     "- `get_state` is each device's state as its backend last reported it (pushed or polled), "
     "in Home Assistant's units (`unit`). A staleness mark means the device has not checked in "
-    "since the time it gives and its backend holds nothing newer.",
-    "- `get_history` already merges the backends' own history where HA's recorder holds less "
-    "(`backend.events`, labelled with their source; `recorded_from` and `covers_from` say "
-    'what each covers): one call answers "what was it this morning" or "did the door '
-    'open". Only a `backend_history` it offers is worth a second call.',
+    "for longer than its kind normally goes, since the time it gives, and its backend holds "
+    "nothing newer (a backend's own health check may count a shorter silence).",
+    "- A hub's mode and security monitor, and an alarm clock's next ring and alarms, are "
+    "entities (select, alarm_control_panel, sensor, switch): `get_state` reads them.",
+    "- `get_history` is HA's recorder, and where that holds less than the period asked it adds "
+    "the backends' own history (`backend.events`, labelled with their source; `recorded_from` "
+    'and `covers_from` then say what each covers): one call answers "what was it this '
+    'morning" or "did the door open". Only a `backend_history` it offers is worth a second '
+    "call.",
     "- An empty answer's `hint` (or `unexposed`) names entities Home Assistant hides from "
     "assistants and the setting that changes it: backend tools are refused for them too.",
     "- Backend tools add what Home Assistant does not model: rules and automations, scene "
-    "contents, hub modes and variables, an alarm clock's alarms, logs, diagnostics.",
+    "contents, hub variables, an alarm's time and sound, logs, diagnostics.",
 )
 TRUST_WRITES: Final = (
     "- `set_state` says what the device did: `ok` once it reported the change, otherwise a "
