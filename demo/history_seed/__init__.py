@@ -6,9 +6,10 @@ writes a plausible week for every entity of the gateway, through the state machi
 states' own past times (so the recorder, the history panel and the logbook hold them as they
 hold real ones), ending in each entity's current state: temperatures and humidity following the
 day, light levels the sun, motion and doors tripping in waking hours, lights on in the
-evenings, locks opened in the morning and evening. Each entity's week is written in one go
-(nothing of its own can come between), the event loop yielded between entities; the answer
-comes once the recorder has written it all and counts it as held.
+evenings, locks opened in the morning and evening; nothing after the device last reported to
+its backend, so the history agrees with the backend's own health check. Each entity's week is
+written in one go (nothing of its own can come between), the event loop yielded between
+entities; the answer comes once the recorder has written it all and counts it as held.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ import random
 import time
 from typing import Any, Final
 
-from homeassistant.const import STATE_OFF, STATE_ON, STATE_UNAVAILABLE, STATE_UNKNOWN
+from homeassistant.const import (
+    STATE_OFF,
+    STATE_ON,
+    STATE_UNAVAILABLE,
+    STATE_UNKNOWN,
+    Platform,
+)
 from homeassistant.core import (
     HomeAssistant,
     ServiceCall,
@@ -63,17 +70,19 @@ async def async_backfill(hass: HomeAssistant, days: int = DAYS) -> dict[str, Any
     zone = dt_util.get_default_time_zone()
     registry = er.async_get(hass)
     ids = sorted(
-        entry.entity_id
+        (entry.entity_id, entry)
         for entry in registry.entities.values()
         if entry.platform == PLATFORM and entry.disabled_by is None
     )
     entities = states = 0
-    for entity_id in ids:
+    for entity_id, entry in ids:
         current = hass.states.get(entity_id)
         if current is None or current.state in (STATE_UNAVAILABLE, STATE_UNKNOWN):
             continue  # nothing known of it now: no past to tell either
-        points = plan(current, start, now - MARGIN, zone)
-        _replay(hass, current, points, now)
+        # The current state stands from the device's last report (or a minute ago) on.
+        end = max(start, min(now - MARGIN, _last_heard(hass, entry)))
+        points = plan(current, start, end, zone)
+        _replay(hass, current, points, end)
         entities += 1
         states += len(points)
         await asyncio.sleep(0)
@@ -87,9 +96,27 @@ async def async_backfill(hass: HomeAssistant, days: int = DAYS) -> dict[str, Any
     return {"entities": entities, "states": states, "days": days}
 
 
-def _replay(hass: HomeAssistant, current: State, points: list[Point], now: float) -> None:
-    """The points in order, then the current state again (a change only where it differs).
-    The first is written even where it is the current state: the week's opening row."""
+def _last_heard(hass: HomeAssistant, entry: er.RegistryEntry) -> float:
+    """When the entity's device last reported to its backend (the runtime's `last_heard`,
+    by the key its unique id ends in); infinity when the backend does not say."""
+    config = hass.config_entries.async_get_entry(entry.config_entry_id or "")
+    runtime = getattr(config, "runtime_data", None)
+    last_heard = getattr(runtime, "last_heard", None)
+    if config is None or last_heard is None:
+        return math.inf
+    uid = config.unique_id or config.entry_id
+    key = entry.unique_id.removeprefix(f"{uid}_")
+    try:
+        heard = last_heard(Platform(entry.domain), key)
+    except ValueError:
+        return math.inf
+    return heard.timestamp() if isinstance(heard, datetime) else math.inf
+
+
+def _replay(hass: HomeAssistant, current: State, points: list[Point], end: float) -> None:
+    """The points in order, then the current state again at `end` (a change only where it
+    differs). The first is written even where it is the current state: the week's opening
+    row."""
     attributes = dict(current.attributes)
     info = current.state_info
     for number, (when, value) in enumerate(points):
@@ -102,7 +129,12 @@ def _replay(hass: HomeAssistant, current: State, points: list[Point], now: float
             timestamp=when,
         )
     hass.states.async_set(
-        current.entity_id, current.state, attributes, state_info=info, timestamp=now
+        current.entity_id,
+        current.state,
+        attributes,
+        force_update=not points,
+        state_info=info,
+        timestamp=end,
     )
 
 

@@ -101,3 +101,39 @@ async def test_a_recorded_week_answers_history_from_the_recorder(home: Home) -> 
     for lock in locks:
         states = [state for _, state in data["entities"][lock]["points"]]
         assert {"unlocked", "locked"} <= set(states), (lock, states)
+
+
+async def test_the_recorded_week_ends_when_the_device_last_reported(home: Home) -> None:
+    """A hub device silent for a day has no recorded change after its last report: the
+    history the demo shows agrees with the hub's own account of when it last heard from it."""
+    hass = home.hass
+    registry = er.async_get(hass)
+    now = dt_util.utcnow()
+    silent: dict[str, Any] = {}
+    for domain in ("sensor", "binary_sensor", "light", "lock", "switch"):
+        for entity_id in _ours(hass, domain):
+            if _kind(hass, entity_id) != "hubitat":
+                continue
+            entry = registry.async_get(entity_id)
+            assert entry is not None
+            assert entry.config_entry_id is not None
+            config = hass.config_entries.async_get_entry(entry.config_entry_id)
+            assert config is not None
+            key = entry.unique_id.removeprefix(f"{config.unique_id or config.entry_id}_")
+            heard = config.runtime_data.last_heard(entry.domain, key)
+            if heard is not None and now - timedelta(days=6) < heard < now - timedelta(days=1):
+                silent[entity_id] = heard
+    assert silent, "the test hub has devices silent for more than a day"
+    await async_backfill(hass)
+    await async_wait_recording_done(hass)
+    data, is_error = await home.assistant.call(
+        "get_history", {"entity_ids": sorted(silent)[:20], "hours": 168}
+    )
+    assert not is_error, data
+    for entity_id, entity in data["entities"].items():
+        times = [dt_util.parse_datetime(when) for when, _ in entity["points"]]
+        assert all(t is not None and t <= silent[entity_id] for t in times), (
+            entity_id,
+            silent[entity_id],
+            entity["points"][-3:],
+        )
