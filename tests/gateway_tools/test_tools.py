@@ -390,6 +390,8 @@ async def test_set_state_service_timeout(
             {"value": "2026-01-01T07:00:00+00:00"},
             [("datetime", "set_value", {"datetime": "2026-01-01T07:00:00+00:00"})],
         ),
+        ("time", {"value": "06:30"}, [("time", "set_value", {"time": "06:30"})]),
+        ("time", {"value": "23:59:30"}, [("time", "set_value", {"time": "23:59:30"})]),
         ("button", {"state": "pressed"}, [("button", "press", {})]),
         ("scene", {"state": "on"}, [("scene", "turn_on", {})]),
     ],
@@ -413,6 +415,8 @@ def test_vocabulary(domain: str, update: dict[str, Any], expected: list[Any]) ->
         ("alarm_control_panel", {"code": "1"}, "give a state"),
         ("number", {"code": "1"}, "give a value"),
         ("number", {"value": "seven"}, "value of a number must be numeric"),
+        ("time", {"value": "6:30pm"}, "value of a time must be HH:MM or HH:MM:SS"),
+        ("time", {"value": "24:00"}, "value of a time must be HH:MM or HH:MM:SS"),
         ("switch", {"state": "on", "position": 3}, "position do not apply to a switch entity"),
     ],
 )

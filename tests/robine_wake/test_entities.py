@@ -24,7 +24,14 @@ from .conftest import DEVICE_ID, PASSWORD, Sim, SimFactory, advance, make_entry,
 @pytest.mark.usefixtures("entity_registry_enabled_by_default")  # snapshots show them all
 @pytest.mark.parametrize(
     "platform",
-    [Platform.BINARY_SENSOR, Platform.BUTTON, Platform.EVENT, Platform.SENSOR, Platform.SWITCH],
+    [
+        Platform.BINARY_SENSOR,
+        Platform.BUTTON,
+        Platform.EVENT,
+        Platform.SENSOR,
+        Platform.SWITCH,
+        Platform.TIME,
+    ],
 )
 async def test_platform_snapshot(  # noqa: PLR0917 - pytest fixtures
     hass: HomeAssistant,
@@ -186,6 +193,15 @@ async def test_gateway_hooks(
     assert runtime.device_keys_in_call("trigger_alarm", {"id": "alm_1"}) == ["clock"]
     # A call naming an alarm names its switch too.
     assert runtime.entity_keys_in_call("trigger_alarm", {"id": "alm_1"}) == [
+        (Platform.SWITCH, "alarm_alm_1_enabled")
+    ]
+    # An update that moves the ring time names the alarm's time entity as well.
+    moved = {"id": "alm_1", "revision": 1, "time": "06:30"}
+    assert runtime.entity_keys_in_call("update_alarm", moved) == [
+        (Platform.SWITCH, "alarm_alm_1_enabled"),
+        (Platform.TIME, "alarm_alm_1_time"),
+    ]
+    assert runtime.entity_keys_in_call("update_alarm", {"id": "alm_1", "volume": 5}) == [
         (Platform.SWITCH, "alarm_alm_1_enabled")
     ]
 

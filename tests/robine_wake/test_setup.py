@@ -47,8 +47,8 @@ async def test_setup_and_unload(
     assert entry.state is ConfigEntryState.LOADED
     runtime = entry.runtime_data
     assert isinstance(runtime, RobineWakeRuntime)
-    # Three alarms → two entities each, plus the clock's thirteen.
-    assert len(_ours(hass, entry.entry_id)) == 13 + 3 * 2
+    # Three alarms → three entities each (switch, next ring, time), plus the clock's thirteen.
+    assert len(_ours(hass, entry.entry_id)) == 13 + 3 * 3
     assert hass.states.get(WEEKDAYS).state == STATE_ON
     # The device only speaks initialize: no server/discover probe spends its rate budget.
     assert sim.stats.methods["server/discover"] == 0

@@ -21,6 +21,7 @@ PLATFORMS: Final = (
     Platform.EVENT,
     Platform.SENSOR,
     Platform.SWITCH,
+    Platform.TIME,
 )
 
 # The scheme the clock's 401 asked for (model.AuthScheme); absent: Basic, as before it was read.

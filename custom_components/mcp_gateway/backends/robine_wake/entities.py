@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import time
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.components.binary_sensor import BinarySensorDeviceClass
@@ -15,6 +16,7 @@ from ...platforms.button import GatewayButtonDescription
 from ...platforms.event import EventOccurrence, GatewayEventDescription
 from ...platforms.sensor import GatewaySensorDescription
 from ...platforms.switch import GatewaySwitchDescription
+from ...platforms.time import GatewayTimeDescription
 from .const import (
     DEFAULT_MODEL,
     DEVICE_KEY,
@@ -23,7 +25,7 @@ from .const import (
     SESSION_IDLE,
 )
 from .coordinator import RobineWakeData
-from .model import Alarm, SessionState, alarm_as_dict
+from .model import F_TIME, Alarm, SessionState, alarm_as_dict
 
 if TYPE_CHECKING:
     from .runtime import RobineWakeRuntime
@@ -42,6 +44,25 @@ async def _set_enabled(runtime: RobineWakeRuntime, alarm: Alarm, on: bool) -> No
     await runtime.async_update_alarm(alarm.id, alarm.revision, {"enabled": on})
 
 
+def _ring_time(alarm: Alarm) -> time | None:
+    # The model keeps only an HH:MM it could read; anything else is unknown, not an error.
+    if alarm.time is None:
+        return None
+    try:
+        return time.fromisoformat(alarm.time)
+    except ValueError:
+        return None
+
+
+async def _set_ring_time(runtime: RobineWakeRuntime, alarm: Alarm, value: time) -> None:
+    if alarm.revision is None:
+        raise ValueError("the clock sent this alarm without a revision, so no change is safe")
+    # The clock keeps minutes (HH:MM): a second it cannot hold is refused, not dropped.
+    if value.second or value.microsecond:
+        raise ValueError("the clock sets alarms to the minute (HH:MM)")
+    await runtime.async_update_alarm(alarm.id, alarm.revision, {F_TIME: value.strftime("%H:%M")})
+
+
 def _alarm_attributes(alarm: Alarm) -> Mapping[str, Any]:
     attributes = alarm_as_dict(alarm)
     attributes["alarm_id"] = attributes.pop("id")
@@ -54,6 +75,12 @@ ALARM_ENABLED = GatewaySwitchDescription[Alarm](
     is_on_fn=lambda alarm: alarm.enabled,
     set_fn=_set_enabled,
     attributes_fn=_alarm_attributes,
+)
+ALARM_TIME = GatewayTimeDescription[Alarm](
+    key="alarm_time",
+    translation_key="alarm_time",
+    value_fn=_ring_time,
+    set_fn=_set_ring_time,
 )
 ALARM_NEXT = GatewaySensorDescription[Alarm](
     key="alarm_next",
@@ -221,7 +248,7 @@ def clock_device(runtime: RobineWakeRuntime, data: RobineWakeData) -> DeviceSpec
 
 
 def derive_specs(runtime: RobineWakeRuntime) -> list[EntitySpec]:
-    """The entities the last poll calls for: the clock's, and two per alarm."""
+    """The entities the last poll calls for: the clock's, and three per alarm."""
     coordinator = runtime.coordinator
     data = coordinator.latest
     if data is None:
@@ -271,6 +298,18 @@ def derive_specs(runtime: RobineWakeRuntime) -> list[EntitySpec]:
                 coordinator=coordinator,
                 source=alarm_source,
                 # Names its alarm ("Work next ring"), translated; an alarm not read yet by id.
+                translation_placeholders={"alarm": label or alarm_id},
+            )
+        )
+        specs.append(
+            EntitySpec(
+                platform=Platform.TIME,
+                key=alarm_key(alarm_id, "time"),
+                device=device,
+                description=ALARM_TIME,
+                coordinator=coordinator,
+                source=alarm_source,
+                # "Work time", translated, as the next ring.
                 translation_placeholders={"alarm": label or alarm_id},
             )
         )

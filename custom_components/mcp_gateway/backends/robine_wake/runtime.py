@@ -235,15 +235,20 @@ class RobineWakeRuntime(BackendRuntime):
     def entity_keys_in_call(
         self, name: str, arguments: Mapping[str, Any]
     ) -> list[tuple[Platform, str]]:
-        """The alarm a call names (`id`, or an action's `alarm_id`): its switch."""
+        """The alarm a call names (`id`, or an action's `alarm_id`): its switch, and its time
+        entity when an update sets the ring time (so a caller needs that entity too)."""
         alarm_id = arguments.get(model.F_ID, arguments.get("alarm_id"))
-        if name in ALARM_TOOLS and alarm_id is not None:
-            return [(Platform.SWITCH, alarm_key(str(alarm_id), "enabled"))]
-        return []
+        if name not in ALARM_TOOLS or alarm_id is None:
+            return []
+        keys = [(Platform.SWITCH, alarm_key(str(alarm_id), "enabled"))]
+        if name == model.TOOL_UPDATE_ALARM and model.F_TIME in arguments:
+            keys.append((Platform.TIME, alarm_key(str(alarm_id), "time")))
+        return keys
 
     def call_effect(self, name: str, arguments: Mapping[str, Any]) -> CallEffect | None:
-        """An alarm tool changes that alarm (its switch); the clock's other tools change the
-        clock's settings and alarms, none of them a lock, an alarm panel or a door."""
+        """An alarm tool changes that alarm (its switch; an update's time, its time entity); the
+        clock's other tools change the clock's settings and alarms, none of them a lock, an
+        alarm panel or a door."""
         return CallEffect(
             changes=tuple(
                 EntityChange(platform, key)

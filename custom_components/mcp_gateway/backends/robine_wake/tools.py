@@ -54,6 +54,7 @@ def alarm_entities(alarm_id: str) -> list[tuple[Platform, str]]:
     return [
         (Platform.SWITCH, alarm_key(alarm_id, "enabled")),
         (Platform.SENSOR, alarm_key(alarm_id, "next")),
+        (Platform.TIME, alarm_key(alarm_id, "time")),
     ]
 
 

@@ -32,7 +32,7 @@ SET_STATE_VOCABULARY: Final = (
     "- lock: state locked/unlocked/open, code",
     "- climate: state on/off or an HVAC mode, temperature, target_temp_low/high, fan_mode",
     "- alarm_control_panel: state disarmed/armed_home/armed_away/armed_night/armed_vacation, code",
-    "- select, number, text, datetime: value; button: state pressed; scene: state on",
+    "- select, number, text, datetime, time: value; button: state pressed; scene: state on",
     "- sensor, binary_sensor, event: read-only",
 )
 

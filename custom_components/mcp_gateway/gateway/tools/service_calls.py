@@ -8,6 +8,7 @@ vocabulary cannot say for that domain is refused with the reason.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+import re
 from typing import Any, Final
 
 # The update vocabulary set_state offers: one object per entity, whatever its domain.
@@ -54,7 +55,7 @@ UPDATE_PROPERTIES: Final[dict[str, Any]] = {
     "fan_mode": {"type": "string"},
     "value": {
         "type": "string",
-        "description": "A select option, number, text or ISO datetime, as text.",
+        "description": "A select option, number, text, ISO datetime or time (HH:MM), as text.",
     },
     "code": {"type": "string", "description": "Alarm or lock code, when one is needed."},
 }
@@ -74,6 +75,7 @@ _ALARM_SERVICES: Final = {
     "triggered": "alarm_trigger",
 }
 _READ_ONLY_DOMAINS: Final = frozenset({"sensor", "binary_sensor", "event"})
+_TIME_OF_DAY: Final = re.compile(r"([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?")
 
 
 class BadUpdate(ValueError):
@@ -210,9 +212,19 @@ def _valued(domain: str, service: str, key: str) -> Builder:
                 raise BadUpdate("value of a number must be numeric") from err
         if domain == "text":
             value = str(value)
+        if domain == "time":
+            value = _time_of_day(value)
         return [(domain, service, {key: value})]
 
     return build
+
+
+def _time_of_day(value: Any) -> str:
+    """A time entity's value as HA's time.set_value takes it: HH:MM or HH:MM:SS."""
+    text = str(value)
+    if not _TIME_OF_DAY.fullmatch(text):
+        raise BadUpdate("value of a time must be HH:MM or HH:MM:SS (24-hour)")
+    return text
 
 
 def _press(state: str | None, fields: dict[str, Any]) -> list[ServiceCall]:
@@ -238,6 +250,7 @@ _BUILDERS: Final[dict[str, Builder]] = {
     "number": _valued("number", "set_value", "value"),
     "text": _valued("text", "set_value", "value"),
     "datetime": _valued("datetime", "set_value", "datetime"),
+    "time": _valued("time", "set_value", "time"),
     "button": _press,
     "scene": _scene,
 }

@@ -676,6 +676,13 @@ def _text_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
         signs.checks.append(lambda s: s.state == str(value))
 
 
+def _time_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
+    # HA shows a time as HH:MM:SS; the update may leave the seconds out.
+    if isinstance(value := update.get("value", update.get("state")), str):
+        wanted = value if value.count(":") == 2 else f"{value}:00"
+        signs.checks.append(lambda s: s.state == wanted)
+
+
 def _number_signs(_domain: str, update: Mapping[str, Any], signs: _Signs) -> None:
     if (value := update.get("value", update.get("state"))) is not None:
         signs.checks.append(lambda s: _close(s.state, value))
@@ -703,6 +710,7 @@ _DOMAIN_SIGNS: Final[Mapping[str, tuple[_SignsOf, ...]]] = {
     "select": (_text_signs,),
     "text": (_text_signs,),
     "number": (_number_signs,),
+    "time": (_time_signs,),
 }
 
 
