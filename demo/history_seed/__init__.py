@@ -41,6 +41,8 @@ from homeassistant.helpers.recorder import get_instance
 from homeassistant.helpers.typing import ConfigType
 from homeassistant.util import dt as dt_util
 
+from custom_components.mcp_gateway.framework.entity import key_of_unique_id
+
 DOMAIN: Final = "demo_history"
 PLATFORM: Final = "mcp_gateway"
 DAYS: Final = 7
@@ -104,10 +106,8 @@ def _last_heard(hass: HomeAssistant, entry: er.RegistryEntry) -> float:
     last_heard = getattr(runtime, "last_heard", None)
     if config is None or last_heard is None:
         return math.inf
-    uid = config.unique_id or config.entry_id
-    key = entry.unique_id.removeprefix(f"{uid}_")
     try:
-        heard = last_heard(Platform(entry.domain), key)
+        heard = last_heard(Platform(entry.domain), key_of_unique_id(config, entry.unique_id))
     except ValueError:
         return math.inf
     return heard.timestamp() if isinstance(heard, datetime) else math.inf

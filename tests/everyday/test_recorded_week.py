@@ -15,6 +15,7 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 )
 
 from custom_components.mcp_gateway.core.const import DOMAIN
+from custom_components.mcp_gateway.framework.entity import key_of_unique_id
 from demo.history_seed import async_backfill
 
 from .assistant import Home
@@ -119,8 +120,9 @@ async def test_the_recorded_week_ends_when_the_device_last_reported(home: Home) 
             assert entry.config_entry_id is not None
             config = hass.config_entries.async_get_entry(entry.config_entry_id)
             assert config is not None
-            key = entry.unique_id.removeprefix(f"{config.unique_id or config.entry_id}_")
-            heard = config.runtime_data.last_heard(entry.domain, key)
+            heard = config.runtime_data.last_heard(
+                entry.domain, key_of_unique_id(config, entry.unique_id)
+            )
             if heard is not None and now - timedelta(days=6) < heard < now - timedelta(days=1):
                 silent[entity_id] = heard
     assert silent, "the test hub has devices silent for more than a day"

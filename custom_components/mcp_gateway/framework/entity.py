@@ -104,6 +104,11 @@ def entry_uid(entry: ConfigEntry) -> str:
     return entry.unique_id or entry.entry_id
 
 
+def key_of_unique_id(entry: ConfigEntry, unique_id: str) -> str:
+    """The EntitySpec key an entity's unique id (of this entry) ends in."""
+    return unique_id.removeprefix(f"{entry_uid(entry)}_")
+
+
 def device_identifier(entry_uid: str, device_key: str) -> tuple[str, str]:
     """The registry identifier of a device of an entry."""
     return (DOMAIN, f"{entry_uid}_{device_key}")

@@ -29,7 +29,7 @@ from homeassistant.util import dt as dt_util
 
 from ...core.localtime import holds_instant, local_iso, local_iso_text
 from ...framework.base import BackendRuntime
-from ...framework.entity import entry_uid
+from ...framework.entity import key_of_unique_id
 from ...mcp.client import ToolResult
 from ...permissions.exposure import require_assistant_call
 from ...permissions.policy import PermissionDenied
@@ -432,8 +432,9 @@ async def _backend_history(
         registered = registry.async_get(ref.entity_id)
         if runtime is None or registered is None or ref.backend.gateway_name not in listed:
             continue
-        key = registered.unique_id.removeprefix(f"{entry_uid(runtime.entry)}_")
-        spec = runtime.publisher.spec(Platform(registered.domain), key)
+        spec = runtime.publisher.spec(
+            Platform(registered.domain), key_of_unique_id(runtime.entry, registered.unique_id)
+        )
         found = runtime.history_call(spec, start) if spec is not None else None
         if found is None:
             continue
