@@ -289,28 +289,21 @@ def derive_specs(runtime: RobineWakeRuntime) -> list[EntitySpec]:
                 name=label,
             )
         )
-        specs.append(
+        # Each names its alarm ("Work next ring", "Work time"), translated; an alarm not
+        # read yet by its id.
+        specs.extend(
             EntitySpec(
-                platform=Platform.SENSOR,
-                key=alarm_key(alarm_id, "next"),
+                platform=platform,
+                key=alarm_key(alarm_id, part),
                 device=device,
-                description=ALARM_NEXT,
+                description=description,
                 coordinator=coordinator,
                 source=alarm_source,
-                # Names its alarm ("Work next ring"), translated; an alarm not read yet by id.
                 translation_placeholders={"alarm": label or alarm_id},
             )
-        )
-        specs.append(
-            EntitySpec(
-                platform=Platform.TIME,
-                key=alarm_key(alarm_id, "time"),
-                device=device,
-                description=ALARM_TIME,
-                coordinator=coordinator,
-                source=alarm_source,
-                # "Work time", translated, as the next ring.
-                translation_placeholders={"alarm": label or alarm_id},
+            for platform, part, description in (
+                (Platform.SENSOR, "next", ALARM_NEXT),
+                (Platform.TIME, "time", ALARM_TIME),
             )
         )
     return specs
