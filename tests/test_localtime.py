@@ -14,8 +14,10 @@ from custom_components.mcp_gateway.core.localtime import (
     local_iso_text,
     local_state,
     localize_json,
+    localize_result,
     localize_text,
 )
+from custom_components.mcp_gateway.mcp.client import ToolResult
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -64,6 +66,21 @@ def test_localize_text_and_json() -> None:
         "b": {"c": "2026-11-30T06:45:00+01:00"},
     }
     assert value["a"][0] == "2026-11-30T05:45:00Z"  # a copy
+
+
+def test_localize_result_rebuilds_only_what_holds_an_instant() -> None:
+    """An answer without instants comes back as it was; one with them is a new result whose
+    other parts are kept as they were."""
+    plain = ToolResult([{"type": "text", "text": '{"level": 50}'}])
+    assert localize_result(plain, BERLIN) is plain
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    timed = ToolResult([{"type": "text", "text": "at 2026-11-30T05:45:00Z"}, image])
+    local = localize_result(timed, BERLIN)
+    assert local.text == "at 2026-11-30T06:45:00+01:00"
+    assert local.content[1] is image
+    assert timed.text == "at 2026-11-30T05:45:00Z"
+    structured = ToolResult([], {"at": "2026-11-30T05:45:00Z"})
+    assert localize_result(structured, BERLIN).structured == {"at": "2026-11-30T06:45:00+01:00"}
 
 
 @pytest.mark.parametrize(

@@ -71,6 +71,10 @@ def localize_result(result: ToolResult, tz: tzinfo | None = None) -> ToolResult:
     """A backend tool's result with every instant in `tz` (default Home Assistant's zone),
     in its text and its structured content alike, however the backend wrote them."""
     content = [_localize_part(part, tz) for part in result.content]
+    if result.structured is None and all(
+        new is old for new, old in zip(content, result.content, strict=True)
+    ):
+        return result  # most answers hold no instant: nothing to rebuild
     structured = None if result.structured is None else localize_json(result.structured, tz)
     return ToolResult(content, structured, result.is_error, result.meta)
 
@@ -80,8 +84,10 @@ def _localize_part(part: ContentBlock, tz: tzinfo | None) -> ContentBlock:
     text = part.get("text") if isinstance(part, dict) else None
     if not isinstance(text, str):
         return part
+    if (local := localize_text(text, tz)) is text:
+        return part
     # The part's own kind kept, only its text replaced.
-    return cast(ContentBlock, {**part, "text": localize_text(text, tz)})
+    return cast(ContentBlock, {**part, "text": local})
 
 
 # Domains whose state is an instant: a datetime's value, or when a button was last pressed,
