@@ -690,9 +690,12 @@ class McpClient:
     async def _read_body(self, resp: aiohttp.ClientResponse, label: str) -> bytes:
         """The whole body, read in chunks and refused (connection dropped) past the cap."""
         cap = self.max_response_bytes
-        if resp.content_length is not None and resp.content_length > cap:
-            resp.close()
-            raise self._too_large(label, cap)
+        if (length := resp.content_length) is not None:
+            if length > cap:
+                resp.close()
+                raise self._too_large(label, cap)
+            # aiohttp reads exactly the declared length, never more: one read will do.
+            return await resp.read()
         body = bytearray()
         async for chunk in resp.content.iter_chunked(_READ_CHUNK):
             body += chunk
