@@ -663,6 +663,10 @@ async def test_owners_add_entities_and_tools(home: Home) -> None:
     assert code(by_entity) == "approval_pending"
     assert code(by_backend) == "approval_pending"
     assert code(by_tool) == "approval_pending"
+    # A read changes nothing: the approver is asked about the read, not about changes.
+    asked = by_tool["content"][0]["text"]
+    assert "hub_get_device" in asked
+    assert "change" not in asked
     assert switch.value("switch") == "on"
 
 

@@ -11,10 +11,16 @@ from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
 from ...core.settings import gateway_settings
-from ...framework.base import BackendRuntime, ToolClass, ToolTier
+from ...framework.base import BackendRuntime, CallEffect, ToolClass, ToolTier
 from ...permissions.exposure import require_assistant_call, require_exposed_entities
 from ...permissions.policy import PermissionDenied, require_confirmation, require_tier
-from ..approval.rules import ApprovalReason, backend_reason, call_effect, unmapped_devices
+from ..approval.rules import (
+    ApprovalReason,
+    Change,
+    backend_reason,
+    call_effect,
+    unmapped_devices,
+)
 from ..catalog.schemas.convert import restore_arguments
 from ..catalog.store import BackendTool, ExposedBackend
 from .replies import devices_phrase
@@ -64,9 +70,13 @@ def authorize(
             args=args,
             what=what,
         )
-        # What the call changes, entity by entity, by the backend's word.
-        changes, stored, effect = call_effect(hass, runtime, sub.name, args, addressed)
-        if tool_class.tier is not ToolTier.READ:
+        read = tool_class.tier is ToolTier.READ
+        # What the call changes, entity by entity, by the backend's word; a read, nothing.
+        changes: list[Change] = []
+        stored: list[Change] = []
+        effect = CallEffect()
+        if not read:
+            changes, stored, effect = call_effect(hass, runtime, sub.name, args, addressed)
             require_exposed_entities(hass, user, [change.entity_id for change in changes], what)
     except PermissionDenied as err:
         hint = runtime.refusal_hint(sub.name, args)
@@ -84,9 +94,9 @@ def authorize(
         changes=changes,
         stored=stored,
         effect=effect,
-        unmapped=unmapped_devices(runtime, sub.name, args, addressed),
+        unmapped=() if read else unmapped_devices(runtime, sub.name, args, addressed),
     )
-    if tool_class.tier is ToolTier.READ:
+    if read:
         # No logbook line for a read: its naming is not worked out.
         return AuthorizedCall(sub.name, args, tool_class, what, entity_ids, approval=approval)
     # The logbook names single entities a call acts on (an alarm, the HSM panel) rather
