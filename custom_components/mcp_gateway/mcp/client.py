@@ -20,7 +20,7 @@ import functools
 import itertools
 import json
 import logging
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import aiohttp
 from yarl import URL
@@ -155,7 +155,9 @@ class BasicAuth(McpAuth):
 _UNPARSED: Final = object()
 
 
-@dataclass(frozen=True, slots=True)
+# No slots: with them, assigning the `text` property would fail with a TypeError, not as a
+# frozen field does.
+@dataclass(frozen=True)
 class ToolResult:
     """A `tools/call` result. `text` joins the text parts; `data` is the most useful form.
 
@@ -166,20 +168,26 @@ class ToolResult:
     structured: Any = None
     is_error: bool = False
     meta: Meta | None = None
-    text: str = field(init=False)
-    # Parsed on first use: the gateway passes most results on without reading them.
-    _data: Any = field(init=False, repr=False, compare=False)
+    # Both worked out on first use: the gateway passes most results on without reading them.
+    _text: Any = field(default=_UNPARSED, init=False, repr=False, compare=False)
+    _data: Any = field(default=_UNPARSED, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        text = "\n".join(
-            part_text
-            for part in self.content
-            if isinstance(part, dict)
-            and part.get("type") == "text"
-            and isinstance(part_text := part.get("text"), str)
-        )
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "_data", _UNPARSED)
+    @property
+    def text(self) -> str:
+        """The text parts, joined by newlines."""
+        if self._text is _UNPARSED:
+            object.__setattr__(
+                self,
+                "_text",
+                "\n".join(
+                    part_text
+                    for part in self.content
+                    if isinstance(part, dict)
+                    and part.get("type") == "text"
+                    and isinstance(part_text := part.get("text"), str)
+                ),
+            )
+        return cast(str, self._text)
 
     @property
     def data(self) -> Any:
@@ -386,7 +394,8 @@ class McpClient:
         timeout: float | None = None,  # noqa: ASYNC109 - part of the documented API
     ) -> dict[str, Any]:
         """Send a JSON-RPC request and return its `result` object."""
-        await self.connect()
+        if not self._connected:
+            await self.connect()
         try:
             return await self._request_once(method, params, timeout)
         except _SessionExpired as expired:
