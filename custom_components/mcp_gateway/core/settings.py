@@ -129,20 +129,24 @@ class GatewaySettings:
 DEFAULT_SETTINGS: Final = GatewaySettings()
 
 
-# The last options read and what they gave. Every gateway request consults the settings, and
-# HA replaces an entry's options mapping on each update, so identity tells when to read again.
-_last_read: list[tuple[Mapping[str, Any], GatewaySettings]] = []
+# The gateway entry last read, its options then and what they gave. A gateway request consults
+# the settings several times; HA replaces an entry's options mapping on each update, so the
+# same mapping under the same entry id means nothing changed, and no entry list is walked.
+_last_read: list[tuple[str, Mapping[str, Any], GatewaySettings]] = []
 
 
 def gateway_settings(hass: HomeAssistant) -> GatewaySettings:
     """The settings of the gateway entry (loaded or not), else the defaults."""
+    if _last_read:
+        entry_id, options, settings = _last_read[0]
+        known = hass.config_entries.async_get_entry(entry_id)
+        if known is not None and known.options is options:
+            return settings
     for entry in hass.config_entries.async_entries(DOMAIN):
         if entry.data.get(CONF_BACKEND) == KIND_GATEWAY:
             options = entry.options
-            if _last_read and _last_read[0][0] is options:
-                return _last_read[0][1]
             settings = settings_from_options(options)
-            _last_read[:] = [(options, settings)]
+            _last_read[:] = [(entry.entry_id, options, settings)]
             return settings
     return DEFAULT_SETTINGS
 
