@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from typing import Any
 
@@ -757,6 +758,35 @@ async def test_a_json_answer_past_the_cap_is_refused(
     with pytest.raises(McpResponseTooLargeError):
         await client.call_tool("x")
     assert client.stats.bytes_received < 300_000
+
+
+async def test_a_compressed_answer_is_capped_as_it_unpacks(
+    fake: FakeMcp, http: aiohttp.ClientSession
+) -> None:
+    """A small gzip body that unpacks past the cap is refused once the cap is crossed, though
+    its Content-Length is far below it."""
+    message = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {"content": [{"type": "text", "text": "z" * 2_000_000}]},
+        }
+    ).encode()
+    packed = gzip.compress(message)
+    assert len(packed) < 100_000
+
+    async def handler(request: web.Request, body: Any) -> web.StreamResponse:
+        return web.Response(
+            body=packed,
+            headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+        )
+
+    answer_calls(fake, handler)
+    limits = iter([10**9, 10**9, 100_000])  # the handshake passes; the call meets the cap
+    client = McpClient(http, fake.url, max_response_bytes=lambda: next(limits, 100_000))
+    with pytest.raises(McpResponseTooLargeError):
+        await client.call_tool("x")
+    assert client.stats.bytes_received < 1_000_000
 
 
 async def test_an_answer_within_the_cap_is_read_whole(

@@ -23,6 +23,7 @@ import logging
 from typing import Any, Final, cast
 
 import aiohttp
+from aiohttp import hdrs
 from yarl import URL
 
 from . import codec
@@ -703,8 +704,10 @@ class McpClient:
             if length > cap:
                 resp.close()
                 raise self._too_large(label, cap)
-            # aiohttp reads exactly the declared length, never more: one read will do.
-            return await resp.read()
+            # Uncompressed, aiohttp reads exactly the declared length: one read will do. A
+            # compressed body may unpack to far more than it declares: it is counted below.
+            if resp.headers.get(hdrs.CONTENT_ENCODING, "identity").lower() == "identity":
+                return await resp.read()
         body = bytearray()
         async for chunk in resp.content.iter_chunked(_READ_CHUNK):
             body += chunk
