@@ -729,6 +729,17 @@ async def test_an_endless_event_stream_is_cut_at_the_cap(
     assert client.stats.bytes_received < 1024 * 1024
 
 
+async def _refused_past_cap(fake: FakeMcp, http: aiohttp.ClientSession, handler: Any) -> McpClient:
+    """A client whose handshake passes and whose call meets a 100,000-byte cap, after that
+    call was refused as too large."""
+    answer_calls(fake, handler)
+    limits = iter([10**9, 10**9, 100_000])
+    client = McpClient(http, fake.url, max_response_bytes=lambda: next(limits, 100_000))
+    with pytest.raises(McpResponseTooLargeError):
+        await client.call_tool("x")
+    return client
+
+
 @pytest.mark.parametrize("declared", [True, False])
 async def test_a_json_answer_past_the_cap_is_refused(
     fake: FakeMcp, http: aiohttp.ClientSession, declared: bool
@@ -752,11 +763,7 @@ async def test_a_json_answer_past_the_cap_is_refused(
         await resp.write_eof()
         return resp
 
-    answer_calls(fake, handler)
-    limits = iter([10**9, 10**9, 100_000])  # the handshake passes; the call meets the cap
-    client = McpClient(http, fake.url, max_response_bytes=lambda: next(limits, 100_000))
-    with pytest.raises(McpResponseTooLargeError):
-        await client.call_tool("x")
+    client = await _refused_past_cap(fake, http, handler)
     assert client.stats.bytes_received < 300_000
 
 
@@ -781,11 +788,7 @@ async def test_a_compressed_answer_is_capped_as_it_unpacks(
             headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
         )
 
-    answer_calls(fake, handler)
-    limits = iter([10**9, 10**9, 100_000])  # the handshake passes; the call meets the cap
-    client = McpClient(http, fake.url, max_response_bytes=lambda: next(limits, 100_000))
-    with pytest.raises(McpResponseTooLargeError):
-        await client.call_tool("x")
+    client = await _refused_past_cap(fake, http, handler)
     assert client.stats.bytes_received < 1_000_000
 
 
