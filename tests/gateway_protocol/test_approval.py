@@ -34,6 +34,7 @@ from pytest_homeassistant_custom_component.common import (
     async_mock_service,
 )
 
+from custom_components.mcp_gateway.backends.hubitat.runtime import HubitatRuntime
 from custom_components.mcp_gateway.core.settings import (
     CONF_APPROVAL,
     CONF_APPROVAL_ENTITIES,
@@ -43,6 +44,7 @@ from custom_components.mcp_gateway.core.settings import (
     CONF_APPROVERS,
     CONF_EXPOSED_ONLY,
 )
+from custom_components.mcp_gateway.framework.base import CallEffect
 from custom_components.mcp_gateway.gateway.approval import (
     channels as approval_channels_module,
     gate as approval_module,
@@ -668,6 +670,22 @@ async def test_owners_add_entities_and_tools(home: Home) -> None:
     assert "hub_get_device" in asked
     assert "change" not in asked
     assert switch.value("switch") == "on"
+
+
+async def test_a_read_the_backend_says_stores_unread_actions_waits(home: Home) -> None:
+    """A call its class makes a read changes nothing, unless its backend says otherwise:
+    what the backend declares for it is weighed like a write's."""
+    switch = first(home.sim, "switch")
+    gateway = await _gateway_tool(home)
+    read = {"tool": "hub_get_device", "args": {"deviceId": str(switch.id)}}
+    assert not (await home.call("admin", gateway, read))["isError"]
+    with (
+        patch.object(HubitatRuntime, "call_effect", return_value=CallEffect(unread=True)),
+        patch.object(approval_module, "HOLD_SECONDS", 0.05),
+    ):
+        held = await home.call("admin", gateway, read)
+    assert code(held) == "approval_pending"
+    assert "cannot read" in held["content"][0]["text"]
 
 
 async def test_a_client_that_cannot_ask_is_held_briefly(home: Home) -> None:

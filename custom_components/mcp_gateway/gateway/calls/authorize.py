@@ -71,12 +71,14 @@ def authorize(
             what=what,
         )
         read = tool_class.tier is ToolTier.READ
-        # What the call changes, entity by entity, by the backend's word; a read, nothing.
+        # What the call changes, entity by entity, by the backend's word. A read of which
+        # the backend says nothing changes nothing (what a backend does say is weighed).
         changes: list[Change] = []
         stored: list[Change] = []
         effect = CallEffect()
-        if not read:
+        if not read or runtime.call_effect(sub.name, args) is not None:
             changes, stored, effect = call_effect(hass, runtime, sub.name, args, addressed)
+        if not read:
             require_exposed_entities(hass, user, [change.entity_id for change in changes], what)
     except PermissionDenied as err:
         hint = runtime.refusal_hint(sub.name, args)
