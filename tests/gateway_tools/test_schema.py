@@ -11,7 +11,7 @@ import pytest
 
 from custom_components.mcp_gateway.gateway.catalog.schemas.subset import json_type
 from custom_components.mcp_gateway.gateway.catalog.schemas.validate import schema_errors
-from custom_components.mcp_gateway.gateway.tools.get_state import jsonable
+from custom_components.mcp_gateway.gateway.tools.state_items import jsonable
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

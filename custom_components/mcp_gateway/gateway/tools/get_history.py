@@ -40,7 +40,7 @@ from ..finding import homes
 from ..finding.query import FILTER_PROPERTIES, EntityQuery
 from ..finding.selection import EntityRef, candidate_entities, select_entities
 from ..finding.unexposed import no_match_hint
-from .get_state import history_stale_marker
+from .staleness import history_stale_marker
 
 if TYPE_CHECKING:
     from ...mcp.server import RequestContext

@@ -10,7 +10,7 @@ from homeassistant.core import HomeAssistant
 from ..catalog.gateway_tool import listed_names
 from ..catalog.store import GatewayCatalog
 from ..finding import homes
-from .get_state import jsonable
+from .state_items import jsonable
 
 if TYPE_CHECKING:
     from ...mcp.server import RequestContext
