@@ -111,7 +111,9 @@ async def async_action_gate(
     hass = call.hass
     tool_class = runtime.call_class(runtime.tool_class({"name": tool}), tool, arguments)
     addressed = addressed_entities(hass, runtime, tool, arguments)
-    changes, stored, effect = call_effect(hass, runtime, tool, arguments, addressed)
+    changes, stored, effect = call_effect(
+        hass, runtime, tool, arguments, addressed, tier=tool_class.tier
+    )
     reason = backend_reason(
         hass,
         gateway_settings(hass),

@@ -130,11 +130,15 @@ def call_effect(
     name: str,
     arguments: Mapping[str, Any],
     addressed: Mapping[str, list[str]],
+    *,
+    tier: ToolTier,
 ) -> tuple[list[Change], list[Change], CallEffect]:
     """What a backend call changes now and stores, as HA entities, by the backend's word;
-    where it says nothing, every controllable entity of every device it addresses, changed
-    to an unknown state."""
+    where it says nothing, a read (by its tier) changes nothing, anything else every
+    controllable entity of every device it addresses, to an unknown state."""
     effect = runtime.call_effect(name, arguments)
+    if effect is None and tier is ToolTier.READ:
+        return [], [], CallEffect()
     if effect is None:
         reporting = _reporting_ids(hass, runtime, addressed)
         changes = [

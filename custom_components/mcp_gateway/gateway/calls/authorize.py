@@ -11,16 +11,10 @@ from homeassistant.auth.models import User
 from homeassistant.core import HomeAssistant
 
 from ...core.settings import gateway_settings
-from ...framework.base import BackendRuntime, CallEffect, ToolClass, ToolTier
+from ...framework.base import BackendRuntime, ToolClass, ToolTier
 from ...permissions.exposure import require_assistant_call, require_exposed_entities
 from ...permissions.policy import PermissionDenied, require_confirmation, require_tier
-from ..approval.rules import (
-    ApprovalReason,
-    Change,
-    backend_reason,
-    call_effect,
-    unmapped_devices,
-)
+from ..approval.rules import ApprovalReason, backend_reason, call_effect, unmapped_devices
 from ..catalog.schemas.convert import restore_arguments
 from ..catalog.store import BackendTool, ExposedBackend
 from .replies import devices_phrase
@@ -71,13 +65,10 @@ def authorize(
             what=what,
         )
         read = tool_class.tier is ToolTier.READ
-        # What the call changes, entity by entity, by the backend's word. A read of which
-        # the backend says nothing changes nothing (what a backend does say is weighed).
-        changes: list[Change] = []
-        stored: list[Change] = []
-        effect = CallEffect()
-        if not read or runtime.call_effect(sub.name, args) is not None:
-            changes, stored, effect = call_effect(hass, runtime, sub.name, args, addressed)
+        # What the call changes, entity by entity, by the backend's word.
+        changes, stored, effect = call_effect(
+            hass, runtime, sub.name, args, addressed, tier=tool_class.tier
+        )
         if not read:
             require_exposed_entities(hass, user, [change.entity_id for change in changes], what)
     except PermissionDenied as err:
