@@ -19,9 +19,7 @@ from ...core.const import DOMAIN
 from ...core.localtime import local_iso
 from ...framework.base import BackendRuntime, Silence
 from ..finding.selection import EntityRef, spec_key
-
-# Far above any home's entity count: only ids of entities gone long ago make it this big.
-_KEPT: Final = 50_000
+from .state_items import MAX_KEPT_ENTITIES
 
 
 class _SilenceCache:
@@ -68,7 +66,7 @@ class Heard:
             return None
         known = self._keys.get(ref.entity_id)
         if known is None or known[0]() is not runtime or known[1] != ref.unique_id:
-            if len(self._keys) >= _KEPT:
+            if len(self._keys) >= MAX_KEPT_ENTITIES:
                 self._keys.clear()  # entities removed or renamed long ago: start afresh
                 self._silences.clear()
             known = self._keys[ref.entity_id] = (

@@ -58,7 +58,7 @@ class ItemCache:
         """The state's marks, worked out again only when the state (or HA's zone) changed."""
         marks = self.marks.get(state.entity_id)
         if marks is None or marks.state is not state or marks.tz is not tz:
-            if len(self.marks) >= _KEPT:
+            if len(self.marks) >= MAX_KEPT_ENTITIES:
                 self.marks.clear()  # entities removed or renamed long ago: start afresh
                 self.items.clear()
             attributes = state.attributes
@@ -73,8 +73,9 @@ class ItemCache:
         return marks
 
 
-# Far above any home's entity count: only ids of entities gone long ago make it this big.
-_KEPT: Final = 50_000
+# How many entities a read cache (these items, the stale marks) holds before it starts afresh:
+# far above any home's entity count, so only ids of entities gone long ago make it this big.
+MAX_KEPT_ENTITIES: Final = 50_000
 DATA_ITEMS: Final[HassKey[ItemCache]] = HassKey(f"{DOMAIN}_get_state_cache")
 
 
